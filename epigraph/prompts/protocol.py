@@ -1,0 +1,86 @@
+"""The LLM protocol: what the prompt runtime needs from a model, in plain types.
+
+It lives at the bottom of the dependency graph so that the runtime, the real client (``epigraph.llm``)
+and the test doubles (``epigraph.testing.ScriptedLLM``) all meet here without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+ResponseType = Literal["text", "json", "jsonl"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+    """True when the server sent no usage and the counts were computed locally with a BPE tokenizer."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One chat completion request.
+
+    ``prompt_name`` and ``variables`` (the prompt's typed input as plain data) travel with the request so
+    that accounting can group by prompt and scripted fakes can answer by prompt and input.
+    """
+
+    messages: list[dict[str, str]]
+    prompt_name: str = ""
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    response_type: ResponseType = "text"
+    json_schema: Mapping[str, Any] | None = None
+    max_tokens: int | None = None
+    small: bool = False
+    """Prefer the configured small model (cheap, short prompts such as resolution)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    usage: Usage
+    finish_reason: str = "stop"
+    model: str = ""
+    latency_s: float = 0.0
+    attempts: int = 1
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChunk:
+    """One piece of a streamed reply. ``done`` is True only on the last chunk of a stream.
+
+    The last chunk carries ``usage`` and ``finish_reason``; when the stream failed it carries ``error``
+    (an ``LLMError``) instead, and no chunk follows it.
+    """
+
+    text: str = ""
+    done: bool = False
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    error: Exception | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+
+
+@runtime_checkable
+class LLM(Protocol):
+    async def complete(self, request: ChatRequest) -> Completion:
+        """One reply, retried and rate-limited inside; raises an ``LLMError`` subtype when it gives up."""
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        """Incremental chunks; errors arrive as the final chunk, never raised mid-iteration."""
