@@ -10,7 +10,8 @@ parses; nothing here does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -25,7 +26,7 @@ class Prompt(Generic[InT, OutT]):
     name: str
     version: str
     input_model: type[InT]
-    output_model: type[OutT] | None
+    output_model: Any
     """Pydantic model (or a TypeAdapter-able type such as an Annotated union) for json/jsonl; None for text."""
     response_type: ResponseType
     example: InT
@@ -34,6 +35,8 @@ class Prompt(Generic[InT, OutT]):
     small: bool = False
     """Route to the configured small model (short, cheap prompts)."""
     max_tokens: int | None = None
+    template_dir: Path | None = None
+    """Folder holding the template; None means the packaged ``epigraph/prompts/templates``."""
 
     @property
     def template_file(self) -> str:

@@ -1,0 +1,83 @@
+"""The shared results writer of every benchmark (DESIGN.md section 9).
+
+``write_results("store", {"embedded.100k.fulltext_p50_ms": 0.8}, ["notes"])`` writes
+``bench/results/store.json``::
+
+    {"bench": "store", "when": "<ISO time, UTC>", "commit": "<git sha or ''>",
+     "machine": "<N cores, X GiB>", "metrics": {"<dotted.key>": <number>, ...}, "notes": ["..."]}
+
+and returns its path. Metric keys are flat dotted strings and values numbers, so results stay easy to
+compare across commits; anything else is rejected before a half-valid file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def write_results(
+    bench: str, metrics: dict[str, float], notes: list[str], *, results_dir: Path | None = None
+) -> Path:
+    """Validate and write ``<results_dir>/<bench>.json``; returns the path."""
+    clean = _check_metrics(metrics)
+    payload = {
+        "bench": bench,
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": machine(),
+        "metrics": clean,
+        "notes": [str(n) for n in notes],
+    }
+    out_dir = results_dir or RESULTS_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{bench}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)  # never leave a half-written results file
+    return path
+
+
+def _check_metrics(metrics: dict[str, float]) -> dict[str, float]:
+    clean: dict[str, float] = {}
+    for key, value in metrics.items():
+        if not isinstance(key, str) or not key or any(c.isspace() for c in key):
+            raise ValueError(f"metric keys are dotted strings without spaces, got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"metric {key!r} must be a number, got {type(value).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"metric {key!r} is not finite: {value}")
+        clean[key] = value
+    return clean
+
+
+def git_commit() -> str:
+    """The current commit's sha ('' outside a repository or before the first commit). Read-only."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def machine() -> str:
+    """``"<cores> cores, <RAM> GiB"`` of this machine."""
+    cores = os.cpu_count() or 0
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        return f"{cores} cores"
+    return f"{cores} cores, {ram:.0f} GiB"
