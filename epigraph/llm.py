@@ -1,0 +1,381 @@
+"""The LLM client: :class:`OpenAIChat` implements ``prompts.protocol.LLM`` over ``openai.AsyncOpenAI``.
+
+Any OpenAI-compatible endpoint works (OpenAI, Azure, vLLM, Ollama, LM Studio, llama.cpp server). The
+SDK's own retries are off: every HTTP attempt goes through the client's one shared
+:class:`~epigraph.llm_limiter.Limiter` and the bounded retry loop, so concurrency, RPM, TPM and 429
+pauses hold across every caller. What the endpoint supports (JSON schema, JSON object, stream usage)
+comes from an :class:`~epigraph.llm_profiles.EndpointProfile`; a 400 on a capability steps the profile
+down once per step and the client remembers the weaker profile.
+
+Bound: ``complete`` returns or raises ONE ``LLMError`` subtype within about ``max_retry_seconds`` plus
+one request ``timeout`` (plus queueing for a limiter slot); ``stream`` ends with one ``done`` chunk
+carrying usage, or the error. Error messages carry the attempt count and never the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+import httpx
+import openai
+from pydantic import SecretStr
+
+from .config import Settings
+from .errors import ConfigError, LLMError
+from .llm_limiter import Failure, Limiter, LimiterStats, RetryPolicy, parse_retry_after, run_with_retries
+from .llm_profiles import (
+    EndpointProfile,
+    error_text,
+    mentions_response_format,
+    mentions_stream_options,
+    strip_think,
+)
+from .llm_stream import StreamSession
+from .prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
+from .tokens import aload_encoding, count_message_tokens, estimate_usage
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "EndpointProfile",
+    "Limiter",
+    "LimiterStats",
+    "OpenAIChat",
+    "RetryPolicy",
+    "classify_openai_error",
+    "redact",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+_SECRET_PATTERNS = (re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{6,}"), re.compile(r"(?i)bearer\s+\S+"))
+_DETAIL_LIMIT = 300
+
+
+class _Fallback(Exception):
+    """An attempt hit a 400 on a capability: retry at once with ``profile``, which lacks it."""
+
+    def __init__(self, profile: EndpointProfile, detail: str) -> None:
+        super().__init__(detail)
+        self.profile = profile
+
+
+class OpenAIChat:
+    """``LLM`` over the OpenAI chat completions API. Use as an async context manager, or ``aclose()``.
+
+    ``limiter`` may be shared with other clients of the same endpoint (e.g. the embedder); by default
+    the client owns one. ``http_client`` (an ``httpx.AsyncClient``, e.g. with a custom transport) is
+    used as given and left open on close: its owner closes it.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | SecretStr | None = None,
+        small_model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        profile: EndpointProfile | None = None,
+        limiter: Limiter | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        secret = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+        self._secret = secret or ""
+        self.model, self.small_model = model, small_model
+        self.temperature, self.max_tokens, self.timeout = temperature, max_tokens, timeout
+        self.base_url = base_url or DEFAULT_BASE_URL
+        self._profile = profile or EndpointProfile()
+        self.limiter = limiter or Limiter()
+        self.retry = retry or RetryPolicy()
+        self._owns_http = http_client is None
+        # base_url and api_key are always explicit, so the SDK never falls back to OPENAI_* variables.
+        self._sdk = openai.AsyncOpenAI(
+            api_key=self._secret or _NO_KEY,
+            base_url=self.base_url,
+            timeout=timeout,
+            max_retries=0,
+            # httpx.AsyncClient (and the SDK's own httpx2 client) are both accepted at run time.
+            http_client=cast(Any, http_client),
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        limiter: Limiter | None = None,
+        retry: RetryPolicy | None = None,
+        profile: EndpointProfile | None = None,
+    ) -> OpenAIChat:
+        """The client the settings describe; ``limiter``/``retry``/``profile`` override the derived ones."""
+        if not settings.llm_configured or settings.llm_model is None:
+            raise ConfigError(
+                "no LLM configured: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL or EPIGRAPH_LLM_API_KEY"
+            )
+        return cls(
+            model=settings.llm_model,
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            small_model=settings.llm_small_model,
+            temperature=settings.llm_temperature,
+            max_tokens=settings.llm_max_tokens,
+            timeout=settings.llm_timeout,
+            profile=profile or EndpointProfile.from_settings(settings),
+            limiter=limiter or Limiter.from_settings(settings),
+            retry=retry or RetryPolicy.from_settings(settings),
+            http_client=http_client,
+        )
+
+    async def __aenter__(self) -> OpenAIChat:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._sdk.close()
+
+    @property
+    def profile(self) -> EndpointProfile:
+        """The current profile: the configured one, or weaker after the server rejected a capability."""
+        return self._profile
+
+    @property
+    def stats(self) -> LimiterStats:
+        return self.limiter.stats
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIChat(model={self.model!r}, base_url={_public_url(self.base_url)!r})"
+
+    # -- complete -------------------------------------------------------------------------------
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        started = time.monotonic()
+        estimate = await self._estimate_tokens(request)
+        trial = self._profile
+
+        async def attempt(number: int) -> tuple[Any, Usage, EndpointProfile]:
+            nonlocal trial
+            profile = trial
+            async with self.limiter.slot(estimate) as slot:
+                try:
+                    response = await self._create(request, profile, stream=False)
+                except _Fallback as fallback:
+                    trial = fallback.profile
+                    raise
+                usage = await self._usage(response.usage, request, _message_text(response))
+                slot.settle(usage.input_tokens + usage.output_tokens)
+            return response, usage, profile
+
+        (response, usage, used), attempts = await run_with_retries(
+            attempt, self._classify, limiter=self.limiter, policy=self.retry, what=self._what(request)
+        )
+        self._adopt(used)
+        text = _message_text(response)
+        choice = response.choices[0] if response.choices else None
+        return Completion(
+            text=strip_think(text) if used.strip_think else text,
+            usage=usage,
+            finish_reason=(choice.finish_reason if choice else None) or "stop",
+            model=response.model or self._model_for(request),
+            latency_s=time.monotonic() - started,
+            attempts=attempts,
+        )
+
+    # -- stream ---------------------------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
+        """Text chunks as they arrive, then one ``done`` chunk (usage + finish_reason, or ``error``).
+
+        Failures before the first chunk is yielded are retried like ``complete``; after that, a failure
+        becomes the final chunk. Iterate to the end (or ``aclose()`` the iterator) to free the slot.
+        """
+        started = time.monotonic()
+        session: StreamSession | None = None
+        try:
+            try:
+                session, attempts = await self._open_stream(request)
+            except LLMError as error:
+                yield StreamChunk(
+                    done=True, error=error, attempts=error.attempts, latency_s=time.monotonic() - started
+                )
+                return
+            chunks = session.chunks(attempts, started, self._classify, self._what(request))
+            async with aclosing(chunks):
+                async for chunk in chunks:
+                    yield chunk
+        finally:
+            if session is not None:
+                await session.close()
+
+    async def _open_stream(self, request: ChatRequest) -> tuple[StreamSession, int]:
+        estimate = await self._estimate_tokens(request)
+        trial = self._profile
+
+        async def attempt(number: int) -> StreamSession:
+            nonlocal trial
+            profile = trial
+            session = StreamSession(request, profile, self._usage, self.limiter, estimate)
+            try:
+                await session.enter_slot()
+                try:
+                    sdk_stream = await self._create(request, profile, stream=True)
+                except _Fallback as fallback:
+                    trial = fallback.profile
+                    raise
+                await session.start(sdk_stream)
+            except BaseException:
+                await session.close()
+                raise
+            return session
+
+        session, attempts = await run_with_retries(
+            attempt, self._classify, limiter=self.limiter, policy=self.retry, what=self._what(request)
+        )
+        self._adopt(session.profile)
+        return session, attempts
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _model_for(self, request: ChatRequest) -> str:
+        return self.small_model if request.small and self.small_model else self.model
+
+    def _params(
+        self, request: ChatRequest, profile: EndpointProfile, *, stream: bool = False
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self._model_for(request),
+            "messages": [dict(m) for m in request.messages],
+            "temperature": self.temperature,
+            profile.max_tokens_field: request.max_tokens or self.max_tokens,
+        }
+        response_format = profile.response_format(request)
+        if response_format is not None:
+            params["response_format"] = response_format
+        if stream:
+            params["stream"] = True
+            if profile.stream_usage:
+                params["stream_options"] = {"include_usage": True}
+        return params
+
+    async def _create(self, request: ChatRequest, profile: EndpointProfile, *, stream: bool) -> Any:
+        """One SDK call; a 400 on a capability the request used raises ``_Fallback`` (weaker profile)."""
+        try:
+            return await self._sdk.chat.completions.create(**self._params(request, profile, stream=stream))
+        except openai.BadRequestError as exc:
+            text = error_text(exc.body, exc.message)
+            weaker: EndpointProfile | None = None
+            if stream and profile.stream_usage and mentions_stream_options(text):
+                weaker = profile.without_stream_usage()
+            elif profile.response_format(request) is not None and mentions_response_format(text):
+                weaker = profile.weaker_format_for(request)
+            if weaker is None:
+                raise
+            detail = (
+                f"HTTP 400 on a capability, retrying with {weaker.describe(request)}: {self._redact(text)}"
+            )
+            raise _Fallback(weaker, detail[:_DETAIL_LIMIT]) from None
+
+    def _adopt(self, used: EndpointProfile) -> None:
+        """Remember a weaker profile that just worked, so later calls skip the rejected capability."""
+        if used != self._profile:
+            self._profile = self._profile.weakest_with(used)
+
+    async def _estimate_tokens(self, request: ChatRequest) -> int:
+        if self.limiter.tokens is None:
+            return 0
+        await aload_encoding()
+        return count_message_tokens(request.messages) + (request.max_tokens or self.max_tokens)
+
+    async def _usage(self, raw: Any, request: ChatRequest, output_text: str) -> Usage:
+        """The server's usage, or a local BPE count (``estimated=True``) when it sent none."""
+        prompt = getattr(raw, "prompt_tokens", None) or 0
+        completion = getattr(raw, "completion_tokens", None) or 0
+        if raw is not None and (prompt or completion):
+            return Usage(input_tokens=int(prompt), output_tokens=int(completion))
+        await aload_encoding()
+        return estimate_usage(request.messages, output_text)
+
+    def _what(self, request: ChatRequest) -> str:
+        name = f" {request.prompt_name!r}" if request.prompt_name else ""
+        return f"LLM call{name} (model {self._model_for(request)!r} at {_public_url(self.base_url)})"
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._secret)
+
+    def _classify(self, exc: Exception) -> Failure:
+        if isinstance(exc, _Fallback):
+            return Failure("fallback", str(exc))
+        return classify_openai_error(exc, secret=self._secret, timeout=self.timeout)
+
+
+def redact(text: str, secret: str = "") -> str:
+    """``text`` without ``secret`` and without anything shaped like an API key or bearer token."""
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub("[redacted]", text)
+    return text
+
+
+def classify_openai_error(exc: Exception, *, secret: str = "", timeout: float | None = None) -> Failure:
+    """Map a failure of one ``openai`` SDK call to a retry kind, with a short, redacted detail.
+
+    Shared by every client of an OpenAI-compatible endpoint (chat, embeddings) so that they retry the
+    same things the same way under :func:`~epigraph.llm_limiter.run_with_retries`.
+    """
+    if isinstance(exc, openai.APIStatusError):
+        return _status_failure(exc, secret)
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        within = f" within the {timeout:g} s timeout" if timeout is not None else ""
+        return Failure("timeout", f"no answer{within}")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        reason = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+        return Failure("unavailable", redact(f"connection failed ({reason})", secret)[:_DETAIL_LIMIT])
+    if isinstance(exc, openai.APIError | OSError | json.JSONDecodeError):
+        return Failure("unavailable", redact(f"{type(exc).__name__}: {exc}", secret)[:_DETAIL_LIMIT])
+    if isinstance(exc, LLMError):
+        return Failure("unavailable", str(exc))
+    detail = redact(f"unexpected {type(exc).__name__}: {exc}", secret)[:_DETAIL_LIMIT]
+    return Failure("unexpected", detail, chain=True)
+
+
+def _status_failure(exc: openai.APIStatusError, secret: str) -> Failure:
+    status = exc.status_code
+    text = redact(error_text(exc.body, exc.message), secret)[:_DETAIL_LIMIT]
+    detail = f"HTTP {status}: {text}"
+    retry_after = parse_retry_after(exc.response.headers)
+    if status == 429 and "insufficient_quota" not in text:
+        return Failure("rate_limited", detail, retry_after)
+    if status == 408:
+        return Failure("timeout", detail, retry_after)
+    if status == 409 or status >= 500:
+        return Failure("unavailable", detail, retry_after)
+    hint = {401: "check the API key", 403: "check the API key's permissions", 404: "check the model name"}
+    return Failure("rejected", f"{detail} ({hint[status]})" if status in hint else detail)
+
+
+def _message_text(response: Any) -> str:
+    if not response.choices:
+        return ""
+    return response.choices[0].message.content or ""
+
+
+def _public_url(url: str) -> str:
+    """``url`` without credentials, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url

@@ -1,0 +1,367 @@
+"""One shared limiter per model endpoint, and the bounded retry loop that goes with it.
+
+Every request of every concurrent caller (extraction fan-out, resolution, summaries, embeddings if they
+share the endpoint) passes through the same :class:`Limiter`:
+
+- at most ``max_in_flight`` requests on the wire (an ``asyncio.Semaphore``),
+- at most ``rpm`` requests per window (``asyncio-throttle``'s sliding-window ``Throttler``, queued FIFO),
+- at most ``tpm`` tokens per window (a token bucket: a request reserves its estimated input plus its
+  output cap, and settles with the actual usage when the reply arrives),
+- a 429 pauses the whole limiter until its ``Retry-After``: no caller sends while the server asked
+  everyone to wait.
+
+:func:`run_with_retries` retries 429s, 5xx, timeouts and connection errors with jittered exponential
+backoff, bounded by ``RetryPolicy.max_attempts`` AND ``RetryPolicy.max_retry_seconds`` (no retry starts
+once the budget is spent, and no wait is started that would end past it), then raises ONE typed error:
+``RateLimited``, ``LLMTimeout``, ``LLMUnavailable``; non-retryable 4xx give ``LLMRequestRejected`` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Literal, TypeVar
+
+from asyncio_throttle.throttler import Throttler
+
+from .config import Settings
+from .errors import LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
+
+T = TypeVar("T")
+_MAX_FALLBACKS = 4  # capabilities only get weaker, so a handful is plenty; this is the hard stop
+Clock = Callable[[], float]
+
+FailureKind = Literal["rate_limited", "timeout", "unavailable", "rejected", "unexpected", "fallback"]
+"""``unexpected``: an exception nobody anticipated (a bug, a broken server reply); not retried."""
+_ERROR_TYPES: dict[FailureKind, type[LLMError]] = {
+    "rate_limited": RateLimited,
+    "timeout": LLMTimeout,
+    "unavailable": LLMUnavailable,
+    "rejected": LLMRequestRejected,
+    "unexpected": LLMUnavailable,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A classified failed attempt. ``detail`` must already be free of secrets."""
+
+    kind: FailureKind
+    detail: str
+    retry_after: float | None = None
+    """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``), if it said."""
+    chain: bool = False
+    """Keep the original exception as ``__cause__`` (unexpected errors: the traceback matters). Off for
+    API errors, whose text may echo credentials and is already summarized in ``detail``."""
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in ("rate_limited", "timeout", "unavailable")
+
+
+def typed_error(failure: Failure, message: str, attempts: int) -> LLMError:
+    """The ``LLMError`` subtype for a failure kind (a stray ``fallback`` counts as unavailable)."""
+    return _ERROR_TYPES.get(failure.kind, LLMUnavailable)(message, attempts=attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    max_retry_seconds: float = 120.0
+    """No retry starts after this many seconds since the first attempt, nor any wait that would end later."""
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RetryPolicy:
+        return cls(max_attempts=settings.llm_max_attempts, max_retry_seconds=settings.llm_max_retry_seconds)
+
+    def backoff(self, retry_number: int) -> float:
+        """Exponential backoff with "equal jitter": half fixed, half random, so callers spread out."""
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** max(0, retry_number - 1))
+        return ceiling / 2 + random.random() * ceiling / 2
+
+    def next_delay(self, failure: Failure, attempts: int, elapsed: float) -> float | None:
+        """Seconds to wait before the next attempt, or None to give up now."""
+        if not failure.retryable or attempts >= self.max_attempts:
+            return None
+        remaining = self.max_retry_seconds - elapsed
+        if failure.retry_after is not None:
+            if failure.retry_after > remaining:
+                return None
+            spread = random.random() * min(0.25, failure.retry_after * 0.1)
+            return min(failure.retry_after + spread, remaining)
+        delay = min(self.backoff(attempts), remaining)
+        return delay if delay > 0 else None
+
+    def why_stopped(self, failure: Failure, attempts: int, elapsed: float) -> str:
+        if not failure.retryable:
+            return "not retryable"
+        if attempts >= self.max_attempts:
+            return f"max attempts {self.max_attempts} reached"
+        if failure.retry_after is not None and failure.retry_after > self.max_retry_seconds - elapsed:
+            return f"server asked to wait {failure.retry_after:g} s, past the retry budget"
+        return f"retry budget of {self.max_retry_seconds:g} s spent"
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds to wait per ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date); None if absent."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+@dataclass(slots=True)
+class LimiterStats:
+    """Counters for tests and reports. ``requests`` counts HTTP attempts, not calls."""
+
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    timeouts: int = 0
+    unavailable: int = 0
+    rejected: int = 0
+    unexpected: int = 0
+    fallbacks: int = 0
+    pauses: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def record(self, failure: Failure) -> None:
+        attr = _STAT_FOR_KIND[failure.kind]
+        setattr(self, attr, getattr(self, attr) + 1)
+
+
+_STAT_FOR_KIND: dict[FailureKind, str] = {
+    "rate_limited": "rate_limited",
+    "timeout": "timeouts",
+    "unavailable": "unavailable",
+    "rejected": "rejected",
+    "unexpected": "unexpected",
+    "fallback": "fallbacks",
+}
+
+
+class TokenBucket:
+    """Tokens per window: reserve before sending, settle with actual usage after. FIFO for waiters."""
+
+    def __init__(self, per_window: int, window_s: float = 60.0, clock: Clock = time.monotonic) -> None:
+        self.capacity = per_window
+        self._rate = per_window / window_s
+        self._level = float(per_window)
+        self._clock = clock
+        self._stamp = clock()
+        self._lock = asyncio.Lock()
+
+    @property
+    def level(self) -> float:
+        self._refill()
+        return self._level
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._level = min(self.capacity, self._level + (now - self._stamp) * self._rate)
+        self._stamp = now
+
+    async def reserve(self, tokens: int) -> int:
+        """Wait until ``tokens`` (capped at the capacity, so a huge request still goes) are available."""
+        want = max(0, min(tokens, self.capacity))
+        async with self._lock:
+            while True:
+                self._refill()
+                if self._level >= want:
+                    self._level -= want
+                    return want
+                await asyncio.sleep((want - self._level) / self._rate)
+
+    def settle(self, reserved: int, actual: int) -> None:
+        """Give back what was over-reserved, or take what was under-reserved (the level may go negative)."""
+        self._refill()
+        self._level = min(self.capacity, self._level + reserved - actual)
+
+
+class Limiter:
+    """The one limiter of an endpoint, shared by every concurrent caller. 0 means unlimited."""
+
+    def __init__(
+        self,
+        *,
+        max_in_flight: int = 8,
+        rpm: int = 0,
+        tpm: int = 0,
+        window_s: float = 60.0,
+        max_pause_s: float = 120.0,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.max_in_flight, self.rpm, self.tpm, self.window_s = max_in_flight, rpm, tpm, window_s
+        self._semaphore = asyncio.Semaphore(max_in_flight) if max_in_flight > 0 else None
+        interval = max(0.001, min(0.05, window_s / rpm / 4)) if rpm > 0 else 0.01
+        self._throttler = Throttler(rate_limit=rpm, period=window_s, retry_interval=interval) if rpm else None
+        self._rpm_lock = asyncio.Lock()  # one poller at a time: FIFO order, no busy herd
+        self.tokens = TokenBucket(tpm, window_s, clock) if tpm > 0 else None
+        self._max_pause_s = max_pause_s
+        self._clock = clock
+        self._paused_until = 0.0
+        self._stats = LimiterStats()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, window_s: float = 60.0) -> Limiter:
+        return cls(
+            max_in_flight=settings.llm_max_in_flight,
+            rpm=settings.llm_rpm,
+            tpm=settings.llm_tpm,
+            window_s=window_s,
+            max_pause_s=settings.llm_max_retry_seconds,
+        )
+
+    @property
+    def stats(self) -> LimiterStats:
+        """A snapshot of the counters."""
+        return replace(self._stats)
+
+    def slot(self, estimated_tokens: int = 0) -> Slot:
+        """``async with limiter.slot(n) as slot:`` around one HTTP attempt; ``slot.settle(actual)`` after."""
+        return Slot(self, estimated_tokens)
+
+    def pause(self, seconds: float) -> None:
+        """Hold every caller for ``seconds`` (capped at ``max_pause_s``), e.g. on a 429's Retry-After."""
+        until = self._clock() + min(max(0.0, seconds), self._max_pause_s)
+        if until > self._paused_until:
+            self._paused_until = until
+            self._stats.pauses += 1
+
+    @property
+    def paused_for(self) -> float:
+        return max(0.0, self._paused_until - self._clock())
+
+    def record(self, failure: Failure, *, retrying: bool) -> None:
+        self._stats.record(failure)
+        if retrying and failure.kind != "fallback":
+            self._stats.retries += 1
+
+    async def _acquire(self, estimated_tokens: int) -> int:
+        if self._semaphore is not None:
+            await self._semaphore.acquire()
+        reserved = 0
+        try:
+            reserved = await self.tokens.reserve(estimated_tokens) if self.tokens else 0
+            if self._throttler is not None:
+                async with self._rpm_lock:
+                    await self._throttler.acquire()  # type: ignore[no-untyped-call]
+            # A deadline, not a condition: sleep until it, re-check (a new 429 may have extended it).
+            while (wait := self._paused_until - self._clock()) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(wait)
+        except BaseException:  # cancelled while queued: give back what was taken
+            if self.tokens is not None and reserved:
+                self.tokens.settle(reserved, 0)
+            if self._semaphore is not None:
+                self._semaphore.release()
+            raise
+        stats = self._stats
+        stats.requests += 1
+        stats.in_flight += 1
+        stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+        return reserved
+
+    def _release(self) -> None:
+        self._stats.in_flight -= 1
+        if self._semaphore is not None:
+            self._semaphore.release()
+
+
+class Slot:
+    """One admitted request. Unsettled reservations stay spent (the conservative choice)."""
+
+    def __init__(self, limiter: Limiter, estimated_tokens: int) -> None:
+        self._limiter = limiter
+        self._estimated = estimated_tokens
+        self._reserved = 0
+        self._settled = False
+
+    async def __aenter__(self) -> Slot:
+        self._reserved = await self._limiter._acquire(self._estimated)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._limiter._release()
+
+    def settle(self, actual_tokens: int) -> None:
+        if not self._settled and self._limiter.tokens is not None:
+            self._limiter.tokens.settle(self._reserved, actual_tokens)
+        self._settled = True
+
+
+async def run_with_retries(
+    attempt_once: Callable[[int], Awaitable[T]],
+    classify: Callable[[Exception], Failure],
+    *,
+    limiter: Limiter,
+    policy: RetryPolicy,
+    what: str,
+    clock: Clock = time.monotonic,
+) -> tuple[T, int]:
+    """Run ``attempt_once(attempt_number)`` until it succeeds or the policy gives up.
+
+    Returns the result and the number of attempts. A ``fallback`` failure (the attempt already switched
+    to a weaker capability) is retried at once and does not count against ``max_attempts``; it is
+    bounded because capabilities only ever get weaker. On giving up, raises the typed ``LLMError`` for
+    the last failure; its message says what failed, after how many attempts and why it stopped.
+    """
+    started = clock()
+    attempt, fallbacks = 0, 0
+    while True:
+        attempt += 1
+        try:
+            return await attempt_once(attempt), attempt
+        except Exception as exc:  # every failure is classified; unknown ones become "unexpected"
+            failure = classify(exc)
+            cause = exc if failure.chain else None
+        # Decided outside the except block: an API error (whose text may echo a credential) must not
+        # ride along as the typed error's __context__.
+        if failure.kind == "fallback" and fallbacks < _MAX_FALLBACKS:
+            fallbacks += 1
+            limiter.record(failure, retrying=True)
+            continue
+        if failure.kind == "fallback":
+            failure = Failure("rejected", f"capability fallbacks exhausted: {failure.detail}")
+        elapsed = clock() - started
+        delay = policy.next_delay(failure, attempt - fallbacks, elapsed)
+        limiter.record(failure, retrying=delay is not None)
+        if delay is None:
+            reason = policy.why_stopped(failure, attempt - fallbacks, elapsed)
+            message = (
+                f"{what} failed: {failure.detail} "
+                f"(after {attempt} attempt{'s' if attempt != 1 else ''} in {elapsed:.1f} s; {reason})"
+            )
+            error = typed_error(failure, message, attempt)
+            error.__cause__ = cause
+            raise error
+        if failure.kind == "rate_limited":
+            limiter.pause(delay)
+        await asyncio.sleep(delay)
