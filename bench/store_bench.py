@@ -1,0 +1,181 @@
+"""Store benchmark: write throughput and query latency of both stores at 10k and 100k facts.
+
+Synthetic but realistic data: person/place/topic names, one-sentence facts, 384-d unit vectors.
+For each store and size it measures
+
+- write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (1,000 per write);
+- fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries;
+- memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known).
+
+Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one). Prints a table and writes
+``bench/results/store.json`` (DESIGN.md §9). Usage::
+
+    python bench/store_bench.py [--sizes 10000 100000] [--stores embedded neo4j] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import write_results  # noqa: E402
+
+from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention  # noqa: E402
+from epigraph.graph.store import EpisodeWrite, GraphStore  # noqa: E402
+
+DIM = 384
+FIRST = "Ada Ben Cleo Dara Eli Fay Gus Hana Ivo Jun Kai Lia Milo Nia Omar Pia Quin Rosa Sam Tia".split()
+LAST = "Stone Rivers Okafor Lindqvist Moreau Tanaka Silva Novak Haddad Kowalski Rossi Ng".split()
+PLACES = "Lisbon Osaka Nairobi Quito Oslo Tunis Hanoi Perth Lyon Porto Cusco Turku".split()
+TOPICS = "pottery chess climbing jazz sailing astronomy baking cycling poetry judo gardening".split()
+RELATIONS = ["LIVES_IN", "WORKS_AT", "LIKES", "KNOWS", "VISITED", "STUDIES"]
+VERBS = {"LIVES_IN": "lives in", "WORKS_AT": "works at", "LIKES": "enjoys", "KNOWS": "knows",
+         "VISITED": "visited", "STUDIES": "studies"}
+
+
+def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def make_entities(group: str, n: int, rng: np.random.Generator) -> list[Entity]:
+    vecs = unit_vectors(rng, n)
+    names = []
+    for i in range(n):
+        kind = i % 3
+        base = (f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]}" if kind == 0
+                else PLACES[i % len(PLACES)] if kind == 1 else TOPICS[i % len(TOPICS)])
+        names.append(f"{base} {i}")
+    return [Entity(group_id=group, name=name, name_embedding=vecs[i].tolist()) for i, name in enumerate(names)]
+
+
+def make_episodes(group: str, entities: list[Entity], n_facts: int, per_write: int,
+                  rng: np.random.Generator) -> Iterator[EpisodeWrite]:
+    """Episodes of ``per_write`` facts; each fact joins two entities the episode also writes."""
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    vecs = unit_vectors(rng, n_facts)
+    for first in range(0, n_facts, per_write):
+        t = start + timedelta(minutes=first)
+        ep = Episode(group_id=group, content=f"synthetic episode {first}", reference_time=t,
+                     status=EpisodeStatus.DONE)
+        facts, touched = [], {}
+        for k in range(first, min(first + per_write, n_facts)):
+            a, b = (entities[i] for i in rng.choice(len(entities), 2, replace=False))
+            rel = RELATIONS[k % len(RELATIONS)]
+            touched[a.uuid], touched[b.uuid] = a, b
+            facts.append(Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation=rel,
+                              text=f"{a.name} {VERBS[rel]} {b.name} since {1990 + k % 30}.",
+                              text_embedding=vecs[k].tolist(), episodes=[ep.uuid], valid_at=t, created_at=t))
+        mentions = [Mention(group_id=group, episode_uuid=ep.uuid, entity_uuid=u) for u in touched]
+        yield EpisodeWrite(episode=ep, entities=list(touched.values()), facts=facts, mentions=mentions)
+
+
+async def timed_writes(store: GraphStore, writes: Iterator[EpisodeWrite]) -> tuple[int, float]:
+    n, t0 = 0, time.perf_counter()
+    for w in writes:
+        await store.write_episode(w)
+        n += len(w.facts)
+    return n, time.perf_counter() - t0
+
+
+async def latencies(calls: list) -> tuple[float, float]:
+    out = []
+    for call in calls:
+        t0 = time.perf_counter()
+        await call()
+        out.append((time.perf_counter() - t0) * 1000)
+    return float(np.percentile(out, 50)), float(np.percentile(out, 95))
+
+
+async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> dict[str, float]:
+    rng = np.random.default_rng(size)
+    group = f"bench-{size}-{int(time.time())}"
+    entities = make_entities(group, max(50, size // 5), rng)
+    episodic_n = min(size, 2_000)
+    n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng))
+    n2, s2 = await timed_writes(store, make_episodes(group, entities, size - episodic_n, 1_000, rng))
+    words = [*PLACES, *TOPICS, *FIRST]
+    text_calls = [lambda q=f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}":
+                  store.search_facts_text([group], q, 10) for i in range(queries)]
+    qv = unit_vectors(rng, queries)
+    vec_calls = [lambda v=qv[i].tolist(): store.search_facts_vector([group], v, 10) for i in range(queries)]
+    await latencies(text_calls[:10] + vec_calls[:10])  # warm caches and indexes
+    ft50, ft95 = await latencies(text_calls)
+    v50, v95 = await latencies(vec_calls)
+    prefix = f"{name}.{size // 1000}k."
+    return {
+        prefix + "episode_write_facts_per_s": n1 / s1,
+        prefix + "bulk_write_facts_per_s": n2 / s2 if n2 else n1 / s1,
+        prefix + "fulltext_p50_ms": ft50, prefix + "fulltext_p95_ms": ft95,
+        prefix + "vector_p50_ms": v50, prefix + "vector_p95_ms": v95,
+        prefix + "memory_mb": memory_mb(name),
+    }
+
+
+def memory_mb(store: str) -> float:
+    pid_file = Path(__file__).resolve().parents[1] / "tools/neo4j/run/pid"
+    if store == "neo4j" and pid_file.exists():
+        status = Path(f"/proc/{pid_file.read_text().strip()}/status")
+        if status.exists():
+            for line in status.read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def open_store(name: str, tmp: str, size: int) -> GraphStore:
+    if name == "embedded":
+        from epigraph.graph.embedded import EmbeddedStore
+        store: GraphStore = EmbeddedStore(os.path.join(tmp, f"bench-{size}.db"))
+    else:
+        from epigraph.graph.neo4j import Neo4jStore
+        store = Neo4jStore(uri=os.environ["EPIGRAPH_NEO4J_URI"], user=os.environ.get("EPIGRAPH_NEO4J_USER", "neo4j"),
+                           password=os.environ.get("EPIGRAPH_NEO4J_PASSWORD") or None)
+    await store.setup(embedding_dim=DIM)
+    return store
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--stores", nargs="+", default=["embedded", "neo4j"])
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    metrics: dict[str, float] = {}
+    notes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.stores:
+            if name == "neo4j" and not os.environ.get("EPIGRAPH_NEO4J_URI"):
+                notes.append("neo4j skipped: EPIGRAPH_NEO4J_URI not set")
+                continue
+            for size in args.sizes:
+                store = await open_store(name, tmp, size)
+                try:
+                    metrics.update(await bench_store(name, store, size, args.queries))
+                finally:
+                    await store.close()
+                print_rows(metrics, f"{name}.{size // 1000}k.")
+    notes.append("episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: 1,000 per write")
+    notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
+    print("wrote", write_results("store", metrics, notes))
+
+
+def print_rows(metrics: dict[str, float], prefix: str) -> None:
+    for key, value in metrics.items():
+        if key.startswith(prefix):
+            print(f"{key:45s} {value:12.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

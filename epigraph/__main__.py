@@ -1,0 +1,8 @@
+"""``python -m epigraph``: the same as the ``epigraph`` command."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""KnowledgeGraph: the one object users hold. It wires a store, an LLM, an embedder and options.
+
+This is the only module that picks concrete backends (the embedded SQLite store or Neo4j, the
+OpenAI-compatible client, the embedder named by the settings). Everything it exposes delegates to the
+pipeline (``Ingestor``) and to ``graph.search``::
+
+    async with KnowledgeGraph() as kg:                     # ./epigraph.db, settings from EPIGRAPH_*
+        await kg.add_episode("Alice: I moved to Lisbon", reference_time=datetime.now(UTC))
+        print(await kg.search("where does Alice live?"))
+        print(await kg.entity("Alice"))
+
+Every part can be injected instead (``store=``, ``llm=``, ``embedder=``), which is how tests run it
+with ``ScriptedLLM`` and ``HashEmbedder``. Without an LLM the graph is read-only: search and
+exploration work, ingestion raises :class:`~epigraph.errors.ConfigError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from .config import Settings
+from .embed import Embedder, embedder_from_settings
+from .errors import ConfigError
+from .graph.model import Episode, EpisodeStatus
+from .graph.search import (
+    DEFAULT,
+    EntityView,
+    GraphDrawing,
+    SearchConfig,
+    SearchResults,
+    entity_view,
+    search,
+    subgraph,
+)
+from .graph.store import GraphStore, StoreStats
+from .pipeline.events import EpisodeResult, ProgressEvent
+from .pipeline.ingestor import Ingestor, Item, RemovalResult
+from .pipeline.options import IngestOptions, Mode
+from .prompts.protocol import LLM
+
+
+def store_from_settings(settings: Settings) -> GraphStore:
+    """The store the settings name: Neo4j when ``neo4j_uri`` is set, else the embedded SQLite file."""
+    if settings.neo4j_uri:
+        from .graph.neo4j import Neo4jStore
+
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+        return Neo4jStore(
+            uri=settings.neo4j_uri,
+            user=settings.neo4j_user,
+            password=password,
+            database=settings.neo4j_database,
+        )
+    from .graph.embedded import EmbeddedStore
+
+    return EmbeddedStore(settings.db_path)
+
+
+def llm_from_settings(settings: Settings) -> LLM | None:
+    """The OpenAI-compatible client the settings describe, or None when no LLM is configured."""
+    if not settings.llm_configured:
+        return None
+    from .llm import OpenAIChat
+
+    return OpenAIChat.from_settings(settings)
+
+
+class KnowledgeGraph:
+    """A temporal knowledge graph: ingest episodes, search, explore. An async context manager."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: GraphStore | None = None,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        options: IngestOptions | None = None,
+        group_id: str | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else Settings.from_env()
+        self.group_id = group_id or self.settings.group_id
+        self.store = store if store is not None else store_from_settings(self.settings)
+        self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
+        self.llm = llm if llm is not None else llm_from_settings(self.settings)
+        self._owns_llm = llm is None and self.llm is not None
+        self.options = options or IngestOptions()
+        self._ingestor: Ingestor | None = None
+        self._opened = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+    async def open(self) -> KnowledgeGraph:
+        if not self._opened:
+            await self.store.setup(embedding_dim=self.embedder.dim)
+            self._opened = True
+        return self
+
+    async def close(self) -> None:
+        self._opened = False
+        await self.store.close()
+        if self._owns_llm:
+            aclose = getattr(self.llm, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def __aenter__(self) -> KnowledgeGraph:
+        return await self.open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def ingestor(self) -> Ingestor:
+        if self.llm is None:
+            raise ConfigError(
+                "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
+                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
+            )
+        if self._ingestor is None:
+            self._ingestor = Ingestor(self.store, self.llm, self.embedder, self.options)
+        return self._ingestor
+
+    # --- ingestion ------------------------------------------------------------------------------
+    async def add_episode(
+        self,
+        content: str,
+        *,
+        reference_time: datetime,
+        group_id: str | None = None,
+        kind: str = "message",
+        name: str = "",
+        source_description: str = "",
+        episode_id: str | None = None,
+        speaker: str | None = None,
+        mode: Mode | None = None,
+        raise_on_failure: bool = True,
+    ) -> EpisodeResult:
+        """Ingest one episode; returns the episode, its entities, facts, invalidations and report."""
+        await self.open()
+        return await self.ingestor.add_episode(
+            content,
+            group_id=group_id or self.group_id,
+            reference_time=reference_time,
+            kind=kind,
+            name=name,
+            source_description=source_description,
+            episode_id=episode_id,
+            speaker=speaker,
+            mode=mode,
+            raise_on_failure=raise_on_failure,
+        )
+
+    async def add_episodes(self, items: Iterable[Item], *, mode: Mode | None = None) -> list[EpisodeResult]:
+        """Bulk ingestion: groups concurrently, each group's episodes in order; failures come back as
+        results with ``ok == False``."""
+        await self.open()
+        return await self.ingestor.add_episodes(self._grouped(items), mode=mode)
+
+    async def ingest(self, items: Iterable[Item], *, mode: Mode | None = None) -> AsyncIterator[ProgressEvent]:
+        """Like :meth:`add_episodes`, as an async stream of typed progress events."""
+        await self.open()
+        async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
+            yield event
+
+    async def remove_episode(self, uuid: str, *, group_id: str | None = None) -> RemovalResult:
+        """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""
+        await self.open()
+        return await self.ingestor.remove_episode(group_id or self.group_id, uuid)
+
+    async def retry_failed(self, *, group_id: str | None = None, mode: Mode | None = None) -> list[EpisodeResult]:
+        await self.open()
+        return await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
+
+    def _grouped(self, items: Iterable[Item]) -> Iterable[Item]:
+        for item in items:
+            if isinstance(item, dict) and not item.get("group_id"):
+                yield {**item, "group_id": self.group_id}
+            else:
+                yield item
+
+    # --- reading --------------------------------------------------------------------------------
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: str | Sequence[str] | None = None,
+        config: SearchConfig = DEFAULT,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        include_retired: bool = False,
+        limit: int | None = None,
+        **filters: Any,
+    ) -> SearchResults:
+        """Hybrid search; by default only facts valid now. See :func:`epigraph.graph.search.search`."""
+        await self.open()
+        return await search(
+            self.store,
+            self.embedder,
+            query,
+            group_ids=group_ids or self.group_id,
+            config=config,
+            as_of=as_of,
+            known_at=known_at,
+            include_retired=include_retired,
+            limit=limit,
+            **filters,
+        )
+
+    async def entity(self, name_or_uuid: str, *, group_id: str | None = None) -> EntityView:
+        """Summary, aliases, current facts, retired history and mentioning episodes of one entity."""
+        await self.open()
+        return await entity_view(self.store, group_id or self.group_id, name_or_uuid, embedder=self.embedder)
+
+    async def subgraph(
+        self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, group_id: str | None = None
+    ) -> GraphDrawing:
+        """A picture (SVG / self-contained HTML) of the facts around an entity."""
+        await self.open()
+        return await subgraph(
+            self.store, group_id or self.group_id, name_or_uuid, depth=depth, include_retired=include_retired
+        )
+
+    async def episodes(
+        self,
+        *,
+        group_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 100,
+    ) -> list[Episode]:
+        await self.open()
+        return await self.store.episodes(
+            group_id or self.group_id, since=since, until=until, status=status, limit=limit
+        )
+
+    async def stats(self, *, group_id: str | None = None) -> StoreStats:
+        await self.open()
+        return await self.store.stats(group_id or self.group_id)

@@ -1,0 +1,147 @@
+"""The worker-thread side of the embedded store: one connection, its vector cache, transactions.
+
+A :class:`Db` is only ever touched from the store's single worker thread, which serializes every call:
+no locks are needed, and a search never observes a write halfway.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ...errors import SchemaMismatch, StoreError
+from . import schema
+from .codec import blob_array
+from .vectors import Kind, VectorCache, VectorIndex
+
+_VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episodes": "episode_vectors"}
+
+
+class Db:
+    """One SQLite connection plus the in-memory vector matrices kept in step with it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.conn = schema.connect(path)
+        try:
+            schema.ensure_schema(self.conn)
+            dim = schema.get_meta(self.conn, "embedding_dim")
+        except BaseException:
+            self.conn.close()
+            raise
+        self.dim: int | None = None if dim is None else int(dim)
+        self.vectors = VectorCache()
+        self._after_commit: list[Callable[[], None]] = []
+        self._data_version = self._read_data_version()
+
+    def close(self) -> None:
+        self.vectors.clear()
+        self.conn.close()
+
+    # --- transactions -------------------------------------------------------------------------------
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; any error rolls everything back and drops the pending
+        cache updates. Cache updates registered with :meth:`after_commit` run only once COMMIT succeeded.
+        """
+        self._after_commit = []
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self._after_commit = []
+            self._reload_dim()
+            raise
+        pending, self._after_commit = self._after_commit, []
+        for action in pending:
+            action()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: the queries inside see one snapshot, even with other writers (WAL)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self._after_commit.append(action)
+
+    # --- embedding dimension ------------------------------------------------------------------------
+    def set_dim(self, dim: int) -> None:
+        """Record the embedding dimension. Changing it is refused once vectors are stored."""
+        if dim <= 0:
+            raise StoreError(f"embedding_dim must be positive, got {dim}")
+        if self.dim == dim:
+            return
+        with self.write() as conn:
+            if self.dim is not None and _has_vectors(conn):
+                raise SchemaMismatch(
+                    f"the store holds {self.dim}-dimensional embeddings; cannot switch to {dim} "
+                    "(use another file, or re-embed into a fresh store)"
+                )
+            schema.set_meta(conn, "embedding_dim", str(dim))
+            self.dim = dim
+        self.vectors.clear()
+
+    def check_vectors(self, vectors: Sequence[Sequence[float] | None]) -> None:
+        """Inside a write: every vector has the store's dimension (the first one written sets it)."""
+        for vector in vectors:
+            if vector is None:
+                continue
+            if self.dim is None:
+                self.dim = len(vector)
+                schema.set_meta(self.conn, "embedding_dim", str(self.dim))
+            if len(vector) != self.dim:
+                raise StoreError(
+                    f"embedding of dimension {len(vector)}; this store holds dimension {self.dim}"
+                )
+
+    def _read_data_version(self) -> int:
+        """Changes exactly when ANOTHER connection commits (SQLite's ``PRAGMA data_version``)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _reload_dim(self) -> None:
+        dim = schema.get_meta(self.conn, "embedding_dim")
+        self.dim = None if dim is None else int(dim)
+
+    # --- vector matrices ----------------------------------------------------------------------------
+    def vector_index(self, kind: Kind, group_id: str) -> VectorIndex | None:
+        """The group's vectors of ``kind`` (loaded on first use); ``None`` when no dimension is known.
+
+        When another connection (another store on the same file, another process) committed since the
+        last look, the matrices may be stale: they are dropped and reloaded lazily.
+        """
+        version = self._read_data_version()
+        if version != self._data_version:
+            self._data_version = version
+            self.vectors.clear()
+            self._reload_dim()
+        if self.dim is None:
+            return None
+        sql = (
+            f"SELECT x.uuid, v.vector FROM {kind} AS x JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id"
+            " WHERE x.group_id = ?"
+        )
+
+        def load() -> Iterator[tuple[str, np.ndarray]]:
+            rows = self.conn.execute(sql, (group_id,))
+            for uuid, blob in rows:
+                yield uuid, blob_array(blob)
+
+        return self.vectors.index(kind, group_id, self.dim, load)
+
+
+def _has_vectors(conn: sqlite3.Connection) -> bool:
+    query = "SELECT " + " OR ".join(f"EXISTS (SELECT 1 FROM {table})" for table in _VECTOR_TABLE.values())
+    row: Any = conn.execute(query).fetchone()
+    return bool(row[0])

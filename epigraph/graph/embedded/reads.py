@@ -1,0 +1,261 @@
+"""Read queries of the embedded store (run on its worker thread).
+
+Lists of uuids or groups travel as ONE JSON-array parameter (``IN (SELECT value FROM json_each(?))``):
+any length, no SQL built from data. Temporal filters are :func:`time_clause`, the SQL transcription of
+``graph.temporal.matches``; vector candidates are checked with ``matches`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from ..model import Entity, Episode, EpisodeStatus, Fact, normalize_name
+from ..store import EntityFilter, FactFilter, StoreStats, TimeFilter
+from .codec import (
+    ENTITIES,
+    EPISODES,
+    FACTS,
+    decode_entity,
+    decode_episode,
+    decode_fact,
+    to_us,
+)
+
+T = TypeVar("T")
+
+IN_LIST = "(SELECT value FROM json_each(?))"
+_E = ENTITIES.select("e")
+_F = FACTS.select("f")
+_P = EPISODES.select("p")
+
+
+def as_json(values: Sequence[str]) -> str:
+    return json.dumps(list(values))
+
+
+def time_clause(flt: TimeFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:
+    """SQL for ``graph.temporal.matches(fact, flt, now)`` on the facts table aliased ``alias``."""
+    if flt.include_retired:
+        return "1", []
+    as_of = to_us(now if flt.as_of is None else flt.as_of)
+    known = to_us(now if flt.known_at is None else flt.known_at)
+    a = alias
+    sql = (
+        f"({a}.valid_at IS NULL OR {a}.valid_at <= ?) AND ({a}.invalid_at IS NULL OR ? < {a}.invalid_at)"
+        f" AND {a}.created_at <= ? AND ({a}.expired_at IS NULL OR {a}.expired_at > ?)"
+    )
+    return sql, [as_of, as_of, known, known]
+
+
+def fact_clause(flt: FactFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:
+    sql, params = time_clause(flt.time, now, alias)
+    if flt.relations is not None:
+        sql += f" AND {alias}.relation IN {IN_LIST}"
+        params.append(as_json(flt.relations))
+    return sql, params
+
+
+def label_clause(flt: EntityFilter, alias: str = "e") -> tuple[str, list[Any]]:
+    if flt.labels is None:
+        return "1", []
+    return (
+        f"EXISTS (SELECT 1 FROM json_each({alias}.labels) AS l WHERE l.value IN {IN_LIST})",
+        [as_json(flt.labels)],
+    )
+
+
+def in_order(items: list[T], uuids: Sequence[str], key: Callable[[T], str]) -> list[T]:
+    """``items`` in the order of ``uuids`` (first occurrence), missing ones skipped."""
+    by_uuid = {key(item): item for item in items}
+    seen: set[str] = set()
+    ordered: list[T] = []
+    for uuid in uuids:
+        if uuid in by_uuid and uuid not in seen:
+            seen.add(uuid)
+            ordered.append(by_uuid[uuid])
+    return ordered
+
+
+# --- episodes -----------------------------------------------------------------------------------------
+
+
+def get_episode(conn: sqlite3.Connection, group_id: str, uuid: str) -> Episode | None:
+    row = conn.execute(
+        f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.uuid = ?", (group_id, uuid)
+    ).fetchone()
+    return None if row is None else decode_episode(row)
+
+
+def episodes(
+    conn: sqlite3.Connection,
+    group_id: str,
+    since: datetime | None,
+    until: datetime | None,
+    status: EpisodeStatus | None,
+    limit: int,
+    newest_first: bool,
+) -> list[Episode]:
+    sql = f"SELECT {_P} FROM episodes AS p WHERE group_id = ?"
+    params: list[Any] = [group_id]
+    if since is not None:
+        sql += " AND reference_time >= ?"
+        params.append(to_us(since))
+    if until is not None:
+        sql += " AND reference_time < ?"
+        params.append(to_us(until))
+    if status is not None:
+        sql += " AND status = ?"
+        params.append(EpisodeStatus(status).value)
+    direction = "DESC" if newest_first else "ASC"
+    sql += f" ORDER BY reference_time {direction}, created_at {direction}, uuid {direction} LIMIT ?"
+    params.append(max(0, limit))
+    return [decode_episode(row) for row in conn.execute(sql, params)]
+
+
+def episodes_mentioning(
+    conn: sqlite3.Connection, group_id: str, entity_uuid: str, limit: int
+) -> list[Episode]:
+    sql = (
+        f"SELECT {_P} FROM entities e JOIN mentions m ON m.entity_id = e.id"
+        " JOIN episodes p ON p.id = m.episode_id"
+        " WHERE e.group_id = ? AND e.uuid = ?"
+        " ORDER BY p.reference_time DESC, p.created_at DESC, p.uuid DESC LIMIT ?"
+    )
+    return [decode_episode(row) for row in conn.execute(sql, (group_id, entity_uuid, max(0, limit)))]
+
+
+# --- entities and facts by key ------------------------------------------------------------------------
+
+
+def get_episodes(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Episode]:
+    sql = f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.uuid IN {IN_LIST}"
+    found = [decode_episode(row) for row in conn.execute(sql, (group_id, as_json(uuids)))]
+    return in_order(found, uuids, lambda e: e.uuid)
+
+
+def get_entities(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Entity]:
+    sql = f"SELECT {_E} FROM entities AS e WHERE e.group_id = ? AND e.uuid IN {IN_LIST}"
+    found = [decode_entity(row) for row in conn.execute(sql, (group_id, as_json(uuids)))]
+    return in_order(found, uuids, lambda e: e.uuid)
+
+
+def get_facts(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Fact]:
+    sql = f"SELECT {_F} FROM facts AS f WHERE f.group_id = ? AND f.uuid IN {IN_LIST}"
+    found = [decode_fact(row) for row in conn.execute(sql, (group_id, as_json(uuids)))]
+    return in_order(found, uuids, lambda f: f.uuid)
+
+
+def entities_by_names(
+    conn: sqlite3.Connection, group_id: str, names: Sequence[str]
+) -> dict[str, list[Entity]]:
+    """Entities whose normalized name or alias equals each name's normalized form.
+
+    Normalized names are user text (they may hold a NUL, which SQLite's JSON functions cut), so they
+    are bound as plain parameters, a chunk at a time, instead of through ``json_each``.
+    """
+    norms = {name: normalize_name(name) for name in names}
+    distinct = sorted(set(norms.values()))
+    by_norm: dict[str, list[Entity]] = {}
+    for start in range(0, len(distinct), _CHUNK):
+        chunk = distinct[start : start + _CHUNK]
+        sql = (
+            f"SELECT n.norm, {_E} FROM entity_names n JOIN entities e ON e.id = n.entity_id"
+            f" WHERE n.group_id = ? AND n.norm IN ({', '.join('?' * len(chunk))})"
+            " ORDER BY e.created_at, e.uuid"
+        )
+        for row in conn.execute(sql, (group_id, *chunk)):
+            by_norm.setdefault(row[0], []).append(decode_entity(row[1:]))
+    return {name: list(by_norm.get(norm, [])) for name, norm in norms.items()}
+
+
+_CHUNK = 500
+
+
+# --- graph neighbourhood ------------------------------------------------------------------------------
+
+_IDS = f"(SELECT id FROM entities WHERE group_id = ? AND uuid IN {IN_LIST})"
+_TOUCHES = f"(f.source_id IN {_IDS} OR f.target_id IN {_IDS})"
+"""Facts with an endpoint among the group's entities with the given uuids; params: group, uuids, twice."""
+_ID = "(SELECT id FROM entities WHERE group_id = ? AND uuid = ?)"
+
+
+def facts_between(
+    conn: sqlite3.Connection, group_id: str, a: str, b: str, flt: FactFilter, now: datetime
+) -> list[Fact]:
+    clause, params = fact_clause(flt, now)
+    sql = (
+        f"SELECT {_F} FROM facts f WHERE ((f.source_id = {_ID} AND f.target_id = {_ID})"
+        f" OR (f.source_id = {_ID} AND f.target_id = {_ID})) AND {clause} ORDER BY f.created_at DESC, f.uuid"
+    )
+    g = group_id
+    return [decode_fact(row) for row in conn.execute(sql, (g, a, g, b, g, b, g, a, *params))]
+
+
+def facts_around(
+    conn: sqlite3.Connection, group_id: str, uuids: Sequence[str], flt: FactFilter, limit: int, now: datetime
+) -> list[Fact]:
+    clause, params = fact_clause(flt, now)
+    sql = f"SELECT {_F} FROM facts f WHERE {_TOUCHES} AND {clause} ORDER BY f.created_at DESC, f.uuid LIMIT ?"
+    ids = as_json(uuids)
+    return [
+        decode_fact(row) for row in conn.execute(sql, (group_id, ids, group_id, ids, *params, max(0, limit)))
+    ]
+
+
+def neighbours(
+    conn: sqlite3.Connection, group_id: str, starts: Sequence[str], depth: int, flt: FactFilter, now: datetime
+) -> dict[str, int]:
+    """Breadth-first over facts passing ``flt``, one query per hop; start entities are not listed."""
+    clause, params = fact_clause(flt, now)
+    sql = f"SELECT f.source_uuid, f.target_uuid FROM facts f WHERE {_TOUCHES} AND {clause}"
+    seen = set(starts)
+    frontier = list(seen)
+    distances: dict[str, int] = {}
+    for hop in range(1, depth + 1):
+        if not frontier:
+            break
+        ids = as_json(frontier)
+        reached: list[str] = []
+        for source, target in conn.execute(sql, (group_id, ids, group_id, ids, *params)):
+            for uuid in (source, target):
+                if uuid not in seen:
+                    seen.add(uuid)
+                    distances[uuid] = hop
+                    reached.append(uuid)
+        frontier = reached
+    return distances
+
+
+def mention_counts(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> dict[str, int]:
+    """Mentions per entity; every requested uuid is a key (0 when never mentioned)."""
+    sql = (
+        "SELECT e.uuid, COUNT(*) FROM entities e JOIN mentions m ON m.entity_id = e.id"
+        f" WHERE e.group_id = ? AND e.uuid IN {IN_LIST} GROUP BY e.uuid"
+    )
+    counts = dict.fromkeys(uuids, 0)
+    counts.update({uuid: int(n) for uuid, n in conn.execute(sql, (group_id, as_json(uuids)))})
+    return counts
+
+
+# --- stats --------------------------------------------------------------------------------------------
+
+
+def stats(conn: sqlite3.Connection, group_id: str | None, now: datetime) -> StoreStats:
+    current, current_params = time_clause(TimeFilter(), now)
+    scope, scope_params = ("f.group_id = ?", [group_id]) if group_id is not None else ("1", [])
+
+    def count(source: str, condition: str = "1", params: Sequence[Any] = ()) -> int:
+        sql = f"SELECT COUNT(*) FROM {source} WHERE {condition} AND {scope}"
+        return int(conn.execute(sql, [*params, *scope_params]).fetchone()[0])
+
+    return StoreStats(
+        episodes=count("episodes AS f"),
+        entities=count("entities AS f"),
+        facts=count("facts AS f"),
+        current_facts=count("facts AS f", current, current_params),
+        mentions=count("mentions AS m JOIN episodes AS f ON f.id = m.episode_id"),
+    )

@@ -1,0 +1,276 @@
+"""The embedded store's SQLite schema: DDL, connection settings, versioning and migrations.
+
+Encoding choices (the contract every query in this package relies on):
+
+- **datetimes** are INTEGER microseconds since the Unix epoch, UTC (``NULL`` = unbounded / unset).
+  Integers compare exactly and cheaply in SQL, so the temporal filters of ``graph.temporal`` translate
+  one-to-one into ``<=`` / ``<`` comparisons; see ``codec.to_us``.
+- **embeddings** are little-endian float32 BLOBs, stored as given (not normalized), in side tables
+  (``entity_vectors``, ``fact_vectors``, ``episode_vectors``) keyed by the owning row's id.
+- **lists and dicts** (aliases, labels, attributes, provenance, reports) are JSON text.
+- ``digest`` fingerprints a record and its embedding, so re-sending an unchanged record costs one
+  indexed lookup instead of a rewrite (an episode write re-sends every entity it touches).
+- every episode, entity and fact row carries ``group_id`` and is keyed by ``(group_id, uuid)``: one
+  group can never touch another group's rows, even with a colliding uuid. Links (fact endpoints,
+  mentions, provenance, the name index) hold integer row ids, resolved *within the group* at write
+  time: a fact or mention pointing at an entity or episode of another group (or at nothing) resolves to
+  NULL and the write is rejected.
+
+Versioning: ``meta.schema_version``. A file written by a newer (or unknown) version raises
+:class:`~epigraph.errors.SchemaMismatch` instead of being misread; older versions are upgraded by the
+``MIGRATIONS`` below, inside one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ...errors import SchemaMismatch, StoreUnavailable
+
+SCHEMA_VERSION = 1
+
+_TOKENIZER = "unicode61 remove_diacritics 2"
+
+_TABLES_V1 = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS episodes (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    source_description TEXT NOT NULL,
+    reference_time INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    report TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    UNIQUE (group_id, uuid)
+);
+CREATE INDEX IF NOT EXISTS episodes_by_time ON episodes (group_id, reference_time, created_at);
+
+CREATE TABLE IF NOT EXISTS entities (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    labels TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    attributes TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    digest BLOB NOT NULL,
+    UNIQUE (group_id, uuid)
+);
+
+-- Links between rows use integer row ids, not uuid text: an index of integers is ~8x smaller than one
+-- of (group_id, uuid) strings, and a bulk write dirties (and writes to the WAL) that many fewer pages.
+CREATE TABLE IF NOT EXISTS entity_names (
+    group_id TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (group_id, norm, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entity_names_by_entity ON entity_names (entity_id);
+
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    source_uuid TEXT NOT NULL,
+    target_uuid TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    text TEXT NOT NULL,
+    episodes TEXT NOT NULL,
+    valid_at INTEGER,
+    invalid_at INTEGER,
+    created_at INTEGER NOT NULL,
+    expired_at INTEGER,
+    inv_fact TEXT,
+    inv_episode TEXT,
+    inv_previous INTEGER,
+    attributes TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    -- the endpoints' row ids, resolved within the fact's group at write time (NULL = no such entity
+    -- in the group, which NOT NULL turns into a rejected write)
+    source_id INTEGER NOT NULL REFERENCES entities (id),
+    target_id INTEGER NOT NULL REFERENCES entities (id),
+    UNIQUE (group_id, uuid)
+);
+CREATE INDEX IF NOT EXISTS facts_by_source ON facts (source_id);
+CREATE INDEX IF NOT EXISTS facts_by_target ON facts (target_id);
+CREATE INDEX IF NOT EXISTS facts_by_inv_episode ON facts (group_id, inv_episode)
+    WHERE inv_episode IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_by_inv_fact ON facts (group_id, inv_fact) WHERE inv_fact IS NOT NULL;
+
+-- Provenance index (fact <- episode uuid). The episode need not be stored: a fact may cite any episode.
+-- Both keys grow in step during a bulk write (new fact ids, one episode), so inserts stay clustered.
+CREATE TABLE IF NOT EXISTS fact_episodes (
+    fact_id INTEGER NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+    episode_uuid TEXT NOT NULL,
+    PRIMARY KEY (fact_id, episode_uuid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS fact_episodes_by_episode ON fact_episodes (episode_uuid);
+
+CREATE TABLE IF NOT EXISTS mentions (
+    episode_id INTEGER NOT NULL REFERENCES episodes (id) ON DELETE CASCADE,
+    entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (episode_id, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS mentions_by_entity ON mentions (entity_id);
+
+-- Embeddings live beside their rows, keyed by the row id: a 1.5 kB vector inside a fact row would
+-- spread the facts table over ten times more pages and slow every scan, join and filter on it.
+CREATE TABLE IF NOT EXISTS entity_vectors (
+    id INTEGER PRIMARY KEY REFERENCES entities (id) ON DELETE CASCADE, vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fact_vectors (
+    id INTEGER PRIMARY KEY REFERENCES facts (id) ON DELETE CASCADE, vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episode_vectors (
+    id INTEGER PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE, vector BLOB NOT NULL
+);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5 (
+    name, aliases, summary, content='entities', content_rowid='id', tokenize='{_TOKENIZER}'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5 (
+    text, content='facts', content_rowid='id', tokenize='{_TOKENIZER}'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS episodes_fts USING fts5 (
+    content, content='episodes', content_rowid='id', tokenize='{_TOKENIZER}'
+);
+"""
+
+
+def _fts_triggers(table: str, columns: tuple[str, ...]) -> str:
+    """Triggers that keep an external-content FTS5 table in step with its table, in the same transaction.
+
+    The update trigger only fires when an indexed column really changed, so retiring a fact (which
+    rewrites its time columns) does not churn the fulltext index.
+    """
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in columns)
+    return f"""
+CREATE TRIGGER IF NOT EXISTS {table}_fts_insert AFTER INSERT ON {table} BEGIN
+    INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
+END;
+CREATE TRIGGER IF NOT EXISTS {table}_fts_delete AFTER DELETE ON {table} BEGIN
+    INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+END;
+CREATE TRIGGER IF NOT EXISTS {table}_fts_update AFTER UPDATE OF {cols} ON {table} WHEN {changed} BEGIN
+    INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+    INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
+END;
+"""
+
+
+DDL_V1 = (
+    _TABLES_V1
+    + _fts_triggers("entities", ("name", "aliases", "summary"))
+    + _fts_triggers("facts", ("text",))
+    + _fts_triggers("episodes", ("content",))
+)
+
+Migration = Callable[[sqlite3.Connection], None]
+
+# version reached -> the step that upgrades from the version before it. Empty while only v1 exists.
+MIGRATIONS: dict[int, Migration] = {}
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """Open ``path`` (or ``:memory:``) in autocommit mode with the pragmas the store relies on.
+
+    Autocommit (``isolation_level=None``) because transactions are explicit: ``BEGIN IMMEDIATE`` for
+    every write, so a write never upgrades a read lock halfway and fails on a busy database.
+    """
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 10000")
+        if path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -65536")
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"cannot open SQLite database {path!r}: {exc}") from exc
+    return conn
+
+
+def read_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version written in ``meta``, or ``None`` for a fresh (empty) database."""
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if has_meta is None:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone() is not None:
+            raise SchemaMismatch("the database has tables but no epigraph meta table: not an epigraph store")
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        raise SchemaMismatch("the epigraph meta table has no schema_version")
+    try:
+        return int(row[0])
+    except ValueError:
+        raise SchemaMismatch(f"unknown schema_version {row[0]!r}") from None
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the schema on a fresh database, upgrade an older one, refuse a newer or unknown one."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_in_transaction(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.DatabaseError as exc:
+        raise StoreUnavailable(f"cannot open the epigraph store: {exc}") from exc
+
+
+def _ensure_in_transaction(conn: sqlite3.Connection) -> None:
+    version = read_version(conn)
+    if version is None:
+        for statement in _statements(DDL_V1):
+            conn.execute(statement)
+        set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        return
+    if version > SCHEMA_VERSION or version < 1:
+        raise SchemaMismatch(
+            f"the store was written by schema version {version}; this epigraph reads up to {SCHEMA_VERSION}"
+            " (upgrade epigraph, or open another file)"
+        )
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        MIGRATIONS[target](conn)
+        set_meta(conn, "schema_version", str(target))
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script into statements (``executescript`` would COMMIT our transaction)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return [s for s in statements if s]
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

@@ -1,0 +1,206 @@
+"""EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy vector search.
+
+Threading model: every SQLite call runs on ONE dedicated worker thread that owns the connection and the
+vector matrices (a single-thread executor). The event loop only awaits; it never blocks on disk, and
+concurrent calls from many tasks are serialized in submission order, so they are safe without locks
+and a reader never sees a write halfway. ``:memory:`` works the same way (one connection, one thread).
+
+The file is opened, and its schema created or checked, on the first call (``setup`` or any other), so
+constructing a store does no I/O. Errors from SQLite surface as :class:`~epigraph.errors.StoreError`
+(:class:`~epigraph.errors.StoreUnavailable` when the file cannot be opened or the store is closed,
+:class:`~epigraph.errors.SchemaMismatch` for a file written by a newer schema).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from functools import partial
+from types import TracebackType
+from typing import Concatenate, ParamSpec, TypeVar
+
+from ...errors import EpigraphError, StoreError, StoreUnavailable
+from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
+from ..store import DeletionResult, EntityFilter, EpisodeWrite, FactFilter, Hit, StoreStats
+from . import reads, search, writes
+from .db import Db
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_FACTS = FactFilter()
+_ENTITIES = EntityFilter()
+
+
+class EmbeddedStore:
+    """GraphStore on a single SQLite file; ``path=":memory:"`` for a throwaway graph."""
+
+    def __init__(self, path: str = "./epigraph.db") -> None:
+        self.path = path
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="epigraph-sqlite")
+        self._db: Db | None = None  # created and used on the worker thread only
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"EmbeddedStore({self.path!r})"
+
+    async def __aenter__(self) -> EmbeddedStore:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # --- plumbing -------------------------------------------------------------------------------------
+    async def _run(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run ``fn(db, ...)`` on the worker thread; SQLite errors become StoreError."""
+        if self._closed:
+            raise StoreUnavailable(f"{self!r} is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(self._call, fn, *args, **kwargs))
+
+    def _call(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            if self._db is None:
+                self._db = Db(self.path)
+            return fn(self._db, *args, **kwargs)
+        except EpigraphError:
+            raise
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(
+                f"write rejected by the store ({exc}): facts must join entities of their own group, "
+                "mentions an episode and an entity of their group"
+            ) from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite error in {fn.__name__}: {exc}") from exc
+
+    async def _read(
+        self, fn: Callable[Concatenate[sqlite3.Connection, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """Run a read query function on the worker thread inside one read transaction."""
+
+        def in_read(db: Db) -> R:
+            with db.read() as conn:
+                return fn(conn, *args, **kwargs)
+
+        in_read.__name__ = fn.__name__
+        return await self._run(in_read)
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+    async def setup(self, embedding_dim: int) -> None:
+        """Create or check the schema and record the embedding dimension (idempotent)."""
+        await self._run(Db.set_dim, embedding_dim)
+
+    async def close(self) -> None:
+        """Close the connection and stop the worker thread. Idempotent; later calls raise StoreUnavailable."""
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close_db)
+        self._closed = True
+        self._executor.shutdown(wait=False)
+
+    def _close_db(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # --- episodes -------------------------------------------------------------------------------------
+    async def save_episode(self, episode: Episode) -> None:
+        await self._run(writes.save_episode, episode)
+
+    async def get_episode(self, group_id: str, uuid: str) -> Episode | None:
+        return await self._read(reads.get_episode, group_id, uuid)
+
+    async def episodes(
+        self,
+        group_id: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 100,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        return await self._read(reads.episodes, group_id, since, until, status, limit, newest_first)
+
+    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]:
+        return await self._read(reads.episodes_mentioning, group_id, entity_uuid, limit)
+
+    async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
+        return await self._run(writes.delete_episode, group_id, uuid)
+
+    async def write_episode(self, write: EpisodeWrite) -> None:
+        await self._run(writes.write_episode, write)
+
+    # --- lookups --------------------------------------------------------------------------------------
+    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
+        return await self._read(reads.get_entities, group_id, list(uuids))
+
+    async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
+        return await self._read(reads.get_facts, group_id, list(uuids))
+
+    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
+        return await self._read(reads.entities_by_names, group_id, list(names))
+
+    async def facts_between(
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = _FACTS
+    ) -> list[Fact]:
+        return await self._read(reads.facts_between, group_id, a_uuid, b_uuid, flt, utc_now())
+
+    async def facts_around(
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = _FACTS, limit: int = 200
+    ) -> list[Fact]:
+        return await self._read(reads.facts_around, group_id, list(entity_uuids), flt, limit, utc_now())
+
+    async def neighbours(
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = _FACTS
+    ) -> dict[str, int]:
+        return await self._read(reads.neighbours, group_id, list(entity_uuids), depth, flt, utc_now())
+
+    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]:
+        return await self._read(reads.mention_counts, group_id, list(entity_uuids))
+
+    # --- search ---------------------------------------------------------------------------------------
+    async def search_entities_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = _ENTITIES
+    ) -> list[Hit[Entity]]:
+        return await self._read(search.search_entities_text, list(group_ids), query, limit, flt)
+
+    async def search_facts_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = _FACTS
+    ) -> list[Hit[Fact]]:
+        return await self._read(search.search_facts_text, list(group_ids), query, limit, flt, utc_now())
+
+    async def search_episodes_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10
+    ) -> list[Hit[Episode]]:
+        return await self._read(search.search_episodes_text, list(group_ids), query, limit)
+
+    async def search_entities_vector(
+        self,
+        group_ids: Sequence[str],
+        vector: Sequence[float],
+        limit: int = 10,
+        flt: EntityFilter = _ENTITIES,
+    ) -> list[Hit[Entity]]:
+        return await self._run(search.search_entities_vector, list(group_ids), list(vector), limit, flt)
+
+    async def search_facts_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = _FACTS
+    ) -> list[Hit[Fact]]:
+        return await self._run(
+            search.search_facts_vector, list(group_ids), list(vector), limit, flt, utc_now()
+        )
+
+    async def search_episodes_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+    ) -> list[Hit[Episode]]:
+        return await self._run(search.search_episodes_vector, list(group_ids), list(vector), limit)
+
+    async def stats(self, group_id: str | None = None) -> StoreStats:
+        return await self._read(reads.stats, group_id, utc_now())

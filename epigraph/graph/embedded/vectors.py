@@ -1,0 +1,146 @@
+"""In-memory vector matrices for brute-force cosine search, one per (kind, group).
+
+Vectors are L2-normalized on the way in, so cosine similarity is one matrix-vector product. A matrix
+is loaded from SQLite the first time its group is searched and then kept in step with every committed
+write and delete (the store applies changes only after COMMIT, on the same worker thread as searches,
+so a search never sees an uncommitted or half-applied change). Brute force is exact and fast enough for
+the embedded store's scale (about 5 ms for 100k x 384); an ANN index is the path past ~1M rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ...errors import StoreError
+
+Kind = str  # "entities" | "facts" | "episodes"
+Loader = Callable[[], Iterable[tuple[str, np.ndarray]]]
+
+
+def normalized(vector: np.ndarray) -> np.ndarray:
+    """Unit-length float32 copy; a zero vector stays zero (it scores 0 against everything)."""
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v.copy()
+
+
+class VectorIndex:
+    """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._keys: list[str] = []
+        self._pos: dict[str, int] = {}
+        self._mat = np.empty((0, dim), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._pos
+
+    def upsert(self, key: str, vector: np.ndarray) -> None:
+        v = normalized(vector)
+        if v.shape[0] != self.dim:
+            raise StoreError(f"vector of dimension {v.shape[0]} in an index of dimension {self.dim}")
+        row = self._pos.get(key)
+        if row is None:
+            row = len(self._keys)
+            self._grow(row + 1)
+            self._keys.append(key)
+            self._pos[key] = row
+        self._mat[row] = v
+
+    def remove(self, key: str) -> None:
+        """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim)."""
+        row = self._pos.pop(key, None)
+        if row is None:
+            return
+        last = len(self._keys) - 1
+        if row != last:
+            moved = self._keys[last]
+            self._mat[row] = self._mat[last]
+            self._keys[row] = moved
+            self._pos[moved] = row
+        self._keys.pop()
+
+    def ranked(self, query: np.ndarray, first: int) -> Iterator[list[tuple[str, float]]]:
+        """Every key with its cosine to ``query``, best first, in blocks of growing size.
+
+        The first block has ``first`` keys, each next one four times more: a caller that filters the
+        candidates pulls blocks until it has enough, paying a full sort only when the filter is very
+        selective. Ties are broken by key so results are deterministic (a tie across a block boundary
+        may come out of key order, never twice and never lost).
+        """
+        n = len(self._keys)
+        if n == 0:
+            return
+        q = normalized(query)
+        if q.shape[0] != self.dim:
+            raise StoreError(f"query vector has dimension {q.shape[0]}, the stored vectors {self.dim}")
+        # einsum, not ``@``: multi-threaded BLAS gemv was 4-7x slower on small shared machines (threads
+        # spinning), and a single pass over the matrix is memory-bound either way.
+        scores = np.einsum("ij,j->i", self._mat[:n], q)
+        seen: set[str] = set()
+        size = max(1, first)
+        while len(seen) < n:
+            size = min(n, size)
+            top = np.argpartition(-scores, size - 1)[:size] if size < n else np.arange(n)
+            block = sorted(
+                ((self._keys[i], float(scores[i])) for i in top if self._keys[i] not in seen),
+                key=lambda ks: (-ks[1], ks[0]),
+            )
+            seen.update(key for key, _ in block)
+            yield block
+            size *= 4
+
+    def _grow(self, needed: int) -> None:
+        capacity = self._mat.shape[0]
+        if needed <= capacity:
+            return
+        bigger = np.empty((max(needed, capacity * 2, 64), self.dim), dtype=np.float32)
+        bigger[:capacity] = self._mat
+        self._mat = bigger
+
+
+class VectorCache:
+    """The loaded :class:`VectorIndex` per (kind, group). Not thread-safe: the store's worker owns it."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[tuple[Kind, str], VectorIndex] = {}
+
+    def index(self, kind: Kind, group_id: str, dim: int, load: Loader) -> VectorIndex:
+        """The group's index, loaded with ``load`` on first use."""
+        key = (kind, group_id)
+        index = self._indexes.get(key)
+        if index is None:
+            index = VectorIndex(dim)
+            for uuid, vector in load():
+                index.upsert(uuid, vector)
+            self._indexes[key] = index
+        return index
+
+    def apply(self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None]]) -> None:
+        """Mirror committed writes into a loaded index (``None`` vector = the row has none any more).
+
+        Groups not loaded yet are skipped: they will read the committed rows when first searched.
+        """
+        index = self._indexes.get((kind, group_id))
+        if index is None:
+            return
+        for uuid, vector in upserts:
+            if vector is None:
+                index.remove(uuid)
+            else:
+                index.upsert(uuid, vector)
+
+    def remove(self, kind: Kind, group_id: str, uuids: Iterable[str]) -> None:
+        index = self._indexes.get((kind, group_id))
+        if index is not None:
+            for uuid in uuids:
+                index.remove(uuid)
+
+    def clear(self) -> None:
+        self._indexes.clear()

@@ -1,0 +1,300 @@
+"""Writes of the embedded store: the atomic episode write and the provenance-aware delete.
+
+Both run in one ``BEGIN IMMEDIATE`` transaction (``Db.write``); the vector matrices are updated only
+after COMMIT. Upserts are keyed by ``(group_id, uuid)`` and replace the whole record, so writing the
+same thing twice changes nothing; records whose digest matches the stored one are skipped altogether (an
+episode write re-sends every entity it touches, most of them unchanged). Links are resolved to row ids
+within the write's group: a fact whose endpoint, or a mention whose episode or entity, is not in the
+group resolves to NULL, NOT NULL rejects it, and the whole write rolls back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ...errors import EpisodeNotFound, StoreError
+from ..model import Entity, Episode, Fact, Mention, normalize_name
+from ..store import DeletionResult, EpisodeWrite
+from ..temporal import revert_invalidation
+from .codec import (
+    ENTITIES,
+    EPISODES,
+    FACTS,
+    Table,
+    blob_array,
+    decode_fact,
+    entity_row,
+    episode_row,
+    fact_row,
+    to_blob,
+)
+from .db import Db
+from .reads import IN_LIST, as_json, get_facts
+
+T = TypeVar("T", bound=Episode | Entity | Fact)
+Record = tuple[tuple[Any, ...], bytes | None]
+"""(column values, embedding blob)."""
+
+_ENTITY_ID = "(SELECT id FROM entities WHERE group_id = ? AND uuid = ?)"
+_EPISODE_ID = "(SELECT id FROM episodes WHERE group_id = ? AND uuid = ?)"
+_FACT_ID = "(SELECT id FROM facts WHERE group_id = ? AND uuid = ?)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Upsert(Generic[T]):
+    """How one kind of record is written: its table, row values, embedding and resolved links."""
+
+    table: Table
+    row: Callable[[T], tuple[Any, ...]]
+    vector: Callable[[T], Sequence[float] | None]
+    links: tuple[tuple[str, str], ...] = ()
+    """(column, SQL expression) pairs computed at insert time, e.g. an endpoint's row id."""
+    link_params: Callable[[T], tuple[Any, ...]] | None = None
+
+    def links_of(self, item: T) -> tuple[Any, ...]:
+        return () if self.link_params is None else self.link_params(item)
+
+    def sql(self) -> str:
+        names = (*self.table.columns, "digest", *(column for column, _ in self.links))
+        values = ", ".join(["?"] * (len(self.table.columns) + 1) + [expr for _, expr in self.links])
+        updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in ("group_id", "uuid"))
+        return (
+            f"INSERT INTO {self.table.name} ({', '.join(names)}) VALUES ({values})"
+            f" ON CONFLICT (group_id, uuid) DO UPDATE SET {updates}"
+        )
+
+
+_EPISODES: _Upsert[Episode] = _Upsert(EPISODES, episode_row, lambda e: e.content_embedding)
+_ENTITIES: _Upsert[Entity] = _Upsert(ENTITIES, entity_row, lambda e: e.name_embedding)
+_FACTS: _Upsert[Fact] = _Upsert(
+    FACTS,
+    fact_row,
+    lambda f: f.text_embedding,
+    links=(("source_id", _ENTITY_ID), ("target_id", _ENTITY_ID)),
+    link_params=lambda f: (f.group_id, f.source_uuid, f.group_id, f.target_uuid),
+)
+
+
+def _upsert(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T]) -> list[T]:
+    """Upsert ``items`` (one group) with their embeddings; returns the ones that changed.
+
+    Unchanged records (same digest) are skipped: no row rewrite, no index or trigger work, no cache update.
+    """
+    if not items:
+        return []
+    db.check_vectors([how.vector(item) for item in items])
+    records: dict[str, tuple[T, Record]] = {
+        item.uuid: (item, (how.row(item), to_blob(how.vector(item)))) for item in items
+    }
+    stored = _stored_digests(conn, how.table, items[0].group_id, list(records))
+    fingerprinted: list[tuple[T, Record, bytes]] = [
+        (item, rec, _digest(rec)) for item, rec in records.values()
+    ]
+    changed = [(item, rec, digest) for item, rec, digest in fingerprinted if stored.get(item.uuid) != digest]
+    rows = [(*values, digest, *how.links_of(item)) for item, (values, _), digest in changed]
+    conn.executemany(how.sql(), rows)
+    _write_vectors(db, conn, how.table, [(item, blob) for item, (_, blob), _ in changed])
+    return [item for item, _, _ in changed]
+
+
+def _write_vectors(
+    db: Db, conn: sqlite3.Connection, table: Table, items: list[tuple[T, bytes | None]]
+) -> None:
+    key = f"(SELECT id FROM {table.name} WHERE group_id = ? AND uuid = ?)"
+    conn.executemany(
+        f"DELETE FROM {table.vectors} WHERE id = {key}",
+        [(item.group_id, item.uuid) for item, blob in items if blob is None],
+    )
+    conn.executemany(
+        f"INSERT OR REPLACE INTO {table.vectors} (id, vector) VALUES ({key}, ?)",
+        [(item.group_id, item.uuid, blob) for item, blob in items if blob is not None],
+    )
+    if items:
+        group_id, blobs = items[0][0].group_id, [(item.uuid, blob) for item, blob in items]
+        # A generator: arrays are only built when the group's matrix is loaded (apply skips otherwise).
+        db.after_commit(
+            lambda: db.vectors.apply(
+                table.name, group_id, ((u, None if b is None else blob_array(b)) for u, b in blobs)
+            )
+        )
+
+
+def _digest(record: Record) -> bytes:
+    """A fingerprint of a record (columns and embedding): equal digests = nothing to write."""
+    values, blob = record
+    return hashlib.blake2b(repr(values).encode() + b"\x00" + (blob or b""), digest_size=16).digest()
+
+
+def _stored_digests(
+    conn: sqlite3.Connection, table: Table, group_id: str, uuids: list[str]
+) -> dict[str, bytes]:
+    sql = f"SELECT uuid, digest FROM {table.name} WHERE group_id = ? AND uuid IN {IN_LIST}"
+    return dict(conn.execute(sql, (group_id, as_json(uuids))).fetchall())
+
+
+# --- writing ------------------------------------------------------------------------------------------
+
+
+def save_episode(db: Db, episode: Episode) -> None:
+    with db.write() as conn:
+        _upsert(db, conn, _EPISODES, [episode])
+
+
+def write_episode(db: Db, write: EpisodeWrite) -> None:
+    _check_group(write)
+    with db.write() as conn:
+        _upsert(db, conn, _EPISODES, [write.episode])
+        upsert_entities(db, conn, write.entities)
+        upsert_facts(db, conn, write.facts)
+        conn.executemany(
+            f"INSERT INTO mentions (episode_id, entity_id) VALUES ({_EPISODE_ID}, {_ENTITY_ID})"
+            " ON CONFLICT (episode_id, entity_id) DO NOTHING",
+            [(m.group_id, m.episode_uuid, m.group_id, m.entity_uuid) for m in write.mentions],
+        )
+
+
+def _check_group(write: EpisodeWrite) -> None:
+    group_id = write.episode.group_id
+    items: list[Entity | Fact | Mention] = [*write.entities, *write.facts, *write.mentions]
+    for item in items:
+        if item.group_id != group_id:
+            raise StoreError(
+                f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
+                "nothing crosses groups"
+            )
+
+
+def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]) -> None:
+    """Upsert entities and rebuild the name index (normalized name and aliases) of the changed ones."""
+    changed = _upsert(db, conn, _ENTITIES, entities)
+    conn.executemany(
+        f"DELETE FROM entity_names WHERE entity_id = {_ENTITY_ID}", [(e.group_id, e.uuid) for e in changed]
+    )
+    conn.executemany(
+        f"INSERT OR IGNORE INTO entity_names (group_id, norm, entity_id) VALUES (?, ?, {_ENTITY_ID})",
+        [
+            (e.group_id, norm, e.group_id, e.uuid)
+            for e in changed
+            for norm in {normalize_name(n) for n in (e.name, *e.aliases)}
+        ],
+    )
+
+
+def upsert_facts(db: Db, conn: sqlite3.Connection, facts: Sequence[Fact]) -> None:
+    """Upsert facts and rebuild the provenance index (fact <- episode) of the changed ones."""
+    changed = _upsert(db, conn, _FACTS, facts)
+    conn.executemany(
+        f"DELETE FROM fact_episodes WHERE fact_id = {_FACT_ID}", [(f.group_id, f.uuid) for f in changed]
+    )
+    conn.executemany(
+        f"INSERT OR IGNORE INTO fact_episodes (episode_uuid, fact_id) VALUES (?, {_FACT_ID})",
+        [(episode, f.group_id, f.uuid) for f in changed for episode in f.episodes],
+    )
+
+
+# --- deleting -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Deletion:
+    """What deleting one episode changes, computed before anything is written."""
+
+    mentioned: list[str]
+    orphans: list[str]
+    removed: dict[str, Fact] = field(default_factory=dict)
+    changed: dict[str, Fact] = field(default_factory=dict)
+    updated: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+
+    def result(self) -> DeletionResult:
+        touched = set(self.mentioned)
+        for fact in (*self.removed.values(), *self.changed.values()):
+            touched.update((fact.source_uuid, fact.target_uuid))
+        return DeletionResult(
+            removed_facts=sorted(self.removed),
+            restored_facts=sorted(self.restored),
+            updated_facts=sorted(self.updated),
+            removed_entities=sorted(self.orphans),
+            touched_entities=sorted(touched - set(self.orphans)),
+        )
+
+
+def delete_episode(db: Db, group_id: str, uuid: str) -> DeletionResult:
+    """Remove an episode with provenance cleanup (see ``GraphStore.delete_episode``), atomically.
+
+    1. facts citing the episode lose it from ``episodes``; those left with no episode are removed;
+    2. entities that no other episode mentions are removed, with every fact that touches them;
+    3. facts retired by this episode, or by a fact removed above, get their invalidation reverted
+       (a contradiction that is no longer in the graph no longer retires anything);
+    4. the episode and its mentions go.
+
+    Raises :class:`EpisodeNotFound` when the group has no such episode.
+    """
+    with db.write() as conn:
+        if not _column(conn, "SELECT uuid FROM episodes WHERE group_id = ? AND uuid = ?", group_id, uuid):
+            raise EpisodeNotFound(uuid, group_id)
+        plan = _plan_deletion(conn, group_id, uuid)
+        upsert_facts(db, conn, list(plan.changed.values()))
+        removed, orphans = as_json(list(plan.removed)), as_json(plan.orphans)
+        conn.execute(f"DELETE FROM facts WHERE group_id = ? AND uuid IN {IN_LIST}", (group_id, removed))
+        conn.execute("DELETE FROM episodes WHERE group_id = ? AND uuid = ?", (group_id, uuid))
+        conn.execute(f"DELETE FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}", (group_id, orphans))
+        db.after_commit(lambda: db.vectors.remove("facts", group_id, plan.removed))
+        db.after_commit(lambda: db.vectors.remove("entities", group_id, plan.orphans))
+        db.after_commit(lambda: db.vectors.remove("episodes", group_id, [uuid]))
+    return plan.result()
+
+
+def _plan_deletion(conn: sqlite3.Connection, group_id: str, uuid: str) -> _Deletion:
+    plan = _Deletion(
+        mentioned=_column(conn, _MENTIONED, group_id, uuid),
+        orphans=_column(conn, _ORPHANS, group_id, uuid),
+    )
+    for fact in get_facts(conn, group_id, _column(conn, _CITING, uuid, group_id)):
+        remaining = [e for e in fact.episodes if e != uuid]
+        if remaining:
+            plan.changed[fact.uuid] = fact.model_copy(update={"episodes": remaining})
+        else:
+            plan.removed[fact.uuid] = fact
+    orphans = as_json(plan.orphans)
+    for fact in _query_facts(conn, _TOUCHING, group_id, orphans, group_id, orphans):
+        plan.removed[fact.uuid] = fact
+        plan.changed.pop(fact.uuid, None)
+    plan.updated = list(plan.changed)
+    for fact in _query_facts(conn, _RETIRED_BY, group_id, uuid, as_json(list(plan.removed))):
+        if fact.uuid not in plan.removed:
+            plan.changed[fact.uuid] = revert_invalidation(plan.changed.get(fact.uuid, fact))
+            plan.restored.append(fact.uuid)
+    return plan
+
+
+_MENTIONED = """
+SELECT e.uuid FROM episodes p JOIN mentions m ON m.episode_id = p.id JOIN entities e ON e.id = m.entity_id
+WHERE p.group_id = ? AND p.uuid = ?"""
+_ORPHANS = (
+    _MENTIONED
+    + """
+AND NOT EXISTS (SELECT 1 FROM mentions o WHERE o.entity_id = m.entity_id AND o.episode_id <> m.episode_id)"""
+)
+_CITING = (
+    "SELECT f.uuid FROM fact_episodes fe JOIN facts f ON f.id = fe.fact_id"
+    " WHERE fe.episode_uuid = ? AND f.group_id = ?"
+)
+_IDS = f"(SELECT id FROM entities WHERE group_id = ? AND uuid IN {IN_LIST})"
+_TOUCHING = f"SELECT {FACTS.select('f')} FROM facts AS f WHERE f.source_id IN {_IDS} OR f.target_id IN {_IDS}"
+_RETIRED_BY = (
+    f"SELECT {FACTS.select('f')} FROM facts AS f"
+    f" WHERE f.group_id = ? AND (f.inv_episode = ? OR f.inv_fact IN {IN_LIST})"
+)
+
+
+def _column(conn: sqlite3.Connection, sql: str, *params: object) -> list[str]:
+    return [row[0] for row in conn.execute(sql, params)]
+
+
+def _query_facts(conn: sqlite3.Connection, sql: str, *params: object) -> list[Fact]:
+    return [decode_fact(row) for row in conn.execute(sql, params)]

@@ -1,0 +1,217 @@
+"""Model <-> Neo4j property maps.
+
+Encoding (what every statement in ``cypher.py`` relies on):
+
+- **datetimes** are native Neo4j ``DATETIME`` values in UTC (the driver maps aware ``datetime`` both ways).
+  They compare chronologically in Cypher and are range-indexable, so ``graph.temporal``'s filters become
+  plain ``<=`` / ``<`` comparisons. ``None`` is a missing property (Cypher ``null``).
+- **embeddings** (entity name, fact text, episode content) are ``LIST<FLOAT>`` (float64 on the wire);
+  numpy arrays become ``list[float]``. Next to each one, ``*_embedding_dim`` holds its length when cosine
+  is defined for it (finite, non-zero norm) and is absent otherwise, so the exact-scan fallback never
+  feeds ``vector.similarity.cosine`` a vector it rejects.
+- **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
+- entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
+  terms of the keyword index that ``entities_by_names`` looks up).
+- a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
+  ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import pydantic_core
+
+from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, normalize_name
+
+Props = dict[str, Any]
+
+
+def to_json(value: Any) -> str:
+    """JSON text; values JSON has no type for (datetimes, ...) are written as pydantic writes them."""
+    return pydantic_core.to_json(value).decode("utf-8")
+
+
+def name_key(normalized_name: str) -> str:
+    """The fixed-size term a normalized name is indexed under (hex; no escaping, no Lucene term limit)."""
+    return hashlib.sha256(normalized_name.encode("utf-8")).hexdigest()[:32]
+
+
+def to_vector(values: Sequence[float] | Any) -> list[float]:
+    """A plain ``list[float]`` from any sequence of numbers (numpy arrays included)."""
+    tolist = getattr(values, "tolist", None)
+    items = tolist() if callable(tolist) else values
+    return [float(x) for x in items]
+
+
+def cosine_dim(vector: list[float] | None) -> int | None:
+    """``len(vector)`` when cosine similarity is defined for it, else ``None``."""
+    if not vector or not all(math.isfinite(x) for x in vector):
+        return None
+    return len(vector) if any(x != 0.0 for x in vector) else None
+
+
+def _native(value: Any) -> Any:
+    """Neo4j temporal values -> ``datetime``; anything else unchanged."""
+    to_native = getattr(value, "to_native", None)
+    return to_native() if callable(to_native) else value
+
+
+def _dt(props: Mapping[str, Any], key: str) -> datetime | None:
+    value = props.get(key)
+    return None if value is None else _native(value)
+
+
+# --- episodes -----------------------------------------------------------------------------------------
+def episode_props(ep: Episode) -> Props:
+    embedding = None if ep.content_embedding is None else to_vector(ep.content_embedding)
+    return {
+        "uuid": ep.uuid,
+        "group_id": ep.group_id,
+        "name": ep.name,
+        "content": ep.content,
+        "kind": ep.kind.value,
+        "source_description": ep.source_description,
+        "reference_time": ep.reference_time,
+        "created_at": ep.created_at,
+        "content_hash": ep.content_hash,
+        "status": ep.status.value,
+        "error": ep.error,
+        "report_json": ep.report.model_dump_json(),
+        "content_embedding": embedding,
+        "content_embedding_dim": cosine_dim(embedding),
+    }
+
+
+def episode_from(props: Mapping[str, Any]) -> Episode:
+    report = props.get("report_json")
+    embedding = props.get("content_embedding")
+    return Episode(
+        uuid=props["uuid"],
+        group_id=props["group_id"],
+        name=props.get("name", ""),
+        content=props.get("content", ""),
+        kind=props.get("kind", "message"),
+        source_description=props.get("source_description", ""),
+        reference_time=_native(props["reference_time"]),
+        created_at=_native(props["created_at"]),
+        content_hash=props.get("content_hash", ""),
+        status=props.get("status", "pending"),
+        error=props.get("error"),
+        report=IngestReport.model_validate_json(report) if report else IngestReport(),
+        content_embedding=None if embedding is None else list(embedding),
+    )
+
+
+# --- entities -----------------------------------------------------------------------------------------
+def entity_props(entity: Entity) -> Props:
+    embedding = None if entity.name_embedding is None else to_vector(entity.name_embedding)
+    return {
+        "uuid": entity.uuid,
+        "group_id": entity.group_id,
+        "name": entity.name,
+        "aliases": list(entity.aliases),
+        "norm_names": sorted(entity.normalized_names),
+        "name_keys": sorted({name_key(n) for n in entity.normalized_names}),
+        "labels": list(entity.labels),
+        "summary": entity.summary,
+        "attributes_json": to_json(entity.attributes),
+        "name_embedding": embedding,
+        "name_embedding_dim": cosine_dim(embedding),
+        "created_at": entity.created_at,
+    }
+
+
+def entity_from(props: Mapping[str, Any]) -> Entity:
+    embedding = props.get("name_embedding")
+    return Entity(
+        uuid=props["uuid"],
+        group_id=props["group_id"],
+        name=props["name"],
+        aliases=list(props.get("aliases") or []),
+        labels=list(props.get("labels") or []),
+        summary=props.get("summary", ""),
+        attributes=json.loads(props.get("attributes_json") or "{}"),
+        name_embedding=None if embedding is None else list(embedding),
+        created_at=_native(props["created_at"]),
+    )
+
+
+def normalized(names: Sequence[str]) -> dict[str, str]:
+    """Each given name -> its normalized form (the ``entities_by_names`` key)."""
+    return {name: normalize_name(name) for name in names}
+
+
+# --- facts ---------------------------------------------------------------------------------------------
+def fact_row(fact: Fact) -> Props:
+    """One UNWIND row for ``UPSERT_FACTS``: endpoints to match, ``props`` to set."""
+    embedding = None if fact.text_embedding is None else to_vector(fact.text_embedding)
+    inv = fact.invalidated_by
+    props: Props = {
+        "uuid": fact.uuid,
+        "group_id": fact.group_id,
+        "relation": fact.relation,
+        "text": fact.text,
+        "text_embedding": embedding,
+        "text_embedding_dim": cosine_dim(embedding),
+        "episodes": list(fact.episodes),
+        "valid_at": fact.valid_at,
+        "invalid_at": fact.invalid_at,
+        "created_at": fact.created_at,
+        "expired_at": fact.expired_at,
+        "invalidated_by_fact": None if inv is None else inv.fact_uuid,
+        "invalidated_by_episode": None if inv is None else inv.episode_uuid,
+        "previous_invalid_at": None if inv is None else inv.previous_invalid_at,
+        "attributes_json": to_json(fact.attributes),
+    }
+    return {
+        "uuid": fact.uuid,
+        "group_id": fact.group_id,
+        "source_uuid": fact.source_uuid,
+        "target_uuid": fact.target_uuid,
+        "props": props,
+    }
+
+
+def fact_from(row: Mapping[str, Any]) -> Fact:
+    """From ``cypher.FACT_MAP``: ``{props, source_uuid, target_uuid}``."""
+    props = row["props"]
+    embedding = props.get("text_embedding")
+    inv_fact, inv_episode = props.get("invalidated_by_fact"), props.get("invalidated_by_episode")
+    invalidation = None
+    if inv_fact is not None and inv_episode is not None:
+        invalidation = Invalidation(
+            fact_uuid=inv_fact,
+            episode_uuid=inv_episode,
+            previous_invalid_at=_dt(props, "previous_invalid_at"),
+        )
+    return Fact(
+        uuid=props["uuid"],
+        group_id=props["group_id"],
+        source_uuid=row["source_uuid"],
+        target_uuid=row["target_uuid"],
+        relation=props["relation"],
+        text=props["text"],
+        text_embedding=None if embedding is None else list(embedding),
+        episodes=list(props.get("episodes") or []),
+        valid_at=_dt(props, "valid_at"),
+        invalid_at=_dt(props, "invalid_at"),
+        created_at=_native(props["created_at"]),
+        expired_at=_dt(props, "expired_at"),
+        invalidated_by=invalidation,
+        attributes=json.loads(props.get("attributes_json") or "{}"),
+    )
+
+
+# --- mentions -----------------------------------------------------------------------------------------
+def mention_row(mention: Mention) -> Props:
+    return {
+        "group_id": mention.group_id,
+        "episode_uuid": mention.episode_uuid,
+        "entity_uuid": mention.entity_uuid,
+    }

@@ -1,0 +1,318 @@
+"""Every Cypher statement of the Neo4j backend, once, as constants.
+
+Rules: every value is a ``$parameter``; no user string is ever formatted into a statement. The few
+fragments below are composed when this module is imported, from trusted literals only.
+
+Graph layout::
+
+    (:Episode {group_id, uuid, ...})-[:MENTIONS {group_id}]->(:Entity {group_id, uuid, ...})
+    (:Entity)-[:RELATES_TO {group_id, uuid, relation, text, ...}]->(:Entity)      one per Fact
+
+A fact's relation name is a property, never a relationship type. Identity is ``(group_id, uuid)``, as in
+the embedded store: a uuid that collides across groups names two independent things.
+"""
+
+from __future__ import annotations
+
+# --- index names (also the procedures' $index arguments) ---------------------------------------------
+ENTITY_TEXT_INDEX = "epigraph_entity_text"
+FACT_TEXT_INDEX = "epigraph_fact_text"
+EPISODE_TEXT_INDEX = "epigraph_episode_text"
+ENTITY_VECTOR_INDEX = "epigraph_entity_name_vector"
+FACT_VECTOR_INDEX = "epigraph_fact_text_vector"
+EPISODE_VECTOR_INDEX = "epigraph_episode_content_vector"
+ENTITY_NAMES_INDEX = "epigraph_entity_names"
+
+# (property, BM25 boost) each fulltext index covers, plus group_id (only the zero-boost group clause uses it).
+# Entity boosts match the embedded store's bm25 weights: a name match outranks a passing mention.
+ENTITY_TEXT_FIELDS = (("name", 10.0), ("aliases", 5.0), ("summary", 1.0))
+FACT_TEXT_FIELDS = (("text", 1.0),)
+EPISODE_TEXT_FIELDS = (("content", 1.0),)
+
+
+# --- composable predicates (built from literals at import time) ------------------------------------
+def _fact_pred(r: str) -> str:
+    """The TimeFilter + relations predicate over fact variable ``r`` (see graph.temporal.matches)."""
+    return (
+        f"($include_retired OR ("
+        f"({r}.valid_at IS NULL OR {r}.valid_at <= $as_of)"
+        f" AND ({r}.invalid_at IS NULL OR $as_of < {r}.invalid_at)"
+        f" AND {r}.created_at <= $known_at AND ({r}.expired_at IS NULL OR {r}.expired_at > $known_at)))"
+        f" AND ($relations IS NULL OR {r}.relation IN $relations)"
+    )
+
+
+def _labels_pred(e: str) -> str:
+    return f"($labels IS NULL OR any(label IN {e}.labels WHERE label IN $labels))"
+
+
+def _fact_map(r: str) -> str:
+    """A fact as a map: its properties plus its endpoints' uuids (see convert.fact_from)."""
+    return f"{{props: properties({r}), source_uuid: startNode({r}).uuid, target_uuid: endNode({r}).uuid}}"
+
+
+FACT_PRED = _fact_pred("r")
+FACT_MAP = _fact_map("r")
+
+# --- schema -------------------------------------------------------------------------------------------
+CONSTRAINTS = (
+    "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
+    "FOR (n:Episode) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_entity_key IF NOT EXISTS "
+    "FOR (n:Entity) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_fact_key IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() REQUIRE (r.group_id, r.uuid) IS UNIQUE",
+)
+RANGE_INDEXES = (
+    "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
+    "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
+    "FOR (n:Episode) ON (n.group_id, n.reference_time)",
+    "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
+    "CREATE INDEX epigraph_fact_group IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id)",
+    "CREATE INDEX epigraph_fact_valid_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.valid_at)",
+    "CREATE INDEX epigraph_fact_invalid_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.invalid_at)",
+    "CREATE INDEX epigraph_fact_created_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.created_at)",
+    "CREATE INDEX epigraph_fact_expired_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.expired_at)",
+    "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
+    "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_fact)",
+    "CREATE INDEX epigraph_mention_group IF NOT EXISTS FOR ()-[m:MENTIONS]-() ON (m.group_id)",
+)
+FULLTEXT_INDEXES = (
+    "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
+    "ON EACH [n.name, n.aliases, n.summary, n.group_id]",
+    "CREATE FULLTEXT INDEX epigraph_fact_text IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id]",
+    "CREATE FULLTEXT INDEX epigraph_episode_text IF NOT EXISTS "
+    "FOR (n:Episode) ON EACH [n.content, n.group_id]",
+    # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
+    "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
+    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}}",
+)
+# Quantization is off: the contract (and users) expect exact cosine order among the candidates.
+_VECTOR_OPTIONS = (
+    "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
+    "`vector.quantization.enabled`: false}}"
+)
+VECTOR_INDEXES = (
+    "CREATE VECTOR INDEX epigraph_entity_name_vector IF NOT EXISTS FOR (n:Entity) ON (n.name_embedding) "
+    + _VECTOR_OPTIONS,
+    "CREATE VECTOR INDEX epigraph_fact_text_vector IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.text_embedding) " + _VECTOR_OPTIONS,
+    "CREATE VECTOR INDEX epigraph_episode_content_vector IF NOT EXISTS "
+    "FOR (n:Episode) ON (n.content_embedding) " + _VECTOR_OPTIONS,
+)
+DROP_INDEX = "DROP INDEX $name IF EXISTS"
+HAS_VECTORS = """
+RETURN EXISTS { MATCH (e:Entity) WHERE e.name_embedding IS NOT NULL }
+    OR EXISTS { MATCH ()-[r:RELATES_TO]->() WHERE r.text_embedding IS NOT NULL }
+    OR EXISTS { MATCH (ep:Episode) WHERE ep.content_embedding IS NOT NULL } AS has_vectors
+"""
+SHOW_INDEXES = (
+    "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, options, state "
+    "WHERE name IN $names RETURN name, type, entityType, labelsOrTypes, properties, options, state"
+)
+AWAIT_INDEXES = "CALL db.awaitIndexes($timeout)"
+
+# --- writes (one transaction per episode; UNWIND batches; MERGE on (group_id, uuid)) ---------------
+UPSERT_EPISODES = """
+UNWIND $rows AS row
+MERGE (ep:Episode {group_id: row.group_id, uuid: row.uuid})
+SET ep += row
+"""
+UPSERT_ENTITIES = """
+UNWIND $rows AS row
+MERGE (e:Entity {group_id: row.group_id, uuid: row.uuid})
+SET e += row
+"""
+# A fact whose uuid already exists between other endpoints is moved (delete + merge).
+UPSERT_FACTS = """
+UNWIND $rows AS row
+MATCH (a:Entity {group_id: row.group_id, uuid: row.source_uuid})
+MATCH (b:Entity {group_id: row.group_id, uuid: row.target_uuid})
+CALL (row, a, b) {
+  OPTIONAL MATCH (x)-[old:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(y)
+  WHERE x <> a OR y <> b
+  DELETE old
+}
+MERGE (a)-[r:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(b)
+SET r += row.props
+RETURN collect(r.uuid) AS written
+"""
+UPSERT_MENTIONS = """
+UNWIND $rows AS row
+MATCH (ep:Episode {group_id: row.group_id, uuid: row.episode_uuid})
+MATCH (e:Entity {group_id: row.group_id, uuid: row.entity_uuid})
+MERGE (ep)-[m:MENTIONS]->(e)
+SET m.group_id = row.group_id
+RETURN collect(row.episode_uuid + ' ' + row.entity_uuid) AS written
+"""
+
+# --- episodes -----------------------------------------------------------------------------------------
+GET_EPISODE = "MATCH (ep:Episode {group_id: $group_id, uuid: $uuid}) RETURN properties(ep) AS ep"
+_EPISODES = """
+MATCH (ep:Episode {group_id: $group_id})
+WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)
+  AND ($status IS NULL OR ep.status = $status)
+RETURN properties(ep) AS ep
+"""
+EPISODES_NEWEST = _EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit"
+EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
+EPISODES_MENTIONING = """
+MATCH (e:Entity {group_id: $group_id, uuid: $entity_uuid})<-[:MENTIONS]-(ep:Episode {group_id: $group_id})
+RETURN properties(ep) AS ep
+ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
+"""
+
+# --- lookups ------------------------------------------------------------------------------------------
+GET_ENTITIES = """
+UNWIND $uuids AS u
+MATCH (e:Entity {group_id: $group_id, uuid: u})
+RETURN properties(e) AS e
+"""
+GET_FACTS = f"""
+UNWIND $uuids AS u
+MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->()
+RETURN {FACT_MAP} AS fact
+"""
+# $query (lucene.keyword_query) finds the candidates by hashed name; the exact check is on norm_names.
+ENTITIES_BY_NAMES = """
+CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS e
+WHERE e.group_id = $group_id AND any(n IN e.norm_names WHERE n IN $names)
+RETURN properties(e) AS e
+"""
+FACTS_BETWEEN = f"""
+MATCH (x:Entity {{group_id: $group_id, uuid: $a}})-[r:RELATES_TO]-(y:Entity {{group_id: $group_id, uuid: $b}})
+WHERE {FACT_PRED}
+WITH DISTINCT r
+RETURN {FACT_MAP} AS fact
+ORDER BY r.created_at DESC, r.uuid
+"""
+FACTS_AROUND = f"""
+MATCH (x:Entity {{group_id: $group_id}}) WHERE x.uuid IN $uuids
+MATCH (x)-[r:RELATES_TO]-()
+WHERE {FACT_PRED}
+WITH DISTINCT r
+RETURN {FACT_MAP} AS fact
+ORDER BY r.created_at DESC, r.uuid LIMIT $limit
+"""
+NEIGHBOURS_STEP = f"""
+MATCH (x:Entity {{group_id: $group_id}}) WHERE x.uuid IN $frontier
+MATCH (x)-[r:RELATES_TO]-(n:Entity)
+WHERE {FACT_PRED} AND NOT n.uuid IN $seen
+RETURN DISTINCT n.uuid AS uuid
+"""
+MENTION_COUNTS = """
+UNWIND $uuids AS u
+MATCH (e:Entity {group_id: $group_id, uuid: u})
+RETURN u AS uuid, COUNT { (ep:Episode)-[:MENTIONS]->(e) } AS n
+"""
+
+
+# --- search -------------------------------------------------------------------------------------------
+# Index searches: the procedure returns candidates best first by its own score (BM25; for vectors the
+# float32 similarity); the group and filters apply after; the best $limit survivors by that score are
+# returned as {item, score} (no vector property is read: search.vector recomputes the exact cosine).
+# `fetched` (< the requested number: the index is exhausted) and `survivors` drive the over-fetch policy.
+def _index_search(call: str, column: str, pred: str, item: str) -> str:
+    """``pred`` and ``item`` are written over ``h.hit``, the candidate node or relationship."""
+    return f"""
+CALL {call} YIELD {column}, score
+WITH collect({{hit: {column}, score: score}}) AS raw
+WITH size(raw) AS fetched, [h IN raw WHERE h.hit.group_id IN $group_ids AND {pred}] AS hits
+CALL (hits) {{
+  UNWIND hits AS h
+  WITH h ORDER BY h.score DESC LIMIT $limit
+  RETURN collect({{item: {item}, score: h.score}}) AS items
+}}
+RETURN fetched, size(hits) AS survivors, items
+"""
+
+
+_FULLTEXT_NODES = "db.index.fulltext.queryNodes($index, $query, {limit: $fetch})"
+_FULLTEXT_RELS = "db.index.fulltext.queryRelationships($index, $query, {limit: $fetch})"
+_VECTOR_NODES = "db.index.vector.queryNodes($index, $k, $vector)"
+_VECTOR_RELS = "db.index.vector.queryRelationships($index, $k, $vector)"
+_HIT_FACT = _fact_map("h.hit")
+
+SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), "properties(h.hit)")
+SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
+SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", "properties(h.hit)")
+SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", _labels_pred("h.hit"), "properties(h.hit)")
+SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
+SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", "properties(h.hit)")
+
+
+def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:
+    return f"""
+MATCH {match}
+WHERE {v}.group_id IN $group_ids AND {v}.{prop}_dim = size($vector) AND {pred}
+WITH {v} ORDER BY vector.similarity.cosine({v}.{prop}, $vector) DESC LIMIT $limit
+RETURN {item} AS item
+"""
+
+
+SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), "properties(e)")
+SCAN_FACTS_VECTOR = _vector_scan("()-[r:RELATES_TO]->()", "r", "text_embedding", FACT_PRED, FACT_MAP)
+SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", "properties(ep)")
+
+# --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------
+DELETE_FIND_EPISODE = """
+MATCH (ep:Episode {group_id: $group_id, uuid: $uuid})
+OPTIONAL MATCH (ep)-[:MENTIONS]->(e:Entity)
+RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
+"""
+DELETE_SOLE_FACTS = """
+MATCH (a)-[r:RELATES_TO {group_id: $group_id}]->(b)
+WHERE $uuid IN r.episodes AND all(x IN r.episodes WHERE x = $uuid)
+WITH r, r.uuid AS uuid, a.uuid AS source, b.uuid AS target
+DELETE r
+RETURN uuid, source, target
+"""
+DETACH_FROM_FACTS = """
+MATCH (a)-[r:RELATES_TO {group_id: $group_id}]->(b)
+WHERE $uuid IN r.episodes
+SET r.episodes = [x IN r.episodes WHERE x <> $uuid]
+RETURN r.uuid AS uuid, a.uuid AS source, b.uuid AS target
+"""
+DELETE_ORPHAN_ENTITIES = """
+MATCH (ep:Episode {group_id: $group_id, uuid: $uuid})-[:MENTIONS]->(e:Entity)
+WHERE NOT EXISTS { MATCH (other:Episode)-[:MENTIONS]->(e) WHERE other <> ep }
+OPTIONAL MATCH (e)-[r:RELATES_TO]-(o:Entity)
+WITH e, e.uuid AS uuid, [f IN collect({uuid: r.uuid, other: o.uuid}) WHERE f.uuid IS NOT NULL] AS facts
+DETACH DELETE e
+RETURN uuid, facts
+"""
+# Retired by this episode, or by a fact removed above: a contradiction no longer in the graph retires nothing.
+RESTORE_INVALIDATED = """
+CALL () {
+  MATCH ()-[r:RELATES_TO {group_id: $group_id, invalidated_by_episode: $uuid}]->() RETURN r
+  UNION
+  UNWIND $removed AS f
+  MATCH ()-[r:RELATES_TO {group_id: $group_id, invalidated_by_fact: f}]->() RETURN r
+}
+SET r.invalid_at = r.previous_invalid_at, r.expired_at = null, r.invalidated_by_fact = null,
+    r.invalidated_by_episode = null, r.previous_invalid_at = null
+RETURN r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
+"""
+DELETE_EPISODE = "MATCH (ep:Episode {group_id: $group_id, uuid: $uuid}) DETACH DELETE ep"
+
+# --- stats ----------------------------------------------------------------------------------------------
+STATS = f"""
+CALL () {{
+  MATCH (ep:Episode) WHERE $group_id IS NULL OR ep.group_id = $group_id RETURN count(ep) AS episodes
+}}
+CALL () {{
+  MATCH (e:Entity) WHERE $group_id IS NULL OR e.group_id = $group_id RETURN count(e) AS entities
+}}
+CALL () {{
+  MATCH ()-[r:RELATES_TO]->() WHERE $group_id IS NULL OR r.group_id = $group_id
+  RETURN count(r) AS facts, count(CASE WHEN {FACT_PRED} THEN 1 END) AS current_facts
+}}
+CALL () {{
+  MATCH ()-[m:MENTIONS]->() WHERE $group_id IS NULL OR m.group_id = $group_id RETURN count(m) AS mentions
+}}
+RETURN episodes, entities, facts, current_facts, mentions
+"""

@@ -1,0 +1,156 @@
+"""Constraints and indexes of the Neo4j backend: create if missing, verify what is there.
+
+``setup(dim)`` is idempotent (``IF NOT EXISTS``) and cheap when everything already exists (one
+``SHOW INDEXES``). Before creating anything it checks the indexes that exist under our names (``IF NOT
+EXISTS`` would silently keep an old definition): a fulltext or vector index over other properties, or a
+vector index with another similarity function, raises :class:`~epigraph.errors.SchemaMismatch`. A vector
+index of another dimension is recreated while the graph holds no embedding at all, and raises
+``SchemaMismatch`` once it does (the embedded store's rule: the dimension is fixed by the first vector).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import SchemaMismatch, StoreError
+from . import cypher as q
+from .connection import Connection
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSpec:
+    type: str
+    entity_type: str
+    label: str
+    properties: tuple[str, ...]
+    analyzer: str | None = None  # fulltext only; None = the default analyzer
+
+
+_NAME = re.compile(r"(?:CONSTRAINT|INDEX) (\w+) IF NOT EXISTS")
+
+
+def _name(statement: str) -> str:
+    match = _NAME.search(statement)
+    assert match is not None, statement
+    return match.group(1)
+
+
+def _fields(fields: tuple[tuple[str, float], ...]) -> tuple[str, ...]:
+    return (*(name for name, _ in fields), "group_id")
+
+
+VECTOR_SPECS = {
+    q.ENTITY_VECTOR_INDEX: IndexSpec("VECTOR", "NODE", "Entity", ("name_embedding",)),
+    q.FACT_VECTOR_INDEX: IndexSpec("VECTOR", "RELATIONSHIP", "RELATES_TO", ("text_embedding",)),
+    q.EPISODE_VECTOR_INDEX: IndexSpec("VECTOR", "NODE", "Episode", ("content_embedding",)),
+}
+FULLTEXT_SPECS = {
+    q.ENTITY_TEXT_INDEX: IndexSpec("FULLTEXT", "NODE", "Entity", _fields(q.ENTITY_TEXT_FIELDS)),
+    q.FACT_TEXT_INDEX: IndexSpec("FULLTEXT", "RELATIONSHIP", "RELATES_TO", _fields(q.FACT_TEXT_FIELDS)),
+    q.EPISODE_TEXT_INDEX: IndexSpec("FULLTEXT", "NODE", "Episode", _fields(q.EPISODE_TEXT_FIELDS)),
+    q.ENTITY_NAMES_INDEX: IndexSpec("FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), "keyword"),
+}
+ALL_STATEMENTS = (*q.CONSTRAINTS, *q.RANGE_INDEXES, *q.FULLTEXT_INDEXES, *q.VECTOR_INDEXES)
+ALL_NAMES = tuple(_name(s) for s in ALL_STATEMENTS)
+AWAIT_SECONDS = 300
+
+
+async def describe(conn: Connection) -> dict[str, Mapping[str, Any]]:
+    """Our indexes (constraints show up as their backing index) by name."""
+    records = await conn.read(q.SHOW_INDEXES, {"names": list(ALL_NAMES)}, what="schema inspection")
+    return {r["name"]: dict(r) for r in records}
+
+
+def vector_dimensions(info: Mapping[str, Any]) -> int | None:
+    config = (info.get("options") or {}).get("indexConfig") or {}
+    dim = config.get("vector.dimensions")
+    return None if dim is None else int(dim)
+
+
+def check(existing: Mapping[str, Mapping[str, Any]], dim: int | None) -> list[str]:
+    """Raise SchemaMismatch for an index under one of our names with another definition.
+
+    Returns the vector indexes whose dimension differs from ``dim`` (``None``: do not compare).
+    """
+    wrong_dim: list[str] = []
+    for name, spec in {**VECTOR_SPECS, **FULLTEXT_SPECS}.items():
+        info = existing.get(name)
+        if info is None:
+            continue
+        config = (info.get("options") or {}).get("indexConfig") or {}
+        actual = IndexSpec(
+            str(info.get("type")),
+            str(info.get("entityType")),
+            ",".join(info.get("labelsOrTypes") or []),
+            tuple(info.get("properties") or ()),
+            config.get("fulltext.analyzer") if spec.analyzer is not None else None,
+        )
+        if actual != spec:
+            raise SchemaMismatch(
+                f"neo4j index {name!r} is {actual}, expected {spec}; "
+                f"drop it (DROP INDEX {name}) and run setup again"
+            )
+        if spec.type == "VECTOR":
+            _check_similarity(name, info)
+            if dim is not None and vector_dimensions(info) != dim:
+                wrong_dim.append(name)
+    return wrong_dim
+
+
+def _check_similarity(name: str, info: Mapping[str, Any]) -> None:
+    config = (info.get("options") or {}).get("indexConfig") or {}
+    function = str(config.get("vector.similarity_function", "")).lower()
+    if function != "cosine":
+        raise SchemaMismatch(f"neo4j vector index {name!r} uses {function!r} similarity, expected 'cosine'")
+
+
+def _complete(existing: Mapping[str, Mapping[str, Any]]) -> bool:
+    return all(existing.get(n, {}).get("state") == "ONLINE" for n in ALL_NAMES)
+
+
+async def _resize(
+    conn: Connection, existing: Mapping[str, Mapping[str, Any]], names: list[str], dim: int
+) -> None:
+    """Vector indexes of another dimension: recreated while no embedding is stored, else SchemaMismatch.
+
+    The same rule as the embedded store: the dimension can change until the first vector is written.
+    """
+    if not names:
+        return
+    record = (await conn.read(q.HAS_VECTORS, what="schema inspection"))[0]
+    if record["has_vectors"]:
+        name = names[0]
+        raise SchemaMismatch(
+            f"neo4j vector index {name!r} has {vector_dimensions(existing[name])} dimensions but setup asked "
+            f"for {dim}, and the graph already holds embeddings of the old size. Use the embedding model the "
+            f"graph was built with, or re-embed into a fresh database"
+        )
+    for name in names:
+        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
+
+
+async def setup(conn: Connection, dim: int) -> None:
+    """Create what is missing, wait until every index is online, verify the result."""
+    if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
+        raise StoreError(f"embedding_dim must be a positive int, got {dim!r}")
+    existing = await describe(conn)
+    wrong_dim = check(existing, dim)
+    if _complete(existing) and not wrong_dim:
+        return
+    await _resize(conn, existing, wrong_dim, dim)
+    for statement in ALL_STATEMENTS:
+        params = {"dim": dim} if statement in q.VECTOR_INDEXES else None
+        try:
+            await conn.run_write(statement, params, what="schema setup")
+        except StoreError:
+            # A concurrent setup may have created the same rule first; the re-check below decides.
+            if _name(statement) not in await describe(conn):
+                raise
+    await conn.run_write(q.AWAIT_INDEXES, {"timeout": AWAIT_SECONDS}, what="waiting for indexes")
+    if check(await describe(conn), dim):
+        raise SchemaMismatch(
+            f"neo4j vector indexes do not have {dim} dimensions after setup (concurrent setup?)"
+        )

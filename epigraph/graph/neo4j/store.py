@@ -1,0 +1,385 @@
+"""Neo4jStore: the GraphStore Protocol over a real Neo4j 5.26+ (Community is enough).
+
+Connection: the official async driver, created lazily inside the running event loop (``auth=None`` when
+there is no password), ``database_`` passed on every call, one-shot reads through ``execute_query`` and
+exactly one ``execute_write`` transaction per ``write_episode`` / ``delete_episode``. Driver errors
+become :class:`~epigraph.errors.StoreError` / :class:`~epigraph.errors.StoreUnavailable`.
+
+Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embeddings, JSON attributes) and
+``cypher`` (graph layout, every statement). Search policy: see ``search``. Schema: see ``schema``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import neo4j
+
+from ...errors import StoreError
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc, utc_now
+from ..store import (
+    DeletionResult,
+    EntityFilter,
+    EpisodeWrite,
+    FactFilter,
+    Hit,
+    StoreStats,
+    TimeFilter,
+)
+from . import convert, lucene, schema, search
+from . import cypher as q
+from .connection import Connection
+from .deletion import delete_episode_tx
+
+T = TypeVar("T", Entity, Fact)
+
+BATCH = 1000
+NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
+
+
+_ALL_FACTS = FactFilter()
+_ANY_ENTITY = EntityFilter()
+
+
+def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
+    return {
+        "include_retired": flt.include_retired,
+        "as_of": now if flt.as_of is None else to_utc(flt.as_of),
+        "known_at": now if flt.known_at is None else to_utc(flt.known_at),
+    }
+
+
+def _fact_params(flt: FactFilter) -> dict[str, Any]:
+    relations = None if flt.relations is None else list(flt.relations)
+    return {**_time_params(flt.time, utc_now()), "relations": relations}
+
+
+def _entity_params(flt: EntityFilter) -> dict[str, Any]:
+    return {"labels": None if flt.labels is None else list(flt.labels)}
+
+
+def _unique(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _in_order(items: list[T], uuids: Sequence[str]) -> list[T]:
+    """``items`` in the order of ``uuids`` (first occurrence); missing ones skipped."""
+    by_uuid = {item.uuid: item for item in items}
+    return [by_uuid[u] for u in _unique(uuids) if u in by_uuid]
+
+
+def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    return [rows[i : i + BATCH] for i in range(0, len(rows), BATCH)]
+
+
+class Neo4jStore:
+    """The temporal graph in Neo4j. See the module docstring and ``graph.store.GraphStore``."""
+
+    def __init__(
+        self,
+        uri: str,
+        user: str = "neo4j",
+        password: str | None = None,
+        database: str = "neo4j",
+        *,
+        driver: neo4j.AsyncDriver | None = None,
+        connection_timeout: float = 10.0,
+        max_retry_time: float = 15.0,
+    ) -> None:
+        """``driver``: an existing ``AsyncDriver`` to borrow (then ``close`` leaves it open)."""
+        self._conn = Connection(
+            uri,
+            user,
+            password,
+            database,
+            driver=driver,
+            connection_timeout=connection_timeout,
+            max_retry_time=max_retry_time,
+        )
+        self._vector_dims: dict[str, int | None] | None = None
+
+    def __repr__(self) -> str:
+        return f"Neo4jStore(uri={self._conn.uri!r}, database={self._conn.database!r})"
+
+    async def __aenter__(self) -> Neo4jStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+    async def setup(self, embedding_dim: int) -> None:
+        await schema.setup(self._conn, embedding_dim)
+        self._vector_dims = {name: embedding_dim for name in schema.VECTOR_SPECS}
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def _dim(self) -> int | None:
+        """The embedding dimension of this graph (``None`` before any setup)."""
+        return await self._index_dim(q.ENTITY_VECTOR_INDEX)
+
+    async def _index_dim(self, index: str) -> int | None:
+        """The dimension of one of our vector indexes (``None`` when it does not exist)."""
+        if self._vector_dims is None:
+            existing = await schema.describe(self._conn)
+            self._vector_dims = {
+                name: schema.vector_dimensions(existing[name]) if name in existing else None
+                for name in schema.VECTOR_SPECS
+            }
+        return self._vector_dims.get(index)
+
+    # --- episodes ----------------------------------------------------------------------------------------
+    async def save_episode(self, episode: Episode) -> None:
+        _check_dims(EpisodeWrite(episode=episode), await self._dim())
+        rows = [convert.episode_props(episode)]
+        await self._conn.run_write(q.UPSERT_EPISODES, {"rows": rows}, what="save_episode")
+
+    async def get_episode(self, group_id: str, uuid: str) -> Episode | None:
+        records = await self._conn.read(q.GET_EPISODE, {"group_id": group_id, "uuid": uuid})
+        return convert.episode_from(records[0]["ep"]) if records else None
+
+    async def episodes(
+        self,
+        group_id: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 100,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        if limit <= 0:
+            return []
+        params = {
+            "group_id": group_id,
+            "since": None if since is None else to_utc(since),
+            "until": None if until is None else to_utc(until),
+            "status": None if status is None else EpisodeStatus(status).value,
+            "limit": limit,
+        }
+        statement = q.EPISODES_NEWEST if newest_first else q.EPISODES_OLDEST
+        return [convert.episode_from(r["ep"]) for r in await self._conn.read(statement, params)]
+
+    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]:
+        if limit <= 0:
+            return []
+        params = {"group_id": group_id, "entity_uuid": entity_uuid, "limit": limit}
+        return [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_MENTIONING, params)]
+
+    async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> DeletionResult:
+            return await delete_episode_tx(tx, group_id, uuid)
+
+        return await self._conn.write(work, what="delete_episode")
+
+    # --- the atomic write ----------------------------------------------------------------------------------
+    async def write_episode(self, write: EpisodeWrite) -> None:
+        _check_groups(write)
+        _check_dims(write, await self._dim())
+        episode = [convert.episode_props(write.episode)]
+        entities = [convert.entity_props(e) for e in write.entities]
+        facts = [convert.fact_row(f) for f in write.facts]
+        mentions = [convert.mention_row(m) for m in write.mentions]
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await (await tx.run(q.UPSERT_EPISODES, {"rows": episode})).consume()
+            for batch in _batches(entities):
+                await (await tx.run(q.UPSERT_ENTITIES, {"rows": batch})).consume()
+            for batch in _batches(facts):
+                await _expect_written(tx, q.UPSERT_FACTS, batch, [r["uuid"] for r in batch], "fact")
+            for batch in _batches(mentions):
+                keys = [f"{r['episode_uuid']} {r['entity_uuid']}" for r in batch]
+                await _expect_written(tx, q.UPSERT_MENTIONS, batch, keys, "mention")
+
+        await self._conn.write(work, what="write_episode")
+
+    # --- lookups ------------------------------------------------------------------------------------------
+    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
+        if not uuids:
+            return []
+        records = await self._conn.read(q.GET_ENTITIES, {"group_id": group_id, "uuids": _unique(uuids)})
+        return _in_order([convert.entity_from(r["e"]) for r in records], uuids)
+
+    async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
+        if not uuids:
+            return []
+        records = await self._conn.read(q.GET_FACTS, {"group_id": group_id, "uuids": _unique(uuids)})
+        return _in_order([convert.fact_from(r["fact"]) for r in records], uuids)
+
+    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
+        """Exact lookup through the keyword index on hashed normalized names (no scan of the group)."""
+        keys = convert.normalized(names)
+        wanted = sorted(set(keys.values()))
+        found: dict[str, Entity] = {}
+        for i in range(0, len(wanted), NAMES_PER_QUERY):
+            chunk = wanted[i : i + NAMES_PER_QUERY]
+            query = lucene.keyword_query("name_keys", [convert.name_key(n) for n in chunk], group_id)
+            params = {"index": q.ENTITY_NAMES_INDEX, "query": query, "group_id": group_id, "names": chunk}
+            for record in await self._conn.read(q.ENTITIES_BY_NAMES, params, what="entities_by_names"):
+                entity = convert.entity_from(record["e"])
+                found[entity.uuid] = entity
+        entities = sorted(found.values(), key=_created_order)
+        return {name: [e for e in entities if key in e.normalized_names] for name, key in keys.items()}
+
+    async def facts_between(
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = _ALL_FACTS
+    ) -> list[Fact]:
+        params = {"group_id": group_id, "a": a_uuid, "b": b_uuid, **_fact_params(flt)}
+        return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_BETWEEN, params)]
+
+    async def facts_around(
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = _ALL_FACTS, limit: int = 200
+    ) -> list[Fact]:
+        if not entity_uuids or limit <= 0:
+            return []
+        params = {"group_id": group_id, "uuids": _unique(entity_uuids), "limit": limit, **_fact_params(flt)}
+        return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_AROUND, params)]
+
+    async def neighbours(
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = _ALL_FACTS
+    ) -> dict[str, int]:
+        """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths)."""
+        frontier = _unique(entity_uuids)
+        seen = set(frontier)
+        distances: dict[str, int] = {}
+        params = {"group_id": group_id, **_fact_params(flt)}
+        for hop in range(1, depth + 1):
+            if not frontier:
+                break
+            args = {**params, "frontier": frontier, "seen": sorted(seen)}
+            records = await self._conn.read(q.NEIGHBOURS_STEP, args, what="neighbours")
+            frontier = [r["uuid"] for r in records if r["uuid"] not in seen]
+            seen.update(frontier)
+            distances.update((uuid, hop) for uuid in frontier)
+        return distances
+
+    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]:
+        """Every requested uuid is a key (0 when never mentioned or unknown)."""
+        counts = dict.fromkeys(entity_uuids, 0)
+        if not counts:
+            return counts
+        params = {"group_id": group_id, "uuids": list(counts)}
+        counts.update({r["uuid"]: int(r["n"]) for r in await self._conn.read(q.MENTION_COUNTS, params)})
+        return counts
+
+    # --- search ------------------------------------------------------------------------------------------
+    async def search_entities_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = _ANY_ENTITY
+    ) -> list[Hit[Entity]]:
+        pairs = await search.fulltext(
+            self._conn, q.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
+            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
+            params=_entity_params(flt),
+        )  # fmt: skip
+        return [Hit(convert.entity_from(item), score) for item, score in pairs]
+
+    async def search_facts_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = _ALL_FACTS
+    ) -> list[Hit[Fact]]:
+        pairs = await search.fulltext(
+            self._conn, q.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
+            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["props"]["uuid"],
+            params=_fact_params(flt),
+        )  # fmt: skip
+        return [Hit(convert.fact_from(item), score) for item, score in pairs]
+
+    async def search_episodes_text(
+        self, group_ids: Sequence[str], query: str, limit: int = 10
+    ) -> list[Hit[Episode]]:
+        pairs = await search.fulltext(
+            self._conn, q.SEARCH_EPISODES_TEXT, index=q.EPISODE_TEXT_INDEX, fields=q.EPISODE_TEXT_FIELDS,
+            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
+        )  # fmt: skip
+        return [Hit(convert.episode_from(item), score) for item, score in pairs]
+
+    async def search_entities_vector(
+        self,
+        group_ids: Sequence[str],
+        vector: Sequence[float],
+        limit: int = 10,
+        flt: EntityFilter = _ANY_ENTITY,
+    ) -> list[Hit[Entity]]:
+        pairs = await search.vector(
+            self._conn, q.SEARCH_ENTITIES_VECTOR, q.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
+            index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX), group_ids=group_ids, query=vector,
+            limit=limit, embedding_of=lambda item: item["name_embedding"], uuid_of=lambda item: item["uuid"],
+            params=_entity_params(flt),
+        )  # fmt: skip
+        return [Hit(convert.entity_from(item), score) for item, score in pairs]
+
+    async def search_facts_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = _ALL_FACTS
+    ) -> list[Hit[Fact]]:
+        pairs = await search.vector(
+            self._conn, q.SEARCH_FACTS_VECTOR, q.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
+            index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
+            limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
+            uuid_of=lambda item: item["props"]["uuid"], params=_fact_params(flt),
+        )  # fmt: skip
+        return [Hit(convert.fact_from(item), score) for item, score in pairs]
+
+    async def search_episodes_vector(
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+    ) -> list[Hit[Episode]]:
+        """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
+        pairs = await search.vector(
+            self._conn, q.SEARCH_EPISODES_VECTOR, q.SCAN_EPISODES_VECTOR, index=q.EPISODE_VECTOR_INDEX,
+            index_dim=await self._index_dim(q.EPISODE_VECTOR_INDEX), group_ids=group_ids, query=vector,
+            limit=limit, embedding_of=lambda item: item["content_embedding"],
+            uuid_of=lambda item: item["uuid"],
+        )  # fmt: skip
+        return [Hit(convert.episode_from(item), score) for item, score in pairs]
+
+    async def stats(self, group_id: str | None = None) -> StoreStats:
+        params = {"group_id": group_id, **_fact_params(FactFilter())}
+        record = (await self._conn.read(q.STATS, params, what="stats"))[0]
+        return StoreStats(
+            episodes=int(record["episodes"]),
+            entities=int(record["entities"]),
+            facts=int(record["facts"]),
+            current_facts=int(record["current_facts"]),
+            mentions=int(record["mentions"]),
+        )
+
+
+def _created_order(entity: Entity) -> tuple[datetime, str]:
+    return entity.created_at, entity.uuid
+
+
+def _check_groups(write: EpisodeWrite) -> None:
+    group_id = write.episode.group_id
+    items: list[Entity | Fact | Mention] = [*write.entities, *write.facts, *write.mentions]
+    for item in items:
+        if item.group_id != group_id:
+            raise StoreError(
+                f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
+                "nothing crosses groups"
+            )
+
+
+def _check_dims(write: EpisodeWrite, dim: int | None) -> None:
+    """Every embedding has the graph's dimension (the vector indexes would silently skip the others)."""
+    if dim is None:
+        return
+    vectors = [write.episode.content_embedding, *(e.name_embedding for e in write.entities)]
+    vectors += [f.text_embedding for f in write.facts]
+    for vector in vectors:
+        if vector is not None and len(vector) != dim:
+            raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
+
+
+async def _expect_written(
+    tx: neo4j.AsyncManagedTransaction, statement: str, rows: list[dict[str, Any]], keys: list[str], kind: str
+) -> None:
+    """Run an upsert that MATCHes its endpoints; a row whose endpoint is missing fails the transaction."""
+    result = await tx.run(statement, {"rows": rows})
+    record = await result.single(strict=True)
+    missing = sorted(set(keys) - set(record["written"]))
+    if missing:
+        raise StoreError(
+            f"{len(missing)} {kind}(s) point at an entity or episode missing from the group "
+            f"(first: {missing[0]}); the episode write was rolled back"
+        )

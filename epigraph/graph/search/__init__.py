@@ -1,0 +1,94 @@
+"""Hybrid search over the temporal graph: retrievers, fusion, recipes, filters, typed results.
+
+- :func:`search` — facts (with endpoints), entities and episodes for a query, per a :class:`SearchConfig`;
+- :func:`entity_view` — one entity: summary, aliases, current facts, retired history, episodes;
+- :func:`subgraph` — a picture of an entity's neighbourhood (SVG / self-contained HTML);
+- :class:`EpisodeList`, :class:`StatsView` — tables/JSON for plain store reads (the CLI's episodes, stats);
+- recipes (frozen, module-level): ``COMBINED`` (the default), ``FACTS_HYBRID``, ``FACTS_HYBRID_RRF``,
+  ``ENTITIES_HYBRID``, ``EPISODES_HYBRID``, ... and :data:`RECIPES` by name;
+- :mod:`.fusion` — the pure ranking functions (RRF, score fusion, MMR, node distance, mentions).
+"""
+
+from __future__ import annotations
+
+from .config import (
+    COMBINED,
+    COMBINED_RRF,
+    DEFAULT,
+    ENTITIES_HYBRID,
+    ENTITIES_HYBRID_MMR,
+    ENTITIES_HYBRID_RRF,
+    ENTITIES_MENTIONS,
+    ENTITIES_NODE_DISTANCE,
+    EPISODES_BM25,
+    EPISODES_HYBRID,
+    EPISODES_HYBRID_MMR,
+    EPISODES_HYBRID_RRF,
+    EPISODES_HYBRID_RRF_K60,
+    EPISODES_VECTOR,
+    FACTS_BM25,
+    FACTS_HYBRID,
+    FACTS_HYBRID_MENTIONS,
+    FACTS_HYBRID_MMR,
+    FACTS_HYBRID_RRF,
+    FACTS_NODE_DISTANCE,
+    FACTS_VECTOR,
+    RECIPES,
+    Fusion,
+    Reranker,
+    Retriever,
+    ScopeConfig,
+    SearchConfig,
+    recipe,
+)
+from .draw import GraphDrawing
+from .engine import search
+from .entity import EntityView, RetiredFact, closest_names, entity_view, subgraph
+from .fusion import Normalization
+from .listing import EpisodeList, StatsView
+from .results import EntityResult, EpisodeResult, FactResult, SearchResults
+
+__all__ = [
+    "COMBINED",
+    "COMBINED_RRF",
+    "DEFAULT",
+    "ENTITIES_HYBRID",
+    "ENTITIES_HYBRID_MMR",
+    "ENTITIES_HYBRID_RRF",
+    "ENTITIES_MENTIONS",
+    "ENTITIES_NODE_DISTANCE",
+    "EPISODES_BM25",
+    "EPISODES_HYBRID",
+    "EPISODES_HYBRID_MMR",
+    "EPISODES_HYBRID_RRF",
+    "EPISODES_HYBRID_RRF_K60",
+    "EPISODES_VECTOR",
+    "FACTS_BM25",
+    "FACTS_HYBRID",
+    "FACTS_HYBRID_MENTIONS",
+    "FACTS_HYBRID_MMR",
+    "FACTS_HYBRID_RRF",
+    "FACTS_NODE_DISTANCE",
+    "FACTS_VECTOR",
+    "RECIPES",
+    "EntityResult",
+    "EntityView",
+    "EpisodeList",
+    "EpisodeResult",
+    "FactResult",
+    "Fusion",
+    "GraphDrawing",
+    "Normalization",
+    "Reranker",
+    "RetiredFact",
+    "Retriever",
+    "ScopeConfig",
+    "SearchConfig",
+    "SearchResults",
+    "StatsView",
+    "closest_names",
+    "entity_view",
+    "recipe",
+    "search",
+    "subgraph",
+]

@@ -1,0 +1,344 @@
+"""One entity in full: summary, aliases, current facts, history of retired facts, episodes mentioning it.
+
+::
+
+    view = await entity_view(store, "acme", "Alice")      # a name, an alias or a uuid
+    view.current          # facts valid now, with both endpoints
+    view.history          # retired facts: when, and which fact / episode retired them
+    view.episodes         # the episodes that mention Alice, newest first
+    view.draw().save("alice.html")
+
+An unknown name raises :class:`~epigraph.errors.EntityNotFound` carrying the closest names (fulltext,
+plus vector search when an embedder is given, ordered by string similarity to what was typed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rich.console import RenderableType
+
+from ...embed import Embedder
+from ...errors import EntityNotFound
+from ..model import Entity, Episode, Fact, normalize_name, utc_now
+from ..store import EVERYTHING, FactFilter, GraphStore
+from ..temporal import is_current
+from . import render
+from ._tasks import gather
+from .draw import GraphDrawing
+from .results import entity_dict, episode_dict, fact_dict, subgraph_drawing, to_networkx
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredFact:
+    """A fact that is no longer current, and what retired it (``by_fact`` / ``by_episode``, if recorded)."""
+
+    fact: Fact
+    retired_at: datetime | None
+    """System time: when the graph retired it (``expired_at``)."""
+    by_fact: Fact | None = None
+    by_episode: Episode | None = None
+
+    @property
+    def ended_at(self) -> datetime | None:
+        """Event time: when it stopped being true (``invalid_at``)."""
+        return self.fact.invalid_at
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fact": fact_dict(self.fact),
+            "retired_at": self.retired_at.isoformat() if self.retired_at else None,
+            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "by_fact": fact_dict(self.by_fact) if self.by_fact else None,
+            "by_episode": episode_dict(self.by_episode) if self.by_episode else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EntityView:
+    entity: Entity
+    current: tuple[Fact, ...]
+    history: tuple[RetiredFact, ...]
+    episodes: tuple[Episode, ...]
+    mentions: int
+    neighbours: Mapping[str, Entity]
+    """Every other endpoint of its facts (current and retired), by uuid."""
+    same_name: tuple[Entity, ...] = ()
+    """Other entities that share the looked-up name (the most mentioned one was chosen)."""
+
+    @property
+    def name(self) -> str:
+        return self.entity.name
+
+    @property
+    def summary(self) -> str:
+        return self.entity.summary
+
+    @property
+    def aliases(self) -> list[str]:
+        return list(self.entity.aliases)
+
+    def _name(self, uuid: str) -> str:
+        if uuid == self.entity.uuid:
+            return self.entity.name
+        other = self.neighbours.get(uuid)
+        return other.name if other else uuid[:8]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entity": entity_dict(self.entity),
+            "mentions": self.mentions,
+            "current": [self._fact_dict(f) for f in self.current],
+            "history": [{**r.to_dict(), **self._names(r.fact)} for r in self.history],
+            "episodes": [episode_dict(e) for e in self.episodes],
+            "same_name": [entity_dict(e) for e in self.same_name],
+        }
+
+    def _names(self, fact: Fact) -> dict[str, str]:
+        return {"source_name": self._name(fact.source_uuid), "target_name": self._name(fact.target_uuid)}
+
+    def _fact_dict(self, fact: Fact) -> dict[str, Any]:
+        return {**fact_dict(fact), **self._names(fact)}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def tables(self) -> list[render.Table]:
+        current = tuple(
+            (
+                self._name(f.source_uuid),
+                f.relation,
+                self._name(f.target_uuid),
+                render.shorten(f.text),
+                render.fmt_time(f.valid_at),
+            )
+            for f in self.current
+        )
+        history = tuple(
+            (
+                self._name(r.fact.source_uuid),
+                r.fact.relation,
+                self._name(r.fact.target_uuid),
+                render.shorten(r.fact.text, 80),
+                render.fmt_interval(r.fact.valid_at, r.fact.invalid_at),
+                render.fmt_time(r.retired_at),
+                render.shorten(r.by_fact.text, 60) if r.by_fact else "",
+            )
+            for r in self.history
+        )
+        episodes = tuple(
+            (render.fmt_time(e.reference_time), render.shorten(e.content, 110)) for e in self.episodes
+        )
+        return [
+            render.Table("Current facts", ("source", "relation", "target", "fact", "since"), current),
+            render.Table(
+                "History (retired facts)",
+                ("source", "relation", "target", "fact", "valid", "retired", "retired by"),
+                history,
+                dim_rows=frozenset(range(len(history))),
+            ),
+            render.Table(f"Episodes mentioning it ({self.mentions})", ("when", "content"), episodes),
+        ]
+
+    def _header(self) -> str:
+        e = self.entity
+        parts = [e.name]
+        if e.labels:
+            parts.append(f"[{', '.join(e.labels)}]")
+        if e.aliases:
+            parts.append(f"aka {', '.join(e.aliases)}")
+        return " ".join(parts) + (f"\n{e.summary}" if e.summary else "")
+
+    def __rich__(self) -> RenderableType:
+        from rich.console import Group
+        from rich.text import Text
+
+        return Group(Text(self._header(), style="bold"), render.rich_group(self.tables()))
+
+    def render_table(self) -> RenderableType:
+        return self.__rich__()
+
+    def _repr_html_(self) -> str:
+        return render.html_tables(self.tables(), header=self._header())
+
+    def to_pandas(self) -> Any:
+        """Its facts (current and retired) as a DataFrame, with a ``current`` column."""
+        pd = render.require("pandas")
+        rows = [{"current": True, **self._fact_dict(f)} for f in self.current]
+        rows += [{"current": False, **self._fact_dict(r.fact)} for r in self.history]
+        return pd.DataFrame(rows)
+
+    def to_networkx(self) -> Any:
+        facts = [*self.current, *(r.fact for r in self.history)]
+        return to_networkx({self.entity.uuid: self.entity, **self.neighbours}, facts)
+
+    def draw(self, include_retired: bool = True) -> GraphDrawing:
+        """Its neighbourhood as a picture, the entity in the middle (retired facts dashed)."""
+        facts = [*self.current, *(r.fact for r in self.history)] if include_retired else list(self.current)
+        entities = {self.entity.uuid: self.entity, **self.neighbours}
+        return subgraph_drawing(entities, facts, center=self.entity.uuid, title=self.entity.name)
+
+
+async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
+    """For each ref (a uuid, a name or an alias) the entities it denotes in the group."""
+    by_uuid = {e.uuid: e for e in await store.get_entities(group_id, list(refs))}
+    found: dict[str, list[Entity]] = {ref: [by_uuid[ref]] for ref in refs if ref in by_uuid}
+    names = [ref for ref in refs if ref not in found]
+    if names:
+        matches = await store.entities_by_names(group_id, names)
+        found.update({ref: list(matches.get(ref, [])) for ref in names})
+    return found
+
+
+async def closest_names(
+    store: GraphStore, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5
+) -> list[str]:
+    """Names of the entities closest to ``name`` (fulltext, plus vectors when an embedder is given)."""
+    candidates = [h.item for h in await store.search_entities_text(group_ids, name, limit=20)]
+    if embedder is not None:
+        vector = (await embedder.embed([name]))[0]
+        candidates += [
+            h.item for h in await store.search_entities_vector(group_ids, list(map(float, vector)), 20)
+        ]
+    target = normalize_name(name)
+
+    def similarity(entity: Entity) -> float:
+        return max(difflib.SequenceMatcher(None, target, n).ratio() for n in entity.normalized_names)
+
+    names = [
+        e.name for e in sorted(dict((e.uuid, e) for e in candidates).values(), key=similarity, reverse=True)
+    ]
+    return list(dict.fromkeys(names))[:limit]
+
+
+async def resolve_center(
+    store: GraphStore, group_ids: Sequence[str], center: str | Iterable[str]
+) -> dict[str, tuple[str, ...]]:
+    """Center uuids per group for entity refs (uuids or names); EntityNotFound when a ref matches nothing."""
+    refs = [center] if isinstance(center, str) else list(dict.fromkeys(center))
+    per_group: dict[str, tuple[str, ...]] = {}
+    matched: set[str] = set()
+    for group_id in group_ids:
+        found = await find_entities(store, group_id, refs)
+        uuids = tuple(dict.fromkeys(e.uuid for ref in refs for e in found.get(ref, [])))
+        matched.update(ref for ref in refs if found.get(ref))
+        if uuids:
+            per_group[group_id] = uuids
+    for ref in refs:
+        if ref not in matched:
+            raise EntityNotFound(
+                ref, ", ".join(group_ids), closest=await closest_names(store, group_ids, ref)
+            )
+    return per_group
+
+
+async def _pick(
+    store: GraphStore, group_id: str, candidates: list[Entity]
+) -> tuple[Entity, tuple[Entity, ...]]:
+    """The most mentioned of several same-named entities (ties: the oldest), and the others."""
+    if len(candidates) == 1:
+        return candidates[0], ()
+    counts = await store.mention_counts(group_id, [e.uuid for e in candidates])
+    ordered = sorted(candidates, key=lambda e: (-counts.get(e.uuid, 0), e.created_at, e.uuid))
+    return ordered[0], tuple(ordered[1:])
+
+
+async def entity_view(
+    store: GraphStore,
+    group_id: str,
+    name_or_uuid: str,
+    *,
+    embedder: Embedder | None = None,
+    episodes_limit: int = 50,
+    facts_limit: int = 500,
+) -> EntityView:
+    """Everything known about one entity (see the module docstring)."""
+    found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
+    if not found:
+        closest = await closest_names(store, [group_id], name_or_uuid, embedder)
+        raise EntityNotFound(name_or_uuid, group_id, closest=closest)
+    entity, same_name = await _pick(store, group_id, found)
+    facts, episodes, counts = await gather(
+        [
+            store.facts_around(group_id, [entity.uuid], FactFilter(EVERYTHING), facts_limit),
+            store.episodes_mentioning(group_id, entity.uuid, episodes_limit),
+            store.mention_counts(group_id, [entity.uuid]),
+        ]
+    )
+    now = utc_now()
+    current = sorted((f for f in facts if is_current(f, now)), key=_newest_first)
+    retired = sorted((f for f in facts if not is_current(f, now)), key=_newest_first)
+    history, neighbours = await _history_and_neighbours(store, group_id, entity, facts, retired)
+    return EntityView(
+        entity=entity,
+        current=tuple(current),
+        history=tuple(history),
+        episodes=tuple(episodes),
+        mentions=counts.get(entity.uuid, 0),
+        neighbours=neighbours,
+        same_name=same_name,
+    )
+
+
+def _newest_first(fact: Fact) -> tuple[float, str]:
+    when = fact.valid_at or fact.created_at
+    return -when.timestamp(), fact.uuid
+
+
+async def _history_and_neighbours(
+    store: GraphStore, group_id: str, entity: Entity, facts: list[Fact], retired: list[Fact]
+) -> tuple[list[RetiredFact], dict[str, Entity]]:
+    """Resolve what retired each fact (fact + episode) and every other endpoint, concurrently."""
+    by_fact_ids = list(dict.fromkeys(f.invalidated_by.fact_uuid for f in retired if f.invalidated_by))
+    episode_ids = list(dict.fromkeys(f.invalidated_by.episode_uuid for f in retired if f.invalidated_by))
+    by_facts_list, *episode_list = await gather(
+        [store.get_facts(group_id, by_fact_ids), *(store.get_episode(group_id, uid) for uid in episode_ids)]
+    )
+    by_facts = {f.uuid: f for f in by_facts_list}
+    episodes = {e.uuid: e for e in episode_list if e is not None}
+    endpoint_ids = {u for f in [*facts, *by_facts.values()] for u in (f.source_uuid, f.target_uuid)}
+    endpoint_ids.discard(entity.uuid)
+    neighbours = {e.uuid: e for e in await store.get_entities(group_id, sorted(endpoint_ids))}
+    history = [
+        RetiredFact(
+            fact=f,
+            retired_at=f.expired_at,
+            by_fact=by_facts.get(f.invalidated_by.fact_uuid) if f.invalidated_by else None,
+            by_episode=episodes.get(f.invalidated_by.episode_uuid) if f.invalidated_by else None,
+        )
+        for f in retired
+    ]
+    return history, neighbours
+
+
+async def subgraph(
+    store: GraphStore,
+    group_id: str,
+    name_or_uuid: str,
+    *,
+    depth: int = 1,
+    include_retired: bool = False,
+    limit: int = 200,
+) -> GraphDrawing:
+    """A picture of the facts within ``depth`` hops of an entity (current ones unless ``include_retired``)."""
+    found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
+    if not found:
+        raise EntityNotFound(
+            name_or_uuid, group_id, closest=await closest_names(store, [group_id], name_or_uuid)
+        )
+    entity, _ = await _pick(store, group_id, found)
+    flt = FactFilter(EVERYTHING) if include_retired else FactFilter()
+    inner = [entity.uuid]
+    if depth > 1:
+        inner += list(await store.neighbours(group_id, [entity.uuid], depth - 1, flt))
+    facts = await store.facts_around(group_id, inner, flt, limit)
+    ids = sorted({u for f in facts for u in (f.source_uuid, f.target_uuid)} | {entity.uuid})
+    entities = {e.uuid: e for e in await store.get_entities(group_id, ids)}
+    return subgraph_drawing(
+        entities, facts, center=entity.uuid, title=f"{entity.name} ({depth} hop{'s' * (depth > 1)})"
+    )

@@ -1,0 +1,112 @@
+"""Shared presentation helpers: one row model rendered as a rich table, an HTML table or JSON-ready values.
+
+Result types describe themselves as ``Table(title, columns, rows)`` of plain strings; this module turns
+that into a terminal table (``rich``) or a self-contained HTML table for notebooks. No I/O.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table as RichTable
+from rich.text import Text
+
+_CSS = (
+    "<style>.epigraph-table{border-collapse:collapse;font-family:sans-serif;font-size:13px;margin:4px 0 12px}"
+    ".epigraph-table caption{text-align:left;font-weight:bold;padding:4px 0}"
+    ".epigraph-table th,.epigraph-table td{border:1px solid #ddd;padding:3px 8px;text-align:left;"
+    "vertical-align:top}.epigraph-table th{background:#f3f3f3}.epigraph-table td.num{text-align:right}"
+    ".epigraph-table tr.retired td{color:#888}</style>"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A titled table of display strings; ``dim_rows`` marks rows to show muted (retired facts)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: frozenset[str] = frozenset()
+    dim_rows: frozenset[int] = frozenset()
+    empty: str = "(none)"
+
+
+def fmt_time(value: datetime | None, missing: str = "") -> str:
+    """A compact UTC timestamp: date only at midnight, else minutes."""
+    if value is None:
+        return missing
+    if (value.hour, value.minute, value.second, value.microsecond) == (0, 0, 0, 0):
+        return value.strftime("%Y-%m-%d")
+    return value.strftime("%Y-%m-%d %H:%M")
+
+
+def fmt_interval(valid_at: datetime | None, invalid_at: datetime | None) -> str:
+    if valid_at is None and invalid_at is None:
+        return ""
+    return f"{fmt_time(valid_at, '…')} → {fmt_time(invalid_at, 'now')}"
+
+
+def fmt_score(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def shorten(text: str, width: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def rich_table(table: Table) -> RenderableType:
+    if not table.rows:
+        return Text(f"{table.title}: {table.empty}", style="dim")
+    out = RichTable(title=table.title, title_justify="left", show_lines=False, expand=False)
+    for col in table.columns:
+        out.add_column(col, justify="right" if col in table.numeric else "left", overflow="fold")
+    for i, row in enumerate(table.rows):
+        out.add_row(*row, style="dim" if i in table.dim_rows else None)
+    return out
+
+
+def rich_group(tables: Sequence[Table]) -> RenderableType:
+    return Group(*(rich_table(t) for t in tables))
+
+
+def html_table(table: Table) -> str:
+    caption = f"<caption>{html.escape(table.title)}</caption>"
+    if not table.rows:
+        return f'<table class="epigraph-table">{caption}<tr><td>{html.escape(table.empty)}</td></tr></table>'
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = []
+    for i, row in enumerate(table.rows):
+        cells = "".join(
+            f'<td class="num">{html.escape(v)}</td>' if c in table.numeric else f"<td>{html.escape(v)}</td>"
+            for c, v in zip(table.columns, row, strict=True)
+        )
+        cls = ' class="retired"' if i in table.dim_rows else ""
+        body.append(f"<tr{cls}>{cells}</tr>")
+    rows = "".join(body)
+    return (
+        f'<table class="epigraph-table">{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    )
+
+
+def html_tables(tables: Sequence[Table], header: str = "") -> str:
+    top = f"<div><b>{html.escape(header)}</b></div>" if header else ""
+    return _CSS + top + "".join(html_table(t) for t in tables)
+
+
+def require(module: str, extra: str = "notebook") -> Any:
+    """Import an optional dependency or say exactly how to get it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{module} is needed for this; install it with `pip install 'epigraph[{extra}]'`"
+        ) from exc

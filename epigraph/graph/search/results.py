@@ -1,0 +1,372 @@
+"""Typed search results: facts with their endpoint entities, entities, episodes, each with scores.
+
+Every result renders as a table in the terminal (``rich``: ``console.print(results)``), as HTML in a
+notebook (``_repr_html_``), exports to JSON (``to_dict`` / ``to_json``), pandas (``to_pandas``),
+networkx (``to_networkx``) and an SVG picture (``draw``). pandas and networkx are optional imports.
+Embeddings are left out of every export (they are large and rarely wanted; read them from the models).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rich.console import RenderableType
+
+from ..model import Entity, Episode, Fact, utc_now
+from . import render
+from .draw import Edge, GraphDrawing, Node
+
+
+def entity_dict(entity: Entity) -> dict[str, Any]:
+    return entity.model_dump(mode="json", exclude={"name_embedding"})
+
+
+def fact_dict(fact: Fact) -> dict[str, Any]:
+    return fact.model_dump(mode="json", exclude={"text_embedding"})
+
+
+def episode_dict(episode: Episode) -> dict[str, Any]:
+    return episode.model_dump(mode="json", exclude={"content_embedding", "report"})
+
+
+def is_retired(fact: Fact, now: datetime | None = None) -> bool:
+    """Retired = no longer current: expired by the graph, or its validity ended before ``now``."""
+    if fact.expired_at is not None:
+        return True
+    return fact.invalid_at is not None and fact.invalid_at <= (now or utc_now())
+
+
+def entity_name(entity: Entity | None, fallback: str) -> str:
+    return entity.name if entity is not None else fallback
+
+
+@dataclass(frozen=True, slots=True)
+class FactResult:
+    """A fact, its two endpoint entities and its score (``scores``: each retriever's raw score)."""
+
+    fact: Fact
+    source: Entity | None
+    target: Entity | None
+    score: float
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def uuid(self) -> str:
+        return self.fact.uuid
+
+    @property
+    def text(self) -> str:
+        return self.fact.text
+
+    @property
+    def relation(self) -> str:
+        return self.fact.relation
+
+    @property
+    def source_name(self) -> str:
+        return entity_name(self.source, self.fact.source_uuid)
+
+    @property
+    def target_name(self) -> str:
+        return entity_name(self.target, self.fact.target_uuid)
+
+    @property
+    def retired(self) -> bool:
+        return is_retired(self.fact)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "scores": dict(self.scores),
+            "fact": fact_dict(self.fact),
+            "source": entity_dict(self.source) if self.source else None,
+            "target": entity_dict(self.target) if self.target else None,
+        }
+
+    def row(self) -> dict[str, Any]:
+        f = self.fact
+        return {
+            "score": self.score,
+            "uuid": f.uuid,
+            "source": self.source_name,
+            "relation": f.relation,
+            "target": self.target_name,
+            "text": f.text,
+            "valid_at": f.valid_at,
+            "invalid_at": f.invalid_at,
+            "created_at": f.created_at,
+            "expired_at": f.expired_at,
+            "episodes": len(f.episodes),
+            "group_id": f.group_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EntityResult:
+    entity: Entity
+    score: float
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def uuid(self) -> str:
+        return self.entity.uuid
+
+    @property
+    def name(self) -> str:
+        return self.entity.name
+
+    @property
+    def summary(self) -> str:
+        return self.entity.summary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "scores": dict(self.scores), "entity": entity_dict(self.entity)}
+
+    def row(self) -> dict[str, Any]:
+        e = self.entity
+        return {
+            "score": self.score,
+            "uuid": e.uuid,
+            "name": e.name,
+            "labels": ", ".join(e.labels),
+            "aliases": ", ".join(e.aliases),
+            "summary": e.summary,
+            "group_id": e.group_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeResult:
+    episode: Episode
+    score: float
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def uuid(self) -> str:
+        return self.episode.uuid
+
+    @property
+    def content(self) -> str:
+        return self.episode.content
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "scores": dict(self.scores), "episode": episode_dict(self.episode)}
+
+    def row(self) -> dict[str, Any]:
+        e = self.episode
+        return {
+            "score": self.score,
+            "uuid": e.uuid,
+            "name": e.name,
+            "reference_time": e.reference_time,
+            "source": e.source_description,
+            "content": e.content,
+            "group_id": e.group_id,
+        }
+
+
+def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> render.Table:
+    rows = tuple(
+        (
+            render.fmt_score(r.score),
+            r.source_name,
+            r.relation,
+            r.target_name,
+            render.shorten(r.text),
+            render.fmt_interval(r.fact.valid_at, r.fact.invalid_at),
+        )
+        for r in facts
+    )
+    dim = frozenset(i for i, r in enumerate(facts) if r.retired)
+    cols = ("score", "source", "relation", "target", "fact", "valid")
+    return render.Table(title, cols, rows, numeric=frozenset({"score"}), dim_rows=dim)
+
+
+def entities_table(entities: Sequence[EntityResult], title: str = "Entities") -> render.Table:
+    rows = tuple(
+        (render.fmt_score(r.score), r.name, ", ".join(r.entity.labels), render.shorten(r.summary, 100))
+        for r in entities
+    )
+    return render.Table(title, ("score", "name", "labels", "summary"), rows, numeric=frozenset({"score"}))
+
+
+def episodes_table(episodes: Sequence[EpisodeResult], title: str = "Episodes") -> render.Table:
+    rows = tuple(
+        (render.fmt_score(r.score), render.fmt_time(r.episode.reference_time), render.shorten(r.content, 110))
+        for r in episodes
+    )
+    return render.Table(title, ("score", "when", "content"), rows, numeric=frozenset({"score"}))
+
+
+def subgraph_drawing(
+    entities: Mapping[str, Entity], facts: Sequence[Fact], center: str | None = None, title: str = ""
+) -> GraphDrawing:
+    """A drawing of ``facts`` between ``entities`` (endpoints missing from ``entities`` show their uuid)."""
+    ids: dict[str, None] = dict.fromkeys(entities)
+    for f in facts:
+        ids.setdefault(f.source_uuid)
+        ids.setdefault(f.target_uuid)
+    nodes = tuple(
+        Node(
+            id=uid,
+            label=entities[uid].name if uid in entities else uid[:8],
+            title=entities[uid].summary if uid in entities else "",
+            group=entities[uid].labels[0] if uid in entities and entities[uid].labels else "",
+        )
+        for uid in ids
+    )
+    edges = tuple(
+        Edge(
+            source=f.source_uuid,
+            target=f.target_uuid,
+            label=f.relation,
+            title=f"{f.text}\n{render.fmt_interval(f.valid_at, f.invalid_at)}".strip(),
+            retired=is_retired(f),
+        )
+        for f in facts
+    )
+    return GraphDrawing(nodes=nodes, edges=edges, center=center, title=title)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """What one search found, best first within each kind, and how it was asked."""
+
+    query: str
+    group_ids: tuple[str, ...]
+    recipe: str
+    facts: tuple[FactResult, ...] = ()
+    entities: tuple[EntityResult, ...] = ()
+    episodes: tuple[EpisodeResult, ...] = ()
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    include_retired: bool = False
+    elapsed_ms: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.facts) + len(self.entities) + len(self.episodes)
+
+    def __iter__(self) -> Iterator[FactResult | EntityResult | EpisodeResult]:
+        yield from self.facts
+        yield from self.entities
+        yield from self.episodes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "group_ids": list(self.group_ids),
+            "recipe": self.recipe,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+            "known_at": self.known_at.isoformat() if self.known_at else None,
+            "include_retired": self.include_retired,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "facts": [r.to_dict() for r in self.facts],
+            "entities": [r.to_dict() for r in self.entities],
+            "episodes": [r.to_dict() for r in self.episodes],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def tables(self) -> list[render.Table]:
+        """The non-empty kinds as tables (facts alone if nothing was found)."""
+        tables = [
+            facts_table(self.facts) if self.facts else None,
+            entities_table(self.entities) if self.entities else None,
+            episodes_table(self.episodes) if self.episodes else None,
+        ]
+        found = [t for t in tables if t is not None]
+        return found or [render.Table("Results", (), (), empty=f"nothing found for {self.query!r}")]
+
+    def _header(self) -> str:
+        when = []
+        if self.as_of:
+            when.append(f"as of {render.fmt_time(self.as_of)}")
+        if self.known_at:
+            when.append(f"known at {render.fmt_time(self.known_at)}")
+        if self.include_retired:
+            when.append("including retired facts")
+        suffix = f" ({'; '.join(when)})" if when else ""
+        return f"{self.query!r} in {', '.join(self.group_ids)} [{self.recipe}]{suffix}"
+
+    def __rich__(self) -> RenderableType:
+        from rich.console import Group
+        from rich.text import Text
+
+        return Group(Text(self._header(), style="bold"), render.rich_group(self.tables()))
+
+    def render_table(self) -> RenderableType:
+        return self.__rich__()
+
+    def _repr_html_(self) -> str:
+        return render.html_tables(self.tables(), header=self._header())
+
+    def to_pandas(self, kind: str | None = None) -> Any:
+        """A DataFrame of one ``kind`` ("facts", "entities", "episodes"); all rows, with a ``kind`` column,
+        when ``kind`` is None."""
+        pd = render.require("pandas")
+        kinds: dict[str, Sequence[Any]] = {
+            "facts": self.facts,
+            "entities": self.entities,
+            "episodes": self.episodes,
+        }
+        if kind is not None:
+            if kind not in kinds:
+                raise ValueError(f"kind must be one of {sorted(kinds)}, got {kind!r}")
+            return pd.DataFrame([r.row() for r in kinds[kind]])
+        singular = {"facts": "fact", "entities": "entity", "episodes": "episode"}
+        rows = [{"kind": singular[k], **r.row()} for k, items in kinds.items() for r in items]
+        return pd.DataFrame(rows)
+
+    def _graph_parts(self) -> tuple[dict[str, Entity], list[Fact]]:
+        entities: dict[str, Entity] = {}
+        for r in self.facts:
+            for e in (r.source, r.target):
+                if e is not None:
+                    entities.setdefault(e.uuid, e)
+        for er in self.entities:
+            entities.setdefault(er.uuid, er.entity)
+        return entities, [r.fact for r in self.facts]
+
+    def to_networkx(self) -> Any:
+        """A ``networkx.MultiDiGraph``: entity nodes, one edge per fact (key = fact uuid)."""
+        entities, facts = self._graph_parts()
+        return to_networkx(entities, facts, {r.uuid: r.score for r in self.facts})
+
+    def draw(self, center: str | None = None) -> GraphDrawing:
+        """The facts and entities found, as a picture (``center``: an entity uuid to pin in the middle)."""
+        entities, facts = self._graph_parts()
+        return subgraph_drawing(entities, facts, center=center, title=f"search: {self.query}")
+
+
+def to_networkx(
+    entities: Mapping[str, Entity], facts: Sequence[Fact], scores: Mapping[str, float] | None = None
+) -> Any:
+    """A ``networkx.MultiDiGraph`` of entities (nodes) and facts (edges keyed by fact uuid)."""
+    scores = scores or {}
+    nx = render.require("networkx")
+    graph = nx.MultiDiGraph()
+    for uid, e in entities.items():
+        graph.add_node(uid, name=e.name, labels=list(e.labels), summary=e.summary, aliases=list(e.aliases))
+    for f in facts:
+        for uid in (f.source_uuid, f.target_uuid):
+            if uid not in graph:
+                graph.add_node(uid, name=uid)
+        graph.add_edge(
+            f.source_uuid,
+            f.target_uuid,
+            key=f.uuid,
+            relation=f.relation,
+            text=f.text,
+            valid_at=f.valid_at,
+            invalid_at=f.invalid_at,
+            created_at=f.created_at,
+            expired_at=f.expired_at,
+            retired=is_retired(f),
+            score=scores.get(f.uuid),
+        )
+    return graph

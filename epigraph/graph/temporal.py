@@ -1,0 +1,202 @@
+"""Pure interval logic of the bi-temporal graph: overlap, as-of filtering, contradiction, undo.
+
+No I/O, no clock: every function that needs "now" takes it as an argument, so results are reproducible
+and every store can be checked against these definitions.
+
+Intervals are half-open, ``[start, end)``, and ``None`` means unbounded (``-inf`` for a start, ``+inf``
+for an end). A fact has two of them:
+
+- **event time** ``[valid_at, invalid_at)``: when it was true in the world;
+- **system time** ``[created_at, expired_at)``: when the graph held it as a belief.
+
+:func:`matches` is THE definition of :class:`~epigraph.graph.store.TimeFilter`; stores translate it to
+their query language and the contract suite checks that they agree with it.
+
+Contradictions are applied by shrinking, never by deleting: the retired fact keeps its row, gets an end
+in event time and an expiry in system time, and records an :class:`~epigraph.graph.model.Invalidation`
+(who retired it, in which episode, and the ``invalid_at`` it had before), so :func:`revert_invalidation`
+can undo it exactly when the contradicting episode is deleted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .model import Fact, Invalidation, to_utc
+from .store import TimeFilter
+
+__all__ = [
+    "apply_contradiction",
+    "effective_valid_at",
+    "is_current",
+    "is_known_at",
+    "is_valid_at",
+    "matches",
+    "overlaps",
+    "resolve_contradiction",
+    "revert_invalidation",
+    "valid_overlap",
+]
+
+
+def _utc(value: datetime) -> datetime:
+    """Aware UTC datetime; a naive one is read as UTC, the same rule as the data model."""
+    result: datetime = to_utc(value)
+    return result
+
+
+def overlaps(
+    a_start: datetime | None, a_end: datetime | None, b_start: datetime | None, b_end: datetime | None
+) -> bool:
+    """Whether the half-open intervals ``[a_start, a_end)`` and ``[b_start, b_end)`` share an instant.
+
+    ``None`` is unbounded on that side. An empty interval (``start >= end``) overlaps nothing, so
+    touching intervals (``a_end == b_start``) do not overlap: that is succession.
+    """
+    lo = _later_start(a_start, b_start)
+    hi = _earlier_end(a_end, b_end)
+    return lo is None or hi is None or _utc(lo) < _utc(hi)
+
+
+def _later_start(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(_utc(a), _utc(b))
+
+
+def _earlier_end(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(_utc(a), _utc(b))
+
+
+def valid_overlap(a: Fact, b: Fact) -> bool:
+    """Whether the event-time intervals of two facts overlap (both could be true at one instant)."""
+    return overlaps(a.valid_at, a.invalid_at, b.valid_at, b.invalid_at)
+
+
+def is_valid_at(fact: Fact, t: datetime) -> bool:
+    """Event time: ``valid_at <= t < invalid_at``, a missing bound being unbounded."""
+    t = _utc(t)
+    return (fact.valid_at is None or fact.valid_at <= t) and (fact.invalid_at is None or t < fact.invalid_at)
+
+
+def is_known_at(fact: Fact, t: datetime) -> bool:
+    """System time: the graph held the fact at ``t``: ``created_at <= t`` and not expired by then
+    (``expired_at is None or expired_at > t``)."""
+    t = _utc(t)
+    return fact.created_at <= t and (fact.expired_at is None or fact.expired_at > t)
+
+
+def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
+    """Whether ``fact`` passes ``flt``, exactly as :class:`TimeFilter`'s docstring defines it.
+
+    ``include_retired`` lets every fact through. Otherwise the fact must be valid at ``flt.as_of`` and
+    known at ``flt.known_at``; a ``None`` for either is read as ``now`` (passed in, never read from a
+    clock, so a query evaluates both conditions against the same instant).
+    """
+    if flt.include_retired:
+        return True
+    as_of = now if flt.as_of is None else flt.as_of
+    known_at = now if flt.known_at is None else flt.known_at
+    return is_valid_at(fact, as_of) and is_known_at(fact, known_at)
+
+
+def is_current(fact: Fact, now: datetime) -> bool:
+    """Valid and known now: what the default :data:`~epigraph.graph.store.CURRENT` filter keeps."""
+    return matches(fact, TimeFilter(), now)
+
+
+def effective_valid_at(fact_valid_at: datetime | None, episode_reference_time: datetime) -> datetime:
+    """When a fact starts to hold: its own ``valid_at``, else the reference time of the episode that
+    stated it (a fact said in a conversation is taken to be true from when it was said)."""
+    return _utc(episode_reference_time if fact_valid_at is None else fact_valid_at)
+
+
+def apply_contradiction(older: Fact, newer: Fact, episode_uuid: str, now: datetime) -> Fact:
+    """Retire ``older`` because ``newer`` (stated in episode ``episode_uuid``) contradicts it.
+
+    Returns ``older`` with ``invalid_at = newer.valid_at`` (it stopped being true when the new fact
+    started), ``expired_at = now`` (the graph retired it now, in system time) and
+    ``invalidated_by = Invalidation(newer.uuid, episode_uuid, previous_invalid_at=older.invalid_at)``
+    (what :func:`revert_invalidation` needs to undo it).
+
+    Succession is not contradiction: when the intervals do not overlap (``older`` already ended by the
+    time ``newer`` starts, or ``newer`` ends before ``older`` starts), ``older`` is returned unchanged.
+
+    Raises ``ValueError`` when ``newer`` has no ``valid_at`` (date it first with
+    :func:`effective_valid_at`), when both are the same fact, or when ``newer`` starts before ``older``
+    (the late-arriving case: use :func:`resolve_contradiction`, which retires the new fact instead).
+    """
+    _check_pair(older, newer)
+    if not valid_overlap(older, newer):
+        return older
+    assert newer.valid_at is not None  # checked by _check_pair
+    if older.valid_at is not None and newer.valid_at < older.valid_at:
+        raise ValueError(
+            f"fact {newer.uuid} starts before {older.uuid}: a late-arriving fact retires itself, "
+            "use resolve_contradiction"
+        )
+    return _retire(older, by=newer, end=newer.valid_at, episode_uuid=episode_uuid, now=now)
+
+
+def resolve_contradiction(existing: Fact, new: Fact, episode_uuid: str, now: datetime) -> tuple[Fact, Fact]:
+    """Apply the bi-temporal update for ``new`` contradicting ``existing``; returns ``(existing', new')``.
+
+    - Non-overlapping intervals are succession: both are returned unchanged.
+    - ``new.valid_at >= existing.valid_at`` (ties included: a later statement retires an earlier one):
+      ``existing`` is retired by :func:`apply_contradiction`; ``new`` is unchanged.
+    - ``new.valid_at < existing.valid_at`` (a late-arriving fact about the earlier past): ``new`` is
+      stored already retired (``invalid_at = existing.valid_at``, ``expired_at = now``,
+      ``invalidated_by`` pointing at ``existing``) and ``existing`` is untouched.
+
+    Either way the two returned facts' event-time intervals do not overlap. ``new.valid_at`` must be
+    set (see :func:`effective_valid_at`); ``ValueError`` otherwise.
+    """
+    _check_pair(existing, new)
+    if not valid_overlap(existing, new):
+        return existing, new
+    assert new.valid_at is not None  # checked by _check_pair
+    if existing.valid_at is not None and new.valid_at < existing.valid_at:
+        retired_new = _retire(new, by=existing, end=existing.valid_at, episode_uuid=episode_uuid, now=now)
+        return existing, retired_new
+    return _retire(existing, by=new, end=new.valid_at, episode_uuid=episode_uuid, now=now), new
+
+
+def revert_invalidation(fact: Fact) -> Fact:
+    """Undo the retirement recorded in ``fact.invalidated_by``.
+
+    ``invalid_at`` goes back to ``previous_invalid_at``; ``expired_at`` and ``invalidated_by`` are
+    cleared. A fact that is not invalidated is returned unchanged. This is the inverse of
+    :func:`apply_contradiction` on a fact that was not retired before.
+    """
+    if fact.invalidated_by is None:
+        return fact
+    return fact.model_copy(
+        update={
+            "invalid_at": fact.invalidated_by.previous_invalid_at,
+            "expired_at": None,
+            "invalidated_by": None,
+        }
+    )
+
+
+def _check_pair(a: Fact, b: Fact) -> None:
+    if a.uuid == b.uuid:
+        raise ValueError(f"a fact cannot contradict itself ({a.uuid})")
+    if b.valid_at is None:
+        raise ValueError(f"contradicting fact {b.uuid} has no valid_at: date it first (effective_valid_at)")
+
+
+def _retire(fact: Fact, *, by: Fact, end: datetime, episode_uuid: str, now: datetime) -> Fact:
+    """``fact`` ended at ``end`` in event time and expired ``now`` in system time, because of ``by``."""
+    invalidation = Invalidation(
+        fact_uuid=by.uuid, episode_uuid=episode_uuid, previous_invalid_at=fact.invalid_at
+    )
+    return fact.model_copy(
+        update={"invalid_at": _utc(end), "expired_at": _utc(now), "invalidated_by": invalidation}
+    )

@@ -1,0 +1,42 @@
+"""Episode ingestion: extract, resolve, date, invalidate, summarize, write (DESIGN.md §5).
+
+The entry point is :class:`Ingestor`; ``KnowledgeGraph`` wires it to its store, LLM and embedder.
+"""
+
+from .events import (
+    EntityExtracted,
+    EntityResolved,
+    EpisodeDone,
+    EpisodeFailed,
+    EpisodeResult,
+    EpisodeSaved,
+    EpisodeUpdated,
+    FactExtracted,
+    FactInvalidated,
+    ProgressEvent,
+    SummaryUpdated,
+)
+from .ingestor import Ingestor, RemovalResult
+from .inputs import EpisodeInput, parse_episode_lines
+from .ontology import Ontology
+from .options import IngestOptions
+
+__all__ = [
+    "EntityExtracted",
+    "EntityResolved",
+    "EpisodeDone",
+    "EpisodeFailed",
+    "EpisodeInput",
+    "EpisodeResult",
+    "EpisodeSaved",
+    "EpisodeUpdated",
+    "FactExtracted",
+    "FactInvalidated",
+    "IngestOptions",
+    "Ingestor",
+    "Ontology",
+    "ProgressEvent",
+    "RemovalResult",
+    "SummaryUpdated",
+    "parse_episode_lines",
+]

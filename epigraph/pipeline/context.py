@@ -1,0 +1,44 @@
+"""The previous-episodes window: the last episodes of the group before this one, capped by tokens.
+
+Capped by tokens, not by count (a long document episode must not crowd out the prompt), newest kept
+first, shown oldest first. Ties in reference time (all turns of a session) are ordered by created_at,
+so the window holds exactly the turns that came before this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from ..graph.model import Episode
+from ..graph.store import GraphStore
+from ..tokens import count_text_tokens
+from .state import clip
+
+_PER_EPISODE_CHARS = 700
+NONE = "(none)"
+
+
+async def previous_episodes(store: GraphStore, episode: Episode, limit: int) -> list[Episode]:
+    """Up to ``limit`` episodes of the group that precede ``episode``, newest first."""
+    if limit <= 0:
+        return []
+    until = episode.reference_time + timedelta(microseconds=1)
+    found = await store.episodes(episode.group_id, until=until, limit=limit + 8, newest_first=True)
+    key = (episode.reference_time, episode.created_at)
+    before = [e for e in found if e.uuid != episode.uuid and (e.reference_time, e.created_at) < key]
+    return before[:limit]
+
+
+def context_text(newest_first: Sequence[Episode], max_tokens: int) -> str:
+    """The window as text, oldest first, within ``max_tokens`` (whole episodes only)."""
+    kept: list[str] = []
+    budget = max_tokens
+    for episode in newest_first:
+        line = clip(" ".join(episode.content.split()), _PER_EPISODE_CHARS)
+        cost = count_text_tokens(line) + 1
+        if cost > budget:
+            break
+        kept.append(line)
+        budget -= cost
+    return "\n".join(reversed(kept)) if kept else NONE

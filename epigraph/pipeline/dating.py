@@ -1,0 +1,112 @@
+"""Deterministic dating: ISO strings and common relative expressions, resolved against a reference time.
+
+Rules (day precision, at 00:00 UTC): "today"/"now"/"currently" -> the reference day; "yesterday" /
+"tomorrow" -> +-1 day; "N days|weeks|months|years ago" and "for N ..." -> that many earlier; "last week"
+-> 7 days earlier, "next week" -> 7 days later; "last|next month" -> the 1st of that month; "last|next
+year" -> 1 January of that year; "last|this|next <weekday>" -> that weekday; "in 2019" / "2019" ->
+1 January 2019; "May 2021" -> 1 May 2021; ISO dates and datetimes as written. Anything else is left
+to the date_fact prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from ..graph.model import to_utc
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "few": 3,
+}  # fmt: skip
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november december".split()
+)}  # fmt: skip
+_WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+_NUM = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few)"
+_AGO = re.compile(rf"\b(?:{_NUM}\s+(day|week|month|year)s?\s+ago|for\s+(?:the\s+(?:past|last)\s+)?{_NUM}\s+"
+                  r"(day|week|month|year)s?)\b")  # fmt: skip
+_REL = re.compile(
+    r"\b(last|past|previous|this|next|coming)\s+(week|month|year|" + "|".join(_WEEKDAYS) + r")\b"
+)
+_MONTH_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(?:of\s+)?(\d{4})\b")
+_YEAR = re.compile(r"\b(?:in\s+|since\s+)?((?:19|20)\d{2})\b")
+_SIMPLE = {"today": 0, "tonight": 0, "now": 0, "currently": 0, "this morning": 0, "this evening": 0,
+           "yesterday": -1, "tomorrow": 1}  # fmt: skip
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    """An ISO 8601 date or datetime (naive read as UTC), or None when ``text`` is not one."""
+    if not text or not isinstance(text, str):
+        return None
+    candidate = text.strip()
+    try:
+        if len(candidate) == 10:
+            return datetime.combine(date.fromisoformat(candidate), datetime.min.time(), UTC)
+        parsed: datetime = to_utc(candidate)
+        return parsed
+    except ValueError:
+        return None
+
+
+def _day(value: date) -> datetime:
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def _shift_months(day: date, months: int) -> date:
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    for dom in (day.day, 30, 29, 28):
+        try:
+            return date(year, month + 1, dom)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _ago(count: int, unit: str, ref: date) -> date:
+    if unit == "day":
+        return ref - timedelta(days=count)
+    if unit == "week":
+        return ref - timedelta(weeks=count)
+    return _shift_months(ref, -count * (12 if unit == "year" else 1))
+
+
+def _relative(which: str, unit: str, ref: date) -> date:
+    step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
+    if unit == "week":
+        return ref + timedelta(weeks=step)
+    if unit == "month":
+        return _shift_months(ref, step).replace(day=1)
+    if unit == "year":
+        return date(ref.year + step, 1, 1)
+    target = _WEEKDAYS[unit]
+    if step < 0:
+        return ref - timedelta(days=(ref.weekday() - target - 1) % 7 + 1)
+    if step > 0:
+        return ref + timedelta(days=(target - ref.weekday() - 1) % 7 + 1)
+    return ref + timedelta(days=target - ref.weekday())
+
+
+def resolve_expression(expression: str | None, reference: datetime) -> datetime | None:
+    """The start date an expression denotes, relative to ``reference``; None when not understood."""
+    if not expression:
+        return None
+    iso = parse_iso(expression)
+    if iso is not None:
+        return iso
+    text = " ".join(expression.casefold().split())
+    ref = to_utc(reference).date()
+    for phrase, offset in _SIMPLE.items():
+        if re.search(rf"\b{phrase}\b", text):
+            return _day(ref + timedelta(days=offset))
+    if m := _AGO.search(text):
+        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        return _day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref))
+    if m := _REL.search(text):
+        return _day(_relative(m.group(1), m.group(2), ref))
+    if m := _MONTH_YEAR.search(text):
+        return _day(date(int(m.group(2)), _MONTHS[m.group(1)], 1))
+    if m := _YEAR.search(text):
+        return _day(date(int(m.group(1)), 1, 1))
+    return None

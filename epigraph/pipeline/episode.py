@@ -1,0 +1,257 @@
+"""One episode, start to finish: the algorithm of DESIGN.md §5 (the episode was saved ``pending`` first).
+
+Separate mode, with the LLM round trips on the critical path numbered::
+
+    context -> (1) extract_entities, streamed: each line starts its exact/alias + BM25 lookups
+            -> (2) extract_facts  ||  one name-embedding batch, vector candidates, resolve_entity calls
+            -> map fact endpoints, check types, date deterministically
+            -> (3) resolve_fact  ||  date_fact  ||  one fact-embedding batch
+            -> apply contradictions (graph.temporal) -> (4) summarize_entities (only when needed)
+            -> ONE atomic write of everything, with the episode marked done and its report
+
+Combined mode replaces (1) and (2)'s extract_facts by one extract_combined call. Nothing is written
+before the final write, so any exception leaves the graph as it was (the caller marks the episode failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from ..graph.model import Entity, EpisodeStatus, Fact, Mention
+from ..graph.store import EpisodeWrite
+from ..prompts import extract_combined as cp
+from ..prompts import extract_entities as ep
+from ..prompts import extract_facts as fp
+from ..prompts.runtime import PromptResult, stream
+from .context import context_text, previous_episodes
+from .entities import EntityResolver
+from .events import EpisodeDone, EpisodeResult, SummaryUpdated
+from .fact_resolution import FactChanges, apply, decide
+from .facts import DraftFact, build_drafts, date_unresolved
+from .state import EpisodeRun
+from .summaries import current_facts, summarize
+
+T = TypeVar("T")
+
+
+async def together(*steps: Awaitable[Any]) -> list[Any]:
+    """Run steps concurrently; on the first failure cancel the others and raise that failure itself."""
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_as_coroutine(step)) for step in steps]
+    except BaseExceptionGroup as failed:
+        raise _first_leaf(failed) from None
+    return [t.result() for t in tasks]
+
+
+async def _as_coroutine(step: Awaitable[T]) -> T:
+    return await step
+
+
+def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
+    """Run every stage and write; returns the result and the entities still wanting a model summary."""
+    entity_context, fact_context = await _context(run)
+    resolver = EntityResolver(run)
+    try:
+        if run.options.mode == "combined":
+            lines = await _extract_combined(run, resolver, entity_context)
+            await _timed(run, "resolve_entities", resolver.finish())
+        else:
+            await _extract_entities(run, resolver, entity_context)
+            lines, _ = await together(
+                _extract_facts(run, resolver.names, fact_context),
+                _timed(run, "resolve_entities", resolver.finish()),
+            )
+    finally:
+        resolver.cancel()
+    drafts = await build_drafts(run, resolver, lines)
+    started = time.perf_counter()
+    decisions, _, vectors = await together(
+        decide(run, drafts), date_unresolved(run, drafts), _embed_facts(run, drafts)
+    )
+    changes = apply(run, drafts, decisions)
+    _attach_vectors(changes, drafts, vectors)
+    run.report.stage("resolve_facts", started)
+    entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
+    return await _write(run, resolver, changes, entities), wanting
+
+
+async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
+    started = time.perf_counter()
+    try:
+        return await step
+    finally:
+        run.report.stage(stage, started)
+
+
+async def _context(run: EpisodeRun) -> tuple[str, str]:
+    started = time.perf_counter()
+    options = run.options
+    previous = await previous_episodes(run.store, run.episode, options.context_episodes)
+    texts = (
+        context_text(previous, options.context_tokens),
+        context_text(previous, options.fact_context_tokens),
+    )
+    run.report.stage("context", started)
+    return texts
+
+
+def _absorb(run: EpisodeRun, result: PromptResult[Any]) -> None:
+    """Partial output is kept; what was lost is reported. A broken stream fails the episode."""
+    result.raise_for_error()
+    if result.dropped:
+        run.report.dropped_lines += len(result.dropped)
+        run.report.warn(f"{result.prompt_name}: {len(result.dropped)} invalid line(s) dropped")
+    if result.truncated:
+        run.report.truncated = True
+        run.report.warn(
+            f"{result.prompt_name}: reply cut at the token limit; kept {len(result.items)} valid line(s)"
+        )
+
+
+async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:
+    started = time.perf_counter()
+    episode, ontology = run.episode, run.options.ontology
+    lines = stream(
+        run.llm,
+        ep.PROMPT,
+        ep.ExtractEntitiesInput(
+            episode=episode.content,
+            kind=episode.kind.value,
+            reference_time=episode.reference_time.isoformat(),
+            previous=context,
+            entity_types=ontology.entity_types_text(),
+        ),
+    )
+    async for entity in lines:
+        resolver.add(entity)
+    _absorb(run, lines.result)
+    run.report.stage("extract_entities", started)
+
+
+async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[fp.ExtractedFact]:
+    if len(names) < 2:
+        return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
+    started = time.perf_counter()
+    episode = run.episode
+    lines = stream(
+        run.llm,
+        fp.PROMPT,
+        fp.ExtractFactsInput(
+            episode=episode.content,
+            reference_time=episode.reference_time.isoformat(),
+            previous=context,
+            entities=names,
+            relation_types=run.options.ontology.relation_types_text(),
+        ),
+    )
+    facts = [line async for line in lines]
+    _absorb(run, lines.result)
+    run.report.stage("extract_facts", started)
+    return facts
+
+
+async def _extract_combined(
+    run: EpisodeRun, resolver: EntityResolver, context: str
+) -> list[fp.ExtractedFact]:
+    started = time.perf_counter()
+    episode, ontology = run.episode, run.options.ontology
+    lines = stream(
+        run.llm,
+        cp.PROMPT,
+        cp.ExtractCombinedInput(
+            episode=episode.content,
+            kind=episode.kind.value,
+            reference_time=episode.reference_time.isoformat(),
+            previous=context,
+            entity_types=ontology.entity_types_text(),
+            relation_types=ontology.relation_types_text(),
+        ),
+    )
+    facts: list[fp.ExtractedFact] = []
+    async for line in lines:
+        if isinstance(line, cp.EntityLine):
+            resolver.add(line)
+        else:
+            facts.append(line)
+    _absorb(run, lines.result)
+    run.report.stage("extract_combined", started)
+    return facts
+
+
+async def _embed_facts(run: EpisodeRun, drafts: list[DraftFact]) -> dict[str, list[float]]:
+    if not drafts:
+        return {}
+    vectors = await run.embedder.embed([d.fact.text for d in drafts])
+    return {d.fact.uuid: [float(x) for x in v] for d, v in zip(drafts, vectors, strict=True)}
+
+
+def _attach_vectors(changes: FactChanges, drafts: list[DraftFact], vectors: dict[str, list[float]]) -> None:
+    for uuid, fact in list(changes.new.items()):
+        if fact.text_embedding is None and uuid in vectors:
+            changes.new[uuid] = fact.model_copy(update={"text_embedding": vectors[uuid]})
+
+
+async def _summaries(
+    run: EpisodeRun, resolver: EntityResolver, changes: FactChanges
+) -> tuple[dict[str, Entity], set[str]]:
+    """Touched entities with summaries from their believed facts (this episode's changes included)."""
+    entities = dict(resolver.entities)
+    pending: dict[str, Fact] = {**changes.updated, **changes.new}
+    touched = set(resolver.new) | resolver.changed
+    touched |= {u for f in pending.values() for u in (f.source_uuid, f.target_uuid)}
+    missing = [u for u in touched if u not in entities]
+    entities.update({e.uuid: e for e in await run.store.get_entities(run.group_id, missing)})
+    ordered = [entities[u] for u in sorted(touched) if u in entities]
+    facts = await current_facts(run.store, run.group_id, [e.uuid for e in ordered], run.now, pending)
+    use_model = run.options.summary_mode == "episode"
+    summaries, wanting = await summarize(
+        run.llm, run.options, run.report, [(e, facts[e.uuid]) for e in ordered], use_model=use_model
+    )
+    updated: dict[str, Entity] = {}
+    for entity in ordered:
+        summary = summaries.get(entity.uuid, entity.summary)
+        changed = summary != entity.summary
+        if changed:
+            entity = entity.model_copy(update={"summary": summary})
+            run.event(SummaryUpdated, entity_uuid=entity.uuid)
+        if changed or entity.uuid in resolver.new or entity.uuid in resolver.changed:
+            updated[entity.uuid] = entity
+    return updated, wanting
+
+
+async def _write(
+    run: EpisodeRun, resolver: EntityResolver, changes: FactChanges, entities: dict[str, Entity]
+) -> EpisodeResult:
+    mentioned = dict.fromkeys([*resolver.by_surface.values(), *resolver.entities])
+    done = run.episode.model_copy(
+        update={"status": EpisodeStatus.DONE, "error": None, "report": run.report.build()}
+    )
+    write = EpisodeWrite(
+        episode=done,
+        entities=list(entities.values()),
+        facts=[*changes.updated.values(), *changes.new.values()],
+        mentions=[Mention(group_id=run.group_id, episode_uuid=done.uuid, entity_uuid=u) for u in mentioned],
+    )
+    await run.store.write_episode(write)
+    new_and_restated = [
+        *changes.new.values(),
+        *(f for u, f in changes.updated.items() if u not in changes.invalidated),
+    ]
+    result = EpisodeResult(
+        episode=done,
+        entities=list(entities.values()),
+        facts=new_and_restated,
+        invalidated=[changes.updated[u] for u in changes.invalidated],
+    )
+    run.event(EpisodeDone, result=result)
+    return result

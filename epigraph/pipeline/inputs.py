@@ -1,0 +1,138 @@
+"""Episode inputs, and the pure parser of JSONL episode files (the CLI's ``epigraph ingest FILE``).
+
+One JSON object per line::
+
+    {"content": "I moved to Berlin.", "kind": "message", "speaker": "Alice",
+     "reference_time": "2024-05-02T10:00:00Z", "group": "alice", "source": "chat", "name": "", "id": "m-17"}
+
+``content`` and ``reference_time`` are required (``reference_time`` may come from a default instead:
+it keys idempotency, so "now" is never silently assumed); the others are optional. Blank lines and lines
+starting with ``#`` are skipped. Every problem is an :class:`~epigraph.errors.InputError` carrying the
+file, the 1-based line number and the field, yielded in place of the episode so the caller can stop at
+the first one or skip bad lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import InputError
+from ..graph.model import EpisodeKind, check_group_id, to_utc
+
+FIELDS = ("content", "kind", "speaker", "reference_time", "group", "source", "name", "id")
+
+
+@dataclass(frozen=True)
+class EpisodeInput:
+    """One episode to ingest (what ``Ingestor.add_episodes`` and ``ingest`` take)."""
+
+    content: str
+    reference_time: datetime
+    group_id: str = "default"
+    kind: EpisodeKind = EpisodeKind.MESSAGE
+    speaker: str | None = None
+    name: str = ""
+    source_description: str = ""
+    episode_id: str | None = None
+    line: int | None = None
+    """Where it came from in an input file (for messages), if anywhere."""
+
+    @classmethod
+    def coerce(cls, item: EpisodeInput | Mapping[str, Any]) -> EpisodeInput:
+        """Accept an EpisodeInput or a mapping with the file's field names or the attribute names."""
+        if isinstance(item, EpisodeInput):
+            return item
+        data = dict(item)
+        aliases = {"group": "group_id", "source": "source_description", "id": "episode_id"}
+        data = {aliases.get(k, k): v for k, v in data.items()}
+        try:
+            data["reference_time"] = to_utc(data["reference_time"])
+            data["kind"] = EpisodeKind(data.get("kind", "message"))
+            if "group_id" in data:
+                check_group_id(data["group_id"])
+            return cls(**data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"invalid episode: {exc}") from None
+
+
+def parse_episode_lines(
+    lines: Iterable[str],
+    *,
+    file: str | None = None,
+    default_group: str = "default",
+    default_reference_time: datetime | None = None,
+) -> Iterator[EpisodeInput | InputError]:
+    """Parse JSONL episode lines; yields an ``EpisodeInput`` or an ``InputError`` per non-blank line."""
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            yield _parse_line(text, number, file, default_group, default_reference_time)
+        except InputError as exc:
+            yield exc
+
+
+def _fail(message: str, line: int, file: str | None, field: str | None = None) -> InputError:
+    return InputError(message, file=file, line=line, field=field)
+
+
+def _parse_line(
+    text: str, line: int, file: str | None, default_group: str, default_time: datetime | None
+) -> EpisodeInput:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(f"not valid JSON ({exc.msg} at column {exc.colno})", line, file) from None
+    if not isinstance(data, dict):
+        raise _fail(f"expected a JSON object, got {type(data).__name__}", line, file)
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise _fail(f"unknown field (known: {', '.join(FIELDS)})", line, file, unknown[0])
+    for name in ("content", "kind", "speaker", "group", "source", "name", "id", "reference_time"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise _fail(f"must be a string, got {type(data[name]).__name__}", line, file, name)
+    content = data.get("content")
+    if not content or not content.strip():
+        raise _fail("missing or empty", line, file, "content")
+    return EpisodeInput(
+        content=content,
+        reference_time=_reference_time(data.get("reference_time"), default_time, line, file),
+        group_id=_group(data.get("group") or default_group, line, file),
+        kind=_kind(data.get("kind") or "message", line, file),
+        speaker=(data.get("speaker") or "").strip() or None,
+        name=data.get("name") or "",
+        source_description=data.get("source") or "",
+        episode_id=data.get("id") or None,
+        line=line,
+    )
+
+
+def _reference_time(value: str | None, default: datetime | None, line: int, file: str | None) -> datetime:
+    if value is None:
+        if default is None:
+            raise _fail("missing (ISO 8601, e.g. 2024-05-02T10:00:00Z)", line, file, "reference_time")
+        return to_utc(default)  # type: ignore[no-any-return]
+    try:
+        return to_utc(value)  # type: ignore[no-any-return]
+    except ValueError:
+        raise _fail(f"not an ISO 8601 time: {value!r}", line, file, "reference_time") from None
+
+
+def _group(value: str, line: int, file: str | None) -> str:
+    try:
+        return check_group_id(value)
+    except ValueError as exc:
+        raise _fail(str(exc), line, file, "group") from None
+
+
+def _kind(value: str, line: int, file: str | None) -> EpisodeKind:
+    try:
+        return EpisodeKind(value)
+    except ValueError:
+        allowed = ", ".join(k.value for k in EpisodeKind)
+        raise _fail(f"must be one of {allowed}, got {value!r}", line, file, "kind") from None

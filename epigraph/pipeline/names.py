@@ -1,0 +1,122 @@
+"""Pure name and relation logic: normalization, plausible-duplicate rules, relation compatibility.
+
+The plausibility rules decide which retrieved candidates are worth a resolve_entity call. They are
+deliberately lexical and explainable (a published operating point, not a magic cosine). Words are
+split into possessors ("Melanie's"), the *core* (content words before the first preposition or relative
+pronoun: "charity race" in "charity race for mental health") and the *head* (the core's last word).
+
+- a possessor-qualified name is never its possessor ("Melanie's kids" is not "Melanie"), and names with
+  different possessors differ ("Melanie's kids" vs "Caroline's kids");
+- a lone proper noun is not a description that mentions it ("Caroline" vs "painting Caroline shared");
+- otherwise two names are plausible duplicates when the head of one (singular or plural) is in the
+  core of the other ("support group" / "LGBTQ support group", "kids who need a family" / "kids in
+  need"), or one is a prefix of the other's single word of at least three letters ("Mel" / "Melanie"),
+  or their name vectors are close (``vector_threshold``, applied by the resolver).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..graph.model import RELATION_RE, normalize_name
+
+_WORD = re.compile(r"[\w]+(?:['’][\w]+)?", re.UNICODE)
+_BREAK = frozenset("of in on at to for from by with about who that which where whose".split())
+_STOP = frozenset("a an the and or my your his her their our its is are was were be".split())
+
+
+def name_words(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(possessors, content words) of a name: "Melanie's kids" -> ({"melanie"}, {"kids"})."""
+    possessors, core, rest = _parts(name)
+    return possessors, frozenset(core) | rest
+
+
+def _parts(name: str) -> tuple[frozenset[str], list[str], frozenset[str]]:
+    """(possessors, core words in order, content words after the core)."""
+    possessors: set[str] = set()
+    core: list[str] = []
+    rest: set[str] = set()
+    in_core = True
+    for word in _WORD.findall(name.casefold().replace("’", "'")):
+        if word.endswith("'s"):
+            possessors.add(word[:-2])
+        elif word in _BREAK:
+            in_core = in_core and not core
+        elif word not in _STOP:
+            (core.append(word) if in_core else rest.add(word))
+    return frozenset(possessors), core, frozenset(rest)
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _head_in_core(a: list[str], b: list[str]) -> bool:
+    return bool(a) and _stem(a[-1]) in {_stem(w) for w in b}
+
+
+def _lone_proper_noun(name: str) -> bool:
+    words = name.split()
+    return len(words) == 1 and words[0][:1].isupper()
+
+
+def _describes(name: str) -> bool:
+    """Has a lowercase content word: a description, not a proper name."""
+    return any(w[:1].islower() and w.casefold() not in _STOP for w in _WORD.findall(name))
+
+
+def plausible_duplicate(new: str, candidate: str) -> bool:
+    """Lexical rule: is ``candidate`` worth asking the model about as a duplicate of ``new``?"""
+    if normalize_name(new) == normalize_name(candidate):
+        return True
+    p_new, core_new, _ = _parts(new)
+    p_cand, core_cand, _ = _parts(candidate)
+    if p_new != p_cand and (p_new and p_cand):
+        return False
+    if (p_new and not p_cand and set(core_cand) <= p_new) or (
+        p_cand and not p_new and set(core_new) <= p_cand
+    ):
+        return False  # "Melanie's kids" vs "Melanie": a possession is not its possessor
+    for lone, other in ((new, candidate), (candidate, new)):
+        if _lone_proper_noun(lone) and _describes(other):
+            return False
+    if _head_in_core(core_new, core_cand) or _head_in_core(core_cand, core_new):
+        return True
+    return _prefix_match(frozenset(core_new), frozenset(core_cand))
+
+
+def _prefix_match(a: frozenset[str], b: frozenset[str]) -> bool:
+    if len(a) != 1 or len(b) != 1:
+        return False
+    (x,), (y,) = sorted(a), sorted(b)
+    short, long_ = sorted((x, y), key=len)
+    return len(short) >= 3 and short != long_ and long_.startswith(short)
+
+
+def normalize_relation(raw: str) -> str | None:
+    """SCREAMING_SNAKE_CASE from whatever the model wrote ("works at" -> WORKS_AT); None if impossible."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", raw.strip())
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper()
+    text = re.sub(r"_+", "_", text)[:64].rstrip("_")
+    if text and text[0].isdigit():
+        text = "R_" + text
+    return text if text and RELATION_RE.match(text) else None
+
+
+def compatible_relations(relation: str, families: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The relations a fact with ``relation`` can contradict across different endpoints."""
+    related = {relation}
+    for family in families:
+        if relation in family:
+            related |= family
+    return frozenset(related)
+
+
+def normalize_text(text: str) -> str:
+    """Fact sentences compared for deterministic duplicates: case, spacing and final punctuation."""
+    return " ".join(text.casefold().split()).rstrip(" .!;")

@@ -1,0 +1,55 @@
+"""extract_facts (jsonl): facts between the given entities of the current episode, one per line.
+
+Each fact names its two endpoints by the given entity names, a SCREAMING_SNAKE_CASE relation, one
+sentence, and dates resolved against the episode's reference time, with the temporal expression they
+came from (so a fact whose expression was left unresolved can be dated afterwards).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import Prompt
+
+
+class ExtractFactsInput(BaseModel):
+    episode: str
+    reference_time: str
+    previous: str = ""
+    entities: list[str] = Field(description="Names of the entities of this episode.")
+    relation_types: str = Field(default="", description="Allowed relation types, or ''.")
+
+
+class ExtractedFact(BaseModel):
+    """One fact between two entities of the episode."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    source: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    relation: str = Field(min_length=1, description="SCREAMING_SNAKE_CASE, e.g. WORKS_AT")
+    fact: str = Field(min_length=1, description="One sentence naming both entities.")
+    valid_at: str | None = Field(default=None, description="ISO 8601 when it started to hold, or null.")
+    invalid_at: str | None = Field(default=None, description="ISO 8601 when it stopped holding, or null.")
+    temporal_expression: str | None = Field(
+        default=None, description="The words the dates came from ('last week'), or null."
+    )
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+EXAMPLE = ExtractFactsInput(
+    episode="Alice: I moved to Berlin last month and started at Globex.",
+    reference_time="2024-05-02T10:00:00Z",
+    entities=["Alice", "Berlin", "Globex"],
+)
+
+PROMPT: Prompt[ExtractFactsInput, ExtractedFact] = Prompt(
+    name="extract_facts",
+    version="1",
+    input_model=ExtractFactsInput,
+    output_model=ExtractedFact,
+    response_type="jsonl",
+    example=EXAMPLE,
+)

@@ -1,0 +1,178 @@
+"""Fault injection through the real client and a real HTTP server: every LLM failure mode.
+
+20 episodes in two groups are ingested while the server misbehaves for some of them (429, 500, hang,
+disconnect mid-stream, truncated reply, invalid JSON, missing usage). Every episode must end done or
+failed with a reason, a failed episode must leave nothing in the graph, and a rerun must complete the
+failed ones without duplicating anything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import EpisodeStatus
+from epigraph.graph.store import EVERYTHING, FactFilter
+from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
+from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.testing import HashEmbedder
+from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.tokens import load_encoding
+
+from .conftest import T0
+
+FAULTS = [
+    None,
+    "429",
+    "500",
+    "hang",
+    "disconnect",
+    "truncated",
+    "invalid_json",
+    "missing_usage",
+    "bad_summary",
+    None,
+]
+FAILING = {"429", "500", "hang", "disconnect"}
+_EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)
+
+
+def _content(i: int) -> str:
+    return f"Person{i}: I work at Acme."
+
+
+class Server:
+    """Answers the pipeline's prompts for the Person/Acme world, with one fault per episode index."""
+
+    def __init__(self) -> None:
+        self.faulty = True
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        if system.startswith("Write a summary"):
+            return self._summary(user)
+        if system.startswith("You decide whether"):  # Person1 vs Person3: close names, different people
+            return Reply(text=json.dumps({"reasoning": "different people", "duplicate_of": None}))
+        match = _EPISODE.search(user)
+        assert match, user
+        i = int(re.match(r"Person(\d+)", match.group(1)).group(1))  # type: ignore[union-attr]
+        fault = FAULTS[i % len(FAULTS)] if self.faulty else None
+        if system.startswith("You extract entities"):
+            lines = [json.dumps({"name": f"Person{i}"}), json.dumps({"name": "Acme"})]
+            return self._fault(fault, "\n".join(lines), "entities")
+        lines = [
+            json.dumps(
+                {
+                    "source": f"Person{i}",
+                    "target": "Acme",
+                    "relation": "WORKS_AT",
+                    "fact": f"Person{i} works at Acme.",
+                }
+            )
+        ]
+        return self._fault(fault, "\n".join(lines), "facts")
+
+    def _summary(self, user: str) -> Reply:
+        entities = json.loads(user.split("Entities: ", 1)[1])
+        last = entities[0]["facts"][-1]
+        i = int(re.match(r"Person(\d+)", last).group(1))  # type: ignore[union-attr]
+        if self.faulty and FAULTS[i % len(FAULTS)] == "bad_summary":
+            return Reply(text="Sure! Acme is a company where many people work.")
+        return Reply(
+            text=json.dumps(
+                {"summaries": [{"id": e["id"], "summary": f"{e['name']} employs people."} for e in entities]}
+            )
+        )
+
+    @staticmethod
+    def _fault(fault: str | None, text: str, prompt: str) -> Reply:
+        if fault == "429":
+            return Reply.rate_limited(retry_after=None, retry_after_ms=5)
+        if fault == "500":
+            return Reply.server_error()
+        if fault == "hang":
+            return Reply.hanging()
+        if fault == "disconnect":
+            return Reply.disconnect(text, after=3)
+        if fault == "truncated" and prompt == "entities":
+            return Reply.truncated(text[: text.index("\n") + 6])
+        if fault == "invalid_json" and prompt == "facts":
+            return Reply(text='{"source": "Person", "target": Acme, relation: WORKS_AT}')
+        if fault == "missing_usage":
+            return Reply(text=text, usage=False)
+        return Reply(text=text)
+
+
+def _fault_of(content: str) -> str | None:
+    return FAULTS[int(re.match(r"Person(\d+)", content).group(1)) % len(FAULTS)]  # type: ignore[union-attr]
+
+
+def _items() -> Iterator[EpisodeInput]:
+    for i in range(20):
+        yield EpisodeInput(content=_content(i), reference_time=T0, group_id=f"g{i % 2}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_tokenizer() -> None:
+    load_encoding()
+
+
+async def test_every_failure_mode_ends_done_or_failed_and_a_rerun_completes(embedder: HashEmbedder) -> None:
+    server = Server()
+    async with FakeOpenAIServer(server) as srv, EmbeddedStore(":memory:") as store:
+        await store.setup(embedder.dim)
+        llm = OpenAIChat(
+            model="fake-model", base_url=srv.base_url, api_key="sk-test", timeout=0.5,
+            retry=RetryPolicy(max_attempts=2, max_retry_seconds=3.0, base_delay=0.01, max_delay=0.02),
+            limiter=Limiter(max_in_flight=4),
+        )  # fmt: skip
+        async with llm:
+            ingestor = Ingestor(
+                store, llm, embedder, IngestOptions(summary_mode="episode", summary_compose_max=1)
+            )
+            first = await ingestor.add_episodes(list(_items()), summary_mode=None)
+
+            failed = [r for r in first if not r.ok]
+            assert {_fault_of(r.episode.content) for r in failed} == FAILING
+            for result in first:
+                assert result.episode.status in (EpisodeStatus.DONE, EpisodeStatus.FAILED)
+                if not result.ok:
+                    assert result.error, "a failed episode says why"
+            for result in failed:
+                person = result.episode.content.split(":")[0]
+                assert (await store.entities_by_names(result.episode.group_id, [person]))[person] == [], (
+                    "nothing half-written"
+                )
+            by_fault = {FAULTS[i % len(FAULTS)]: r for i, r in enumerate(first)}
+            assert by_fault["truncated"].report.truncated
+            assert by_fault["invalid_json"].ok and by_fault["invalid_json"].report.dropped_lines == 1
+            assert by_fault["missing_usage"].ok and by_fault["missing_usage"].report.input_tokens > 0
+            assert any("summarize_entities" in w for w in by_fault["bad_summary"].report.warnings)
+            assert srv.max_in_flight <= 4
+
+            server.faulty = False
+            retried = [r for g in ("g0", "g1") for r in await ingestor.retry_failed(g)]
+            assert sorted(r.episode.uuid for r in retried) == sorted(r.episode.uuid for r in failed)
+            assert all(r.ok for r in retried)
+            assert [r for g in ("g0", "g1") for r in await ingestor.retry_failed(g)] == []
+            await ingestor.add_episodes(list(_items()))  # everything again: all skipped
+
+        for group in ("g0", "g1"):
+            stats = await store.stats(group)
+            assert (stats.episodes, stats.entities) == (10, 11), "10 people and one Acme, nothing twice"
+            acme = (await store.entities_by_names(group, ["Acme"]))["Acme"][0]
+            facts = await store.facts_around(group, [acme.uuid], FactFilter(time=EVERYTHING))
+            texts = [f.text for f in facts]
+            assert len(texts) == len(set(texts)) == stats.facts
+            lost = {"truncated", "invalid_json"}  # done with a warning: their facts were not in the reply
+            expected = sum(
+                1 for i in range(20) if i % 2 == int(group[1]) and FAULTS[i % len(FAULTS)] not in lost
+            )
+            assert stats.facts == expected
+            done = await store.episodes(group, status=EpisodeStatus.DONE, limit=100)
+            assert len(done) == 10

@@ -1,0 +1,149 @@
+"""Pure logic of the pipeline: names, relations, dates, round trips, reports."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from epigraph.graph.model import IngestReport, PromptUsage
+from epigraph.pipeline.dating import parse_iso, resolve_expression
+from epigraph.pipeline.facts import initial_dates
+from epigraph.pipeline.metering import CallRecord, round_trips
+from epigraph.pipeline.names import (
+    compatible_relations,
+    normalize_relation,
+    normalize_text,
+    plausible_duplicate,
+)
+from epigraph.pipeline.options import DEFAULT_RELATION_FAMILIES
+from epigraph.pipeline.reports import merge_reports
+from epigraph.prompts.extract_facts import ExtractedFact
+
+REF = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
+
+
+@pytest.mark.parametrize(
+    ("new", "candidate", "plausible"),
+    [
+        ("support group", "LGBTQ support group", True),
+        ("Mel", "Melanie", True),
+        ("Melanie", "Melanie Smith", True),
+        ("kids who need a family", "kids in need", True),
+        ("Melanie's wedding day", "Melanie's wedding", True),
+        ("adoption agency", "adoption agencies", True),
+        ("DGIA", "dgia", True),
+        ("painting Caroline shared", "Caroline", False),
+        ("Melanie's kids", "Melanie", False),
+        ("Melanie's kids", "Caroline's kids", False),
+        ("charity race for mental health", "mental health", False),
+        ("LGBTQ community", "LGBTQ support group", False),
+        ("Me", "Melanie", False),
+    ],
+)
+def test_plausible_duplicates(new: str, candidate: str, plausible: bool) -> None:
+    assert plausible_duplicate(new, candidate) is plausible
+    assert plausible_duplicate(candidate, new) is plausible
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_a_name_is_always_a_plausible_duplicate_of_itself(name: str) -> None:
+    assert plausible_duplicate(name, name)
+
+
+@pytest.mark.parametrize(
+    ("raw", "relation"),
+    [
+        ("works at", "WORKS_AT"),
+        ("worksAt", "WORKS_AT"),
+        ("LIVES_IN", "LIVES_IN"),
+        ("is-friend-of!", "IS_FRIEND_OF"),
+        ("2nd place", "R_2ND_PLACE"),
+        ("???", None),
+        ("", None),
+    ],
+)
+def test_normalize_relation(raw: str, relation: str | None) -> None:
+    assert normalize_relation(raw) == relation
+
+
+def test_relation_families_and_text_normalization() -> None:
+    assert "MOVED_TO" in compatible_relations("LIVES_IN", DEFAULT_RELATION_FAMILIES)
+    assert compatible_relations("ENJOYS", DEFAULT_RELATION_FAMILIES) == {"ENJOYS"}
+    assert normalize_text("Ann  works at Acme!") == normalize_text("ann works at acme.")
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("yesterday", "2023-05-24"), ("today", "2023-05-25"), ("tomorrow", "2023-05-26"),
+        ("last week", "2023-05-18"), ("next week", "2023-06-01"), ("3 days ago", "2023-05-22"),
+        ("three years ago", "2020-05-25"), ("for 4 years", "2019-05-25"), ("a year ago", "2022-05-25"),
+        ("last month", "2023-04-01"), ("next month", "2023-06-01"), ("last year", "2022-01-01"),
+        ("last Saturday", "2023-05-20"), ("last Thursday", "2023-05-18"), ("next Friday", "2023-05-26"),
+        ("this Monday", "2023-05-22"), ("in 2019", "2019-01-01"), ("May 2021", "2021-05-01"),
+        ("2023-01-02", "2023-01-02"), ("2023-01-02T10:00:00Z", "2023-01-02T10:00:00"),
+        ("2 months ago", "2023-03-25"),
+    ],
+)  # fmt: skip
+def test_resolve_expression(expression: str, expected: str) -> None:
+    got = resolve_expression(expression, REF)
+    assert got is not None and got.tzinfo is not None
+    assert got.replace(tzinfo=None).isoformat().startswith(expected)
+
+
+@pytest.mark.parametrize("expression", ["sometime", "when she was young", "", None])
+def test_unreadable_expressions_are_left_to_the_model(expression: str | None) -> None:
+    assert resolve_expression(expression, REF) is None
+
+
+def test_month_arithmetic_clamps_the_day() -> None:
+    got = resolve_expression("1 month ago", datetime(2023, 3, 31, tzinfo=UTC))
+    assert got == datetime(2023, 2, 28, tzinfo=UTC)
+
+
+def test_initial_dates() -> None:
+    def line(**kw: object) -> ExtractedFact:
+        return ExtractedFact(source="a", target="b", relation="R", fact="f", **kw)  # type: ignore[arg-type]
+
+    assert initial_dates(line(valid_at="2020-01-01"), REF) == (parse_iso("2020-01-01"), None, None)
+    assert initial_dates(line(temporal_expression="yesterday"), REF)[0] == datetime(2023, 5, 24, tzinfo=UTC)
+    assert initial_dates(line(temporal_expression="in her youth"), REF) == (None, None, "in her youth")
+    assert initial_dates(line(valid_at="last week"), REF)[0] == datetime(2023, 5, 18, tzinfo=UTC)
+    assert initial_dates(line(valid_at="2020-01-01", invalid_at="2019-01-01"), REF)[1] is None
+    assert initial_dates(line(), REF) == (None, None, None)
+    assert initial_dates(line(valid_at="null", temporal_expression="None"), REF) == (None, None, None)
+    assert parse_iso("not a date") is None
+
+
+def _call(start: float, end: float) -> CallRecord:
+    return CallRecord("p", start, end)
+
+
+def test_round_trips_count_the_longest_sequential_chain() -> None:
+    assert round_trips([]) == 0
+    assert round_trips([_call(0, 1)]) == 1
+    assert round_trips([_call(0, 1), _call(0.5, 2)]) == 1, "overlapping calls are one round trip"
+    assert round_trips([_call(0, 1), _call(1, 2), _call(2, 3)]) == 3
+    assert round_trips([_call(0, 1), _call(1.1, 2), _call(1.1, 5), _call(5, 6)]) == 3
+    assert round_trips([_call(0, 1), _call(1.1, 2), _call(1.1, 5), _call(2.1, 3), _call(5, 6)]) == 4
+
+
+def test_merge_reports_adds_everything() -> None:
+    def usage(calls: int, tokens_in: int, tokens_out: int) -> dict[str, PromptUsage]:
+        return {"x": PromptUsage(calls=calls, input_tokens=tokens_in, output_tokens=tokens_out)}
+
+    a = IngestReport(
+        llm_calls=2, input_tokens=10, output_tokens=3, per_prompt=usage(2, 10, 3),
+        round_trips=2, stage_ms={"s": 1.0}, warnings=["w"],
+    )  # fmt: skip
+    b = IngestReport(
+        llm_calls=1, input_tokens=5, output_tokens=1, per_prompt=usage(1, 5, 1),
+        round_trips=1, stage_ms={"s": 2.0}, warnings=["w", "v"], truncated=True,
+    )  # fmt: skip
+    merged = merge_reports(a, b)
+    assert (merged.llm_calls, merged.input_tokens, merged.output_tokens, merged.round_trips) == (3, 15, 4, 3)
+    assert merged.per_prompt["x"] == PromptUsage(calls=3, input_tokens=15, output_tokens=4)
+    assert merged.stage_ms == {"s": 3.0} and merged.warnings == ["w", "v"] and merged.truncated

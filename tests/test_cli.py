@@ -1,0 +1,630 @@
+"""The ``epigraph`` command, end to end: a real embedded store on a temp file, the real OpenAI client
+talking HTTP to the local test server (``epigraph.testing_server``), the model-free HashEmbedder.
+
+In-process runs call ``epigraph.cli.main(argv, environ=...)``: ``environ`` replaces ``os.environ`` as
+the source of ``EPIGRAPH_*`` settings, so nothing is monkeypatched and the user's environment never
+leaks in. Two runs go through a real subprocess (``python -m epigraph``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from epigraph.cli import main
+from epigraph.cli_input import batched, date_arg, default_mapping_path
+from epigraph.cli_render import Tally
+from epigraph.graph.model import Entity, Episode, EpisodeStatus, IngestReport
+from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
+from epigraph.testing_server import FakeOpenAIServer, Reply
+
+HERE = Path(__file__).resolve().parent / "cli"
+EPISODES = HERE / "episodes.jsonl"
+LOCOMO = HERE / "locomo_tiny.json"
+API_KEY = "test-key-not-a-secret"
+_EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)
+
+# ------------------------------------------------------------------------------ the scripted world
+
+ENTITIES: dict[str, list[str]] = {
+    "Alice: I live in Paris and work at Acme.": ["Alice", "Paris", "Acme"],
+    "Bob: Alice is my sister. I live in Lyon.": ["Bob", "Alice", "Lyon"],
+    "Alice: I moved to Berlin last month.": ["Alice", "Berlin"],
+}
+FACTS: dict[str, list[tuple[str, str, str, str, str]]] = {
+    "Alice: I live in Paris and work at Acme.": [
+        ("Alice", "Paris", "LIVES_IN", "Alice lives in Paris.", "2023-03-10T18:00:00Z"),
+        ("Alice", "Acme", "WORKS_AT", "Alice works at Acme.", "2023-03-10T18:00:00Z"),
+    ],
+    "Bob: Alice is my sister. I live in Lyon.": [
+        ("Bob", "Alice", "SIBLING_OF", "Bob is Alice's brother.", "2023-05-01T09:00:00Z"),
+        ("Bob", "Lyon", "LIVES_IN", "Bob lives in Lyon.", "2023-05-01T09:00:00Z"),
+    ],
+    "Alice: I moved to Berlin last month.": [
+        ("Alice", "Berlin", "LIVES_IN", "Alice lives in Berlin.", "2023-12-15T00:00:00Z"),
+    ],
+}
+CONTRADICTS = {"Alice lives in Berlin.": ["Alice lives in Paris."]}
+PROPOSED_MAPPING = {
+    "messages": [{"role": "user", "content": "said", "speaker": "who", "timestamp": "at", "id": None}],
+    "system": None,
+    "records": None,
+    "meta": None,
+}
+
+
+class World:
+    """Answers the pipeline's prompts (told apart by their system message) from the tables above.
+    Unknown episodes get their speaker as the only entity and no facts. ``fail`` names episode texts
+    whose extraction answers HTTP 500 (with EPIGRAPH_LLM_MAX_ATTEMPTS=1 the episode fails at once)."""
+
+    def __init__(self) -> None:
+        self.fail: set[str] = set()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith("You map raw dataset records"):
+            return Reply(json.dumps(PROPOSED_MAPPING))
+        if system.startswith("You decide whether"):
+            return self._resolve_entity(user)
+        if system.startswith("For each new fact"):
+            return self._resolve_fact(user)
+        if system.startswith("Resolve each fact"):
+            facts = json.loads(user.split("Facts: ", 1)[1])
+            return Reply(json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in facts]}))
+        if system.startswith("Write a summary"):
+            entities = json.loads(user.split("Entities: ", 1)[1])
+            out = [{"id": e["id"], "summary": " ".join(e["facts"][:2])} for e in entities]
+            return Reply(json.dumps({"summaries": out}))
+        match = _EPISODE.search(user)
+        assert match, f"unexpected prompt: {system[:80]!r}"
+        episode = match.group(1).strip()
+        if any(bad in episode for bad in self.fail):
+            return Reply.server_error()
+        if system.startswith("You extract entities and the facts"):
+            lines = [{"type": "entity", "name": n} for n in self._entities(episode)]
+            lines += [{"type": "fact", **f} for f in self._facts(episode)]
+        elif system.startswith("You extract entities"):
+            lines = [{"name": n} for n in self._entities(episode)]
+        else:
+            lines = self._facts(episode)
+        return Reply("\n".join(json.dumps(line) for line in lines))
+
+    @staticmethod
+    def _entities(episode: str) -> list[str]:
+        return ENTITIES.get(episode, [episode.split(":", 1)[0]])
+
+    @staticmethod
+    def _facts(episode: str) -> list[dict[str, Any]]:
+        keys = ("source", "target", "relation", "fact", "valid_at")
+        return [dict(zip(keys, f, strict=True)) for f in FACTS.get(episode, [])]
+
+    @staticmethod
+    def _resolve_entity(user: str) -> Reply:
+        new = json.loads(user.split("New entity: ", 1)[1].split("\n", 1)[0])
+        candidates = json.loads(user.split("Candidates: ", 1)[1])
+        same = [c["id"] for c in candidates if c["name"].casefold() == new["name"].casefold()]
+        return Reply(json.dumps({"reasoning": "by name", "duplicate_of": same[0] if same else None}))
+
+    @staticmethod
+    def _resolve_fact(user: str) -> Reply:
+        decisions = []
+        for item in json.loads(user.split("New facts with their candidates: ", 1)[1]):
+            retired = CONTRADICTS.get(item["fact"], [])
+            cands = item["candidates"]
+            decisions.append(
+                {
+                    "id": item["id"],
+                    "reasoning": "compared",
+                    "duplicate_of": [c["id"] for c in cands if c["fact"] == item["fact"]],
+                    "contradicts": [c["id"] for c in cands if c["fact"] in retired],
+                }
+            )
+        return Reply(json.dumps({"decisions": decisions}))
+
+
+class ServerThread:
+    """The local OpenAI-compatible server on its own event loop in a background thread, so that
+    synchronous ``main()`` calls (which run their own ``asyncio.run``) and subprocesses can reach it."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.server: FakeOpenAIServer | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with FakeOpenAIServer(self.world, api_key=API_KEY) as srv:
+            self.server = srv
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        assert self._ready.wait(10), "the test server did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.base_url
+
+    def chat_requests(self) -> int:
+        assert self.server is not None
+        return len(self.server.chat_requests)
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[ServerThread]:
+    with ServerThread(World()) as srv:
+        yield srv
+
+
+Capsys = pytest.CaptureFixture[str]
+OFFLINE = {"EPIGRAPH_EMBEDDER": "hash", "HF_HUB_OFFLINE": "1"}
+
+
+def llm_env(srv: ServerThread, **extra: str) -> dict[str, str]:
+    return {
+        **OFFLINE,
+        "EPIGRAPH_LLM_BASE_URL": srv.url,
+        "EPIGRAPH_LLM_MODEL": "fake-model",
+        "EPIGRAPH_LLM_API_KEY": API_KEY,
+        **extra,
+    }
+
+
+def run(capsys: Capsys, argv: list[str], environ: dict[str, str]) -> tuple[int, str, str]:
+    code = main(argv, environ=environ)
+    captured = capsys.readouterr()
+    assert API_KEY not in captured.out + captured.err, "the API key was printed"
+    return code, captured.out, captured.err
+
+
+def row(table: str, label: str) -> int:
+    """The number on the summary-table row whose label starts with ``label``."""
+    for line in table.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|┃]", line) if c.strip()]
+        if len(cells) == 2 and cells[0].startswith(label):
+            return int(cells[1].replace(",", ""))
+    raise AssertionError(f"no row {label!r} in:\n{table}")
+
+
+@pytest.fixture(scope="module")
+def graph_db(llm_server: ServerThread, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with the three episodes ingested (read-only for the tests that use it)."""
+    db = tmp_path_factory.mktemp("graph") / "graph.db"
+    assert main(["--db", str(db), "ingest", str(EPISODES)], environ=llm_env(llm_server)) == 0
+    return db
+
+
+# ------------------------------------------------------------------------------------------- ingest
+
+
+def test_ingest_prints_a_summary_that_matches_what_was_done(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    db = tmp_path / "g.db"
+    before = llm_server.chat_requests()
+    code, out, err = run(capsys, ["--db", str(db), "ingest", str(EPISODES)], llm_env(llm_server))
+    assert code == 0, err
+    assert f"ingested {EPISODES} into group 'default'" in out
+    assert row(out, "episodes done") == 3
+    assert row(out, "episodes failed") == 0
+    assert row(out, "entities") == 6  # Alice, Paris, Acme, Bob, Lyon, Berlin
+    assert row(out, "facts") == 5
+    assert row(out, "invalidations") == 1  # Alice lives in Paris -> Berlin
+    assert row(out, "LLM calls") == llm_server.chat_requests() - before
+    assert row(out, "tokens in") > row(out, "tokens out") > 0
+    assert row(out, "embedding requests") > 0
+
+    # idempotent: the same file again changes nothing and costs nothing
+    code, out, _ = run(capsys, ["--db", str(db), "--json", "ingest", str(EPISODES)], llm_env(llm_server))
+    summary = json.loads(out)
+    assert code == 0
+    assert summary["episodes"] == {"done": 0, "failed": 0, "skipped": 3, "invalid": 0}
+    assert summary["llm_calls"] == 0
+
+
+def test_ingest_json_and_combined_mode(llm_server: ServerThread, tmp_path: Path, capsys: Capsys) -> None:
+    argv = ["ingest", str(EPISODES), "--mode", "combined", "--json", "--db", str(tmp_path / "g.db")]
+    code, out, err = run(capsys, argv, llm_env(llm_server))
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["episodes"]["done"] == 3
+    assert (summary["entities"], summary["facts"], summary["invalidations"]) == (6, 5, 1)
+    assert summary["group_ids"] == ["default"] and summary["file"] == str(EPISODES)
+    assert summary["input_tokens"] > 0 and summary["failures"] == []
+
+
+def test_a_bad_line_stops_everything_before_anything_is_ingested(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    good = EPISODES.read_text().splitlines()
+    bad.write_text(
+        "\n".join([good[0], '{"content": "hi", "kind": "letter", "reference_time": "2024-01-01"}'])
+    )
+    db = tmp_path / "g.db"
+    before = llm_server.chat_requests()
+    code, out, err = run(capsys, ["--db", str(db), "ingest", str(bad)], llm_env(llm_server))
+    assert code == 2
+    assert f"{bad}:2: must be one of message, text, json, got 'letter' (field 'kind')" in err
+    assert "nothing ingested" in err and "Traceback" not in err
+    assert llm_server.chat_requests() == before
+    code, out, _ = run(capsys, ["--db", str(db), "stats", "--json"], OFFLINE)
+    assert json.loads(out)["episodes"] == 0
+
+
+def test_skip_invalid_reports_bad_lines_and_ingests_the_rest(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    mixed = tmp_path / "mixed.jsonl"
+    lines = EPISODES.read_text().splitlines()
+    mixed.write_text("\n".join([lines[0], '{"content": "no time"}', "not json", lines[1]]) + "\n")
+    argv = ["--db", str(tmp_path / "g.db"), "ingest", str(mixed), "--skip-invalid"]
+    code, out, err = run(capsys, argv, llm_env(llm_server))
+    assert code == 0, err
+    assert f"skipped: {mixed}:2: missing" in err and "(field 'reference_time')" in err
+    assert f"skipped: {mixed}:3: not valid JSON" in err
+    assert row(out, "episodes done") == 2
+    assert row(out, "invalid input skipped") == 2
+
+
+def test_groups_come_from_the_line_or_the_group_option(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    db = tmp_path / "g.db"
+    episodes = tmp_path / "groups.jsonl"
+    lines = EPISODES.read_text().splitlines()
+    episodes.write_text(lines[0] + "\n" + lines[1].replace('"source"', '"group": "bob", "source"') + "\n")
+    code, out, err = run(
+        capsys, ["--db", str(db), "--group", "alice", "ingest", str(episodes)], llm_env(llm_server)
+    )
+    assert code == 0, err
+    assert f"ingested {episodes} into groups 'alice', 'bob'" in out
+    for group in ("alice", "bob"):
+        _, out, _ = run(capsys, ["--db", str(db), "stats", "--json", "--group", group], OFFLINE)
+        assert json.loads(out)["episodes"] == 1
+
+
+def test_ingest_without_an_llm_names_the_variables(tmp_path: Path, capsys: Capsys) -> None:
+    code, _, err = run(capsys, ["--db", str(tmp_path / "g.db"), "ingest", str(EPISODES)], OFFLINE)
+    assert code == 2
+    assert "EPIGRAPH_LLM_MODEL" in err and "EPIGRAPH_LLM_BASE_URL" in err and "EPIGRAPH_LLM_API_KEY" in err
+    assert not (tmp_path / "g.db").exists()
+
+
+def test_a_missing_file_is_a_usage_error(llm_server: ServerThread, capsys: Capsys) -> None:
+    code, _, err = run(capsys, ["--db", ":memory:", "ingest", "nope.jsonl"], llm_env(llm_server))
+    assert (code, err.strip()) == (2, "epigraph: nope.jsonl: no such file")
+
+
+def test_failed_episodes_are_reported_and_retried(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    db = tmp_path / "g.db"
+    episodes = tmp_path / "e.jsonl"
+    episodes.write_text(
+        '{"content": "Hello there.", "speaker": "Carol", "reference_time": "2024-02-01"}\n'
+        '{"content": "Boom goes the model.", "speaker": "Dan", "reference_time": "2024-02-02"}\n'
+    )
+    env = llm_env(llm_server, EPIGRAPH_LLM_MAX_ATTEMPTS="1")
+    llm_server.world.fail.add("Boom goes")
+    try:
+        code, out, err = run(capsys, ["--db", str(db), "ingest", str(episodes)], env)
+    finally:
+        llm_server.world.fail.clear()
+    assert code == 1
+    assert (row(out, "episodes done"), row(out, "episodes failed")) == (1, 1)
+    assert re.search(r"failed: line 2, episode [0-9a-f-]{36}: LLMUnavailable", err), err
+    assert "epigraph retry" in err
+
+    code, out, _ = run(capsys, ["--db", str(db), "episodes", "--status", "failed", "--json"], OFFLINE)
+    [failed] = json.loads(out)
+    assert failed["content"] == "Dan: Boom goes the model." and failed["error"]
+
+    code, out, err = run(capsys, ["--db", str(db), "retry"], env)
+    assert code == 0, err
+    assert (row(out, "episodes done"), row(out, "episodes failed")) == (1, 0)
+    code, out, _ = run(capsys, ["--db", str(db), "retry"], env)
+    assert "nothing to retry in group 'default'" in out
+
+
+def test_a_wrong_api_key_never_shows_up_in_the_output(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    secret = "sk-wrong-key-0123456789"
+    env = llm_env(llm_server, EPIGRAPH_LLM_API_KEY=secret)
+    code = main(["--db", str(tmp_path / "g.db"), "ingest", str(EPISODES)], environ=env)
+    captured = capsys.readouterr()
+    assert code == 1
+    assert secret not in captured.out + captured.err
+    assert row(captured.out, "episodes failed") == 3
+
+
+# ------------------------------------------------------------------------------------------- import
+
+
+def test_import_dry_run_needs_no_llm(tmp_path: Path, capsys: Capsys) -> None:
+    db = tmp_path / "g.db"
+    code, out, err = run(capsys, ["--db", str(db), "import", str(LOCOMO), "--dry-run"], OFFLINE)
+    assert code == 0, err
+    assert out.startswith(f"5 message episodes from 1 record of {LOCOMO}")
+    assert "speakers: Mia 3, Noah 2" in out
+    assert "Mia: Noah! I finally finished my first marathon." in out
+    assert not db.exists(), "a dry run does not touch the store"
+
+    argv = ["import", str(LOCOMO), "--dry-run", "--json", "--limit", "2", "--show-mapping", "--group", "g2"]
+    code, out, err = run(capsys, argv, OFFLINE)
+    report = json.loads(out)
+    assert (report["episodes"], report["speakers"], report["group_id"]) == (2, {"Mia": 1, "Noah": 1}, "g2")
+    assert report["mapping_origin"] == "detected: locomo"
+    assert "mapping for" in err  # with --json the mapping goes to stderr
+
+
+def test_import_ingests_through_the_mapping(llm_server: ServerThread, tmp_path: Path, capsys: Capsys) -> None:
+    db = tmp_path / "g.db"
+    saved = tmp_path / "m.json"
+    argv = ["--db", str(db), "import", str(LOCOMO), "--group", "locomo", "--save-mapping", str(saved)]
+    code, out, err = run(capsys, argv, llm_env(llm_server))
+    assert code == 0, err
+    assert f"imported {LOCOMO} into group 'locomo'" in out
+    assert row(out, "episodes done") == 5
+    assert json.loads(saved.read_text())["description"] == "detected: locomo"
+    code, out, _ = run(capsys, ["--db", str(db), "--group", "locomo", "stats", "--json"], OFFLINE)
+    assert json.loads(out)["episodes"] == 5
+
+
+def test_a_proposed_mapping_is_shown_saved_and_reused(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(
+        '{"who": "Ann", "said": "I love green tea.", "at": "2024-01-01T10:00:00Z"}\n'
+        '{"who": "Ben", "said": "I prefer coffee.", "at": "2024-01-01T10:01:00Z"}\n'
+    )
+    code, out, err = run(capsys, ["import", str(chat), "--dry-run"], llm_env(llm_server))
+    assert code == 0, err
+    assert "proposed by the LLM" in out and '"content": "said"' in out  # shown
+    saved = tmp_path / "chat.mapping.json"
+    assert f"saved the mapping to {saved}" in err and saved.is_file()
+
+    code, out, err = run(capsys, ["import", str(chat), "--dry-run"], OFFLINE)  # no LLM needed now
+    assert code == 0, err
+    assert f"using the mapping saved in {saved}" in err
+    assert "2 message episodes" in out and "speakers: Ann 1, Ben 1" in out
+
+    db = tmp_path / "g.db"
+    before = llm_server.chat_requests()
+    code, out, err = run(capsys, ["--db", str(db), "import", str(chat)], llm_env(llm_server))
+    assert code == 0, err
+    assert row(out, "episodes done") == 2
+    assert llm_server.chat_requests() - before == row(out, "LLM calls")  # no new proposal
+
+
+def test_import_of_an_unknown_shape_without_an_llm_says_what_to_do(tmp_path: Path, capsys: Capsys) -> None:
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"a": 1, "b": {"c": 2}}\n')
+    code, _, err = run(capsys, ["import", str(odd), "--dry-run"], OFFLINE)
+    assert code == 2
+    assert "no known format recognised" in err and "--mapping" in err
+
+
+# ------------------------------------------------------------------------------------ search & read
+
+
+def test_search_shows_current_facts_by_default(graph_db: Path, capsys: Capsys) -> None:
+    code, out, err = run(capsys, ["--db", str(graph_db), "search", "where does Alice live"], OFFLINE)
+    assert code == 0, err
+    assert out.startswith("'where does Alice live' in default [COMBINED]")
+    facts = facts_table(out)
+    assert "Alice lives in Berlin." in facts and "Alice lives in Paris." not in facts
+
+    code, out, _ = run(
+        capsys, ["search", "Alice live", "--db", str(graph_db), "--as-of", "2023-06-01"], OFFLINE
+    )
+    assert "(as of 2023-06-01)" in out.splitlines()[0]
+    facts = facts_table(out)
+    assert "Alice lives in Paris." in facts and "Alice lives in Berlin." not in facts
+
+
+def facts_table(out: str) -> str:
+    """The Facts table of a search's output (entities and episodes follow it)."""
+    return out.split("Facts", 1)[1].split("Entities", 1)[0]
+
+
+def test_search_json_for_scripts(graph_db: Path, capsys: Capsys) -> None:
+    argv = ["--db", str(graph_db), "--json", "search", "Alice lives", "--include-retired"]
+    argv += ["--recipe", "facts_hybrid"]
+    code, out, _ = run(capsys, argv, OFFLINE)
+    result = json.loads(out)
+    assert code == 0 and result["recipe"] == "FACTS_HYBRID" and result["include_retired"] is True
+    texts = {r["fact"]["text"] for r in result["facts"]}
+    assert {"Alice lives in Paris.", "Alice lives in Berlin."} <= texts
+    paris = next(r["fact"] for r in result["facts"] if r["fact"]["text"] == "Alice lives in Paris.")
+    assert paris["invalid_at"].startswith("2023-12-15")
+
+
+def test_bad_arguments_are_usage_errors(graph_db: Path, capsys: Capsys) -> None:
+    code, _, err = run(capsys, ["--db", str(graph_db), "search", "x", "--as-of", "yesterday"], OFFLINE)
+    assert code == 2 and "not an ISO date or datetime: 'yesterday'" in err
+    code, _, err = run(capsys, ["search", "x", "--recipe", "nope"], OFFLINE)
+    assert code == 2 and "unknown recipe 'nope'" in err
+    code, _, err = run(capsys, ["--group", "no spaces allowed", "stats"], OFFLINE)
+    assert code == 2 and "group_id must be" in err
+
+
+def test_entity_shows_facts_history_and_episodes(graph_db: Path, tmp_path: Path, capsys: Capsys) -> None:
+    page = tmp_path / "alice.html"
+    code, out, err = run(capsys, ["--db", str(graph_db), "entity", "Alice", "--html", str(page)], OFFLINE)
+    assert code == 0, err
+    current, history = out.split("History (retired facts)")
+    assert "Alice lives in Berlin." in current and "Alice lives in Paris." not in current
+    assert "Alice lives in Paris." in history and "Alice lives in Berlin." in history  # retired by
+    assert "I moved to Berlin" in history  # ... in that episode
+    assert "Episodes mentioning it (3)" in out
+    assert page.read_text().startswith("<!DOCTYPE html>") and "<svg" in page.read_text()
+    assert f"wrote {page}" in err
+
+    svg = tmp_path / "alice.svg"
+    code, out, _ = run(
+        capsys, ["--db", str(graph_db), "entity", "Alice", "--json", "--svg", str(svg)], OFFLINE
+    )
+    view = json.loads(out)
+    [retired] = view["history"]
+    assert retired["fact"]["text"] == "Alice lives in Paris."
+    assert retired["by_fact"]["text"] == "Alice lives in Berlin."
+    assert retired["by_episode"]["content"] == "Alice: I moved to Berlin last month."
+    assert svg.read_text().startswith("<svg")
+
+
+def test_an_unknown_entity_suggests_the_closest_names(graph_db: Path, capsys: Capsys) -> None:
+    code, out, err = run(capsys, ["--db", str(graph_db), "entity", "Alise"], OFFLINE)
+    assert code == 1 and out == ""
+    assert err.startswith("epigraph: no entity 'Alise' in group 'default'; closest names: Alice")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_episodes_and_stats(graph_db: Path, capsys: Capsys) -> None:
+    code, out, _ = run(capsys, ["--db", str(graph_db), "episodes", "--json"], OFFLINE)
+    episodes = json.loads(out)
+    assert code == 0 and [e["name"] for e in episodes] == ["Alice", "Bob", "Alice"]  # newest first
+    assert {e["status"] for e in episodes} == {"done"} and episodes[0]["report"]["llm_calls"] > 0
+
+    argv = ["--db", str(graph_db), "episodes", "--since", "2023-04-01", "--until", "2024-01-01", "--json"]
+    code, out, _ = run(capsys, argv, OFFLINE)
+    assert [e["content"] for e in json.loads(out)] == ["Bob: Alice is my sister. I live in Lyon."]
+
+    code, out, _ = run(capsys, ["--db", str(graph_db), "episodes"], OFFLINE)
+    assert "Episodes in 'default' (3)" in out and "Alice: I moved to Berlin last month." in out
+
+    code, out, _ = run(capsys, ["--db", str(graph_db), "stats", "--json"], OFFLINE)
+    stats = json.loads(out)
+    assert (stats["episodes"], stats["entities"], stats["facts"], stats["current_facts"]) == (3, 6, 5, 4)
+    assert stats["failed_episodes"] == 0 and stats["db"] == str(graph_db)
+
+    code, out, _ = run(capsys, ["--db", str(graph_db), "stats"], OFFLINE)
+    assert row(out, "current facts") == 4
+
+
+def test_remove_brings_back_the_facts_an_episode_retired(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    db = tmp_path / "g.db"
+    assert run(capsys, ["--db", str(db), "ingest", str(EPISODES)], llm_env(llm_server))[0] == 0
+    _, out, _ = run(capsys, ["--db", str(db), "episodes", "--since", "2024-01-01", "--json"], OFFLINE)
+    [moved] = json.loads(out)
+    code, out, err = run(capsys, ["--db", str(db), "remove", moved["uuid"]], llm_env(llm_server))
+    assert code == 0, err
+    assert out.startswith(f"removed episode {moved['uuid']}: 1 facts removed, 1 restored")
+    _, out, _ = run(capsys, ["--db", str(db), "search", "Alice lives"], OFFLINE)
+    assert "Alice lives in Paris." in out and "Alice lives in Berlin." not in out
+    code, _, err = run(capsys, ["--db", str(db), "remove", moved["uuid"]], llm_env(llm_server))
+    assert code == 1 and f"no episode '{moved['uuid']}'" in err
+
+
+# ------------------------------------------------------------------------------------ pure helpers
+
+
+def _result(
+    content: str, *, ok: bool = True, calls: int = 1, entities: tuple[str, ...] = ()
+) -> EpisodeResult:
+    episode = Episode(
+        group_id="g",
+        content=content,
+        reference_time=datetime(2024, 1, 1, tzinfo=UTC),
+        status=EpisodeStatus.DONE if ok else EpisodeStatus.FAILED,
+        error=None if ok else "LLMUnavailable: down",
+        report=IngestReport(llm_calls=calls, input_tokens=10 * calls, output_tokens=calls),
+    )
+    return EpisodeResult(episode=episode, entities=[Entity(uuid=u, group_id="g", name=u) for u in entities])
+
+
+def test_the_tally_counts_each_episode_once_by_its_last_result() -> None:
+    tally = Tally()
+    tally.begin_batch([1, 2])
+    first, second = _result("a", entities=("x",)), _result("b", ok=False)
+    assert tally.event(EpisodeSaved("g", first.episode.uuid, 0)) is False
+    assert tally.event(EpisodeDone("g", first.episode.uuid, 0, result=first)) is True
+    assert tally.event(EpisodeFailed("g", second.episode.uuid, 1, error="down", result=second)) is True
+    # the group's batched summary refresh re-sends its last episode with the summary cost added
+    refreshed = _result("a", calls=3, entities=("x", "y"))
+    assert tally.event(EpisodeDone("g", first.episode.uuid, 0, result=refreshed)) is False
+    tally.begin_batch([7])  # the next batch's indexes start at 0 again
+    tally.event(EpisodeDone("g", "c", 0, result=_result("c", entities=("x",))))
+    tally.end_batch()
+    summary = tally.to_dict()
+    assert summary["episodes"] == {"done": 2, "failed": 1, "skipped": 0, "invalid": 0}
+    assert (summary["llm_calls"], summary["input_tokens"], summary["entities"]) == (5, 50, 2)
+    assert summary["failures"] == [{"uuid": second.episode.uuid, "line": 2, "error": "LLMUnavailable: down"}]
+
+
+def test_input_helpers() -> None:
+    assert [len(b) for b in batched(range(1001), 500)] == [500, 500, 1]
+    assert list(batched([], 3)) == []
+    assert date_arg("2024-05-02") == datetime(2024, 5, 2, tzinfo=UTC)
+    assert date_arg("2024-05-02T12:00:00+02:00") == datetime(2024, 5, 2, 10, tzinfo=UTC)
+    assert default_mapping_path(Path("/d/chats.json")) == Path("/d/chats.mapping.json")
+    assert default_mapping_path(Path("/d/chats.jsonl.gz")) == Path("/d/chats.mapping.json")
+
+
+# -------------------------------------------------------------------------------------- subprocess
+
+
+def _subprocess_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}
+    return {**env, **OFFLINE, **extra}
+
+
+def test_python_dash_m_epigraph_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "epigraph", "--help"],
+        env=_subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("ingest", "import", "search", "entity", "episodes", "stats", "remove", "retry"):
+        assert command in done.stdout
+    assert "EPIGRAPH_LLM_BASE_URL" in done.stdout
+
+
+def test_a_real_ingest_through_a_subprocess(llm_server: ServerThread, tmp_path: Path) -> None:
+    db = tmp_path / "sub.db"
+    env = _subprocess_env(**llm_env(llm_server), EPIGRAPH_DB=str(db))
+    exe = shutil.which("epigraph", path=str(Path(sys.executable).parent))
+    argv = [exe] if exe else [sys.executable, "-m", "epigraph"]
+    done = subprocess.run(
+        [*argv, "ingest", str(EPISODES), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["entities"], summary["facts"], summary["invalidations"]) == (6, 5, 1)
+    assert API_KEY not in done.stdout + done.stderr
+    assert db.exists(), "EPIGRAPH_DB from the environment picked the store"
