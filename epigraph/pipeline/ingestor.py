@@ -28,8 +28,6 @@ from ..graph.model import (
     EpisodeKind,
     EpisodeStatus,
     IngestReport,
-    content_hash,
-    episode_uuid,
     to_utc,
 )
 from ..graph.store import DeletionResult, EpisodeWrite, GraphStore
@@ -191,23 +189,7 @@ class Ingestor:
         return self._locks.setdefault(group_id, asyncio.Lock())
 
     def _episode(self, item: EpisodeInput) -> Episode:
-        content, name = item.content, item.name
-        if item.speaker and item.kind == EpisodeKind.MESSAGE:
-            if not content.lstrip().startswith(f"{item.speaker}:"):
-                content = f"{item.speaker}: {content}"
-            name = name or item.speaker
-        digest = content_hash(content)
-        return Episode(
-            uuid=episode_uuid(item.group_id, digest, item.reference_time, item.episode_id),
-            group_id=item.group_id,
-            name=name,
-            content=content,
-            kind=item.kind,
-            source_description=item.source_description,
-            reference_time=item.reference_time,
-            created_at=self._created_at(),
-            content_hash=digest,
-        )
+        return item.to_episode(created_at=self._created_at())
 
     def _created_at(self) -> datetime:
         """Strictly increasing, so episodes sharing a reference time keep their given order."""

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InputError
-from ..graph.model import EpisodeKind, check_group_id, to_utc
+from ..graph.model import Episode, EpisodeKind, check_group_id, content_hash, episode_uuid, to_utc, utc_now
 
 FIELDS = ("content", "kind", "speaker", "reference_time", "group", "source", "name", "id")
 
@@ -40,6 +40,28 @@ class EpisodeInput:
     episode_id: str | None = None
     line: int | None = None
     """Where it came from in an input file (for messages), if anywhere."""
+
+    def to_episode(self, created_at: datetime | None = None) -> Episode:
+        """The pending Episode this input becomes: content ``"Speaker: text"`` for messages with a
+        speaker (named after the speaker), and the deterministic uuid that makes re-ingestion a no-op.
+        Importer dry runs use it too, so they show exactly the ids an ingestion stores."""
+        content, name = self.content, self.name
+        if self.speaker and self.kind == EpisodeKind.MESSAGE:
+            if not content.lstrip().startswith(f"{self.speaker}:"):
+                content = f"{self.speaker}: {content}"
+            name = name or self.speaker
+        digest = content_hash(content)
+        return Episode(
+            uuid=episode_uuid(self.group_id, digest, self.reference_time, self.episode_id),
+            group_id=self.group_id,
+            name=name,
+            content=content,
+            kind=self.kind,
+            source_description=self.source_description,
+            reference_time=self.reference_time,
+            created_at=created_at or utc_now(),
+            content_hash=digest,
+        )
 
     @classmethod
     def coerce(cls, item: EpisodeInput | Mapping[str, Any]) -> EpisodeInput:

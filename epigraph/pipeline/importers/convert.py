@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from epigraph.graph.model import Episode, EpisodeKind, check_group_id, content_hash, episode_uuid, utc_now
+from epigraph.graph.model import Episode, EpisodeKind, check_group_id, content_hash
 from epigraph.pipeline.inputs import EpisodeInput
 
 from . import paths as P
@@ -220,25 +220,6 @@ class Converter:
 
 
 def to_episode(item: EpisodeInput, created_at: datetime | None = None) -> Episode:
-    """The Episode the ingestor makes of an input: same content (``"Speaker: text"``), name and uuid.
-
-    Mirrors ``Ingestor._episode`` so that a dry run shows exactly the ids an import stores (a test
-    checks the two agree).
-    """
-    content, name = item.content, item.name
-    if item.speaker and item.kind == MESSAGE:
-        if not content.lstrip().startswith(f"{item.speaker}:"):
-            content = f"{item.speaker}: {content}"
-        name = name or item.speaker
-    digest = content_hash(content)
-    return Episode(
-        uuid=episode_uuid(item.group_id, digest, item.reference_time, item.episode_id),
-        group_id=item.group_id,
-        name=name,
-        content=content,
-        kind=item.kind,
-        source_description=item.source_description,
-        reference_time=item.reference_time,
-        created_at=created_at or utc_now(),
-        content_hash=digest,
-    )
+    """The Episode the ingestor makes of an input (same content, name and uuid): see
+    :meth:`EpisodeInput.to_episode`."""
+    return item.to_episode(created_at)
