@@ -1,0 +1,60 @@
+"""epigraph: temporal knowledge graphs from chat episodes and documents.
+
+Start with :class:`KnowledgeGraph` (an async context manager)::
+
+    from epigraph import KnowledgeGraph
+    async with KnowledgeGraph() as kg:          # ./epigraph.db; LLM and store from EPIGRAPH_* variables
+        result = await kg.add_episode("Alice: I moved to Lisbon", reference_time=when)
+        print(await kg.entity("Alice"))
+
+Importing this package runs nothing: no model is loaded and no connection is made until first use.
+"""
+
+from .client import KnowledgeGraph
+from .config import Settings
+from .errors import (
+    ConfigError,
+    EntityNotFound,
+    EpigraphError,
+    EpisodeNotFound,
+    InputError,
+    LLMError,
+    NotFound,
+    StoreError,
+    StructuredOutputError,
+    UsageError,
+)
+from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
+from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
+from .pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ontology, ProgressEvent
+
+__all__ = [
+    "RECIPES",
+    "ConfigError",
+    "Entity",
+    "EntityNotFound",
+    "EntityView",
+    "EpigraphError",
+    "Episode",
+    "EpisodeInput",
+    "EpisodeKind",
+    "EpisodeNotFound",
+    "EpisodeResult",
+    "EpisodeStatus",
+    "Fact",
+    "IngestOptions",
+    "IngestReport",
+    "InputError",
+    "KnowledgeGraph",
+    "LLMError",
+    "Mention",
+    "NotFound",
+    "Ontology",
+    "ProgressEvent",
+    "SearchConfig",
+    "SearchResults",
+    "Settings",
+    "StoreError",
+    "StructuredOutputError",
+    "UsageError",
+]

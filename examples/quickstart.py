@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.embed import Embedder, embedder_from_settings
-from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Fact
-from epigraph.graph.store import EVERYTHING, FactFilter
-from epigraph.pipeline import EpisodeInput, EpisodeResult, Ingestor
+from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
+from epigraph.pipeline import EpisodeInput, EpisodeResult
 from epigraph.prompts.protocol import LLM, ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
@@ -136,7 +136,7 @@ def describe(result: EpisodeResult, index: int) -> str:
     )
 
 
-async def show_graph(store: EmbeddedStore, results: list[EpisodeResult]) -> None:
+async def show_graph(store: GraphStore, results: list[EpisodeResult]) -> None:
     touched = {e.uuid for r in results for e in r.entities}
     touched |= {u for r in results for f in r.facts for u in (f.source_uuid, f.target_uuid)}
     entities = {e.uuid: e for e in await store.get_entities(GROUP, sorted(touched))}
@@ -169,17 +169,15 @@ async def main() -> int:
     llm, note = choose_llm(settings)
     print(f"epigraph quickstart: {note}")
     embedder = choose_embedder(settings)
-    async with EmbeddedStore(":memory:") as store:
-        await store.setup(embedder.dim)
-        ingestor = Ingestor(store, llm, embedder)
+    async with KnowledgeGraph(settings, llm=llm, embedder=embedder, group_id=GROUP) as kg:
         print(f"\nIngesting {sum(len(t) for _, t in SESSIONS)} turns of 3 sessions")
-        results = await ingestor.add_episodes(conversation())
+        results = await kg.add_episodes(conversation())
         for index, result in enumerate(results, start=1):
             print(describe(result, index))
         calls = sum(r.report.llm_calls for r in results)
         tokens = sum(r.report.input_tokens + r.report.output_tokens for r in results)
         print(f"  total: {calls} LLM calls, {tokens} tokens, {calls / len(results):.2f} calls per turn")
-        await show_graph(store, results)
+        await show_graph(kg.store, results)
     aclose = getattr(llm, "aclose", None)
     if aclose is not None:
         await aclose()
