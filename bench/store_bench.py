@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import resource
 import sys
@@ -81,12 +82,17 @@ def make_episodes(group: str, entities: list[Entity], n_facts: int, per_write: i
         yield EpisodeWrite(episode=ep, entities=list(touched.values()), facts=facts, mentions=mentions)
 
 
-async def timed_writes(store: GraphStore, writes: Iterator[EpisodeWrite]) -> tuple[int, float]:
-    n, t0 = 0, time.perf_counter()
-    for w in writes:
-        await store.write_episode(w)
-        n += len(w.facts)
-    return n, time.perf_counter() - t0
+async def timed_writes(store: GraphStore, writes: Iterator[EpisodeWrite], chunk: int = 20) -> tuple[int, float]:
+    """Facts written and seconds spent in ``write_episode`` alone: the synthetic data is built in
+    chunks outside the timed region, so the figure is the store's, not the generator's."""
+    n, spent = 0, 0.0
+    while batch := list(itertools.islice(writes, chunk)):
+        t0 = time.perf_counter()
+        for w in batch:
+            await store.write_episode(w)
+        spent += time.perf_counter() - t0
+        n += sum(len(w.facts) for w in batch)
+    return n, spent
 
 
 async def latencies(calls: list) -> tuple[float, float]:

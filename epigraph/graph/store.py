@@ -35,12 +35,30 @@ class Hit(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class TimeFilter:
-    """Which facts count, in event time and system time.
+    """Which facts count, in event time (``as_of``) and system time (``known_at``).
+
+    A retired fact is one record holding two beliefs. Contradictions shrink facts in place
+    (``graph.temporal.resolve_contradiction``): the retired fact gets a new ``invalid_at``, an
+    ``expired_at`` (when the graph retired it) and an ``invalidated_by`` that keeps the
+    ``previous_invalid_at``. So before ``expired_at`` the graph believed the interval
+    ``[valid_at, previous_invalid_at)``; from ``expired_at`` on it believes ``[valid_at, invalid_at)``.
 
     - ``include_retired=True``: every fact, whatever its intervals.
-    - otherwise a fact counts when it is valid at ``as_of`` (``valid_at <= as_of < invalid_at``, a missing
-      bound being unbounded) and known at ``known_at`` (``created_at <= known_at`` and not expired by then:
-      ``expired_at is None or expired_at > known_at``). ``None`` for either means "now".
+    - otherwise, with ``k = known_at`` and ``t = as_of`` (``None`` for either means "now"):
+
+      1. not known yet: ``created_at > k`` -> excluded;
+      2. withdrawn: ``expired_at`` set, no ``invalidated_by`` and ``expired_at <= k`` -> excluded
+         (retired without an interval update, so no longer believed at all);
+      3. the interval believed at ``k`` ends at ``invalidated_by.previous_invalid_at`` when the fact is
+         invalidated (``invalidated_by`` and ``expired_at`` set) and ``k < expired_at``, else at
+         ``invalid_at``;
+      4. the fact counts iff ``valid_at <= t < end`` (a missing bound being unbounded).
+
+    So the default (now, now) hides facts whose ``invalid_at`` has passed, which includes every fact
+    retired by a contradiction that has started; ``as_of`` in the past shows what was true then as the
+    graph believes it now (a fact retired later still counts for its own interval); ``known_at`` in the
+    past shows what the graph believed then (before a contradiction arrived, the old interval).
+    ``graph.temporal.matches`` is the executable definition.
     """
 
     as_of: datetime | None = None
@@ -61,6 +79,12 @@ class FactFilter:
 @dataclass(frozen=True, slots=True)
 class EntityFilter:
     labels: tuple[str, ...] | None = None
+
+
+ANY_FACT = FactFilter()
+"""Current facts of any relation: the default fact filter."""
+ANY_ENTITY = EntityFilter()
+"""Entities with any labels: the default entity filter."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +144,9 @@ class GraphStore(Protocol):
     ) -> list[Episode]:
         """Episodes whose reference_time is in ``[since, until)``; ties ordered by created_at."""
 
-    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]: ...
+    async def episodes_mentioning(
+        self, group_id: str, entity_uuid: str, limit: int = 100
+    ) -> list[Episode]: ...
 
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         """Remove an episode with provenance cleanup, atomically.
@@ -142,17 +168,17 @@ class GraphStore(Protocol):
         """For each given name, the entities whose normalized name or alias equals its normalized form."""
 
     async def facts_between(
-        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = FactFilter()
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
     ) -> list[Fact]:
         """Facts with endpoints {a, b} in either direction."""
 
     async def facts_around(
-        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = FactFilter(), limit: int = 200
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = ANY_FACT, limit: int = 200
     ) -> list[Fact]:
         """Facts with at least one endpoint in ``entity_uuids``."""
 
     async def neighbours(
-        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = FactFilter()
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
         """BFS over facts: entity uuid -> hop distance (1..depth) from the nearest start entity."""
 
@@ -160,11 +186,11 @@ class GraphStore(Protocol):
 
     # --- search -----------------------------------------------------------------------------------
     async def search_entities_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = EntityFilter()
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]: ...
 
     async def search_facts_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = FactFilter()
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]: ...
 
     async def search_episodes_text(
@@ -172,11 +198,15 @@ class GraphStore(Protocol):
     ) -> list[Hit[Episode]]: ...
 
     async def search_entities_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: EntityFilter = EntityFilter()
+        self,
+        group_ids: Sequence[str],
+        vector: Sequence[float],
+        limit: int = 10,
+        flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]: ...
 
     async def search_facts_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = FactFilter()
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]: ...
 
     async def search_episodes_vector(

@@ -4,10 +4,11 @@ No I/O, no clock: every function that needs "now" takes it as an argument, so re
 and every store can be checked against these definitions.
 
 Intervals are half-open, ``[start, end)``, and ``None`` means unbounded (``-inf`` for a start, ``+inf``
-for an end). A fact has two of them:
+for an end). A fact lives on two time axes:
 
 - **event time** ``[valid_at, invalid_at)``: when it was true in the world;
-- **system time** ``[created_at, expired_at)``: when the graph held it as a belief.
+- **system time** ``created_at`` / ``expired_at``: when the graph learned it, and when it retired it
+  (contradicted it, changing its event-time end, or withdrew it).
 
 :func:`matches` is THE definition of :class:`~epigraph.graph.store.TimeFilter`; stores translate it to
 their query language and the contract suite checks that they agree with it.
@@ -16,6 +17,13 @@ Contradictions are applied by shrinking, never by deleting: the retired fact kee
 in event time and an expiry in system time, and records an :class:`~epigraph.graph.model.Invalidation`
 (who retired it, in which episode, and the ``invalid_at`` it had before), so :func:`revert_invalidation`
 can undo it exactly when the contradicting episode is deleted.
+
+The record of a retired fact therefore holds two beliefs about its event time: before ``expired_at`` the
+graph believed ``[valid_at, previous_invalid_at)``, from ``expired_at`` on it believes
+``[valid_at, invalid_at)`` (:func:`believed_interval`). A fact that expired *without* an
+``invalidated_by`` was withdrawn: from ``expired_at`` on the graph believes nothing of it. Filtering
+reads the record that way, so ``as_of`` a past instant still finds a fact that was contradicted later,
+and ``known_at`` a past instant sees the interval the graph held then.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from .store import TimeFilter
 
 __all__ = [
     "apply_contradiction",
+    "believed_end",
+    "believed_interval",
     "effective_valid_at",
     "is_current",
     "is_known_at",
@@ -86,28 +96,70 @@ def is_valid_at(fact: Fact, t: datetime) -> bool:
 
 
 def is_known_at(fact: Fact, t: datetime) -> bool:
-    """System time: the graph held the fact at ``t``: ``created_at <= t`` and not expired by then
-    (``expired_at is None or expired_at > t``)."""
+    """System time: the graph held a belief about the fact at ``t``.
+
+    ``created_at <= t``, and not withdrawn by then: an expiry without an ``invalidated_by``
+    (``expired_at <= t``) withdraws the fact, while a contradiction (``invalidated_by`` set) only
+    changes the interval believed from ``expired_at`` on (see :func:`believed_interval`).
+    """
     t = _utc(t)
-    return fact.created_at <= t and (fact.expired_at is None or fact.expired_at > t)
+    if fact.created_at > t:
+        return False
+    withdrawn = fact.expired_at is not None and fact.invalidated_by is None and fact.expired_at <= t
+    return not withdrawn
+
+
+def believed_end(fact: Fact, t: datetime) -> datetime | None:
+    """The end of the event-time interval the graph believed at system time ``t`` (``None``: unbounded).
+
+    ``invalidated_by.previous_invalid_at`` while the contradiction had not arrived yet (the fact is
+    invalidated, ``expired_at`` is set and ``t < expired_at``), else ``invalid_at``. Meaningful only
+    when :func:`is_known_at` holds.
+    """
+    t = _utc(t)
+    inv = fact.invalidated_by
+    if inv is not None and fact.expired_at is not None and t < fact.expired_at:
+        return inv.previous_invalid_at
+    return fact.invalid_at
+
+
+def believed_interval(fact: Fact, t: datetime) -> tuple[datetime | None, datetime | None] | None:
+    """The event-time interval ``(valid_at, end)`` the graph held for ``fact`` at system time ``t``, or
+    ``None`` when it held none then (not known yet, or withdrawn)."""
+    if not is_known_at(fact, t):
+        return None
+    return fact.valid_at, believed_end(fact, t)
 
 
 def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
     """Whether ``fact`` passes ``flt``, exactly as :class:`TimeFilter`'s docstring defines it.
 
-    ``include_retired`` lets every fact through. Otherwise the fact must be valid at ``flt.as_of`` and
-    known at ``flt.known_at``; a ``None`` for either is read as ``now`` (passed in, never read from a
-    clock, so a query evaluates both conditions against the same instant).
+    ``include_retired`` lets every fact through. Otherwise, with ``k = flt.known_at`` and
+    ``t = flt.as_of``, a ``None`` for either being read as ``now`` (passed in, never read from a clock,
+    so a query evaluates both against the same instant):
+
+    1. ``created_at > k``: not known yet, excluded;
+    2. ``expired_at <= k`` with no ``invalidated_by``: withdrawn, excluded;
+    3. ``end`` is ``invalidated_by.previous_invalid_at`` when ``invalidated_by`` and ``expired_at`` are
+       set and ``k < expired_at`` (the contradiction had not arrived), else ``invalid_at``;
+    4. the fact counts iff ``valid_at <= t < end`` (``None`` bounds unbounded).
     """
     if flt.include_retired:
         return True
-    as_of = now if flt.as_of is None else flt.as_of
+    as_of = _utc(now if flt.as_of is None else flt.as_of)
     known_at = now if flt.known_at is None else flt.known_at
-    return is_valid_at(fact, as_of) and is_known_at(fact, known_at)
+    interval = believed_interval(fact, known_at)
+    if interval is None:
+        return False
+    start, end = interval
+    return (start is None or start <= as_of) and (end is None or as_of < end)
 
 
 def is_current(fact: Fact, now: datetime) -> bool:
-    """Valid and known now: what the default :data:`~epigraph.graph.store.CURRENT` filter keeps."""
+    """Believed now to hold now: what the default :data:`~epigraph.graph.store.CURRENT` filter keeps.
+
+    A fact retired by a contradiction is current until its new ``invalid_at`` (which can lie ahead).
+    """
     return matches(fact, TimeFilter(), now)
 
 

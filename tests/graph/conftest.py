@@ -15,6 +15,7 @@ import os
 import re
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -49,11 +50,11 @@ def _neo4j_store() -> GraphStore:
 
 
 @pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> AsyncIterator[GraphStore]:
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[GraphStore]:
     """A ready store (``setup(DIM)`` done), closed after the test."""
     backend: GraphStore
     if request.param == "embedded":
-        backend = EmbeddedStore(os.path.join(tmp_path, "graph.db"))
+        backend = EmbeddedStore(str(tmp_path / "graph.db"))
     else:
         backend = _neo4j_store()
     try:

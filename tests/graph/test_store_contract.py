@@ -21,7 +21,7 @@ import pytest
 
 from epigraph.errors import EpigraphError, EpisodeNotFound, SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
-from epigraph.graph.embedded.fts import MAX_TERMS, match_expression
+from epigraph.graph.embedded.fts import MAX_TERMS, match_expression, query_terms
 from epigraph.graph.model import (
     Entity,
     Episode,
@@ -370,6 +370,40 @@ async def test_fulltext_ranks_the_document_with_every_word_first(store: GraphSto
     assert uuids(await store.search_facts_text([group], query, limit=1)) == [facts[0].uuid]
 
 
+async def test_fulltext_with_words_that_occur_nowhere_or_apart(store: GraphStore, group: str) -> None:
+    ep = make_episode(group)
+    alice, bob, paris, rome = (make_entity(group, n) for n in ("Alice", "Bob", "Paris", "Rome"))
+    lives = make_fact(group, alice, paris, "Alice lives in Paris", [ep.uuid])
+    works = make_fact(group, bob, rome, "Bob works in Rome", [ep.uuid])
+    await store.write_episode(write_of(ep, [alice, bob, paris, rome], [lives, works]))
+
+    hits = await store.search_facts_text([group], "which city does Alice live in, Paris?")
+    assert uuids(hits)[0] == lives.uuid
+    assert set(uuids(await store.search_facts_text([group], "Alice Rome"))) == {lives.uuid, works.uuid}
+    assert await store.search_facts_text([group], "zzyzx qwfp") == []
+
+
+async def test_fulltext_finds_a_group_among_many_newer_matches_of_another(
+    store: GraphStore, group: str, other_group: str
+) -> None:
+    """The other group's rows matching the same words are newer and far more numerous."""
+    ep = make_episode(group)
+    a, b = make_entity(group, "a"), make_entity(group, "b")
+    mine = [make_fact(group, a, b, f"shared harbour lighthouse note {i}", [ep.uuid]) for i in range(3)]
+    await store.write_episode(write_of(ep, [a, b], mine))
+    other_ep = make_episode(other_group)
+    x, y = make_entity(other_group, "x"), make_entity(other_group, "y")
+    theirs = [
+        make_fact(other_group, x, y, f"shared harbour lighthouse filler {i}", [other_ep.uuid])
+        for i in range(700)
+    ]
+    await store.write_episode(write_of(other_ep, [x, y], theirs))
+
+    hits = await store.search_facts_text([group], "shared harbour lighthouse", limit=10)
+    assert set(uuids(hits)) == {f.uuid for f in mine}
+    assert len(await store.search_facts_text([other_group], "harbour lighthouse", limit=50)) == 50
+
+
 async def test_fulltext_searches_aliases_and_respects_filters(store: GraphStore, group: str) -> None:
     ep = make_episode(group)
     bob = make_entity(group, "Robert Paulson", aliases=["Bob"], labels=["Person"])
@@ -589,14 +623,75 @@ async def test_as_of_known_at_and_include_retired_on_a_fact_that_changed_twice(
     assert await living(TimeFilter(as_of=day(5), known_at=day(5))) == {paris.uuid}
     assert await living(TimeFilter(as_of=day(15), known_at=day(15))) == {berlin.uuid}
     assert await living(TimeFilter(as_of=day(25), known_at=day(25))) == {rome.uuid}
-    # Not asserted: as_of=day 15 seen from known_at=day 5. The graph then believed Paris was open-ended,
-    # but a retired fact keeps only its new invalid_at, so TimeFilter's definition cannot answer that
-    # (see the note on TimeFilter semantics in the store report).
+    # On day 5 the graph believed Paris was open-ended (its previous_invalid_at), so day 15 was Paris.
+    assert await living(TimeFilter(as_of=day(15), known_at=day(5))) == {paris.uuid}
+    # Seen from now, history as the graph believes it today.
+    assert await living(TimeFilter(as_of=day(5))) == {paris.uuid}
+    assert await living(TimeFilter(as_of=day(15))) == {berlin.uuid}
     assert await living(TimeFilter(as_of=day(5), known_at=day(-1))) == set()  # nothing learned yet
     assert await living(EVERYTHING) == {paris.uuid, berlin.uuid, rome.uuid}
     stored = {f.uuid: f for f in await store.get_facts(group, uuids(lives))}
     assert stored[paris.uuid].invalid_at == day(10) and stored[berlin.uuid].invalid_at == day(20)
     assert stored[berlin.uuid].invalidated_by == Invalidation(fact_uuid=rome.uuid, episode_uuid=eps[2].uuid)
+    assert (await store.stats(group)).current_facts == 1
+
+
+def year(y: int, month: int = 1, d: int = 1) -> datetime:
+    return datetime(y, month, d, tzinfo=UTC)
+
+
+async def test_history_of_a_fact_that_changed_twice_as_of_and_known_at(store: GraphStore, group: str) -> None:
+    """Paris [2019, 2021) retired by Berlin [2021, 2023) retired by Lisbon [2023, ...), each learned a
+    month after it started (so event time and system time differ)."""
+    alice = make_entity(group, "Alice")
+    cities = [make_entity(group, n) for n in ("Paris", "Berlin", "Lisbon")]
+    starts = [year(2019), year(2021), year(2023)]
+    learned = [year(2019, 2), year(2021, 2), year(2023, 2)]
+    eps = [make_episode(group, f"I live in {c.name}", at=at) for c, at in zip(cities, learned, strict=True)]
+    lives = [
+        make_fact(
+            group,
+            alice,
+            c,
+            f"Alice lives in {c.name}",
+            [e.uuid],
+            relation="LIVES_IN",
+            valid_at=start,
+            created_at=at,
+        )
+        for c, e, start, at in zip(cities, eps, starts, learned, strict=True)
+    ]
+    await store.write_episode(write_of(eps[0], [alice, cities[0]], [lives[0]]))
+    paris, berlin = resolve_contradiction(lives[0], lives[1], eps[1].uuid, learned[1])
+    await store.write_episode(write_of(eps[1], [alice, cities[1]], [paris, berlin]))
+    berlin, lisbon = resolve_contradiction(berlin, lives[2], eps[2].uuid, learned[2])
+    await store.write_episode(write_of(eps[2], [alice, cities[2]], [berlin, lisbon]))
+    city = {paris.uuid: "Paris", berlin.uuid: "Berlin", lisbon.uuid: "Lisbon"}
+
+    async def where(flt: TimeFilter) -> set[str]:
+        around = await store.facts_around(group, [alice.uuid], FactFilter(time=flt))
+        between = await store.facts_between(group, alice.uuid, cities[1].uuid, FactFilter(time=flt))
+        assert {f.uuid for f in between} == {f.uuid for f in around} & {berlin.uuid}
+        return {city[f.uuid] for f in around}
+
+    assert await where(TimeFilter(as_of=year(2020))) == {"Paris"}
+    assert await where(TimeFilter(as_of=year(2022))) == {"Berlin"}
+    assert await where(CURRENT) == {"Lisbon"}
+    assert await where(EVERYTHING) == {"Paris", "Berlin", "Lisbon"}
+    # Before the second contradiction was learned, Berlin was open-ended.
+    assert await where(TimeFilter(known_at=year(2022))) == {"Berlin"}
+    assert await where(TimeFilter(as_of=year(2024), known_at=year(2022))) == {"Berlin"}
+    assert await where(TimeFilter(as_of=year(2023, 1, 15), known_at=year(2023, 1, 20))) == {"Berlin"}
+    # ... while today the graph knows that mid-January 2023 was already Lisbon.
+    assert await where(TimeFilter(as_of=year(2023, 1, 15))) == {"Lisbon"}
+    # Before the first one, Paris was.
+    assert await where(TimeFilter(as_of=year(2022), known_at=year(2020))) == {"Paris"}
+    assert await where(TimeFilter(known_at=year(2019, 1, 15))) == set()  # nothing learned yet
+    stored = {f.uuid: f for f in await store.get_facts(group, [paris.uuid, berlin.uuid, lisbon.uuid])}
+    assert stored[berlin.uuid].invalid_at == year(2023) and stored[berlin.uuid].expired_at == learned[2]
+    assert stored[berlin.uuid].invalidated_by == Invalidation(
+        fact_uuid=lisbon.uuid, episode_uuid=eps[2].uuid, previous_invalid_at=None
+    )
     assert (await store.stats(group)).current_facts == 1
 
 
@@ -628,6 +723,38 @@ async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, g
         for i, (v, end, known, gone) in enumerate(times)
     ]
     assert len(facts) == 40
+    # Facts retired by a contradiction: a new end in event time, an expiry, and the end they had before
+    # (unbounded or later); one invalidated without an expiry; one stored already retired (late-arriving).
+    retired = [
+        (v, end, known, day(6), previous)
+        for v, end in intervals
+        if end is not None
+        for known in (day(-1), day(4))
+        for previous in (None, day(11))
+    ] + [
+        (day(0), day(5), day(-1), None, None),
+        (day(0), day(5), day(-1), None, day(11)),
+        (day(0), day(5), day(6), day(6), day(10)),
+    ]
+    facts += [
+        make_fact(
+            group,
+            a,
+            b,
+            f"shared word retired {i}",
+            [ep.uuid],
+            1,
+            valid_at=v,
+            invalid_at=end,
+            created_at=known,
+            expired_at=gone,
+            invalidated_by=Invalidation(
+                fact_uuid=f"contradiction-{i}", episode_uuid=ep.uuid, previous_invalid_at=previous
+            ),
+        )
+        for i, (v, end, known, gone, previous) in enumerate(retired)
+    ]
+    assert len(facts) == 67
     await store.write_episode(write_of(ep, [a, b], facts))
     instants = [None, day(-2), day(0), day(4), day(5), day(6), day(9), day(10), day(11)]
     filters = [TimeFilter(as_of=s, known_at=k) for s in instants for k in instants[:6]] + [EVERYTHING]
@@ -973,6 +1100,12 @@ async def test_embedded_sees_writes_of_another_connection(tmp_path: Path) -> Non
         second = make_entity("g", "Second", 2)
         await writer.write_episode(write_of(make_episode("g", "2"), [second]))
         assert uuids(await reader.search_entities_vector(["g"], vec(2), limit=1)) == [second.uuid]
+
+
+def test_fts_terms_are_distinct_quoted_words() -> None:
+    assert query_terms('Say "hi", say HI! NEAR(x) *') == ['"Say"', '"hi"', '"NEAR"', '"x"']
+    assert query_terms("🎉 ' ; --") == []
+    assert match_expression("a b", "AND") == '"a" AND "b"'
 
 
 @pytest.mark.parametrize(

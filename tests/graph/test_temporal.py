@@ -13,6 +13,8 @@ from epigraph.graph.model import Fact, Invalidation
 from epigraph.graph.store import CURRENT, EVERYTHING, TimeFilter
 from epigraph.graph.temporal import (
     apply_contradiction,
+    believed_end,
+    believed_interval,
     effective_valid_at,
     is_current,
     is_known_at,
@@ -113,12 +115,27 @@ def test_unbounded_validity() -> None:
 
 
 def test_is_known_at_follows_system_time() -> None:
-    f = fact(created_at=day(1), expired_at=day(4))
+    f = fact(created_at=day(1), expired_at=day(4))  # expired without an invalidation: withdrawn
     assert not is_known_at(f, day(1) - US)
     assert is_known_at(f, day(1))
     assert is_known_at(f, day(4) - US)
     assert not is_known_at(f, day(4))
     assert is_known_at(fact(created_at=day(1)), datetime(2999, 1, 1, tzinfo=UTC))
+
+
+def test_a_contradicted_fact_stays_known_with_a_changed_interval() -> None:
+    older = fact(day(0), day(30), created_at=day(1))
+    retired = apply_contradiction(older, fact(day(10)), "ep", day(4))
+    assert not is_known_at(retired, day(1) - US)
+    assert is_known_at(retired, day(1)) and is_known_at(retired, day(4)) and is_known_at(retired, day(999))
+    assert believed_end(retired, day(4) - US) == day(30)  # before the contradiction arrived
+    assert believed_end(retired, day(4)) == day(10)
+    assert believed_interval(retired, day(1) - US) is None
+    assert believed_interval(retired, day(2)) == (day(0), day(30))
+    assert believed_interval(retired, day(5)) == (day(0), day(10))
+    withdrawn = fact(day(0), day(30), created_at=day(1), expired_at=day(4))
+    assert believed_interval(withdrawn, day(2)) == (day(0), day(30))
+    assert believed_interval(withdrawn, day(4)) is None
 
 
 def test_matches_defaults_to_now_for_both_times() -> None:
@@ -136,12 +153,63 @@ def test_matches_defaults_to_now_for_both_times() -> None:
 def test_matches_as_of_and_known_at() -> None:
     f = fact(day(10), day(20), created_at=day(5), expired_at=day(30))
     assert matches(f, TimeFilter(as_of=day(15), known_at=day(25)), NOW)
-    assert not matches(f, TimeFilter(as_of=day(15), known_at=day(30)), NOW)  # expired by then
+    assert not matches(f, TimeFilter(as_of=day(15), known_at=day(30)), NOW)  # withdrawn by then
     assert not matches(f, TimeFilter(as_of=day(15), known_at=day(4)), NOW)  # not yet learned
     assert not matches(f, TimeFilter(as_of=day(20), known_at=day(25)), NOW)  # no longer valid
-    assert not matches(f, TimeFilter(as_of=day(15)), NOW)  # known_at None = NOW, after expiry
+    assert not matches(f, TimeFilter(as_of=day(15)), NOW)  # known_at None = NOW, after withdrawal
     # ``now`` is the argument, not the clock: at an earlier "now" the same filter accepts it.
     assert matches(f, TimeFilter(as_of=day(15)), day(25))
+
+
+def test_as_of_the_past_finds_a_fact_contradicted_later() -> None:
+    """Lived in Paris from day 0 (learned day 0); on day 20 the graph learned she moved on day 10."""
+    paris = fact(day(0), created_at=day(0))
+    retired = apply_contradiction(paris, fact(day(10), created_at=day(20)), "ep", day(20))
+    # Known now: true from day 0 to day 10, as the graph now believes.
+    assert matches(retired, TimeFilter(as_of=day(5)), NOW)
+    assert matches(retired, TimeFilter(as_of=day(10) - US), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(10)), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(-1)), NOW)
+    assert not matches(retired, CURRENT, NOW)
+    # Known before the contradiction arrived: the old open-ended interval.
+    assert matches(retired, TimeFilter(as_of=day(15), known_at=day(15)), NOW)
+    assert matches(retired, TimeFilter(known_at=day(20) - US), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(15), known_at=day(20)), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(5), known_at=day(0) - US), NOW)  # not learned yet
+    # The reverted fact is current again.
+    assert matches(revert_invalidation(retired), CURRENT, NOW)
+
+
+def test_known_at_before_the_contradiction_uses_the_previous_end() -> None:
+    older = fact(day(0), day(30), created_at=day(0))
+    retired = apply_contradiction(older, fact(day(10)), "ep", day(20))
+    assert matches(retired, TimeFilter(as_of=day(25), known_at=day(19)), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(30), known_at=day(19)), NOW)
+    assert not matches(retired, TimeFilter(as_of=day(25), known_at=day(20)), NOW)
+    assert matches(retired, TimeFilter(as_of=day(9), known_at=day(20)), NOW)
+
+
+def test_a_fact_retired_with_a_future_end_is_current_until_then() -> None:
+    """A contradiction dated in the future (she will move on day 900) leaves the fact current today."""
+    retired = apply_contradiction(fact(day(0)), fact(day(900)), "ep", day(20))
+    assert is_current(retired, NOW) and retired.expired_at == day(20)
+    assert not is_current(retired, day(900))
+
+
+def test_a_late_arriving_fact_counts_only_from_when_it_was_learned() -> None:
+    existing = fact(day(10), created_at=day(10))
+    _, late = resolve_contradiction(existing, fact(day(2), created_at=day(40)), "ep", day(40))
+    assert matches(late, TimeFilter(as_of=day(5)), NOW)
+    assert not matches(late, TimeFilter(as_of=day(12)), NOW)
+    assert not matches(late, TimeFilter(as_of=day(5), known_at=day(40) - US), NOW)
+
+
+def test_an_invalidation_without_expiry_keeps_the_current_interval() -> None:
+    f = fact(day(0), day(5)).model_copy(
+        update={"invalidated_by": Invalidation(fact_uuid="x", episode_uuid="ep", previous_invalid_at=None)}
+    )
+    assert matches(f, TimeFilter(as_of=day(4), known_at=day(1)), NOW)
+    assert not matches(f, TimeFilter(as_of=day(6), known_at=day(1)), NOW)
 
 
 def test_include_retired_accepts_everything() -> None:
@@ -251,8 +319,8 @@ def test_revert_invalidation_restores_and_is_noop_when_not_retired() -> None:
 
 
 def test_contradiction_chain_a_fact_that_changed_twice() -> None:
-    """Lives in Paris (day 0) -> Berlin (day 10) -> Rome (day 20)."""
-    paris, berlin, rome = fact(day(0)), fact(day(10)), fact(day(20))
+    """Lives in Paris (day 0) -> Berlin (day 10) -> Rome (day 20), each learned the day it started."""
+    paris, berlin, rome = (fact(day(n), created_at=day(n)) for n in (0, 10, 20))
     paris, berlin = resolve_contradiction(paris, berlin, "ep-berlin", day(10))
     berlin, rome = resolve_contradiction(berlin, rome, "ep-rome", day(20))
     paris, rome = resolve_contradiction(paris, rome, "ep-rome", day(20))  # succession: no change
@@ -265,6 +333,19 @@ def test_contradiction_chain_a_fact_that_changed_twice() -> None:
     # What the graph believed on day 15 (system time): Berlin was current; Paris already retired.
     believed = [f for f in (paris, berlin, rome) if matches(f, TimeFilter(known_at=day(15)), day(15))]
     assert believed == [berlin]
+
+    def found(flt: TimeFilter) -> list[Fact]:
+        return [f for f in (paris, berlin, rome) if matches(f, flt, NOW)]
+
+    # History as the graph believes it now.
+    assert found(TimeFilter(as_of=day(5))) == [paris]
+    assert found(TimeFilter(as_of=day(15))) == [berlin]
+    assert found(CURRENT) == [rome]
+    assert found(EVERYTHING) == [paris, berlin, rome]
+    # What the graph believed on day 15 about day 25: Berlin, then open-ended.
+    assert found(TimeFilter(as_of=day(25), known_at=day(15))) == [berlin]
+    # ... and on day 5 about day 15: Paris, then open-ended.
+    assert found(TimeFilter(as_of=day(15), known_at=day(5))) == [paris]
 
 
 # --- properties -------------------------------------------------------------------------------------
@@ -295,6 +376,40 @@ def facts(draw: st.DrawFn, *, dated: bool = False, retired: bool = True) -> Fact
     if expired is not None and expired < created:
         created, expired = expired, created
     return fact(start, end, created_at=created, expired_at=expired)
+
+
+@st.composite
+def invalidated_facts(draw: st.DrawFn) -> Fact:
+    """A fact as a contradiction leaves it: ``invalidated_by`` set, ``expired_at`` usually set, and a
+    ``previous_invalid_at`` that is unbounded or no earlier than ``invalid_at``."""
+    f = draw(facts(retired=False))
+    previous = draw(st.none() | instants)
+    if previous is not None and f.invalid_at is not None and previous < f.invalid_at:
+        previous = f.invalid_at
+    expired = draw(st.none() | instants.filter(lambda t: t >= f.created_at) | st.just(f.created_at))
+    inv = Invalidation(fact_uuid="other", episode_uuid="ep", previous_invalid_at=previous)
+    return f.model_copy(update={"expired_at": expired, "invalidated_by": inv})
+
+
+def any_facts() -> st.SearchStrategy[Fact]:
+    return facts() | invalidated_facts()
+
+
+def reference_matches(f: Fact, flt: TimeFilter, now: datetime) -> bool:
+    """TimeFilter's docstring, transcribed step by step (independently of graph.temporal)."""
+    if flt.include_retired:
+        return True
+    k = flt.known_at or now
+    t = flt.as_of or now
+    if f.created_at > k:
+        return False
+    if f.expired_at is not None and f.invalidated_by is None and f.expired_at <= k:
+        return False
+    if f.invalidated_by is not None and f.expired_at is not None and k < f.expired_at:
+        end = f.invalidated_by.previous_invalid_at
+    else:
+        end = f.invalid_at
+    return (f.valid_at is None or f.valid_at <= t) and (end is None or t < end)
 
 
 @given(intervals(), intervals())
@@ -328,11 +443,63 @@ def test_known_at_holds_on_one_interval(f: Fact, t1: datetime, t2: datetime, t3:
 
 
 @given(facts(), instants, instants)
-def test_matches_is_the_conjunction(f: Fact, as_of: datetime, known_at: datetime) -> None:
+def test_matches_is_the_conjunction_for_a_fact_never_contradicted(
+    f: Fact, as_of: datetime, known_at: datetime
+) -> None:
     flt = TimeFilter(as_of=as_of, known_at=known_at)
     assert matches(f, flt, NOW) == (is_valid_at(f, as_of) and is_known_at(f, known_at))
     assert matches(f, CURRENT, as_of) == (is_valid_at(f, as_of) and is_known_at(f, as_of))
     assert matches(f, EVERYTHING, NOW)
+
+
+@given(any_facts(), maybe_instants, maybe_instants, instants)
+def test_matches_follows_the_time_filter_definition(
+    f: Fact, as_of: datetime | None, known_at: datetime | None, now: datetime
+) -> None:
+    flt = TimeFilter(as_of=as_of, known_at=known_at)
+    assert matches(f, flt, now) == reference_matches(f, flt, now)
+    interval = believed_interval(f, known_at or now)
+    t = as_of or now
+    assert matches(f, flt, now) == (interval is not None and overlaps(*interval, t, t + US))
+    assert matches(f, TimeFilter(as_of=as_of, known_at=known_at, include_retired=True), now)
+
+
+@given(invalidated_facts(), instants, instants)
+def test_a_contradicted_fact_is_never_withdrawn(f: Fact, t1: datetime, t2: datetime) -> None:
+    assert is_known_at(f, t1) == (f.created_at <= t1)
+    early, late = min(t1, t2), max(t1, t2)
+    if is_known_at(f, early):
+        assert is_known_at(f, late)
+
+
+@given(facts(retired=False), facts(dated=True, retired=False), instants, maybe_instants, instants)
+def test_before_the_contradiction_the_old_belief_holds(
+    existing: Fact, new: Fact, now: datetime, as_of: datetime | None, known_at: datetime
+) -> None:
+    """Known before the retirement, either side of a resolved contradiction reads as it was; reverting
+    restores it for every filter."""
+    existing2, new2 = resolve_contradiction(existing, new, "ep", now)
+    flt = TimeFilter(as_of=as_of, known_at=known_at)
+    for before, after in ((existing, existing2), (new, new2)):
+        if known_at < now:
+            assert matches(after, flt, NOW) == matches(before, flt, NOW)
+        assert matches(revert_invalidation(after), flt, NOW) == matches(before, flt, NOW)
+
+
+@given(facts(retired=False), facts(dated=True, retired=False), instants, instants)
+def test_after_the_contradiction_as_of_the_past_still_finds_the_old_fact(
+    older: Fact, newer: Fact, now: datetime, t: datetime
+) -> None:
+    """Seen from the retirement on, the retired fact counts at every instant of its shortened interval,
+    in particular before the new fact starts."""
+    assume(older.valid_at is None or newer.valid_at is None or newer.valid_at >= older.valid_at)
+    assume(valid_overlap(older, newer))
+    retired = apply_contradiction(older, newer, "ep", now)
+    seen_from = max(now, older.created_at)
+    assert newer.valid_at is not None
+    expected = is_valid_at(older, t) and t < newer.valid_at
+    assert matches(retired, TimeFilter(as_of=t, known_at=seen_from), NOW) == expected
+    assert matches(retired, TimeFilter(as_of=t), seen_from) == expected
 
 
 @given(facts(retired=False), facts(dated=True, retired=False), instants)
@@ -372,7 +539,9 @@ def test_resolve_only_shrinks_and_records_why(existing: Fact, new: Fact, now: da
             )
             assert after.invalid_at is not None
             assert before.invalid_at is None or after.invalid_at < before.invalid_at
-            assert not is_current(after, now)
+            # Retired now: from now on believed to end at the new invalid_at.
+            assert is_current(after, now) == (after.created_at <= now and is_valid_at(after, now))
+            assert not matches(after, TimeFilter(as_of=after.invalid_at), now)
 
 
 @given(facts(retired=False), facts(dated=True, retired=False), instants)

@@ -1,8 +1,12 @@
 """Read queries of the embedded store (run on its worker thread).
 
-Lists of uuids or groups travel as ONE JSON-array parameter (``IN (SELECT value FROM json_each(?))``):
-any length, no SQL built from data. Temporal filters are :func:`time_clause`, the SQL transcription of
-``graph.temporal.matches``; vector candidates are checked with ``matches`` itself.
+Lists of uuids, groups, labels or relations travel as ONE JSON-array parameter
+(``IN (SELECT value FROM json_each(?))``): any length, no SQL built from data. (SQLite's JSON functions
+cut a string at a NUL character; identifiers never hold one, but user text can, so normalized names are
+bound as plain parameters instead, see :func:`entities_by_names`.)
+
+Temporal filters are :func:`time_clause`, the SQL transcription of ``graph.temporal.matches``; the
+contract suite checks every read path against ``matches`` itself.
 """
 
 from __future__ import annotations
@@ -38,17 +42,26 @@ def as_json(values: Sequence[str]) -> str:
 
 
 def time_clause(flt: TimeFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:
-    """SQL for ``graph.temporal.matches(fact, flt, now)`` on the facts table aliased ``alias``."""
+    """SQL for ``graph.temporal.matches(fact, flt, now)`` on the facts table aliased ``alias``.
+
+    Known at ``k`` (created by then, not withdrawn: an expiry without ``inv_fact``), and valid at ``t``
+    within the interval believed at ``k``: it ends at ``inv_previous`` while a recorded contradiction
+    had not arrived yet (``k < expired_at``), else at ``invalid_at``. NULL bounds are unbounded.
+    """
     if flt.include_retired:
         return "1", []
-    as_of = to_us(now if flt.as_of is None else flt.as_of)
-    known = to_us(now if flt.known_at is None else flt.known_at)
+    t = to_us(now if flt.as_of is None else flt.as_of)
+    k = to_us(now if flt.known_at is None else flt.known_at)
     a = alias
     sql = (
-        f"({a}.valid_at IS NULL OR {a}.valid_at <= ?) AND ({a}.invalid_at IS NULL OR ? < {a}.invalid_at)"
-        f" AND {a}.created_at <= ? AND ({a}.expired_at IS NULL OR {a}.expired_at > ?)"
+        f"{a}.created_at <= ?"
+        f" AND ({a}.expired_at IS NULL OR {a}.inv_fact IS NOT NULL OR ? < {a}.expired_at)"
+        f" AND ({a}.valid_at IS NULL OR {a}.valid_at <= ?)"
+        f" AND (CASE WHEN {a}.inv_fact IS NOT NULL AND {a}.expired_at IS NOT NULL AND ? < {a}.expired_at"
+        f" THEN ({a}.inv_previous IS NULL OR ? < {a}.inv_previous)"
+        f" ELSE ({a}.invalid_at IS NULL OR ? < {a}.invalid_at) END)"
     )
-    return sql, [as_of, as_of, known, known]
+    return sql, [k, k, t, k, t, t]
 
 
 def fact_clause(flt: FactFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:

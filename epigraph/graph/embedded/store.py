@@ -24,15 +24,21 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from ...errors import EpigraphError, StoreError, StoreUnavailable
 from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
-from ..store import DeletionResult, EntityFilter, EpisodeWrite, FactFilter, Hit, StoreStats
+from ..store import (
+    ANY_ENTITY,
+    ANY_FACT,
+    DeletionResult,
+    EntityFilter,
+    EpisodeWrite,
+    FactFilter,
+    Hit,
+    StoreStats,
+)
 from . import reads, search, writes
 from .db import Db
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-_FACTS = FactFilter()
-_ENTITIES = EntityFilter()
 
 
 class EmbeddedStore:
@@ -42,7 +48,8 @@ class EmbeddedStore:
         self.path = path
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="epigraph-sqlite")
         self._db: Db | None = None  # created and used on the worker thread only
-        self._closed = False
+        self._closed = False  # set by close(); checked on the event loop
+        self._shut = False  # set on the worker thread once the connection is closed
 
     def __repr__(self) -> str:
         return f"EmbeddedStore({self.path!r})"
@@ -66,6 +73,8 @@ class EmbeddedStore:
     def _call(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             if self._db is None:
+                if self._shut:
+                    raise StoreUnavailable(f"{self!r} is closed")
                 self._db = Db(self.path)
             return fn(self._db, *args, **kwargs)
         except EpigraphError:
@@ -96,15 +105,19 @@ class EmbeddedStore:
         await self._run(Db.set_dim, embedding_dim)
 
     async def close(self) -> None:
-        """Close the connection and stop the worker thread. Idempotent; later calls raise StoreUnavailable."""
+        """Close the connection and stop the worker thread once the calls already made have run.
+
+        Idempotent; calls made afterwards raise StoreUnavailable.
+        """
         if self._closed:
             return
+        self._closed = True
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._close_db)
-        self._closed = True
         self._executor.shutdown(wait=False)
 
     def _close_db(self) -> None:
+        self._shut = True
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -148,17 +161,17 @@ class EmbeddedStore:
         return await self._read(reads.entities_by_names, group_id, list(names))
 
     async def facts_between(
-        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = _FACTS
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
     ) -> list[Fact]:
         return await self._read(reads.facts_between, group_id, a_uuid, b_uuid, flt, utc_now())
 
     async def facts_around(
-        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = _FACTS, limit: int = 200
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = ANY_FACT, limit: int = 200
     ) -> list[Fact]:
         return await self._read(reads.facts_around, group_id, list(entity_uuids), flt, limit, utc_now())
 
     async def neighbours(
-        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = _FACTS
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
         return await self._read(reads.neighbours, group_id, list(entity_uuids), depth, flt, utc_now())
 
@@ -167,12 +180,12 @@ class EmbeddedStore:
 
     # --- search ---------------------------------------------------------------------------------------
     async def search_entities_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = _ENTITIES
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
         return await self._read(search.search_entities_text, list(group_ids), query, limit, flt)
 
     async def search_facts_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = _FACTS
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         return await self._read(search.search_facts_text, list(group_ids), query, limit, flt, utc_now())
 
@@ -186,12 +199,12 @@ class EmbeddedStore:
         group_ids: Sequence[str],
         vector: Sequence[float],
         limit: int = 10,
-        flt: EntityFilter = _ENTITIES,
+        flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]:
         return await self._run(search.search_entities_vector, list(group_ids), list(vector), limit, flt)
 
     async def search_facts_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = _FACTS
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         return await self._run(
             search.search_facts_vector, list(group_ids), list(vector), limit, flt, utc_now()

@@ -32,12 +32,22 @@ EPISODE_TEXT_FIELDS = (("content", 1.0),)
 
 # --- composable predicates (built from literals at import time) ------------------------------------
 def _fact_pred(r: str) -> str:
-    """The TimeFilter + relations predicate over fact variable ``r`` (see graph.temporal.matches)."""
+    """The TimeFilter + relations predicate over fact variable ``r`` (see graph.temporal.matches).
+
+    Known at ``$known_at`` (created by then, not withdrawn: an expiry without an invalidation), and valid
+    at ``$as_of`` within the interval believed at ``$known_at``: it ends at ``previous_invalid_at`` while
+    a recorded contradiction had not arrived yet (``$known_at < expired_at``), else at ``invalid_at``.
+    A fact is invalidated when both ``invalidated_by_*`` properties are set, as in ``convert.fact_from``.
+    """
+    invalidated = f"({r}.invalidated_by_fact IS NOT NULL AND {r}.invalidated_by_episode IS NOT NULL)"
     return (
         f"($include_retired OR ("
-        f"({r}.valid_at IS NULL OR {r}.valid_at <= $as_of)"
-        f" AND ({r}.invalid_at IS NULL OR $as_of < {r}.invalid_at)"
-        f" AND {r}.created_at <= $known_at AND ({r}.expired_at IS NULL OR {r}.expired_at > $known_at)))"
+        f"{r}.created_at <= $known_at"
+        f" AND ({r}.expired_at IS NULL OR {invalidated} OR $known_at < {r}.expired_at)"
+        f" AND ({r}.valid_at IS NULL OR {r}.valid_at <= $as_of)"
+        f" AND (CASE WHEN {invalidated} AND {r}.expired_at IS NOT NULL AND $known_at < {r}.expired_at"
+        f" THEN ({r}.previous_invalid_at IS NULL OR $as_of < {r}.previous_invalid_at)"
+        f" ELSE ({r}.invalid_at IS NULL OR $as_of < {r}.invalid_at) END)))"
         f" AND ($relations IS NULL OR {r}.relation IN $relations)"
     )
 

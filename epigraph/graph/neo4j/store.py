@@ -20,6 +20,8 @@ import neo4j
 from ...errors import StoreError
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc, utc_now
 from ..store import (
+    ANY_ENTITY,
+    ANY_FACT,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -37,10 +39,6 @@ T = TypeVar("T", Entity, Fact)
 
 BATCH = 1000
 NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
-
-
-_ALL_FACTS = FactFilter()
-_ANY_ENTITY = EntityFilter()
 
 
 def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
@@ -225,13 +223,13 @@ class Neo4jStore:
         return {name: [e for e in entities if key in e.normalized_names] for name, key in keys.items()}
 
     async def facts_between(
-        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = _ALL_FACTS
+        self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
     ) -> list[Fact]:
         params = {"group_id": group_id, "a": a_uuid, "b": b_uuid, **_fact_params(flt)}
         return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_BETWEEN, params)]
 
     async def facts_around(
-        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = _ALL_FACTS, limit: int = 200
+        self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = ANY_FACT, limit: int = 200
     ) -> list[Fact]:
         if not entity_uuids or limit <= 0:
             return []
@@ -239,7 +237,7 @@ class Neo4jStore:
         return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_AROUND, params)]
 
     async def neighbours(
-        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = _ALL_FACTS
+        self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
         """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths)."""
         frontier = _unique(entity_uuids)
@@ -267,7 +265,7 @@ class Neo4jStore:
 
     # --- search ------------------------------------------------------------------------------------------
     async def search_entities_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = _ANY_ENTITY
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
         pairs = await search.fulltext(
             self._conn, q.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
@@ -277,7 +275,7 @@ class Neo4jStore:
         return [Hit(convert.entity_from(item), score) for item, score in pairs]
 
     async def search_facts_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = _ALL_FACTS
+        self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         pairs = await search.fulltext(
             self._conn, q.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
@@ -300,7 +298,7 @@ class Neo4jStore:
         group_ids: Sequence[str],
         vector: Sequence[float],
         limit: int = 10,
-        flt: EntityFilter = _ANY_ENTITY,
+        flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]:
         pairs = await search.vector(
             self._conn, q.SEARCH_ENTITIES_VECTOR, q.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
@@ -311,7 +309,7 @@ class Neo4jStore:
         return [Hit(convert.entity_from(item), score) for item, score in pairs]
 
     async def search_facts_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = _ALL_FACTS
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         pairs = await search.vector(
             self._conn, q.SEARCH_FACTS_VECTOR, q.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
@@ -334,7 +332,7 @@ class Neo4jStore:
         return [Hit(convert.episode_from(item), score) for item, score in pairs]
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
-        params = {"group_id": group_id, **_fact_params(FactFilter())}
+        params = {"group_id": group_id, **_fact_params(ANY_FACT)}
         record = (await self._conn.read(q.STATS, params, what="stats"))[0]
         return StoreStats(
             episodes=int(record["episodes"]),

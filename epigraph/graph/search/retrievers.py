@@ -1,7 +1,8 @@
 """Retrievers: one store call (or a small BFS) per (kind of result, retriever), returning scored hits.
 
 - ``bm25``: the store's fulltext index, queried with the question's content words (English stopwords
-  dropped: measured on LoCoMo, fulltext hit@10 rises by several points, and the store ORs every word);
+  dropped: stores treat every query word as significant; on LoCoMo this raised fulltext hit@10 by several
+  points);
 - ``cosine``: the store's vector search with the query embedding computed once per search;
 - ``bfs``: the neighbourhood of the ``center`` entities (facts and entities scored ``1 / (1 + hops)``,
   episodes by how many center entities they mention).
