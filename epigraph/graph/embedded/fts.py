@@ -5,18 +5,19 @@ the characters SQLite's ``unicode61`` tokenizer keeps), each token is written as
 string, and strings are joined with ``AND`` / ``OR`` by us. Operators (``AND``, ``NEAR(``, ``*``, ``^``,
 column filters ``name:``) thereby become plain words or vanish, and no input makes an expression invalid.
 
-Ranking plan. SQLite computes bm25() for every row an expression matches (1-2 µs a row), so ranking an
-``OR`` of common words over 100k rows costs tens of milliseconds. A query is answered in stages, each
-ranked by BM25, later stages only filling what earlier ones left:
+Ranking plan. SQLite computes bm25() for every row an expression matches (1-3 µs a row), so ranking an
+``OR`` of common words over 100k rows would cost tens of milliseconds; and ranking "rows with every word"
+first (an ``AND`` stage) is not BM25 at all: it lets "what", "did" and "the" decide the order. So:
 
-1. rows containing **every** word (``AND``);
-2. rows containing every word **that occurs at all** (words found nowhere are dropped: "where does
-   alice live" still finds "Alice lives in Paris" when "where" and "does" are in no row);
-3. rows containing **any** word (``OR``).
+1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris");
+2. **very common** words (in more than ``COMMON_SHARE`` of the rows, probed with a bounded count) are
+   dropped too, as long as one informative word remains: their IDF is near zero, they only inflate the
+   set of rows to rank;
+3. the rest are joined with ``OR`` and ranked by BM25.
 
-No pass ranks more than ``RANK_WINDOW`` rows: when an expression matches more, its newest
+No pass ranks more than ``RANK_WINDOW`` rows: when the expression matches more, its newest
 ``RANK_WINDOW`` matches are ranked, and the window widens while too few of them pass the caller's
-filters. Results are therefore exact BM25 order within a stage whenever it matches at most
+filters. Results are exact BM25 order (over the kept words) whenever the expression matches at most
 ``RANK_WINDOW`` rows, recency-biased beyond that, and the cost is bounded for any query.
 """
 
@@ -25,13 +26,18 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterator
 
 MAX_TERMS = 32
 """Longer queries keep their first 32 distinct words: bounded cost whatever the input size."""
 
 RANK_WINDOW = 256
 """The most rows one ranking pass scores (bm25() costs 1-3 µs a row)."""
+
+COMMON_SHARE = 0.2
+"""A word in more than this share of the rows is "very common" (dropped when rarer words remain)."""
+
+_PROBE_CAP = 4096
+"""Counting a word's rows stops here: past it the word is common in any table worth the probe."""
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -56,20 +62,19 @@ def match_expression(query: str, operator: str = "OR") -> str | None:
     return f" {operator} ".join(terms) if terms else None
 
 
-def occurs(conn: sqlite3.Connection, fts: str, term: str) -> bool:
-    """Whether any row holds ``term`` (one index probe)."""
-    sql = f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT 1"
-    return conn.execute(sql, (term,)).fetchone() is not None
+def document_counts(conn: sqlite3.Connection, fts: str, terms: list[str]) -> dict[str, int]:
+    """How many rows hold each term, counted up to ``_PROBE_CAP`` (index probes, no ranking)."""
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {_PROBE_CAP})"
+    return {t: conn.execute(sql, (t,)).fetchone()[0] for t in terms}
 
 
-def stages(conn: sqlite3.Connection, fts: str, terms: list[str]) -> Iterator[str]:
-    """The expressions to rank, in order (see the module docstring). Lazy: the word probes of stage 2
-    are only made when stage 1 did not fill the result."""
-    yield " AND ".join(terms)
-    if len(terms) == 1:
-        return
-    present = [t for t in terms if occurs(conn, fts, t)]
-    if len(present) > 1 and len(present) < len(terms):
-        yield " AND ".join(present)
-    if present:
-        yield " OR ".join(present)
+def informative_expression(conn: sqlite3.Connection, fts: str, terms: list[str]) -> str | None:
+    """The ``OR`` of the words worth ranking by (see the module docstring), or None if none occurs."""
+    counts = document_counts(conn, fts, terms)
+    present = [t for t in terms if counts[t] > 0]
+    if not present:
+        return None
+    rows = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {fts}").fetchone()[0]
+    common = max(COMMON_SHARE * rows, 32)
+    rare = [t for t in present if counts[t] <= common]
+    return " OR ".join(rare or present)

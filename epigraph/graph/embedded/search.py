@@ -19,7 +19,7 @@ from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact
 from .db import Db
-from .fts import RANK_WINDOW, query_terms, stages
+from .fts import RANK_WINDOW, informative_expression, query_terms
 from .reads import IN_LIST, as_json, fact_clause, label_clause
 from .vectors import Kind
 
@@ -91,26 +91,21 @@ def _hits(spec: _Spec[T], candidates: list[Candidate]) -> list[Hit[T]]:
 def _text_search(
     conn: sqlite3.Connection, spec: _Spec[T], query: str, limit: int, scope: Scope
 ) -> list[Hit[T]]:
-    """BM25 hits for ``query`` within ``scope``, staged as ``fts`` describes; scores are ``-bm25``, kept
-    non-increasing across stages."""
+    """BM25 hits for ``query`` within ``scope`` over the informative words (see ``fts``), best first;
+    scores are ``-bm25``."""
     terms = query_terms(query)
     if not terms or limit <= 0 or scope[0] == "[]":
         return []
-    found: list[Candidate] = []
-    seen: set[str] = set()
-    for expression in stages(conn, spec.fts, terms):
-        for candidate in _ranked(conn, spec, expression, scope, limit - len(found), seen):
-            seen.add(candidate[0])
-            found.append(candidate)
-        if len(found) >= limit:
-            break
-    return _non_increasing(_hits(spec, found))
+    expression = informative_expression(conn, spec.fts, terms)
+    found = _ranked(conn, spec, expression, scope, limit) if expression else []
+    found.sort(key=lambda candidate: -candidate[1])  # a widened window may add better-ranked rows
+    return _hits(spec, found)
 
 
 def _ranked(
-    conn: sqlite3.Connection, spec: _Spec[T], expression: str, scope: Scope, need: int, seen: set[str]
+    conn: sqlite3.Connection, spec: _Spec[T], expression: str, scope: Scope, need: int
 ) -> list[Candidate]:
-    """The best ``need`` rows matching ``expression`` in scope, not in ``seen``.
+    """The best ``need`` rows matching ``expression`` in scope.
 
     Each pass scores the newest ``window`` matches in the FTS index alone, sorts them by rank and reads
     the records of the best candidates a block at a time (scope applied in SQL). The window widens only
@@ -129,25 +124,12 @@ def _ranked(
             block = fresh[start : start + max(2 * need, 16)]
             examined.update(rowid for _, rowid in block)
             rows = _in_scope(conn, spec, "id", [rowid for _, rowid in block], scope)
-            found += [
-                (rows[i][0], -rank, rows[i]) for rank, i in block if i in rows and rows[i][0] not in seen
-            ]
+            found += [(rows[i][0], -rank, rows[i]) for rank, i in block if i in rows]
             if len(found) >= need:
                 return found[:need]
         if len(scored) < window:
             return found
         window *= 8
-
-
-def _non_increasing(hits: list[Hit[T]]) -> list[Hit[T]]:
-    """Later stages may score a row above an earlier stage's last one; keep the list's order and make
-    its scores non-increasing, so that sorting by score never reorders it."""
-    out: list[Hit[T]] = []
-    for hit in hits:
-        if out and hit.score > out[-1].score:
-            hit = Hit(item=hit.item, score=out[-1].score)
-        out.append(hit)
-    return out
 
 
 # --- vectors ------------------------------------------------------------------------------------------
