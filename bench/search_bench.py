@@ -148,6 +148,7 @@ def episode_recipes() -> dict[str, SearchConfig]:
         .with_scope("entities", None),
         "episodes_hybrid": recipes.EPISODES_HYBRID,
         "episodes_hybrid_rrf": recipes.EPISODES_HYBRID_RRF,
+        "episodes_hybrid_score": recipes.EPISODES_HYBRID_SCORE,
         "episodes_hybrid_rrf_k60": recipes.EPISODES_HYBRID_RRF_K60,
         "episodes_hybrid_mmr": recipes.EPISODES_HYBRID_MMR,
     }
@@ -303,7 +304,8 @@ async def main() -> None:
     )
     for key, value in metrics.items():
         print(f"{key:48s} {value:10.4f}")
-    notes = list(dict.fromkeys(notes))
+    fresh = {n for n in notes if not n.startswith("(kept")}
+    notes = [n for n in dict.fromkeys(notes) if not (n.startswith("(kept") and n.split(") ", 1)[-1] in fresh)]
     print("wrote", write_results("search", metrics, notes, results_dir=args.results_dir))
 
 
