@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from rich.console import RenderableType
-
 from ...embed import Embedder
 from ...errors import EntityNotFound
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
@@ -60,7 +58,7 @@ class RetiredFact:
 
 
 @dataclass(frozen=True, slots=True)
-class EntityView:
+class EntityView(render.TableView):
     entity: Entity
     current: tuple[Fact, ...]
     history: tuple[RetiredFact, ...]
@@ -153,18 +151,6 @@ class EntityView:
         if e.aliases:
             parts.append(f"aka {', '.join(e.aliases)}")
         return " ".join(parts) + (f"\n{e.summary}" if e.summary else "")
-
-    def __rich__(self) -> RenderableType:
-        from rich.console import Group
-        from rich.text import Text
-
-        return Group(Text(self._header(), style="bold"), render.rich_group(self.tables()))
-
-    def render_table(self) -> RenderableType:
-        return self.__rich__()
-
-    def _repr_html_(self) -> str:
-        return render.html_tables(self.tables(), header=self._header())
 
     def to_pandas(self) -> Any:
         """Its facts (current and retired) as a DataFrame, with a ``current`` column."""

@@ -100,6 +100,22 @@ def html_tables(tables: Sequence[Table], header: str = "") -> str:
     return _CSS + top + "".join(html_table(t) for t in tables)
 
 
+class TableView:
+    """Mixin for results that have a ``_header()`` line and ``tables()``: they render as rich tables in
+    the terminal and as HTML tables in notebooks."""
+
+    __slots__ = ()
+
+    def __rich__(self) -> RenderableType:
+        return Group(Text(self._header(), style="bold"), rich_group(self.tables()))  # type: ignore[attr-defined]
+
+    def render_table(self) -> RenderableType:
+        return self.__rich__()
+
+    def _repr_html_(self) -> str:
+        return html_tables(self.tables(), header=self._header())  # type: ignore[attr-defined]
+
+
 def require(module: str, extra: str = "notebook") -> Any:
     """Import an optional dependency or say exactly how to get it."""
     import importlib

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from rich.console import RenderableType
-
 from ..model import Entity, Episode, Fact, utc_now
 from . import render
 from .draw import Edge, GraphDrawing, Node
@@ -233,7 +231,7 @@ def subgraph_drawing(
 
 
 @dataclass(frozen=True, slots=True)
-class SearchResults:
+class SearchResults(render.TableView):
     """What one search found, best first within each kind, and how it was asked."""
 
     query: str
@@ -292,18 +290,6 @@ class SearchResults:
             when.append("including retired facts")
         suffix = f" ({'; '.join(when)})" if when else ""
         return f"{self.query!r} in {', '.join(self.group_ids)} [{self.recipe}]{suffix}"
-
-    def __rich__(self) -> RenderableType:
-        from rich.console import Group
-        from rich.text import Text
-
-        return Group(Text(self._header(), style="bold"), render.rich_group(self.tables()))
-
-    def render_table(self) -> RenderableType:
-        return self.__rich__()
-
-    def _repr_html_(self) -> str:
-        return render.html_tables(self.tables(), header=self._header())
 
     def to_pandas(self, kind: str | None = None) -> Any:
         """A DataFrame of one ``kind`` ("facts", "entities", "episodes"); all rows, with a ``kind`` column,
