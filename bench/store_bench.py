@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import itertools
 import os
 import resource
@@ -30,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_results  # noqa: E402
+from _results import write_results
 
-from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention  # noqa: E402
-from epigraph.graph.store import EpisodeWrite, GraphStore  # noqa: E402
+from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
+from epigraph.graph.store import EpisodeWrite, GraphStore
 
 DIM = 384
 FIRST = "Ada Ben Cleo Dara Eli Fay Gus Hana Ivo Jun Kai Lia Milo Nia Omar Pia Quin Rosa Sam Tia".split()
@@ -41,8 +42,14 @@ LAST = "Stone Rivers Okafor Lindqvist Moreau Tanaka Silva Novak Haddad Kowalski 
 PLACES = "Lisbon Osaka Nairobi Quito Oslo Tunis Hanoi Perth Lyon Porto Cusco Turku".split()
 TOPICS = "pottery chess climbing jazz sailing astronomy baking cycling poetry judo gardening".split()
 RELATIONS = ["LIVES_IN", "WORKS_AT", "LIKES", "KNOWS", "VISITED", "STUDIES"]
-VERBS = {"LIVES_IN": "lives in", "WORKS_AT": "works at", "LIKES": "enjoys", "KNOWS": "knows",
-         "VISITED": "visited", "STUDIES": "studies"}
+VERBS = {
+    "LIVES_IN": "lives in",
+    "WORKS_AT": "works at",
+    "LIKES": "enjoys",
+    "KNOWS": "knows",
+    "VISITED": "visited",
+    "STUDIES": "studies",
+}
 
 
 def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -55,34 +62,55 @@ def make_entities(group: str, n: int, rng: np.random.Generator) -> list[Entity]:
     names = []
     for i in range(n):
         kind = i % 3
-        base = (f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]}" if kind == 0
-                else PLACES[i % len(PLACES)] if kind == 1 else TOPICS[i % len(TOPICS)])
+        base = (
+            f"{FIRST[i % len(FIRST)]} {LAST[(i // len(FIRST)) % len(LAST)]}"
+            if kind == 0
+            else PLACES[i % len(PLACES)]
+            if kind == 1
+            else TOPICS[i % len(TOPICS)]
+        )
         names.append(f"{base} {i}")
-    return [Entity(group_id=group, name=name, name_embedding=vecs[i].tolist()) for i, name in enumerate(names)]
+    return [
+        Entity(group_id=group, name=name, name_embedding=vecs[i].tolist()) for i, name in enumerate(names)
+    ]
 
 
-def make_episodes(group: str, entities: list[Entity], n_facts: int, per_write: int,
-                  rng: np.random.Generator) -> Iterator[EpisodeWrite]:
+def make_episodes(
+    group: str, entities: list[Entity], n_facts: int, per_write: int, rng: np.random.Generator
+) -> Iterator[EpisodeWrite]:
     """Episodes of ``per_write`` facts; each fact joins two entities the episode also writes."""
     start = datetime(2023, 1, 1, tzinfo=UTC)
     vecs = unit_vectors(rng, n_facts)
     for first in range(0, n_facts, per_write):
         t = start + timedelta(minutes=first)
-        ep = Episode(group_id=group, content=f"synthetic episode {first}", reference_time=t,
-                     status=EpisodeStatus.DONE)
+        ep = Episode(
+            group_id=group, content=f"synthetic episode {first}", reference_time=t, status=EpisodeStatus.DONE
+        )
         facts, touched = [], {}
         for k in range(first, min(first + per_write, n_facts)):
             a, b = (entities[i] for i in rng.choice(len(entities), 2, replace=False))
             rel = RELATIONS[k % len(RELATIONS)]
             touched[a.uuid], touched[b.uuid] = a, b
-            facts.append(Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation=rel,
-                              text=f"{a.name} {VERBS[rel]} {b.name} since {1990 + k % 30}.",
-                              text_embedding=vecs[k].tolist(), episodes=[ep.uuid], valid_at=t, created_at=t))
+            facts.append(
+                Fact(
+                    group_id=group,
+                    source_uuid=a.uuid,
+                    target_uuid=b.uuid,
+                    relation=rel,
+                    text=f"{a.name} {VERBS[rel]} {b.name} since {1990 + k % 30}.",
+                    text_embedding=vecs[k].tolist(),
+                    episodes=[ep.uuid],
+                    valid_at=t,
+                    created_at=t,
+                )
+            )
         mentions = [Mention(group_id=group, episode_uuid=ep.uuid, entity_uuid=u) for u in touched]
         yield EpisodeWrite(episode=ep, entities=list(touched.values()), facts=facts, mentions=mentions)
 
 
-async def timed_writes(store: GraphStore, writes: Iterator[EpisodeWrite], chunk: int = 20) -> tuple[int, float]:
+async def timed_writes(
+    store: GraphStore, writes: Iterator[EpisodeWrite], chunk: int = 20
+) -> tuple[int, float]:
     """Facts written and seconds spent in ``write_episode`` alone: the synthetic data is built in
     chunks outside the timed region, so the figure is the store's, not the generator's."""
     n, spent = 0, 0.0
@@ -112,10 +140,10 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng))
     n2, s2 = await timed_writes(store, make_episodes(group, entities, size - episodic_n, 1_000, rng))
     words = [*PLACES, *TOPICS, *FIRST]
-    text_calls = [lambda q=f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}":
-                  store.search_facts_text([group], q, 10) for i in range(queries)]
-    qv = unit_vectors(rng, queries)
-    vec_calls = [lambda v=qv[i].tolist(): store.search_facts_vector([group], v, 10) for i in range(queries)]
+    texts = [f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}" for i in range(queries)]
+    text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
+    vectors = unit_vectors(rng, queries).tolist()
+    vec_calls = [functools.partial(store.search_facts_vector, [group], v, 10) for v in vectors]
     await latencies(text_calls[:10] + vec_calls[:10])  # warm caches and indexes
     ft50, ft95 = await latencies(text_calls)
     v50, v95 = await latencies(vec_calls)
@@ -123,8 +151,10 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     return {
         prefix + "episode_write_facts_per_s": n1 / s1,
         prefix + "bulk_write_facts_per_s": n2 / s2 if n2 else n1 / s1,
-        prefix + "fulltext_p50_ms": ft50, prefix + "fulltext_p95_ms": ft95,
-        prefix + "vector_p50_ms": v50, prefix + "vector_p95_ms": v95,
+        prefix + "fulltext_p50_ms": ft50,
+        prefix + "fulltext_p95_ms": ft95,
+        prefix + "vector_p50_ms": v50,
+        prefix + "vector_p95_ms": v95,
         prefix + "memory_mb": memory_mb(name),
     }
 
@@ -143,17 +173,24 @@ def memory_mb(store: str) -> float:
 async def open_store(name: str, tmp: str, size: int) -> GraphStore:
     if name == "embedded":
         from epigraph.graph.embedded import EmbeddedStore
+
         store: GraphStore = EmbeddedStore(os.path.join(tmp, f"bench-{size}.db"))
     else:
         from epigraph.graph.neo4j import Neo4jStore
-        store = Neo4jStore(uri=os.environ["EPIGRAPH_NEO4J_URI"], user=os.environ.get("EPIGRAPH_NEO4J_USER", "neo4j"),
-                           password=os.environ.get("EPIGRAPH_NEO4J_PASSWORD") or None)
+
+        store = Neo4jStore(
+            uri=os.environ["EPIGRAPH_NEO4J_URI"],
+            user=os.environ.get("EPIGRAPH_NEO4J_USER", "neo4j"),
+            password=os.environ.get("EPIGRAPH_NEO4J_PASSWORD") or None,
+        )
     await store.setup(embedding_dim=DIM)
     return store
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--stores", nargs="+", default=["embedded", "neo4j"])
     parser.add_argument("--queries", type=int, default=200)
@@ -172,7 +209,9 @@ async def main() -> None:
                 finally:
                     await store.close()
                 print_rows(metrics, f"{name}.{size // 1000}k.")
-    notes.append("episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: 1,000 per write")
+    notes.append(
+        "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: 1,000 per write"
+    )
     notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
     print("wrote", write_results("store", metrics, notes))
 

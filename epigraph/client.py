@@ -158,7 +158,9 @@ class KnowledgeGraph:
         await self.open()
         return await self.ingestor.add_episodes(self._grouped(items), mode=mode)
 
-    async def ingest(self, items: Iterable[Item], *, mode: Mode | None = None) -> AsyncIterator[ProgressEvent]:
+    async def ingest(
+        self, items: Iterable[Item], *, mode: Mode | None = None
+    ) -> AsyncIterator[ProgressEvent]:
         """Like :meth:`add_episodes`, as an async stream of typed progress events."""
         await self.open()
         async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
@@ -169,7 +171,9 @@ class KnowledgeGraph:
         await self.open()
         return await self.ingestor.remove_episode(group_id or self.group_id, uuid)
 
-    async def retry_failed(self, *, group_id: str | None = None, mode: Mode | None = None) -> list[EpisodeResult]:
+    async def retry_failed(
+        self, *, group_id: str | None = None, mode: Mode | None = None
+    ) -> list[EpisodeResult]:
         await self.open()
         return await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
 

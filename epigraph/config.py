@@ -15,7 +15,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 (unlimited) / 0 (unlimited) |
 | EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
-| EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | the LLM endpoint and key / all-MiniLM-L6-v2 / 384 |
+| EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 """
 
 from __future__ import annotations

@@ -77,12 +77,18 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def episode_uuid(group_id: str, content_hash_: str, reference_time: datetime, given_id: str | None = None) -> str:
+def episode_uuid(
+    group_id: str, content_hash_: str, reference_time: datetime, given_id: str | None = None
+) -> str:
     """Deterministic episode id, so re-ingesting the same episode is a no-op.
 
     Keyed by the caller's id when given, else by (group, content hash, reference time).
     """
-    key = f"id\x00{given_id}" if given_id is not None else f"{content_hash_}\x00{to_utc(reference_time).isoformat()}"
+    key = (
+        f"id\x00{given_id}"
+        if given_id is not None
+        else f"{content_hash_}\x00{to_utc(reference_time).isoformat()}"
+    )
     return str(uuidlib.uuid5(_EPISODE_NAMESPACE, f"{group_id}\x00{key}"))
 
 

@@ -27,7 +27,7 @@ class Prompt(Generic[InT, OutT]):
     version: str
     input_model: type[InT]
     output_model: Any
-    """Pydantic model (or a TypeAdapter-able type such as an Annotated union) for json/jsonl; None for text."""
+    """Pydantic model (or a TypeAdapter-able type, e.g. an Annotated union) for json/jsonl; None for text."""
     response_type: ResponseType
     example: InT
     template: str = ""
