@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
+from _stores import open_store as open_bench_store
 from store_bench import DIM, FIRST, PLACES, RELATIONS, TOPICS, VERBS, make_entities, make_episodes
 
 from epigraph.graph.model import Episode, EpisodeStatus
@@ -51,20 +52,7 @@ CATEGORIES = (1, 2, 3, 4)
 
 
 async def open_store(name: str, tmp: str, tag: str) -> GraphStore:
-    if name == "embedded":
-        from epigraph.graph.embedded import EmbeddedStore
-
-        store: GraphStore = EmbeddedStore(os.path.join(tmp, f"search-{tag}.db"))
-    else:
-        from epigraph.graph.neo4j import Neo4jStore
-
-        store = Neo4jStore(
-            uri=os.environ["EPIGRAPH_NEO4J_URI"],
-            user=os.environ.get("EPIGRAPH_NEO4J_USER", "neo4j"),
-            password=os.environ.get("EPIGRAPH_NEO4J_PASSWORD") or None,
-        )
-    await store.setup(embedding_dim=DIM)
-    return store
+    return await open_bench_store(name, os.path.join(tmp, f"search-{tag}.db"), DIM)
 
 
 # --- (a) latency -------------------------------------------------------------------------------------

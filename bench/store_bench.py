@@ -32,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
+from _stores import open_store as open_bench_store
 
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from epigraph.graph.store import EpisodeWrite, GraphStore
@@ -171,20 +172,7 @@ def memory_mb(store: str) -> float:
 
 
 async def open_store(name: str, tmp: str, size: int) -> GraphStore:
-    if name == "embedded":
-        from epigraph.graph.embedded import EmbeddedStore
-
-        store: GraphStore = EmbeddedStore(os.path.join(tmp, f"bench-{size}.db"))
-    else:
-        from epigraph.graph.neo4j import Neo4jStore
-
-        store = Neo4jStore(
-            uri=os.environ["EPIGRAPH_NEO4J_URI"],
-            user=os.environ.get("EPIGRAPH_NEO4J_USER", "neo4j"),
-            password=os.environ.get("EPIGRAPH_NEO4J_PASSWORD") or None,
-        )
-    await store.setup(embedding_dim=DIM)
-    return store
+    return await open_bench_store(name, os.path.join(tmp, f"bench-{size}.db"), DIM)
 
 
 async def main() -> None:
