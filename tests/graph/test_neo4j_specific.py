@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import time
 import uuid
@@ -23,7 +24,17 @@ import pytest
 from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention
 from epigraph.graph.neo4j import Neo4jStore
-from epigraph.graph.neo4j.lucene import MAX_TERMS, build_query, escape, escape_term, terms
+from epigraph.graph.neo4j import cypher as q
+from epigraph.graph.neo4j.lucene import (
+    MAX_TERMS,
+    STOP_WORDS,
+    build_query,
+    escape,
+    escape_term,
+    searchable,
+    terms,
+)
+from epigraph.graph.neo4j.schema import describe, fulltext_analyzer, stale_analyzers
 from epigraph.graph.store import EpisodeWrite
 
 DIM = 8
@@ -75,6 +86,29 @@ def test_build_query_without_terms_or_with_unphrasable_groups() -> None:
     assert build_query([("text", 1.0)], "?? !!", ["g"]) == ""
     assert build_query([("text", 1.0)], "alice", ["---"]) == "+(text:(alice))"
     assert build_query([("text", 1.0)], "alice", []) == "+(text:(alice))"
+
+
+def test_terms_drop_english_stop_words_the_analyzer_would_drop() -> None:
+    assert terms("The cat AND the hat's") == ["cat", "hat's"]
+    assert terms("it's THE a-of To-Be") == []  # possessives go first, as in Lucene's english analyzer
+    assert terms("Alice alice ALICE don't") == ["Alice", "don't"]  # case-insensitive duplicates
+    assert [searchable(t) for t in ("the", "a.b", "x-the", "²", "1", "東京", "🎉")] == [
+        False, True, True, False, True, True, False
+    ]  # fmt: skip
+    assert len(STOP_WORDS) == 33
+
+
+def test_build_query_of_stop_words_only_is_empty() -> None:
+    """Lucene would parse the text clause to nothing and leave ``+(group_id:...)^0`` matching every
+    document of the group with score 0; no query at all is the right answer."""
+    assert build_query([("text", 1.0)], "the of a, is it?", ["g"]) == ""
+    assert build_query([("text", 1.0)], "the hikes", ["g"]) == '+(text:(hikes)) +(group_id:"g")^0'
+
+
+def test_build_query_leaves_the_group_clause_out_for_a_group_of_stop_words() -> None:
+    assert build_query([("text", 1.0)], "alice", ["it", "g"]) == "+(text:(alice))"
+    assert build_query([("text", 1.0)], "alice", ["the-a"]) == "+(text:(alice))"
+    assert build_query([("text", 1.0)], "alice", ["it-1"]) == '+(text:(alice)) +(group_id:"it-1")^0'
 
 
 # --- against a real server ------------------------------------------------------------------------------
@@ -252,3 +286,72 @@ async def test_entities_by_names_uses_the_keyword_index_for_any_name(store: Neo4
     assert found["nobody"] == []
     many = [f"name {i}" for i in range(1000)]  # more names than one Lucene query may hold
     assert (await store.entities_by_names(group, [*many, "Q"]))["Q"] == [entities[1]]
+
+
+@pytest.mark.neo4j
+async def test_the_text_indexes_stem_english_and_the_names_index_stays_keyword(store: Neo4jStore) -> None:
+    existing = await describe(store._conn)
+    for name in (q.ENTITY_TEXT_INDEX, q.FACT_TEXT_INDEX, q.EPISODE_TEXT_INDEX):
+        assert fulltext_analyzer(existing[name]) == "english"
+    assert fulltext_analyzer(existing[q.ENTITY_NAMES_INDEX]) == "keyword"
+    assert stale_analyzers(existing) == []
+
+
+@pytest.mark.neo4j
+async def test_setup_recreates_fulltext_indexes_with_another_analyzer(store: Neo4jStore, group: str) -> None:
+    """A graph set up before the text indexes stemmed: setup rebuilds them with the right analyzer."""
+    conn = store._conn
+    alice = _entity(group, "Alice")
+    hikes = Fact(
+        group_id=group, source_uuid=alice.uuid, target_uuid=alice.uuid, relation="HIKES", text="Alice hikes"
+    )
+    await _write(store, group, [alice], [hikes])
+    old = {
+        q.FACT_TEXT_INDEX: "CREATE FULLTEXT INDEX epigraph_fact_text FOR ()-[r:RELATES_TO]-() "
+        "ON EACH [r.text, r.group_id]",  # the default analyzer: no stemming
+        q.ENTITY_NAMES_INDEX: "CREATE FULLTEXT INDEX epigraph_entity_names FOR (n:Entity) "
+        "ON EACH [n.name_keys, n.group_id] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard'}}",
+    }
+    try:
+        for name, statement in old.items():
+            await conn.run_write(q.DROP_INDEX, {"name": name})
+            await conn.run_write(statement)
+        await conn.run_write(q.AWAIT_INDEXES, {"timeout": 300})
+        assert sorted(stale_analyzers(await describe(conn))) == sorted(old)
+        assert await store.search_facts_text([group], "hiking") == []  # unstemmed
+
+        await store.setup(embedding_dim=DIM)
+        existing = await describe(conn)
+        assert stale_analyzers(existing) == []
+        assert fulltext_analyzer(existing[q.FACT_TEXT_INDEX]) == "english"
+        assert fulltext_analyzer(existing[q.ENTITY_NAMES_INDEX]) == "keyword"
+        assert [h.item.uuid for h in await store.search_facts_text([group], "hiking")] == [hikes.uuid]
+        assert [e.uuid for e in (await store.entities_by_names(group, ["alice"]))["alice"]] == [alice.uuid]
+        await store.setup(embedding_dim=DIM)  # and now nothing to do
+    finally:
+        await store.setup(embedding_dim=DIM)  # never leave a wrong index to the tests that follow
+
+
+@pytest.mark.neo4j
+async def test_a_query_of_stop_words_only_finds_nothing(store: Neo4jStore, group: str) -> None:
+    who = _entity(group, "The Who", summary="it is what it is")
+    fact = Fact(group_id=group, source_uuid=who.uuid, target_uuid=who.uuid, relation="IS", text="this is it")
+    await _write(store, group, [who], [fact])
+    for text in ("the", "The a OF", "it's", "and or not", "to-be", "? the !"):
+        assert await store.search_entities_text([group], text) == [], text
+        assert await store.search_facts_text([group], text) == [], text
+        assert await store.search_episodes_text([group], text) == [], text
+    assert [h.item.uuid for h in await store.search_entities_text([group], "the who")] == [who.uuid]
+
+
+@pytest.mark.neo4j
+async def test_a_group_id_of_stop_words_is_searched_like_any_other(store: Neo4jStore, group: str) -> None:
+    """Its phrase analyzes to nothing: the group clause must go, not silently drop that group."""
+    rng = random.Random(uuid.uuid4().int)
+    stop_group = "-".join(rng.choice(sorted(STOP_WORDS)) for _ in range(10))
+    mine, theirs = _entity(group, "Zanzibar"), _entity(stop_group, "Zanzibar")
+    await _write(store, group, [mine])
+    await _write(store, stop_group, [theirs])
+    both = await store.search_entities_text([stop_group, group], "zanzibar")
+    assert sorted(h.item.uuid for h in both) == sorted([mine.uuid, theirs.uuid])
+    assert [h.item.uuid for h in await store.search_entities_text([stop_group], "zanzibar")] == [theirs.uuid]

@@ -434,6 +434,28 @@ async def test_fulltext_searches_aliases_and_respects_filters(store: GraphStore,
     ) == [old.uuid]
 
 
+async def test_fulltext_matches_other_forms_of_a_word(store: GraphStore, group: str) -> None:
+    """Both stores stem English words (Porter: FTS5's ``porter`` tokenizer, Lucene's ``english`` analyzer),
+    in the index and in the query alike."""
+    ep = make_episode(group, "Alice: we hiked up the ridge and camped there")
+    alice = make_entity(group, "Alice", summary="Alice hikes every weekend")
+    club = make_entity(group, "Hiking Club")
+    trail = make_entity(group, "Ridge Trail")
+    hikes = make_fact(group, alice, club, "Alice hikes every weekend", [ep.uuid])
+    runs = make_fact(group, alice, trail, "Alice runs on the ridge trail", [ep.uuid])
+    await store.write_episode(write_of(ep, [alice, club, trail], [hikes, runs]))
+    other = make_episode(group, "Bob: lunch plans", at=day(1))
+    await store.save_episode(other)
+
+    assert uuids(await store.search_facts_text([group], "hiking")) == [hikes.uuid]
+    assert uuids(await store.search_facts_text([group], "Running")) == [runs.uuid]
+    assert uuids(await store.search_facts_text([group], "weekends")) == [hikes.uuid]
+    assert uuids(await store.search_episodes_text([group], "hikes camping")) == [ep.uuid]
+    entity_hits = uuids(await store.search_entities_text([group], "hiked"))
+    assert entity_hits[0] == club.uuid  # a name match outranks a summary match
+    assert set(entity_hits) == {club.uuid, alice.uuid}
+
+
 def brute_force(query: Sequence[float], items: Mapping[str, Sequence[float]], k: int) -> list[str]:
     """Uuids of the ``k`` items most cosine-similar to ``query``, best first (numpy reference)."""
     keys = list(items)

@@ -5,11 +5,17 @@ the characters SQLite's ``unicode61`` tokenizer keeps), each token is written as
 string, and strings are joined with ``AND`` / ``OR`` by us. Operators (``AND``, ``NEAR(``, ``*``, ``^``,
 column filters ``name:``) thereby become plain words or vanish, and no input makes an expression invalid.
 
+Stemming. Every fulltext index uses ``schema.TOKENIZER`` (Porter over ``unicode61``), and FTS5 runs a
+quoted query string through the same tokenizer: ``"hiking"`` matches the stem ``hike`` the index holds
+for "hikes". So everything below that probes the index with a term (its document count, the final
+``MATCH``) sees stemmed terms, exactly as the index stores them; nothing here stems by itself.
+
 Ranking plan. SQLite computes bm25() for every row an expression matches (1-3 µs a row), so ranking an
 ``OR`` of common words over 100k rows would cost tens of milliseconds; and ranking "rows with every word"
 first (an ``AND`` stage) is not BM25 at all: it lets "what", "did" and "the" decide the order. So:
 
-1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris");
+1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris", whose
+   ``live`` stem matches "live" and "lives" alike);
 2. **very common** words (in more than ``COMMON_SHARE`` of the rows, probed with a bounded count) are
    dropped too, as long as one informative word remains: their IDF is near zero, they only inflate the
    set of rows to rank;
@@ -63,7 +69,11 @@ def match_expression(query: str, operator: str = "OR") -> str | None:
 
 
 def document_counts(conn: sqlite3.Connection, fts: str, terms: list[str]) -> dict[str, int]:
-    """How many rows hold each term, counted up to ``_PROBE_CAP`` (index probes, no ranking)."""
+    """How many rows hold each term, counted up to ``_PROBE_CAP`` (index probes, no ranking).
+
+    Each count is a ``MATCH`` of the quoted term, so it is the document frequency of the term's stem:
+    "hiking" counts the rows holding ``hike``, the same number BM25 weighs it by.
+    """
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {_PROBE_CAP})"
     return {t: conn.execute(sql, (t,)).fetchone()[0] for t in terms}
 

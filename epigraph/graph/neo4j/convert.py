@@ -2,13 +2,18 @@
 
 Encoding (what every statement in ``cypher.py`` relies on):
 
-- **datetimes** are native Neo4j ``DATETIME`` values in UTC (the driver maps aware ``datetime`` both ways).
+- **datetimes** are native Neo4j ``DATETIME`` values in UTC (reads get them back as aware ``datetime``).
   They compare chronologically in Cypher and are range-indexable, so ``graph.temporal``'s filters become
   plain ``<=`` / ``<`` comparisons. ``None`` is a missing property (Cypher ``null``).
-- **embeddings** (entity name, fact text, episode content) are ``LIST<FLOAT>`` (float64 on the wire);
-  numpy arrays become ``list[float]``. Next to each one, ``*_embedding_dim`` holds its length when cosine
-  is defined for it (finite, non-zero norm) and is absent otherwise, so the exact-scan fallback never
-  feeds ``vector.similarity.cosine`` a vector it rejects.
+- **embeddings** (entity name, fact text, episode content) are ``LIST<FLOAT>`` (float64 on the wire),
+  sent as :class:`Vector` (a ``list[float]`` with a short ``repr``: the driver formats every parameter
+  of a RUN for its debug log even when that log is off, and 384 floats cost ~0.2 ms to ``repr``). Next
+  to each one, ``*_embedding_dim`` holds its length when cosine is defined for it (finite, non-zero
+  norm) and is absent otherwise, so the exact-scan fallback never feeds ``vector.similarity.cosine`` a
+  vector it rejects.
+- **writes send datetimes as ISO-8601 strings** that the statements turn into ``DATETIME`` with
+  ``datetime(...)``: the driver's own datetime encoding costs ~50 us per value (a bulk write holds
+  thousands). Reads get native values back.
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
   terms of the keyword index that ``entities_by_names`` looks up).
@@ -20,11 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pydantic_core
 
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, normalize_name
@@ -42,18 +47,42 @@ def name_key(normalized_name: str) -> str:
     return hashlib.sha256(normalized_name.encode("utf-8")).hexdigest()[:32]
 
 
-def to_vector(values: Sequence[float] | Any) -> list[float]:
-    """A plain ``list[float]`` from any sequence of numbers (numpy arrays included)."""
-    tolist = getattr(values, "tolist", None)
-    items = tolist() if callable(tolist) else values
-    return [float(x) for x in items]
+class Vector(list[float]):
+    """A ``list[float]`` whose ``repr`` is its length, not its values (see the module docstring)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<vector of {len(self)} floats>"
 
 
-def cosine_dim(vector: list[float] | None) -> int | None:
+def to_vector(values: Sequence[float] | Any) -> Vector:
+    """A :class:`Vector` of Python floats from any sequence of numbers (numpy arrays included)."""
+    return Vector(np.asarray(values, dtype=np.float64).tolist())
+
+
+def cosine_dim(vector: Sequence[float] | None) -> int | None:
     """``len(vector)`` when cosine similarity is defined for it, else ``None``."""
-    if not vector or not all(math.isfinite(x) for x in vector):
+    if vector is None or len(vector) == 0:
         return None
-    return len(vector) if any(x != 0.0 for x in vector) else None
+    array = np.asarray(vector, dtype=np.float64)
+    return len(vector) if bool(np.isfinite(array).all()) and bool(array.any()) else None
+
+
+def _embedding(values: Sequence[float] | None) -> tuple[Vector | None, int | None]:
+    """The vector to store and its ``*_embedding_dim`` (``None`` when cosine is undefined for it).
+
+    One numpy conversion per vector (a bulk write holds thousands of them)."""
+    if values is None:
+        return None, None
+    array = np.asarray(values, dtype=np.float64)
+    defined = array.size > 0 and bool(np.isfinite(array).all()) and bool(array.any())
+    return Vector(array.tolist()), (array.size if defined else None)
+
+
+def iso(value: datetime | None) -> str | None:
+    """A datetime parameter for ``datetime($x)`` in Cypher (``datetime(null)`` is null)."""
+    return None if value is None else value.isoformat()
 
 
 def _native(value: Any) -> Any:
@@ -68,23 +97,29 @@ def _dt(props: Mapping[str, Any], key: str) -> datetime | None:
 
 
 # --- episodes -----------------------------------------------------------------------------------------
-def episode_props(ep: Episode) -> Props:
-    embedding = None if ep.content_embedding is None else to_vector(ep.content_embedding)
-    return {
+def episode_row(ep: Episode) -> Props:
+    """One row for ``cypher.UPSERT_EPISODES``: the key, ``props`` to set, datetimes as ISO strings."""
+    embedding, dim = _embedding(ep.content_embedding)
+    props = {
         "uuid": ep.uuid,
         "group_id": ep.group_id,
         "name": ep.name,
         "content": ep.content,
         "kind": ep.kind.value,
         "source_description": ep.source_description,
-        "reference_time": ep.reference_time,
-        "created_at": ep.created_at,
         "content_hash": ep.content_hash,
         "status": ep.status.value,
         "error": ep.error,
         "report_json": ep.report.model_dump_json(),
         "content_embedding": embedding,
-        "content_embedding_dim": cosine_dim(embedding),
+        "content_embedding_dim": dim,
+    }
+    return {
+        "uuid": ep.uuid,
+        "group_id": ep.group_id,
+        "props": props,
+        "reference_time": iso(ep.reference_time),
+        "created_at": iso(ep.created_at),
     }
 
 
@@ -109,9 +144,10 @@ def episode_from(props: Mapping[str, Any]) -> Episode:
 
 
 # --- entities -----------------------------------------------------------------------------------------
-def entity_props(entity: Entity) -> Props:
-    embedding = None if entity.name_embedding is None else to_vector(entity.name_embedding)
-    return {
+def entity_row(entity: Entity) -> Props:
+    """One row for ``cypher.UPSERT_ENTITIES``: the key, ``props`` to set, ``created_at`` as ISO string."""
+    embedding, dim = _embedding(entity.name_embedding)
+    props = {
         "uuid": entity.uuid,
         "group_id": entity.group_id,
         "name": entity.name,
@@ -122,8 +158,13 @@ def entity_props(entity: Entity) -> Props:
         "summary": entity.summary,
         "attributes_json": to_json(entity.attributes),
         "name_embedding": embedding,
-        "name_embedding_dim": cosine_dim(embedding),
-        "created_at": entity.created_at,
+        "name_embedding_dim": dim,
+    }
+    return {
+        "uuid": entity.uuid,
+        "group_id": entity.group_id,
+        "props": props,
+        "created_at": iso(entity.created_at),
     }
 
 
@@ -149,8 +190,8 @@ def normalized(names: Sequence[str]) -> dict[str, str]:
 
 # --- facts ---------------------------------------------------------------------------------------------
 def fact_row(fact: Fact) -> Props:
-    """One UNWIND row for ``UPSERT_FACTS``: endpoints to match, ``props`` to set."""
-    embedding = None if fact.text_embedding is None else to_vector(fact.text_embedding)
+    """One row for ``cypher.UPSERT_FACTS``: endpoints to match, ``props`` to set, datetimes as ISO strings."""
+    embedding, dim = _embedding(fact.text_embedding)
     inv = fact.invalidated_by
     props: Props = {
         "uuid": fact.uuid,
@@ -158,15 +199,10 @@ def fact_row(fact: Fact) -> Props:
         "relation": fact.relation,
         "text": fact.text,
         "text_embedding": embedding,
-        "text_embedding_dim": cosine_dim(embedding),
+        "text_embedding_dim": dim,
         "episodes": list(fact.episodes),
-        "valid_at": fact.valid_at,
-        "invalid_at": fact.invalid_at,
-        "created_at": fact.created_at,
-        "expired_at": fact.expired_at,
         "invalidated_by_fact": None if inv is None else inv.fact_uuid,
         "invalidated_by_episode": None if inv is None else inv.episode_uuid,
-        "previous_invalid_at": None if inv is None else inv.previous_invalid_at,
         "attributes_json": to_json(fact.attributes),
     }
     return {
@@ -175,6 +211,11 @@ def fact_row(fact: Fact) -> Props:
         "source_uuid": fact.source_uuid,
         "target_uuid": fact.target_uuid,
         "props": props,
+        "valid_at": iso(fact.valid_at),
+        "invalid_at": iso(fact.invalid_at),
+        "created_at": iso(fact.created_at),
+        "expired_at": iso(fact.expired_at),
+        "previous_invalid_at": None if inv is None else iso(inv.previous_invalid_at),
     }
 
 

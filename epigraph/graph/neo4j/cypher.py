@@ -28,6 +28,10 @@ ENTITY_NAMES_INDEX = "epigraph_entity_names"
 ENTITY_TEXT_FIELDS = (("name", 10.0), ("aliases", 5.0), ("summary", 1.0))
 FACT_TEXT_FIELDS = (("text", 1.0),)
 EPISODE_TEXT_FIELDS = (("content", 1.0),)
+# The analyzer of the three text indexes: Lucene's EnglishAnalyzer (lower-case, English stop words dropped,
+# Porter stemming), so "hiking" finds "hikes" as in the embedded store. The names index stays 'keyword'.
+TEXT_ANALYZER = "english"
+NAMES_ANALYZER = "keyword"
 
 
 # --- composable predicates (built from literals at import time) ------------------------------------
@@ -89,22 +93,26 @@ RANGE_INDEXES = (
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_fact)",
     "CREATE INDEX epigraph_mention_group IF NOT EXISTS FOR ()-[m:MENTIONS]-() ON (m.group_id)",
 )
+_TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
 FULLTEXT_INDEXES = (
     "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
-    "ON EACH [n.name, n.aliases, n.summary, n.group_id]",
+    "ON EACH [n.name, n.aliases, n.summary, n.group_id] " + _TEXT_OPTIONS,
     "CREATE FULLTEXT INDEX epigraph_fact_text IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id]",
+    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id] " + _TEXT_OPTIONS,
     "CREATE FULLTEXT INDEX epigraph_episode_text IF NOT EXISTS "
-    "FOR (n:Episode) ON EACH [n.content, n.group_id]",
+    "FOR (n:Episode) ON EACH [n.content, n.group_id] " + _TEXT_OPTIONS,
     # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
     "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
     "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] "
-    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}}",
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + NAMES_ANALYZER + "'}}",
 )
 # Quantization is off: the contract (and users) expect exact cosine order among the candidates.
+# HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of
+# a write's cost, and 32 writes ~2.5x faster for ~3% less top-10 recall on random 384-d vectors (the
+# hardest case; searches over-fetch and rescore). Measured in tools/neo4j/README.md "Performance".
 _VECTOR_OPTIONS = (
     "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
-    "`vector.quantization.enabled`: false}}"
+    "`vector.quantization.enabled`: false, `vector.hnsw.m`: 16, `vector.hnsw.ef_construction`: 32}}"
 )
 VECTOR_INDEXES = (
     "CREATE VECTOR INDEX epigraph_entity_name_vector IF NOT EXISTS FOR (n:Entity) ON (n.name_embedding) "
@@ -126,20 +134,24 @@ SHOW_INDEXES = (
 )
 AWAIT_INDEXES = "CALL db.awaitIndexes($timeout)"
 
-# --- writes (one transaction per episode; UNWIND batches; MERGE on (group_id, uuid)) ---------------
-UPSERT_EPISODES = """
-UNWIND $rows AS row
+# --- writes -----------------------------------------------------------------------------------------
+# Rows come from convert.*_row: the (group_id, uuid) key, `props` to set, datetimes as ISO strings.
+# Every MERGE and MATCH on a key is a seek in the (group_id, uuid) uniqueness constraint's index.
+_UPSERT_EPISODE_ROWS = """
+UNWIND $episodes AS row
 MERGE (ep:Episode {group_id: row.group_id, uuid: row.uuid})
-SET ep += row
+SET ep += row.props, ep.reference_time = datetime(row.reference_time),
+    ep.created_at = datetime(row.created_at)
 """
-UPSERT_ENTITIES = """
-UNWIND $rows AS row
+_UPSERT_ENTITY_ROWS = """
+UNWIND $entities AS row
 MERGE (e:Entity {group_id: row.group_id, uuid: row.uuid})
-SET e += row
+SET e += row.props, e.created_at = datetime(row.created_at)
 """
-# A fact whose uuid already exists between other endpoints is moved (delete + merge).
-UPSERT_FACTS = """
-UNWIND $rows AS row
+# A fact whose uuid already exists between other endpoints is moved (delete + merge). A row whose
+# endpoint is missing writes nothing and is absent from `*_written` (the caller then rolls back).
+_UPSERT_FACT_ROWS = """
+UNWIND $facts AS row
 MATCH (a:Entity {group_id: row.group_id, uuid: row.source_uuid})
 MATCH (b:Entity {group_id: row.group_id, uuid: row.target_uuid})
 CALL (row, a, b) {
@@ -148,16 +160,28 @@ CALL (row, a, b) {
   DELETE old
 }
 MERGE (a)-[r:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(b)
-SET r += row.props
-RETURN collect(r.uuid) AS written
+SET r += row.props, r.valid_at = datetime(row.valid_at), r.invalid_at = datetime(row.invalid_at),
+    r.created_at = datetime(row.created_at), r.expired_at = datetime(row.expired_at),
+    r.previous_invalid_at = datetime(row.previous_invalid_at)
+RETURN collect(r.uuid) AS facts_written
 """
-UPSERT_MENTIONS = """
-UNWIND $rows AS row
+_UPSERT_MENTION_ROWS = """
+UNWIND $mentions AS row
 MATCH (ep:Episode {group_id: row.group_id, uuid: row.episode_uuid})
 MATCH (e:Entity {group_id: row.group_id, uuid: row.entity_uuid})
 MERGE (ep)-[m:MENTIONS]->(e)
 SET m.group_id = row.group_id
-RETURN collect(row.episode_uuid + ' ' + row.entity_uuid) AS written
+RETURN collect(row.episode_uuid + ' ' + row.entity_uuid) AS mentions_written
+"""
+UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
+# write_episode: all four kinds in ONE statement (one round trip), in this order, so a fact finds the
+# entities of the same statement. Bigger writes run it once per chunk of rows (see store.write_episode).
+WRITE_EPISODE = f"""
+CALL () {{{_UPSERT_EPISODE_ROWS}}}
+CALL () {{{_UPSERT_ENTITY_ROWS}}}
+CALL () {{{_UPSERT_FACT_ROWS}}}
+CALL () {{{_UPSERT_MENTION_ROWS}}}
+RETURN facts_written, mentions_written
 """
 
 # --- episodes -----------------------------------------------------------------------------------------
@@ -222,23 +246,29 @@ RETURN u AS uuid, COUNT { (ep:Episode)-[:MENTIONS]->(e) } AS n
 
 
 # --- search -------------------------------------------------------------------------------------------
-# Index searches: the procedure returns candidates best first by its own score (BM25; for vectors the
-# float32 similarity); the group and filters apply after; the best $limit survivors by that score are
-# returned as {item, score} (no vector property is read: search.vector recomputes the exact cosine).
-# `fetched` (< the requested number: the index is exhausted) and `survivors` drive the over-fetch policy.
-def _index_search(call: str, column: str, pred: str, item: str) -> str:
-    """``pred`` and ``item`` are written over ``h.hit``, the candidate node or relationship."""
+# Index searches: the procedure returns candidates best first by its own score (BM25, or the vector
+# index's approximate similarity); the group and filters apply after; the best $limit survivors by `rank`
+# are returned as {item, score}. `fetched` (< the requested number: the index is exhausted) and
+# `survivors` drive the over-fetch policy (see search.py).
+def _index_search(call: str, column: str, pred: str, item: str, rank: str = "h.score") -> str:
+    """``pred``, ``item`` and ``rank`` are written over ``h.hit``, the candidate node or relationship."""
     return f"""
 CALL {call} YIELD {column}, score
 WITH collect({{hit: {column}, score: score}}) AS raw
 WITH size(raw) AS fetched, [h IN raw WHERE h.hit.group_id IN $group_ids AND {pred}] AS hits
 CALL (hits) {{
   UNWIND hits AS h
-  WITH h ORDER BY h.score DESC LIMIT $limit
+  WITH h ORDER BY {rank} DESC LIMIT $limit
   RETURN collect({{item: {item}, score: h.score}}) AS items
 }}
 RETURN fetched, size(hits) AS survivors, items
 """
+
+
+def _cosine(prop: str) -> str:
+    """Vector survivors are ranked by the exact cosine of the stored vector, not the index's score: the
+    index may be quantized (int8), so its order is approximate (search.vector rescores in float64)."""
+    return f"vector.similarity.cosine(h.hit.{prop}, $vector)"
 
 
 _FULLTEXT_NODES = "db.index.fulltext.queryNodes($index, $query, {limit: $fetch})"
@@ -246,13 +276,18 @@ _FULLTEXT_RELS = "db.index.fulltext.queryRelationships($index, $query, {limit: $
 _VECTOR_NODES = "db.index.vector.queryNodes($index, $k, $vector)"
 _VECTOR_RELS = "db.index.vector.queryRelationships($index, $k, $vector)"
 _HIT_FACT = _fact_map("h.hit")
+_HIT = "properties(h.hit)"
 
-SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), "properties(h.hit)")
+SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), _HIT)
 SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", "properties(h.hit)")
-SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", _labels_pred("h.hit"), "properties(h.hit)")
-SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", "properties(h.hit)")
+SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT)
+SEARCH_ENTITIES_VECTOR = _index_search(
+    _VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT, _cosine("name_embedding")
+)
+SEARCH_FACTS_VECTOR = _index_search(
+    _VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT, _cosine("text_embedding")
+)
+SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", _HIT, _cosine("content_embedding"))
 
 
 def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:

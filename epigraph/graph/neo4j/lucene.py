@@ -3,23 +3,44 @@
 The user's query is treated as a bag of words: every term is escaped (``+ - && || ! ( ) { } [ ] ^ " ~ * ?
 : \\ /`` get a backslash, the operator words ``AND``/``OR``/``NOT`` are lower-cased, which the analyzer does
 anyway) and OR-ed, field by field, so BM25 ranks documents by how many and how rare the terms they share
-are. Terms that carry no letter or digit are dropped (the analyzer would drop them too, and an empty
-clause is the one thing the classic query parser still chokes on).
+are. Lucene parses the query with the index's analyzer (``english``: lower-case, English stop words
+dropped, Porter stems), so "hiking" becomes ``hike`` and matches "hikes" in the index.
+
+Terms the analyzer would turn into nothing are dropped here: tokens without a letter or digit, and
+tokens made only of English stop words (:data:`STOP_WORDS`, possessive ``'s`` removed first, as Lucene
+does). This matters beyond tidiness: a field clause whose every term vanishes in the analyzer disappears
+from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match *every* document of
+the group with score 0. A query with no term left is ``''`` (the caller returns no hits without a call).
 
 :func:`keyword_query` builds exact lookups (hashed names) for the ``keyword``-analyzed names index.
 
 The fulltext indexes also index ``group_id``; :func:`build_query` adds the groups as a zero-boost required
 clause (``+(group_id:"a" group_id:"b")^0``): it narrows the hits to the groups inside Lucene without
-changing any score. The analyzer splits ids like ``user-1`` into ``user``/``1``, so a phrase can also
-match ``x-user-1``; callers must still filter ``group_id`` exactly afterwards (the store does).
+changing any score. The analyzer splits ids like ``user-1`` into ``user``/``1`` (and stems them), so a
+phrase can also match ``x-user-1`` or ``users-1``; callers must still filter ``group_id`` exactly afterwards
+(the store does). A group id made only of stop words (``it``, ``the-a``) would analyze to nothing and
+silently drop out of the clause, excluding its own documents, so then the clause is left out altogether.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
+    "these they this to was will with".split()
+)
+"""The stop words of Lucene's ``EnglishAnalyzer`` (``ENGLISH_STOP_WORDS_SET``), which the ``english``
+fulltext analyzer drops from documents and queries alike."""
+
+# The word pieces the analyzer may keep (letters and digits, joined by apostrophes as in "don't"), and
+# the possessive suffix it strips before looking a piece up in the stop words.
+_PIECE = re.compile(r"[^\W_]+(?:['\u2019\uff07][^\W_]+)*")
+_POSSESSIVE = re.compile(r"['\u2019\uff07][sS]$")
 
 # Lucene counts every leaf clause of a query against maxClauseCount (1024); stay well below it.
 MAX_TERMS = 128
@@ -33,19 +54,30 @@ def escape_term(term: str) -> str:
     return "".join("\\" + ch if ch in SPECIAL else ch for ch in term)
 
 
-def _has_word_char(token: str) -> bool:
-    return any(ch.isalnum() or (ord(ch) > 127 and not ch.isspace()) for ch in token)
+def searchable(token: str) -> bool:
+    """Whether the analyzer keeps a term of ``token``: one of its word pieces is not a stop word.
+
+    Errs on the side of dropping: a token it rejects that Lucene would keep (rare punctuation inside a
+    word of stop words) costs one term of a query; one it accepts that Lucene drops could leave a
+    clause empty (see the module docstring), so only letters and digits count as word characters.
+    """
+    for piece in _PIECE.findall(token):
+        word = _POSSESSIVE.sub("", piece).lower()
+        if word and word not in STOP_WORDS and any(ch.isalpha() or ch.isdecimal() for ch in word):
+            return True
+    return False
 
 
 def terms(text: str) -> list[str]:
-    """The escaped, de-duplicated terms of ``text`` (at most :data:`MAX_TERMS`), in first-seen order."""
-    seen: dict[str, None] = {}
+    """The escaped, de-duplicated (case-insensitively) :func:`searchable` terms of ``text``, in first-seen
+    order, at most :data:`MAX_TERMS`."""
+    seen: dict[str, str] = {}
     for token in text.split():
-        if _has_word_char(token):
-            seen.setdefault(escape_term(token), None)
+        if searchable(token):
+            seen.setdefault(token.lower(), escape_term(token))
         if len(seen) >= MAX_TERMS:
             break
-    return list(seen)
+    return list(seen.values())
 
 
 def escape(text: str) -> str:
@@ -69,8 +101,9 @@ def build_query(
     """``+(f1:(t...)^b1 f2:(t...)) +(group_id:"g" ...)^0``, or ``''`` when ``text`` has no searchable term.
 
     ``fields`` are ``(property, boost)`` pairs of trusted identifiers (index property names), never user
-    input. The group clause is left out when there are too many groups or a group id has no word character
-    (its phrase would be empty); the exact group filter after the index call keeps the result correct.
+    input. The group clause is left out when there are too many groups or a group id is not
+    :func:`searchable` (its phrase would analyze to nothing); the exact group filter after the index call
+    keeps the result correct.
     """
     words = terms(text)
     if not words:
@@ -78,7 +111,7 @@ def build_query(
     body = " ".join(words)
     query = "+(" + " ".join(_field(name, boost, body) for name, boost in fields) + ")"
     unique_groups = list(dict.fromkeys(group_ids))
-    if 0 < len(unique_groups) <= MAX_GROUPS and all(_has_word_char(g) for g in unique_groups):
+    if 0 < len(unique_groups) <= MAX_GROUPS and all(searchable(g) for g in unique_groups):
         query += " +(" + " ".join(f"{group_field}:{phrase(g)}" for g in unique_groups) + ")^0"
     return query
 

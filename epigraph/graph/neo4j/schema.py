@@ -6,6 +6,9 @@ EXISTS`` would silently keep an old definition): a fulltext or vector index over
 vector index with another similarity function, raises :class:`~epigraph.errors.SchemaMismatch`. A vector
 index of another dimension is recreated while the graph holds no embedding at all, and raises
 ``SchemaMismatch`` once it does (the embedded store's rule: the dimension is fixed by the first vector).
+A fulltext index with another analyzer (e.g. the unstemmed default of graphs set up before the text
+indexes used ``english``) is dropped and recreated: it holds nothing but what Neo4j derives from the
+graph again while it repopulates, which ``setup`` waits for.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ class IndexSpec:
     entity_type: str
     label: str
     properties: tuple[str, ...]
-    analyzer: str | None = None  # fulltext only; None = the default analyzer
+    analyzer: str | None = None  # fulltext only (compared by stale_analyzers, not check)
 
 
 _NAME = re.compile(r"(?:CONSTRAINT|INDEX) (\w+) IF NOT EXISTS")
@@ -48,10 +51,18 @@ VECTOR_SPECS = {
     q.EPISODE_VECTOR_INDEX: IndexSpec("VECTOR", "NODE", "Episode", ("content_embedding",)),
 }
 FULLTEXT_SPECS = {
-    q.ENTITY_TEXT_INDEX: IndexSpec("FULLTEXT", "NODE", "Entity", _fields(q.ENTITY_TEXT_FIELDS)),
-    q.FACT_TEXT_INDEX: IndexSpec("FULLTEXT", "RELATIONSHIP", "RELATES_TO", _fields(q.FACT_TEXT_FIELDS)),
-    q.EPISODE_TEXT_INDEX: IndexSpec("FULLTEXT", "NODE", "Episode", _fields(q.EPISODE_TEXT_FIELDS)),
-    q.ENTITY_NAMES_INDEX: IndexSpec("FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), "keyword"),
+    q.ENTITY_TEXT_INDEX: IndexSpec(
+        "FULLTEXT", "NODE", "Entity", _fields(q.ENTITY_TEXT_FIELDS), q.TEXT_ANALYZER
+    ),
+    q.FACT_TEXT_INDEX: IndexSpec(
+        "FULLTEXT", "RELATIONSHIP", "RELATES_TO", _fields(q.FACT_TEXT_FIELDS), q.TEXT_ANALYZER
+    ),
+    q.EPISODE_TEXT_INDEX: IndexSpec(
+        "FULLTEXT", "NODE", "Episode", _fields(q.EPISODE_TEXT_FIELDS), q.TEXT_ANALYZER
+    ),
+    q.ENTITY_NAMES_INDEX: IndexSpec(
+        "FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), q.NAMES_ANALYZER
+    ),
 }
 ALL_STATEMENTS = (*q.CONSTRAINTS, *q.RANGE_INDEXES, *q.FULLTEXT_INDEXES, *q.VECTOR_INDEXES)
 ALL_NAMES = tuple(_name(s) for s in ALL_STATEMENTS)
@@ -80,13 +91,12 @@ def check(existing: Mapping[str, Mapping[str, Any]], dim: int | None) -> list[st
         info = existing.get(name)
         if info is None:
             continue
-        config = (info.get("options") or {}).get("indexConfig") or {}
         actual = IndexSpec(
             str(info.get("type")),
             str(info.get("entityType")),
             ",".join(info.get("labelsOrTypes") or []),
             tuple(info.get("properties") or ()),
-            config.get("fulltext.analyzer") if spec.analyzer is not None else None,
+            spec.analyzer,  # another analyzer is not a mismatch: setup recreates it (stale_analyzers)
         )
         if actual != spec:
             raise SchemaMismatch(
@@ -98,6 +108,31 @@ def check(existing: Mapping[str, Mapping[str, Any]], dim: int | None) -> list[st
             if dim is not None and vector_dimensions(info) != dim:
                 wrong_dim.append(name)
     return wrong_dim
+
+
+def fulltext_analyzer(info: Mapping[str, Any]) -> str | None:
+    config = (info.get("options") or {}).get("indexConfig") or {}
+    analyzer = config.get("fulltext.analyzer")
+    return None if analyzer is None else str(analyzer)
+
+
+def stale_analyzers(existing: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Our fulltext indexes that exist with another analyzer than their spec's (to be recreated)."""
+    return [
+        name
+        for name, spec in FULLTEXT_SPECS.items()
+        if name in existing and fulltext_analyzer(existing[name]) != spec.analyzer
+    ]
+
+
+async def _reanalyze(conn: Connection, names: list[str]) -> None:
+    """Drop the fulltext indexes in ``names``; setup then creates them with the right analyzer.
+
+    Loses nothing: a fulltext index is derived data, repopulated by Neo4j from the graph (setup waits
+    for it). Fulltext searches of other clients fail or come back short until it is online again.
+    """
+    for name in names:
+        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
 
 
 def _check_similarity(name: str, info: Mapping[str, Any]) -> None:
@@ -138,9 +173,11 @@ async def setup(conn: Connection, dim: int) -> None:
         raise StoreError(f"embedding_dim must be a positive int, got {dim!r}")
     existing = await describe(conn)
     wrong_dim = check(existing, dim)
-    if _complete(existing) and not wrong_dim:
+    stale = stale_analyzers(existing)
+    if _complete(existing) and not wrong_dim and not stale:
         return
     await _resize(conn, existing, wrong_dim, dim)
+    await _reanalyze(conn, stale)
     for statement in ALL_STATEMENTS:
         params = {"dim": dim} if statement in q.VECTOR_INDEXES else None
         try:
@@ -150,7 +187,13 @@ async def setup(conn: Connection, dim: int) -> None:
             if _name(statement) not in await describe(conn):
                 raise
     await conn.run_write(q.AWAIT_INDEXES, {"timeout": AWAIT_SECONDS}, what="waiting for indexes")
-    if check(await describe(conn), dim):
+    final = await describe(conn)
+    if stale_analyzers(final):
+        raise SchemaMismatch(
+            f"neo4j fulltext indexes {stale_analyzers(final)} do not use their analyzer after setup "
+            "(concurrent setup by an older epigraph?)"
+        )
+    if check(final, dim):
         raise SchemaMismatch(
             f"neo4j vector indexes do not have {dim} dimensions after setup (concurrent setup?)"
         )

@@ -6,7 +6,7 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
   nearly every hit is in the groups; the index returns at most ``fetch = max(5 * limit, 50)`` hits, the exact
   group / time / relation / label filters run in Cypher, and if fewer than ``limit`` survive while the index
   had more, the query runs again with 8x the fetch until the index is exhausted. Scores are Lucene BM25.
-- **vector**: ``db.index.vector.query*`` returns ``k = clamp(5 * limit, 50)`` approximate nearest
+- **vector**: ``db.index.vector.query*`` returns ``k = clamp(2 * limit, 50)`` approximate nearest
   candidates (HNSW, unquantized); the group and filters apply in Cypher and the best ``limit`` survivors
   by the index's similarity come back. Too few survivors while the index had more: one more index query
   with ``k`` scaled by the observed survivor ratio (at most 2,000); still too few, or none at all: an exact
@@ -29,7 +29,7 @@ from .connection import Connection
 from .lucene import build_query
 
 TEXT_OVERFETCH, TEXT_MIN_FETCH, TEXT_GROWTH, TEXT_MAX_FETCH = 5, 50, 8, 1_000_000
-VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 5, 50, 2_000
+VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 2, 50, 2_000
 
 
 async def fulltext(
@@ -104,7 +104,7 @@ async def vector(
 async def _from_index(conn: Connection, statement: str, args: dict[str, Any], limit: int) -> list[Any] | None:
     """Top ``limit`` from the vector index, or ``None`` when only an exact scan can tell.
 
-    First ``k = clamp(5 * limit, 50)``. Too few survivors of the group/filters, while the index had more:
+    First ``k = clamp(2 * limit, 50)``. Too few survivors of the group/filters, while the index had more:
     the survivor ratio estimates the groups' share of the index, and one more query asks for the ``k`` that
     should yield ``2 * limit`` survivors (at most ``VECTOR_MAX_K``). No survivor at all, or still too few:
     the exact scan decides (a group that rare is small, so the scan is cheap).

@@ -37,7 +37,8 @@ from .deletion import delete_episode_tx
 
 T = TypeVar("T", Entity, Fact)
 
-BATCH = 1000
+BATCH = 2000  # rows (of any kind) per WRITE_EPISODE statement
+WRITE_KINDS = ("episodes", "entities", "facts", "mentions")  # the statement's order
 NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
 
@@ -68,8 +69,25 @@ def _in_order(items: list[T], uuids: Sequence[str]) -> list[T]:
     return [by_uuid[u] for u in _unique(uuids) if u in by_uuid]
 
 
-def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    return [rows[i : i + BATCH] for i in range(0, len(rows), BATCH)]
+Rows = dict[str, list[dict[str, Any]]]  # WRITE_EPISODE parameters: rows by kind
+
+
+def _chunks(rows: Rows) -> list[Rows]:
+    """``WRITE_EPISODE`` parameters of at most ``BATCH`` rows each, in ``WRITE_KINDS`` order.
+
+    Usually one chunk (one round trip). Chunks keep the order, so every fact or mention finds the
+    entities and the episode written by the same or an earlier statement of the transaction.
+    """
+    chunks: list[Rows] = [{kind: [] for kind in WRITE_KINDS}]
+    size = 0
+    for kind in WRITE_KINDS:
+        for row in rows[kind]:
+            if size == BATCH:
+                chunks.append({k: [] for k in WRITE_KINDS})
+                size = 0
+            chunks[-1][kind].append(row)
+            size += 1
+    return chunks
 
 
 class Neo4jStore:
@@ -132,8 +150,8 @@ class Neo4jStore:
     # --- episodes ----------------------------------------------------------------------------------------
     async def save_episode(self, episode: Episode) -> None:
         _check_dims(EpisodeWrite(episode=episode), await self._dim())
-        rows = [convert.episode_props(episode)]
-        await self._conn.run_write(q.UPSERT_EPISODES, {"rows": rows}, what="save_episode")
+        rows = [convert.episode_row(episode)]
+        await self._conn.run_write(q.UPSERT_EPISODES, {"episodes": rows}, what="save_episode")
 
     async def get_episode(self, group_id: str, uuid: str) -> Episode | None:
         records = await self._conn.read(q.GET_EPISODE, {"group_id": group_id, "uuid": uuid})
@@ -175,22 +193,20 @@ class Neo4jStore:
 
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> None:
+        """One transaction, usually one statement (``cypher.WRITE_EPISODE``); see ``_chunks``."""
         _check_groups(write)
         _check_dims(write, await self._dim())
-        episode = [convert.episode_props(write.episode)]
-        entities = [convert.entity_props(e) for e in write.entities]
-        facts = [convert.fact_row(f) for f in write.facts]
-        mentions = [convert.mention_row(m) for m in write.mentions]
+        chunks = _chunks({
+            "episodes": [convert.episode_row(write.episode)],
+            "entities": [convert.entity_row(e) for e in write.entities],
+            "facts": [convert.fact_row(f) for f in write.facts],
+            "mentions": [convert.mention_row(m) for m in write.mentions],
+        })  # fmt: skip
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await (await tx.run(q.UPSERT_EPISODES, {"rows": episode})).consume()
-            for batch in _batches(entities):
-                await (await tx.run(q.UPSERT_ENTITIES, {"rows": batch})).consume()
-            for batch in _batches(facts):
-                await _expect_written(tx, q.UPSERT_FACTS, batch, [r["uuid"] for r in batch], "fact")
-            for batch in _batches(mentions):
-                keys = [f"{r['episode_uuid']} {r['entity_uuid']}" for r in batch]
-                await _expect_written(tx, q.UPSERT_MENTIONS, batch, keys, "mention")
+            for params in chunks:
+                record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
+                _expect_written(params, record)
 
         await self._conn.write(work, what="write_episode")
 
@@ -369,15 +385,16 @@ def _check_dims(write: EpisodeWrite, dim: int | None) -> None:
             raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
 
 
-async def _expect_written(
-    tx: neo4j.AsyncManagedTransaction, statement: str, rows: list[dict[str, Any]], keys: list[str], kind: str
-) -> None:
-    """Run an upsert that MATCHes its endpoints; a row whose endpoint is missing fails the transaction."""
-    result = await tx.run(statement, {"rows": rows})
-    record = await result.single(strict=True)
-    missing = sorted(set(keys) - set(record["written"]))
-    if missing:
-        raise StoreError(
-            f"{len(missing)} {kind}(s) point at an entity or episode missing from the group "
-            f"(first: {missing[0]}); the episode write was rolled back"
-        )
+def _expect_written(params: Rows, record: neo4j.Record) -> None:
+    """Every fact and mention row was written; else one of its endpoints is missing (the write fails)."""
+    wanted = {
+        "fact": [row["uuid"] for row in params["facts"]],
+        "mention": [f"{row['episode_uuid']} {row['entity_uuid']}" for row in params["mentions"]],
+    }
+    for kind, keys in wanted.items():
+        missing = sorted(set(keys) - set(record[f"{kind}s_written"]))
+        if missing:
+            raise StoreError(
+                f"{len(missing)} {kind}(s) point at an entity or episode missing from the group "
+                f"(first: {missing[0]}); the episode write was rolled back"
+            )

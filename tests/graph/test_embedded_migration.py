@@ -1,0 +1,238 @@
+"""Embedded store schema migrations: a file written by an older schema opens with everything in it.
+
+``fixtures/embedded_v1.db`` was written by epigraph at schema version 1 (FTS5 tokenizer
+``unicode61 remove_diacritics 2``, no stemming) from exactly the records :func:`v1_records` returns, with
+:func:`write_v1_fixture`, then compacted (``journal_mode=DELETE``, ``page_size=1024``, ``VACUUM``) so it is a
+single small file. Opening it with the current code must upgrade it in place (v2: Porter stemming in every
+fulltext index) without losing a row, and stemmed queries must then work on the old data.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from epigraph.errors import StoreUnavailable
+from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
+from epigraph.graph.embedded import schema as embedded_schema
+from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
+from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, StoreStats
+
+FIXTURE = Path(__file__).parent / "fixtures" / "embedded_v1.db"
+GROUP = "fixture-v1"
+DIM = 4
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+FTS_TABLES = ("entities_fts", "facts_fts", "episodes_fts")
+
+
+def v1_records() -> tuple[list[Episode], list[Entity], list[Fact]]:
+    """What the v1 fixture holds (fixed uuids and times, vectors exactly representable in float32)."""
+    first = Episode(
+        uuid="00000000-0000-4000-8000-000000000001",
+        group_id=GROUP,
+        name="turn 1",
+        content="Alice: I love hiking in the mountains near Grenoble.",
+        reference_time=T0,
+        created_at=T0,
+        status=EpisodeStatus.DONE,
+        content_embedding=[1.0, 0.0, 0.0, 0.5],
+    )
+    second = Episode(
+        uuid="00000000-0000-4000-8000-000000000002",
+        group_id=GROUP,
+        name="turn 2",
+        content="Bob: Running shoes were on sale, so I bought two pairs.",
+        reference_time=T0 + timedelta(minutes=1),
+        created_at=T0 + timedelta(minutes=1),
+        status=EpisodeStatus.DONE,
+    )
+    alice = Entity(
+        uuid="00000000-0000-4000-8000-0000000000a1",
+        group_id=GROUP,
+        name="Alice",
+        aliases=["Ali"],
+        labels=["Person"],
+        summary="Alice hikes every weekend and climbs mountains.",
+        name_embedding=[0.0, 1.0, 0.0, 0.0],
+        created_at=T0,
+    )
+    mountains = Entity(
+        uuid="00000000-0000-4000-8000-0000000000a2",
+        group_id=GROUP,
+        name="Mountains near Grenoble",
+        labels=["Place"],
+        name_embedding=[0.0, 0.0, 1.0, 0.0],
+        created_at=T0,
+    )
+    bob = Entity(
+        uuid="00000000-0000-4000-8000-0000000000a3",
+        group_id=GROUP,
+        name="Bob",
+        labels=["Person"],
+        summary="Bob buys running shoes.",
+        created_at=T0,
+    )
+    hikes = Fact(
+        uuid="00000000-0000-4000-8000-0000000000f1",
+        group_id=GROUP,
+        source_uuid=alice.uuid,
+        target_uuid=mountains.uuid,
+        relation="HIKES_IN",
+        text="Alice hikes every weekend",
+        episodes=[first.uuid],
+        valid_at=T0 - timedelta(days=365),
+        text_embedding=[0.5, 0.5, 0.0, 0.0],
+        created_at=T0,
+    )
+    bought = Fact(
+        uuid="00000000-0000-4000-8000-0000000000f2",
+        group_id=GROUP,
+        source_uuid=bob.uuid,
+        target_uuid=bob.uuid,
+        relation="BOUGHT",
+        text="Bob bought two pairs of running shoes",
+        episodes=[second.uuid],
+        valid_at=T0,
+        invalid_at=T0 + timedelta(days=30),
+        created_at=T0 + timedelta(minutes=1),
+    )
+    return [first, second], [alice, mountains, bob], [hikes, bought]
+
+
+def _writes() -> list[EpisodeWrite]:
+    (first, second), (alice, mountains, bob), (hikes, bought) = v1_records()
+    return [
+        EpisodeWrite(
+            episode=first,
+            entities=[alice, mountains],
+            facts=[hikes],
+            mentions=[
+                Mention(group_id=GROUP, episode_uuid=first.uuid, entity_uuid=e.uuid)
+                for e in (alice, mountains)
+            ],
+        ),
+        EpisodeWrite(
+            episode=second,
+            entities=[bob],
+            facts=[bought],
+            mentions=[Mention(group_id=GROUP, episode_uuid=second.uuid, entity_uuid=bob.uuid)],
+        ),
+    ]
+
+
+async def write_v1_fixture(path: Path) -> None:  # pragma: no cover - how the fixture file was made
+    """Run once with the schema-v1 code (git history) to produce ``fixtures/embedded_v1.db``."""
+    async with EmbeddedStore(str(path)) as store:
+        await store.setup(DIM)
+        for write in _writes():
+            await store.write_episode(write)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute("PRAGMA page_size = 1024")
+        conn.execute("VACUUM")
+
+
+def _fts_sql(conn: sqlite3.Connection) -> dict[str, str]:
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?)", FTS_TABLES)
+    return {name: sql for name, sql in rows}
+
+
+def _counts(conn: sqlite3.Connection) -> dict[str, int]:
+    tables = [
+        "episodes", "entities", "entity_names", "facts", "fact_episodes", "mentions",
+        "entity_vectors", "fact_vectors", "episode_vectors",
+    ]  # fmt: skip
+    return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+@pytest.fixture
+def v1_file(tmp_path: Path) -> Path:
+    target = tmp_path / "old.db"
+    shutil.copyfile(FIXTURE, target)
+    return target
+
+
+def test_the_fixture_is_a_schema_v1_file_without_stemming(v1_file: Path) -> None:
+    with closing(sqlite3.connect(v1_file)) as conn:
+        assert embedded_schema.read_version(conn) == 1
+        for sql in _fts_sql(conn).values():
+            assert "tokenize='unicode61 remove_diacritics 2'" in sql
+        # no stemming in v1: "hiking" is not in the index of "Alice hikes every weekend"
+        assert conn.execute(
+            "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH '\"hiking\"'"
+        ).fetchone() == (0,)
+
+
+async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) -> None:
+    with closing(sqlite3.connect(v1_file)) as conn:
+        before = _counts(conn)
+        dim_before = embedded_schema.get_meta(conn, "embedding_dim")
+    episodes, entities, facts = v1_records()
+
+    async with EmbeddedStore(str(v1_file)) as store:
+        await store.setup(DIM)
+        for episode in episodes:
+            assert await store.get_episode(GROUP, episode.uuid) == episode
+        assert await store.get_entities(GROUP, [e.uuid for e in entities]) == entities
+        assert await store.get_facts(GROUP, [f.uuid for f in facts]) == facts
+        assert await store.stats(GROUP) == StoreStats(2, 3, 2, 1, 3)  # the shoe purchase is retired
+        assert [
+            h.item.uuid for h in await store.search_entities_vector([GROUP], [0.0, 1.0, 0.0, 0.0], limit=1)
+        ] == [entities[0].uuid]
+
+        # stemmed queries find the old rows: every fulltext index was rebuilt with the new tokenizer
+        hiking = await store.search_facts_text([GROUP], "hiking")
+        assert [h.item.uuid for h in hiking] == [facts[0].uuid]
+        assert [h.item.uuid for h in await store.search_episodes_text([GROUP], "hikes")] == [episodes[0].uuid]
+        assert entities[0].uuid in [h.item.uuid for h in await store.search_entities_text([GROUP], "hiked")]
+        shoes = await store.search_facts_text(
+            [GROUP], "buying a running shoe", flt=FactFilter(time=EVERYTHING)
+        )
+        assert [h.item.uuid for h in shoes] == [facts[1].uuid]
+
+        # and the triggers still keep the rebuilt indexes in step with new writes
+        newer = Episode(group_id=GROUP, content="Carol: we went climbing yesterday", reference_time=T0)
+        await store.save_episode(newer)
+        assert [h.item.uuid for h in await store.search_episodes_text([GROUP], "climb")] == [newer.uuid]
+
+    with closing(sqlite3.connect(v1_file)) as conn:
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 2
+        assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before
+        assert _counts(conn) == {**before, "episodes": before["episodes"] + 1}
+        for sql in _fts_sql(conn).values():
+            assert f"tokenize='{embedded_schema.TOKENIZER}'" in sql
+        for table in FTS_TABLES:  # raises if an index disagrees with its content table
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+
+
+async def test_a_failed_migration_leaves_the_v1_file_untouched(
+    v1_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("DROP TABLE facts_fts")
+        raise sqlite3.OperationalError("disk I/O error (simulated, halfway through the migration)")
+
+    monkeypatch.setitem(embedded_schema.MIGRATIONS, 2, broken)
+    async with EmbeddedStore(str(v1_file)) as store:
+        with pytest.raises(StoreUnavailable):
+            await store.setup(DIM)
+    with closing(sqlite3.connect(v1_file)) as conn:
+        assert embedded_schema.read_version(conn) == 1
+        assert set(_fts_sql(conn)) == set(FTS_TABLES)
+        assert conn.execute(
+            "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH '\"hikes\"'"
+        ).fetchone() == (1,)
+
+
+def test_a_fresh_store_starts_at_the_current_version(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    with closing(embedded_schema.connect(str(path))) as conn:
+        embedded_schema.ensure_schema(conn)
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION
+        for sql in _fts_sql(conn).values():
+            assert f"tokenize='{embedded_schema.TOKENIZER}'" in sql
