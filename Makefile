@@ -33,9 +33,9 @@ test-fast: install
 
 BENCH_DATA ?= ../shared/datasets/locomo
 bench: install neo4j-build
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/store_bench.py
+	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/store_bench.py
 	$(PY) bench/ingest_bench.py --conversation $(BENCH_DATA)/26.json --gold $(BENCH_DATA)/annotations/locomo26_s1-3.json
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/search_bench.py --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
+	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/search_bench.py --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
 	$(PY) bench/import_bench.py
 
 lint: install

@@ -8,6 +8,10 @@
 
 and returns its path. Metric keys are flat dotted strings and values numbers, so results stay easy to
 compare across commits; anything else is rejected before a half-valid file is written.
+
+``merge=True`` keeps the metrics of an existing file that this run did not measure (a run of one store
+must not erase the other's figures): measured keys are replaced, the others kept, and a note says which
+run they come from.
 """
 
 from __future__ import annotations
@@ -20,13 +24,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+KEPT_NOTE = "kept from the previous results file"
 
 
 def write_results(
-    bench: str, metrics: dict[str, float], notes: list[str], *, results_dir: Path | None = None
+    bench: str,
+    metrics: dict[str, float],
+    notes: list[str],
+    *,
+    results_dir: Path | None = None,
+    merge: bool = False,
 ) -> Path:
     """Validate and write ``<results_dir>/<bench>.json``; returns the path."""
     clean = _check_metrics(metrics)
+    out_dir = results_dir or RESULTS_DIR
+    path = out_dir / f"{bench}.json"
+    if merge:
+        clean, notes = _merged(path, clean, notes)
     payload = {
         "bench": bench,
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -35,13 +49,28 @@ def write_results(
         "metrics": clean,
         "notes": [str(n) for n in notes],
     }
-    out_dir = results_dir or RESULTS_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{bench}.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)  # never leave a half-written results file
     return path
+
+
+def _merged(path: Path, metrics: dict[str, float], notes: list[str]) -> tuple[dict[str, float], list[str]]:
+    """The previous file's metrics updated with ``metrics``, and the notes to write with them."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        kept = {k: v for k, v in _check_metrics(old["metrics"]).items() if k not in metrics}
+    except (OSError, ValueError, KeyError, TypeError):
+        return metrics, notes  # nothing (valid) to keep
+    if not kept:
+        return metrics, notes
+    stores = sorted({key.split(".", 1)[0] for key in kept})
+    origin = f"{len(kept)} metrics ({', '.join(stores)}) not measured by this run: {KEPT_NOTE}"
+    origin += f" ({old.get('when', '?')}, commit {old.get('commit') or '?'})"
+    old_notes = [n for n in old.get("notes", []) if isinstance(n, str) and KEPT_NOTE not in n]
+    merged_notes = list(dict.fromkeys([*notes, *old_notes, origin]))
+    return {**kept, **metrics}, merged_notes
 
 
 def _check_metrics(metrics: dict[str, float]) -> dict[str, float]:

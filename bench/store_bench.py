@@ -5,12 +5,15 @@ For each store and size it measures
 
 - write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (1,000 per write);
 - fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries;
-- memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known).
+- memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
+  ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``).
 
-Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one). Prints a table and writes
-``bench/results/store.json`` (DESIGN.md §9). Usage::
+Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one, with the page cache and heap
+of tools/neo4j/README.md "Performance"). Prints a table and updates ``bench/results/store.json``
+(DESIGN.md §9): the metrics measured now replace theirs, the others (e.g. the embedded store's after a
+``--stores neo4j`` run) are kept; ``--replace`` writes this run's metrics only. Usage::
 
-    python bench/store_bench.py [--sizes 10000 100000] [--stores embedded neo4j] [--queries 200]
+    python bench/store_bench.py [--sizes 10000 100000] [--stores embedded neo4j] [--queries 200] [--replace]
 """
 
 from __future__ import annotations
@@ -162,8 +165,9 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
 
 def memory_mb(store: str) -> float:
     pid_file = Path(__file__).resolve().parents[1] / "tools/neo4j/run/pid"
-    if store == "neo4j" and pid_file.exists():
-        status = Path(f"/proc/{pid_file.read_text().strip()}/status")
+    pid = os.environ.get("EPIGRAPH_NEO4J_PID") or (pid_file.read_text().strip() if pid_file.exists() else "")
+    if store == "neo4j" and pid:
+        status = Path(f"/proc/{pid}/status")
         if status.exists():
             for line in status.read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -182,6 +186,12 @@ async def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--stores", nargs="+", default=["embedded", "neo4j"])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="write only this run's metrics (default: update them in the existing results file, "
+        "keeping the figures of stores and sizes not measured now)",
+    )
     args = parser.parse_args()
     metrics: dict[str, float] = {}
     notes = []
@@ -201,7 +211,7 @@ async def main() -> None:
         "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: 1,000 per write"
     )
     notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
-    print("wrote", write_results("store", metrics, notes))
+    print("wrote", write_results("store", metrics, notes, merge=not args.replace))
 
 
 def print_rows(metrics: dict[str, float], prefix: str) -> None:
