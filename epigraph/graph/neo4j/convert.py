@@ -11,6 +11,8 @@ Encoding (what every statement in ``cypher.py`` relies on):
   to each one, ``*_embedding_dim`` holds its length when cosine is defined for it (finite, non-zero
   norm) and is absent otherwise, so the exact-scan fallback never feeds ``vector.similarity.cosine`` a
   vector it rejects.
+- **reads return datetimes as epoch microseconds** (``cypher._props``), turned back into UTC datetimes
+  here: exact, and ~100x cheaper than the driver's DATETIME decoding.
 - **writes send datetimes as ISO-8601 strings** that the statements turn into ``DATETIME`` with
   ``datetime(...)``: the driver's own datetime encoding costs ~50 us per value (a bulk write holds
   thousands). Reads get native values back.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -85,8 +87,18 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def from_micros(micros: int) -> datetime:
+    """A UTC datetime from the epoch microseconds that read statements return (cypher._props)."""
+    return _EPOCH + timedelta(microseconds=micros)
+
+
 def _native(value: Any) -> Any:
-    """Neo4j temporal values -> ``datetime``; anything else unchanged."""
+    """Epoch microseconds (reads) or Neo4j temporal values -> ``datetime``; anything else unchanged."""
+    if isinstance(value, int):
+        return from_micros(value)
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
 

@@ -60,13 +60,37 @@ def _labels_pred(e: str) -> str:
     return f"($labels IS NULL OR any(label IN {e}.labels WHERE label IN $labels))"
 
 
+# Reads return datetimes as integer microseconds since the epoch (convert.from_micros): the driver's
+# own DATETIME decoding cost ~150 us per value, a third of a hybrid search's client time.
+FACT_TIMES = ("valid_at", "invalid_at", "created_at", "expired_at", "previous_invalid_at")
+ENTITY_TIMES = ("created_at",)
+EPISODE_TIMES = ("reference_time", "created_at")
+
+
+def _props(v: str, times: tuple[str, ...]) -> str:
+    """All properties of ``v`` with each datetime in ``times`` as epoch microseconds (null stays null)."""
+    micros = ", ".join(f"{t}: {v}.{t}.epochSeconds * 1000000 + {v}.{t}.microsecond" for t in times)
+    return f"{v} {{.*, {micros}}}"
+
+
 def _fact_map(r: str) -> str:
     """A fact as a map: its properties plus its endpoints' uuids (see convert.fact_from)."""
-    return f"{{props: properties({r}), source_uuid: startNode({r}).uuid, target_uuid: endNode({r}).uuid}}"
+    props = _props(r, FACT_TIMES)
+    return f"{{props: {props}, source_uuid: startNode({r}).uuid, target_uuid: endNode({r}).uuid}}"
+
+
+def _entity_map(e: str) -> str:
+    return _props(e, ENTITY_TIMES)
+
+
+def _episode_map(ep: str) -> str:
+    return _props(ep, EPISODE_TIMES)
 
 
 FACT_PRED = _fact_pred("r")
 FACT_MAP = _fact_map("r")
+ENTITY_MAP = _entity_map("e")
+EPISODE_MAP = _episode_map("ep")
 
 # --- schema -------------------------------------------------------------------------------------------
 CONSTRAINTS = (
@@ -185,38 +209,54 @@ RETURN facts_written, mentions_written
 """
 
 # --- episodes -----------------------------------------------------------------------------------------
-GET_EPISODE = "MATCH (ep:Episode {group_id: $group_id, uuid: $uuid}) RETURN properties(ep) AS ep"
-_EPISODES = """
+GET_EPISODE = f"MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}}) RETURN {_episode_map('ep')} AS ep"
+_EPISODES = (
+    """
 MATCH (ep:Episode {group_id: $group_id})
 WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)
   AND ($status IS NULL OR ep.status = $status)
-RETURN properties(ep) AS ep
+RETURN """
+    + EPISODE_MAP
+    + """ AS ep
 """
+)
 EPISODES_NEWEST = _EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit"
 EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
-EPISODES_MENTIONING = """
+EPISODES_MENTIONING = (
+    """
 MATCH (e:Entity {group_id: $group_id, uuid: $entity_uuid})<-[:MENTIONS]-(ep:Episode {group_id: $group_id})
-RETURN properties(ep) AS ep
+RETURN """
+    + EPISODE_MAP
+    + """ AS ep
 ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
 """
+)
 
 # --- lookups ------------------------------------------------------------------------------------------
-GET_ENTITIES = """
+GET_ENTITIES = (
+    """
 UNWIND $uuids AS u
 MATCH (e:Entity {group_id: $group_id, uuid: u})
-RETURN properties(e) AS e
+RETURN """
+    + ENTITY_MAP
+    + """ AS e
 """
+)
 GET_FACTS = f"""
 UNWIND $uuids AS u
 MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->()
 RETURN {FACT_MAP} AS fact
 """
 # $query (lucene.keyword_query) finds the candidates by hashed name; the exact check is on norm_names.
-ENTITIES_BY_NAMES = """
+ENTITIES_BY_NAMES = (
+    """
 CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS e
 WHERE e.group_id = $group_id AND any(n IN e.norm_names WHERE n IN $names)
-RETURN properties(e) AS e
+RETURN """
+    + ENTITY_MAP
+    + """ AS e
 """
+)
 FACTS_BETWEEN = f"""
 MATCH (x:Entity {{group_id: $group_id, uuid: $a}})-[r:RELATES_TO]-(y:Entity {{group_id: $group_id, uuid: $b}})
 WHERE {FACT_PRED}
@@ -251,7 +291,8 @@ RETURN u AS uuid, COUNT { (ep:Episode)-[:MENTIONS]->(e) } AS n
 # are returned as {item, score}. `fetched` (< the requested number: the index is exhausted) and
 # `survivors` drive the over-fetch policy (see search.py).
 def _index_search(call: str, column: str, pred: str, item: str, rank: str = "h.score") -> str:
-    """``pred``, ``item`` and ``rank`` are written over ``h.hit``, the candidate node or relationship."""
+    """``pred`` and ``rank`` are written over ``h.hit``, ``item`` over ``hit``: the candidate node or
+    relationship (a map projection needs a plain variable)."""
     return f"""
 CALL {call} YIELD {column}, score
 WITH collect({{hit: {column}, score: score}}) AS raw
@@ -259,7 +300,8 @@ WITH size(raw) AS fetched, [h IN raw WHERE h.hit.group_id IN $group_ids AND {pre
 CALL (hits) {{
   UNWIND hits AS h
   WITH h ORDER BY {rank} DESC LIMIT $limit
-  RETURN collect({{item: {item}, score: h.score}}) AS items
+  WITH h.hit AS hit, h.score AS score
+  RETURN collect({{item: {item}, score: score}}) AS items
 }}
 RETURN fetched, size(hits) AS survivors, items
 """
@@ -275,19 +317,22 @@ _FULLTEXT_NODES = "db.index.fulltext.queryNodes($index, $query, {limit: $fetch})
 _FULLTEXT_RELS = "db.index.fulltext.queryRelationships($index, $query, {limit: $fetch})"
 _VECTOR_NODES = "db.index.vector.queryNodes($index, $k, $vector)"
 _VECTOR_RELS = "db.index.vector.queryRelationships($index, $k, $vector)"
-_HIT_FACT = _fact_map("h.hit")
-_HIT = "properties(h.hit)"
+_HIT_FACT = _fact_map("hit")
+_HIT_ENTITY = _entity_map("hit")
+_HIT_EPISODE = _episode_map("hit")
 
-SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), _HIT)
+SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT)
+SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT_EPISODE)
 SEARCH_ENTITIES_VECTOR = _index_search(
-    _VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT, _cosine("name_embedding")
+    _VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY, _cosine("name_embedding")
 )
 SEARCH_FACTS_VECTOR = _index_search(
     _VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT, _cosine("text_embedding")
 )
-SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", _HIT, _cosine("content_embedding"))
+SEARCH_EPISODES_VECTOR = _index_search(
+    _VECTOR_NODES, "node", "true", _HIT_EPISODE, _cosine("content_embedding")
+)
 
 
 def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:
@@ -299,9 +344,9 @@ RETURN {item} AS item
 """
 
 
-SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), "properties(e)")
+SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), ENTITY_MAP)
 SCAN_FACTS_VECTOR = _vector_scan("()-[r:RELATES_TO]->()", "r", "text_embedding", FACT_PRED, FACT_MAP)
-SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", "properties(ep)")
+SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
 
 # --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------
 DELETE_FIND_EPISODE = """
