@@ -287,30 +287,24 @@ RETURN u AS uuid, COUNT { (ep:Episode)-[:MENTIONS]->(e) } AS n
 
 # --- search -------------------------------------------------------------------------------------------
 # Index searches: the procedure returns candidates best first by its own score (BM25, or the vector
-# index's approximate similarity); the group and filters apply after; the best $limit survivors by `rank`
-# are returned as {item, score}. `fetched` (< the requested number: the index is exhausted) and
+# index's approximate similarity); the group and filters apply after; the best $limit survivors by that
+# score are returned as {item, score}. `fetched` (< the requested number: the index is exhausted) and
 # `survivors` drive the over-fetch policy (see search.py).
-def _index_search(call: str, column: str, pred: str, item: str, rank: str = "h.score") -> str:
-    """``pred`` and ``rank`` are written over ``h.hit``, ``item`` over ``hit``: the candidate node or
-    relationship (a map projection needs a plain variable)."""
+def _index_search(call: str, column: str, pred: str, item: str) -> str:
+    """``pred`` is written over ``h.hit``, ``item`` over ``hit``: the candidate node or relationship (a
+    map projection needs a plain variable)."""
     return f"""
 CALL {call} YIELD {column}, score
 WITH collect({{hit: {column}, score: score}}) AS raw
 WITH size(raw) AS fetched, [h IN raw WHERE h.hit.group_id IN $group_ids AND {pred}] AS hits
 CALL (hits) {{
   UNWIND hits AS h
-  WITH h ORDER BY {rank} DESC LIMIT $limit
+  WITH h ORDER BY h.score DESC LIMIT $limit
   WITH h.hit AS hit, h.score AS score
   RETURN collect({{item: {item}, score: score}}) AS items
 }}
 RETURN fetched, size(hits) AS survivors, items
 """
-
-
-def _cosine(prop: str) -> str:
-    """Vector survivors are ranked by the exact cosine of the stored vector, not the index's score: the
-    index may be quantized (int8), so its order is approximate (search.vector rescores in float64)."""
-    return f"vector.similarity.cosine(h.hit.{prop}, $vector)"
 
 
 _FULLTEXT_NODES = "db.index.fulltext.queryNodes($index, $query, {limit: $fetch})"
@@ -324,15 +318,11 @@ _HIT_EPISODE = _episode_map("hit")
 SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
 SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT_EPISODE)
-SEARCH_ENTITIES_VECTOR = _index_search(
-    _VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY, _cosine("name_embedding")
-)
-SEARCH_FACTS_VECTOR = _index_search(
-    _VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT, _cosine("text_embedding")
-)
-SEARCH_EPISODES_VECTOR = _index_search(
-    _VECTOR_NODES, "node", "true", _HIT_EPISODE, _cosine("content_embedding")
-)
+# Vector hits are ranked by the index's own similarity: (1 + cos) / 2 of the unquantized vectors in
+# float32, the cosine order up to rounding (search.vector asks for a few more and rescores in float64).
+SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY)
+SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
+SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", _HIT_EPISODE)
 
 
 def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:

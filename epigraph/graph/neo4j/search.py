@@ -7,13 +7,14 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
   group / time / relation / label filters run in Cypher, and if fewer than ``limit`` survive while the index
   had more, the query runs again with 8x the fetch until the index is exhausted. Scores are Lucene BM25.
 - **vector**: ``db.index.vector.query*`` returns ``k = clamp(2 * limit, 50)`` approximate nearest
-  candidates (HNSW, unquantized); the group and filters apply in Cypher and the best ``limit`` survivors
-  by the index's similarity come back. Too few survivors while the index had more: one more index query
-  with ``k`` scaled by the observed survivor ratio (at most 2,000); still too few, or none at all: an exact
-  scan of the groups' vectors (``vector.similarity.cosine``) replaces it, so top-k is right for every
-  group size and filter. The returned score is the plain cosine in ``[-1, 1]``, recomputed in float64 from
-  the stored vectors (Neo4j reports ``(1 + cos) / 2`` in float32): the same number the embedded store's
-  numpy search gives.
+  candidates (HNSW, unquantized); the group and filters apply in Cypher and the best ``limit + 5``
+  survivors by the index's similarity come back (no stored vector is read on the server). Too few
+  survivors while the index had more: one more index query with ``k`` scaled by the observed survivor
+  ratio (at most 2,000); still too few, or none at all: an exact scan of the groups' vectors
+  (``vector.similarity.cosine``) replaces it, so top-k is right for every group size and filter. The
+  returned score is the plain cosine in ``[-1, 1]``, recomputed in float64 from the returned vectors
+  (Neo4j reports ``(1 + cos) / 2`` in float32), and the top ``limit`` are cut after that rescoring: the
+  same numbers and order the embedded store's numpy search gives.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .lucene import build_query
 
 TEXT_OVERFETCH, TEXT_MIN_FETCH, TEXT_GROWTH, TEXT_MAX_FETCH = 5, 50, 8, 1_000_000
 VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 2, 50, 2_000
+RESCORE_MARGIN = 5  # extra survivors fetched so float32 near-ties at the cut are settled in float64
 
 
 async def fulltext(
@@ -90,7 +92,8 @@ async def vector(
     groups = list(dict.fromkeys(group_ids))
     if limit <= 0 or not groups or convert.cosine_dim(vec) is None:
         return []
-    args = {**(params or {}), "index": index, "group_ids": groups, "vector": vec, "limit": limit}
+    args = {**(params or {}), "index": index, "group_ids": groups, "vector": vec}
+    args["limit"] = limit + RESCORE_MARGIN
     items: list[Any] | None = None
     if index_dim == len(vec):
         items = await _from_index(conn, index_statement, args, limit)
