@@ -4,7 +4,9 @@ Synthetic but realistic data: person/place/topic names, one-sentence facts, 384-
 For each store and size it measures
 
 - write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (1,000 per write);
-- fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries;
+- fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries, once the store is at
+  rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
+  the vector p50 of 50 queries right after the load, while those merges run;
 - memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
   ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``).
 
@@ -41,6 +43,7 @@ from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from epigraph.graph.store import EpisodeWrite, GraphStore
 
 DIM = 384
+SETTLE_LIMIT_S = 300.0
 FIRST = "Ada Ben Cleo Dara Eli Fay Gus Hana Ivo Jun Kai Lia Milo Nia Omar Pia Quin Rosa Sam Tia".split()
 LAST = "Stone Rivers Okafor Lindqvist Moreau Tanaka Silva Novak Haddad Kowalski Rossi Ng".split()
 PLACES = "Lisbon Osaka Nairobi Quito Oslo Tunis Hanoi Perth Lyon Porto Cusco Turku".split()
@@ -149,6 +152,8 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     vectors = unit_vectors(rng, queries).tolist()
     vec_calls = [functools.partial(store.search_facts_vector, [group], v, 10) for v in vectors]
     await latencies(text_calls[:10] + vec_calls[:10])  # warm caches and indexes
+    busy50, _ = await latencies(vec_calls[:50])  # right after the load: Neo4j may still be merging
+    settled = await settle(name)
     ft50, ft95 = await latencies(text_calls)
     v50, v95 = await latencies(vec_calls)
     prefix = f"{name}.{size // 1000}k."
@@ -160,12 +165,42 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
         prefix + "vector_p50_ms": v50,
         prefix + "vector_p95_ms": v95,
         prefix + "memory_mb": memory_mb(name),
+        prefix + "settle_s": settled,
+        prefix + "vector_p50_right_after_load_ms": busy50,
     }
 
 
-def memory_mb(store: str) -> float:
+def neo4j_pid() -> str:
+    """The Neo4j JVM's pid when known (``neo4jctl.py run`` exports it; ``start`` writes run/pid), or ''."""
     pid_file = Path(__file__).resolve().parents[1] / "tools/neo4j/run/pid"
-    pid = os.environ.get("EPIGRAPH_NEO4J_PID") or (pid_file.read_text().strip() if pid_file.exists() else "")
+    return os.environ.get("EPIGRAPH_NEO4J_PID") or (pid_file.read_text().strip() if pid_file.exists() else "")
+
+
+def cpu_seconds(pid: str) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def settle(store: str, limit_s: float = SETTLE_LIMIT_S) -> float:
+    """Wait until the Neo4j server is idle (Lucene merges its index segments in the background after
+    a bulk load, and a merge holds a core); returns the seconds waited. Immediate for the embedded store
+    (no background work) or when the server's pid is unknown."""
+    pid = neo4j_pid() if store == "neo4j" else ""
+    t0 = time.perf_counter()
+    while pid and time.perf_counter() - t0 < limit_s:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(1.0)
+        after = cpu_seconds(pid)
+        if before is None or after is None or after - before < 0.05:
+            break
+    return time.perf_counter() - t0
+
+
+def memory_mb(store: str) -> float:
+    pid = neo4j_pid()
     if store == "neo4j" and pid:
         status = Path(f"/proc/{pid}/status")
         if status.exists():
