@@ -8,9 +8,10 @@ import pytest
 
 from epigraph.errors import UsageError
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.graph.search.filters import believed_interval, believed_valid, make_filters, valid_during
+from epigraph.graph.search.filters import make_filters, valid_during
 from epigraph.graph.search.retrievers import keyword_query
-from epigraph.graph.temporal import apply_contradiction
+from epigraph.graph.store import TimeFilter
+from epigraph.graph.temporal import apply_contradiction, believed_interval, matches
 
 
 def t(year: int, month: int = 1) -> datetime:
@@ -41,6 +42,11 @@ def changed_twice() -> tuple[Fact, Fact, Fact]:
 
 
 NOW = t(2024)
+
+
+def believed_valid(f: Fact, as_of: datetime, known_at: datetime) -> bool:
+    """The stores' rule (graph.temporal.matches), through the TimeFilter a search hands them."""
+    return matches(f, make_filters("g", as_of=as_of, known_at=known_at).store_time(), NOW)
 
 
 @pytest.mark.parametrize(
@@ -85,10 +91,13 @@ def test_make_filters_normalizes_and_validates() -> None:
     f = make_filters("g1", as_of="2021-06-01", labels="Person", relations=["WORKS_AT"])
     assert f.group_ids == ("g1",) and f.as_of == datetime(2021, 6, 1, tzinfo=UTC)
     assert f.labels == ("Person",) and f.relations == ("WORKS_AT",)
-    assert f.time_travel and f.post_filters and f.store_time().include_retired
-    assert not make_filters(["a", "b", "a"]).post_filters
+    # time travel is the store's job: the filter goes down as it is
+    assert f.store_time() == TimeFilter(as_of=datetime(2021, 6, 1, tzinfo=UTC))
+    assert f.post_filters and not make_filters("g", as_of=t(2020), known_at=t(2021)).post_filters
+    assert make_filters("g", during=(t(2020), None)).post_filters
     assert make_filters(["a", "b", "a"]).group_ids == ("a", "b")
-    assert not make_filters("g", as_of=t(2020), include_retired=True).time_travel
+    everything = make_filters("g", as_of=t(2020), include_retired=True)
+    assert everything.store_time() == TimeFilter(include_retired=True)
     for bad in (
         {"group_ids": []},
         {"group_ids": "bad group"},
@@ -106,9 +115,9 @@ def test_keep_helpers() -> None:
     acme = Entity(group_id="g", name="Acme", labels=["Company"])
     assert f.keep_entity(alice) and not f.keep_entity(acme)
     paris, berlin, _ = changed_twice()
-    assert f.keep_fact(paris, NOW, (alice, acme))
-    assert not f.keep_fact(paris, NOW, (acme, None))
-    assert not f.keep_fact(berlin, NOW, (alice, acme))  # valid from 2021: outside [2020, 2021)
+    assert f.keep_fact(paris, (alice, acme))
+    assert not f.keep_fact(paris, (acme, None))
+    assert not f.keep_fact(berlin, (alice, acme))  # valid from 2021: outside [2020, 2021)
     inside = Episode(group_id="g", content="x", reference_time=t(2020, 5))
     outside = Episode(group_id="g", content="x", reference_time=t(2021, 5))
     assert f.keep_episode(inside) and not f.keep_episode(outside)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...embed import Embedder
 from ...errors import UsageError
-from ..model import Entity, Episode, Fact, utc_now
+from ..model import Entity, Episode, Fact
 from ..store import GraphStore, Hit
 from . import fusion
 from ._tasks import gather
@@ -90,9 +90,8 @@ async def search(
         raise UsageError(f"recipe {cfg.name} ranks by distance from a center entity: pass center=")
     vector = await embed_query(embedder, text) if cfg.needs_vector else None
     req = Request(text=text, filters=filters, vector=vector, center=centers)
-    now = utc_now()
     scopes = cfg.scopes()
-    found = await gather([_run_scope(store, scope, sc, req, cfg.limit, now) for scope, sc in scopes])
+    found = await gather([_run_scope(store, scope, sc, req, cfg.limit) for scope, sc in scopes])
     ranked = {scope: items for (scope, _), items in zip(scopes, found, strict=True)}
     facts = await hydrate_facts(store, ranked.get("facts", []))
     return SearchResults(
@@ -123,13 +122,13 @@ async def embed_query(embedder: Embedder, text: str) -> list[float]:
 
 
 async def _run_scope(
-    store: GraphStore, scope: Scope, sc: ScopeConfig, req: Request, limit: int, now: datetime
+    store: GraphStore, scope: Scope, sc: ScopeConfig, req: Request, limit: int
 ) -> list[Ranked]:
     """Retrieve (retrievers concurrently), fuse, post-filter, rerank and cut one kind of result."""
     pool = max(sc.candidates, limit) * (3 if req.filters.post_filters else 1)
     lists = await gather([retrieve(store, scope, r, req, pool, sc.bfs_depth) for r in sc.retrievers])
     candidates = fuse(sc, lists)
-    candidates = await _post_filter(store, scope, req.filters, candidates, now)
+    candidates = await _post_filter(store, scope, req.filters, candidates)
     reranked = await _rerank(store, scope, sc, req, candidates)
     return reranked[:limit]
 
@@ -154,7 +153,7 @@ def fuse(sc: ScopeConfig, lists: Sequence[Sequence[Hit[Any]]]) -> list[Ranked]:
 
 
 async def _post_filter(
-    store: GraphStore, scope: Scope, filters: Filters, candidates: list[Ranked], now: datetime
+    store: GraphStore, scope: Scope, filters: Filters, candidates: list[Ranked]
 ) -> list[Ranked]:
     if scope == "episodes":
         return [c for c in candidates if filters.keep_episode(c.item)]
@@ -163,13 +162,13 @@ async def _post_filter(
     if not filters.post_filters:
         return candidates
     if filters.labels is None:
-        return [c for c in candidates if filters.keep_fact(c.item, now)]
+        return [c for c in candidates if filters.keep_fact(c.item)]
     found = await fetch_endpoints(store, [c.item for c in candidates])
     with_ends = [
         replace(c, endpoints=(found.get(c.item.source_uuid), found.get(c.item.target_uuid)))
         for c in candidates
     ]
-    return [c for c in with_ends if filters.keep_fact(c.item, now, c.endpoints or ())]
+    return [c for c in with_ends if filters.keep_fact(c.item, c.endpoints or ())]
 
 
 async def _rerank(

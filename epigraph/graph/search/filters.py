@@ -1,21 +1,11 @@
 """Search filters: what the caller asked for, and the pure predicates the engine applies after retrieval.
 
-Time travel (``as_of`` / ``known_at``). The graph retires a fact by *shrinking* it in place
-(``graph.temporal.apply_contradiction``): it gets ``invalid_at`` (event time), ``expired_at`` (system time)
-and ``invalidated_by`` (with the ``invalid_at`` it had before). So after a retirement the graph still
-believes the fact held over ``[valid_at, invalid_at)``; what ``expired_at`` records is *when that belief
-about its interval changed*. :func:`believed_valid` reads the record that way:
-
-- the fact is unknown before ``created_at``;
-- before ``expired_at`` the graph believed the old interval ``[valid_at, previous_invalid_at)``;
-- from ``expired_at`` on it believes ``[valid_at, invalid_at)``; an expiry with no ``invalidated_by``
-  is a retraction (no longer believed at all).
-
-That makes ``as_of=2020`` alone return what was true in 2020 (per today's knowledge) even when the fact
-was retired later, and ``known_at=T`` return what the graph believed at ``T``. ``graph.temporal.matches``
-(the stores' ``TimeFilter``) drops every expired fact when ``known_at`` is now, which is right for the
-default "current" view (the engine passes that to the store) but would hide all history from an
-``as_of`` query, so for time travel the engine asks the store for every fact and applies this predicate.
+Time travel (``as_of`` / ``known_at``) is the stores' job: :meth:`Filters.store_time` hands them a
+:class:`~epigraph.graph.store.TimeFilter`, whose docstring (and ``graph.temporal.matches``, its executable
+definition) says what a retired fact means at a point in event time and in system time. Both stores apply
+it inside their queries, so a time-travelling search ranks exactly the facts valid then and needs no
+over-fetch. What is left to the engine: ``during`` (validity overlapping a window) and entity labels of a
+fact's endpoints.
 """
 
 from __future__ import annotations
@@ -28,31 +18,6 @@ from ...errors import UsageError
 from ..model import Entity, Episode, Fact, check_group_id, check_label, check_relation, to_utc
 from ..store import EntityFilter, FactFilter, TimeFilter
 from ..temporal import overlaps
-
-
-def believed_interval(fact: Fact, known_at: datetime) -> tuple[datetime | None, datetime | None] | None:
-    """The event-time interval the graph held for ``fact`` at ``known_at``, or ``None`` if it held none."""
-    known_at = to_utc(known_at)
-    if fact.created_at > known_at:
-        return None
-    if fact.expired_at is None:
-        return fact.valid_at, fact.invalid_at
-    if known_at < fact.expired_at:
-        before = fact.invalidated_by.previous_invalid_at if fact.invalidated_by else fact.invalid_at
-        return fact.valid_at, before
-    if fact.invalidated_by is None:
-        return None  # expired without a successor: retracted
-    return fact.valid_at, fact.invalid_at
-
-
-def believed_valid(fact: Fact, as_of: datetime, known_at: datetime) -> bool:
-    """Whether, as the graph believed at ``known_at``, ``fact`` held at ``as_of`` (see the module doc)."""
-    interval = believed_interval(fact, known_at)
-    if interval is None:
-        return False
-    start, end = interval
-    t = to_utc(as_of)
-    return (start is None or start <= t) and (end is None or t < end)
 
 
 def valid_during(fact: Fact, start: datetime | None, end: datetime | None) -> bool:
@@ -73,19 +38,15 @@ class Filters:
     during: tuple[datetime | None, datetime | None] | None = None
 
     @property
-    def time_travel(self) -> bool:
-        """True when the engine must filter time itself (see the module docstring)."""
-        return not self.include_retired and (self.as_of is not None or self.known_at is not None)
-
-    @property
     def post_filters(self) -> bool:
         """True when hits are dropped after retrieval (so retrievers should fetch more)."""
-        return self.time_travel or self.during is not None or self.labels is not None
+        return self.during is not None or self.labels is not None
 
     def store_time(self) -> TimeFilter:
-        if self.include_retired or self.time_travel:
+        """The time filter every store query applies (see the module docstring)."""
+        if self.include_retired:
             return TimeFilter(include_retired=True)
-        return TimeFilter()
+        return TimeFilter(as_of=self.as_of, known_at=self.known_at)
 
     def fact_filter(self) -> FactFilter:
         return FactFilter(time=self.store_time(), relations=self.relations)
@@ -93,12 +54,7 @@ class Filters:
     def entity_filter(self) -> EntityFilter:
         return EntityFilter(labels=self.labels)
 
-    def keep_fact(self, fact: Fact, now: datetime, endpoints: Sequence[Entity | None] = ()) -> bool:
-        if self.time_travel:
-            as_of = self.as_of if self.as_of is not None else now
-            known_at = self.known_at if self.known_at is not None else now
-            if not believed_valid(fact, as_of, known_at):
-                return False
+    def keep_fact(self, fact: Fact, endpoints: Sequence[Entity | None] = ()) -> bool:
         if self.during is not None and not valid_during(fact, *self.during):
             return False
         if self.labels is not None and endpoints:
