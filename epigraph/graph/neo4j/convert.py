@@ -2,9 +2,9 @@
 
 Encoding (what every statement in ``cypher.py`` relies on):
 
-- **datetimes** are native Neo4j ``DATETIME`` values in UTC (reads get them back as aware ``datetime``).
-  They compare chronologically in Cypher and are range-indexable, so ``graph.temporal``'s filters become
-  plain ``<=`` / ``<`` comparisons. ``None`` is a missing property (Cypher ``null``).
+- **datetimes** are native Neo4j ``DATETIME`` values in UTC. They compare chronologically in Cypher and
+  are range-indexable, so ``graph.temporal``'s filters become plain ``<=`` / ``<`` comparisons. ``None``
+  is a missing property (Cypher ``null``).
 - **embeddings** (entity name, fact text, episode content) are ``LIST<FLOAT>`` (float64 on the wire),
   sent as :class:`Vector` (a ``list[float]`` with a short ``repr``: the driver formats every parameter
   of a RUN for its debug log even when that log is off, and 384 floats cost ~0.2 ms to ``repr``). Next
@@ -15,7 +15,7 @@ Encoding (what every statement in ``cypher.py`` relies on):
   here: exact, and ~100x cheaper than the driver's DATETIME decoding.
 - **writes send datetimes as ISO-8601 strings** that the statements turn into ``DATETIME`` with
   ``datetime(...)``: the driver's own datetime encoding costs ~50 us per value (a bulk write holds
-  thousands). Reads get native values back.
+  thousands).
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
   terms of the keyword index that ``entities_by_names`` looks up).
@@ -63,12 +63,16 @@ def to_vector(values: Sequence[float] | Any) -> Vector:
     return Vector(np.asarray(values, dtype=np.float64).tolist())
 
 
+def _cosine_defined(array: np.ndarray) -> bool:
+    return array.size > 0 and bool(np.isfinite(array).all()) and bool(array.any())
+
+
 def cosine_dim(vector: Sequence[float] | None) -> int | None:
-    """``len(vector)`` when cosine similarity is defined for it, else ``None``."""
-    if vector is None or len(vector) == 0:
+    """``len(vector)`` when cosine similarity is defined for it (finite, non-zero), else ``None``."""
+    if vector is None:
         return None
     array = np.asarray(vector, dtype=np.float64)
-    return len(vector) if bool(np.isfinite(array).all()) and bool(array.any()) else None
+    return array.size if _cosine_defined(array) else None
 
 
 def _embedding(values: Sequence[float] | None) -> tuple[Vector | None, int | None]:
@@ -78,8 +82,7 @@ def _embedding(values: Sequence[float] | None) -> tuple[Vector | None, int | Non
     if values is None:
         return None, None
     array = np.asarray(values, dtype=np.float64)
-    defined = array.size > 0 and bool(np.isfinite(array).all()) and bool(array.any())
-    return Vector(array.tolist()), (array.size if defined else None)
+    return Vector(array.tolist()), (array.size if _cosine_defined(array) else None)
 
 
 def iso(value: datetime | None) -> str | None:
@@ -95,17 +98,9 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def _native(value: Any) -> Any:
-    """Epoch microseconds (reads) or Neo4j temporal values -> ``datetime``; anything else unchanged."""
-    if isinstance(value, int):
-        return from_micros(value)
-    to_native = getattr(value, "to_native", None)
-    return to_native() if callable(to_native) else value
-
-
 def _dt(props: Mapping[str, Any], key: str) -> datetime | None:
     value = props.get(key)
-    return None if value is None else _native(value)
+    return None if value is None else from_micros(value)
 
 
 # --- episodes -----------------------------------------------------------------------------------------
@@ -145,8 +140,8 @@ def episode_from(props: Mapping[str, Any]) -> Episode:
         content=props.get("content", ""),
         kind=props.get("kind", "message"),
         source_description=props.get("source_description", ""),
-        reference_time=_native(props["reference_time"]),
-        created_at=_native(props["created_at"]),
+        reference_time=from_micros(props["reference_time"]),
+        created_at=from_micros(props["created_at"]),
         content_hash=props.get("content_hash", ""),
         status=props.get("status", "pending"),
         error=props.get("error"),
@@ -191,7 +186,7 @@ def entity_from(props: Mapping[str, Any]) -> Entity:
         summary=props.get("summary", ""),
         attributes=json.loads(props.get("attributes_json") or "{}"),
         name_embedding=None if embedding is None else list(embedding),
-        created_at=_native(props["created_at"]),
+        created_at=from_micros(props["created_at"]),
     )
 
 
@@ -254,7 +249,7 @@ def fact_from(row: Mapping[str, Any]) -> Fact:
         episodes=list(props.get("episodes") or []),
         valid_at=_dt(props, "valid_at"),
         invalid_at=_dt(props, "invalid_at"),
-        created_at=_native(props["created_at"]),
+        created_at=from_micros(props["created_at"]),
         expired_at=_dt(props, "expired_at"),
         invalidated_by=invalidation,
         attributes=json.loads(props.get("attributes_json") or "{}"),

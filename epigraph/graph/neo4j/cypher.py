@@ -209,54 +209,38 @@ RETURN facts_written, mentions_written
 """
 
 # --- episodes -----------------------------------------------------------------------------------------
-GET_EPISODE = f"MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}}) RETURN {_episode_map('ep')} AS ep"
-_EPISODES = (
-    """
-MATCH (ep:Episode {group_id: $group_id})
+GET_EPISODE = f"MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}}) RETURN {EPISODE_MAP} AS ep"
+_EPISODES = f"""
+MATCH (ep:Episode {{group_id: $group_id}})
 WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)
   AND ($status IS NULL OR ep.status = $status)
-RETURN """
-    + EPISODE_MAP
-    + """ AS ep
+RETURN {EPISODE_MAP} AS ep
 """
-)
 EPISODES_NEWEST = _EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit"
 EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
-EPISODES_MENTIONING = (
-    """
-MATCH (e:Entity {group_id: $group_id, uuid: $entity_uuid})<-[:MENTIONS]-(ep:Episode {group_id: $group_id})
-RETURN """
-    + EPISODE_MAP
-    + """ AS ep
+EPISODES_MENTIONING = f"""
+MATCH (e:Entity {{group_id: $group_id, uuid: $entity_uuid}})<-[:MENTIONS]-(ep:Episode {{group_id: $group_id}})
+RETURN {EPISODE_MAP} AS ep
 ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
 """
-)
 
 # --- lookups ------------------------------------------------------------------------------------------
-GET_ENTITIES = (
-    """
+GET_ENTITIES = f"""
 UNWIND $uuids AS u
-MATCH (e:Entity {group_id: $group_id, uuid: u})
-RETURN """
-    + ENTITY_MAP
-    + """ AS e
+MATCH (e:Entity {{group_id: $group_id, uuid: u}})
+RETURN {ENTITY_MAP} AS e
 """
-)
 GET_FACTS = f"""
 UNWIND $uuids AS u
 MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->()
 RETURN {FACT_MAP} AS fact
 """
 # $query (lucene.keyword_query) finds the candidates by hashed name; the exact check is on norm_names.
-ENTITIES_BY_NAMES = (
-    """
+ENTITIES_BY_NAMES = f"""
 CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS e
 WHERE e.group_id = $group_id AND any(n IN e.norm_names WHERE n IN $names)
-RETURN """
-    + ENTITY_MAP
-    + """ AS e
+RETURN {ENTITY_MAP} AS e
 """
-)
 FACTS_BETWEEN = f"""
 MATCH (x:Entity {{group_id: $group_id, uuid: $a}})-[r:RELATES_TO]-(y:Entity {{group_id: $group_id, uuid: $b}})
 WHERE {FACT_PRED}

@@ -75,8 +75,13 @@ async def describe(conn: Connection) -> dict[str, Mapping[str, Any]]:
     return {r["name"]: dict(r) for r in records}
 
 
+def _index_config(info: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``indexConfig`` map of a ``SHOW INDEXES`` row ({} when absent)."""
+    return (info.get("options") or {}).get("indexConfig") or {}
+
+
 def vector_dimensions(info: Mapping[str, Any]) -> int | None:
-    config = (info.get("options") or {}).get("indexConfig") or {}
+    config = _index_config(info)
     dim = config.get("vector.dimensions")
     return None if dim is None else int(dim)
 
@@ -111,7 +116,7 @@ def check(existing: Mapping[str, Mapping[str, Any]], dim: int | None) -> list[st
 
 
 def fulltext_analyzer(info: Mapping[str, Any]) -> str | None:
-    config = (info.get("options") or {}).get("indexConfig") or {}
+    config = _index_config(info)
     analyzer = config.get("fulltext.analyzer")
     return None if analyzer is None else str(analyzer)
 
@@ -136,7 +141,7 @@ async def _reanalyze(conn: Connection, names: list[str]) -> None:
 
 
 def _check_similarity(name: str, info: Mapping[str, Any]) -> None:
-    config = (info.get("options") or {}).get("indexConfig") or {}
+    config = _index_config(info)
     function = str(config.get("vector.similarity_function", "")).lower()
     if function != "cosine":
         raise SchemaMismatch(f"neo4j vector index {name!r} uses {function!r} similarity, expected 'cosine'")

@@ -92,8 +92,13 @@ async def vector(
     groups = list(dict.fromkeys(group_ids))
     if limit <= 0 or not groups or convert.cosine_dim(vec) is None:
         return []
-    args = {**(params or {}), "index": index, "group_ids": groups, "vector": vec}
-    args["limit"] = limit + RESCORE_MARGIN
+    args = {
+        **(params or {}),
+        "index": index,
+        "group_ids": groups,
+        "vector": vec,
+        "limit": limit + RESCORE_MARGIN,
+    }
     items: list[Any] | None = None
     if index_dim == len(vec):
         items = await _from_index(conn, index_statement, args, limit)
