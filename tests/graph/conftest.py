@@ -86,7 +86,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for outcome in ("passed", "failed", "error", "skipped"):
         for report in terminalreporter.stats.get(outcome, []):
             nodeid = getattr(report, "nodeid", "")
-            if _NEO4J_ID.search(nodeid):
+            if _NEO4J_ID.search(nodeid) or "neo4j" in getattr(report, "keywords", {}):  # marker
                 tally.setdefault(outcome, set()).add(nodeid)
     if not tally:
         return

@@ -3,7 +3,8 @@
 - pure: Lucene escaping and query building (no server);
 - against a real server (``EPIGRAPH_NEO4J_URI``, like the contract suite): hostile fulltext input,
   schema mismatch on a dimension change, exact top-k for a small group in a bigger graph, uuids that
-  collide across groups, and rolled-back writes;
+  collide across groups, rolled-back writes, entity rows skipped while unchanged (``row_hash``), and
+  the indexes of earlier versions dropped by setup;
 - error wrapping: a closed port gives StoreUnavailable quickly, without the password in the message.
 """
 
@@ -23,7 +24,7 @@ import pytest
 
 from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention
-from epigraph.graph.neo4j import Neo4jStore
+from epigraph.graph.neo4j import Neo4jStore, convert
 from epigraph.graph.neo4j import cypher as q
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
@@ -355,3 +356,78 @@ async def test_a_group_id_of_stop_words_is_searched_like_any_other(store: Neo4jS
     both = await store.search_entities_text([stop_group, group], "zanzibar")
     assert sorted(h.item.uuid for h in both) == sorted([mine.uuid, theirs.uuid])
     assert [h.item.uuid for h in await store.search_entities_text([stop_group], "zanzibar")] == [theirs.uuid]
+
+
+# --- entity rows: only changed ones are written -----------------------------------------------------------
+def test_an_entity_row_hash_changes_with_every_field_it_sets() -> None:
+    base = Entity(
+        group_id="g",
+        name="Ada",
+        aliases=["A"],
+        labels=["Person"],
+        summary="s",
+        attributes={"k": 1},
+        name_embedding=[0.1, 0.2],
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+    )
+    variants = [
+        base.model_copy(update={"name": "Ada L"}),
+        base.model_copy(update={"aliases": ["A", "Lovelace"]}),
+        base.model_copy(update={"labels": ["Scientist"]}),
+        base.model_copy(update={"summary": "s2"}),
+        base.model_copy(update={"attributes": {"k": 2}}),
+        base.model_copy(update={"name_embedding": [0.1, 0.2000001]}),
+        base.model_copy(update={"name_embedding": None}),
+        base.model_copy(update={"created_at": datetime(2024, 1, 2, tzinfo=UTC)}),
+        base.model_copy(update={"group_id": "h"}),
+        base.model_copy(update={"uuid": str(uuid.uuid4())}),
+    ]
+    digest = convert.entity_row_hash(base)
+    assert convert.entity_row_hash(base.model_copy()) == digest
+    assert convert.entity_row(base, digest)["props"]["row_hash"] == digest
+    hashes = {convert.entity_row_hash(v) for v in variants}
+    assert digest not in hashes and len(hashes) == len(variants)
+
+
+async def _tamper(store: Neo4jStore, group: str, entity: Entity, statement: str) -> None:
+    await store._conn.run_write(
+        f"MATCH (e:Entity {{group_id: $group_id, uuid: $uuid}}) {statement}",
+        {"group_id": group, "uuid": entity.uuid},
+    )
+
+
+@pytest.mark.neo4j
+async def test_an_unchanged_entity_is_not_rewritten_and_a_changed_one_is(
+    store: Neo4jStore, group: str
+) -> None:
+    """Edits made behind the store's back show which rows a write sent: an unchanged entity's node is
+    left alone (the edit survives), a changed one, or one stored before row hashes existed, is rewritten."""
+    ada = _entity(group, "Ada", [1.0] + [0.0] * (DIM - 1), summary="first")
+    await _write(store, group, [ada])
+    await _tamper(store, group, ada, "SET e.summary = 'edited'")
+    await _write(store, group, [ada])
+    assert [e.summary for e in await store.get_entities(group, [ada.uuid])] == ["edited"]
+
+    moved = ada.model_copy(update={"name_embedding": [0.0, 1.0] + [0.0] * (DIM - 2)})
+    await _write(store, group, [moved])
+    [stored] = await store.get_entities(group, [ada.uuid])
+    assert (stored.summary, stored.name_embedding) == ("first", moved.name_embedding)
+    hits = await store.search_entities_vector([group], [0.0, 1.0] + [0.0] * (DIM - 2), 1)
+    assert [(h.item.uuid, round(h.score, 6)) for h in hits] == [(ada.uuid, 1.0)]
+
+    await _tamper(store, group, moved, "SET e.summary = 'old', e.row_hash = null")
+    await _write(store, group, [moved])
+    assert [e.summary for e in await store.get_entities(group, [ada.uuid])] == ["first"]
+
+
+@pytest.mark.neo4j
+async def test_setup_drops_the_indexes_earlier_versions_created(store: Neo4jStore) -> None:
+    conn = store._conn
+    for statement in (
+        "CREATE INDEX epigraph_fact_valid_at FOR ()-[r:RELATES_TO]-() ON (r.valid_at)",
+        "CREATE INDEX epigraph_mention_group FOR ()-[m:MENTIONS]-() ON (m.group_id)",
+    ):
+        await conn.run_write(statement)
+    assert {"epigraph_fact_valid_at", "epigraph_mention_group"} <= set(await describe(conn))
+    await store.setup(embedding_dim=DIM)
+    assert not set(q.OBSOLETE_INDEXES) & set(await describe(conn))

@@ -7,7 +7,8 @@
     neo4jctl.py stop                   # SIGTERM, then SIGKILL after 60 s
     neo4jctl.py run -- CMD ...         # own server for CMD, EPIGRAPH_NEO4J_URI set; always stopped
 
-Standard library only. The default `java` on PATH is used (NEO4J_JAVA overrides it), `mvn` likewise (MVN).
+Standard library only. The Java is chosen by jvm.py (a JDK on which Lucene's vector code runs SIMD if
+there is one, else `java` on PATH; NEO4J_JAVA overrides it); `mvn` is on PATH (MVN overrides it).
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import jvm
 
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
@@ -61,20 +64,6 @@ def build(force: bool = False) -> None:
     log(f"built in {time.monotonic() - t0:.1f} s")
 
 
-# ---------------------------------------------------------------- java
-def java_cmd() -> str:
-    return os.environ.get("NEO4J_JAVA", "java")
-
-
-def java_major(java: str) -> int:
-    out = subprocess.run([java, "-XshowSettings:properties", "-version"],
-                         capture_output=True, text=True, check=True).stderr
-    m = re.search(r"java\.specification\.version = (\d+)", out)
-    if not m:
-        raise RuntimeError(f"cannot read the Java version from `{java} -XshowSettings:properties -version`")
-    return int(m.group(1))
-
-
 # Lucene tuning for the vector indexes (measured in README.md "Performance"):
 # - Segments small enough for Neo4j's NRT cache live in on-heap buffers, where a 384-float vector that
 #   straddles two buffers is read byte by byte through a BufferUnderflowException per read; with the
@@ -99,6 +88,7 @@ def jvm_flags(major: int, heap: str) -> list[str]:
     flags += [f"-D{key}={value}" for key, value in FEATURE_TOGGLES.items()]
     if major >= 24:  # JDK 17 rejects this flag
         flags.append("--sun-misc-unsafe-memory-access=allow")
+    flags += os.environ.get("NEO4J_JVM_FLAGS", "").split()  # e.g. profiling flags, see README.md
     return flags
 
 
@@ -152,14 +142,17 @@ def write_settings(home: Path, settings: list[str]) -> None:
 
 
 def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
-           password: str | None, timeout: float) -> tuple[subprocess.Popen, str]:
-    """Start a launcher on a fresh port; return (process, uri) once Bolt answers. Exits on failure.
+           password: str | None, timeout: float) -> tuple[subprocess.Popen, str, str]:
+    """Start a launcher on a fresh port; return (process, uri, Java description) once Bolt answers.
+    Exits on failure.
 
     stdin: DEVNULL (the server outlives us), PIPE (it dies with us) or None (it dies when the stdin
     we inherited reaches EOF). Both of the latter make the launcher watch its stdin.
     """
-    java = java_cmd()
-    flags = jvm_flags(java_major(java), heap) + [f"-Dneo4j.pagecache={pagecache}"]
+    java = jvm.choose()
+    simd_flags, first_on_classpath, described = jvm.simd_setup(java, LIB, TARGET)
+    flags = jvm_flags(java.major, heap) + simd_flags + [f"-Dneo4j.pagecache={pagecache}"]
+    classpath = os.pathsep.join([*first_on_classpath, str(CLASSES), f"{LIB}/*"])
     env = dict(os.environ)
     env.pop("NEO4J_PASSWORD", None)
     if password:
@@ -169,7 +162,7 @@ def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
     home.mkdir(parents=True, exist_ok=True)
     for attempt in range(3):  # retry only if someone grabbed the free port in between
         port = free_port()
-        cmd = [java, *flags, "-cp", f"{CLASSES}{os.pathsep}{LIB}/*", "Launcher", str(home), str(port)]
+        cmd = [java.path, *flags, "-cp", classpath, "Launcher", str(home), str(port)]
         t0 = time.monotonic()
         with open(out, "wb") as f:
             proc = subprocess.Popen(cmd, stdin=stdin, stdout=f, stderr=subprocess.STDOUT, env=env,
@@ -178,8 +171,8 @@ def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
         deadline = t0 + timeout
         while time.monotonic() < deadline and proc.poll() is None:
             if f"READY {uri}" in out.read_text(errors="replace") and bolt_handshake(port):
-                log(f"neo4j ready at {uri} in {time.monotonic() - t0:.1f} s (pid {proc.pid})")
-                return proc, uri
+                log(f"neo4j ready at {uri} in {time.monotonic() - t0:.1f} s (pid {proc.pid}; {described})")
+                return proc, uri, described
             time.sleep(0.25)
         if proc.poll() is None:
             log(f"neo4j not ready after {timeout:.0f} s")
@@ -240,7 +233,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.setting or not (home / "neo4j.conf").exists():  # an existing --home keeps its own conf
         write_settings(home, args.setting)
     stdin = None if args.tie_to_parent else subprocess.DEVNULL
-    proc, uri = launch(home, LOG_FILE, stdin=stdin, heap=args.heap,
+    proc, uri, _ = launch(home, LOG_FILE, stdin=stdin, heap=args.heap,
                        pagecache=args.pagecache, password=args.password, timeout=args.timeout)
     PID_FILE.write_text(f"{proc.pid}\n")
     URI_FILE.write_text(uri + "\n")
@@ -282,11 +275,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True)
     write_settings(workdir / "home", args.setting)
     # stdin=PIPE: should this process die without its `finally`, the server sees EOF and exits too.
-    proc, uri = launch(workdir / "home", workdir / "neo4j.out", stdin=subprocess.PIPE, heap=args.heap,
-                       pagecache=args.pagecache, password=args.password, timeout=args.timeout)
+    proc, uri, java = launch(workdir / "home", workdir / "neo4j.out", stdin=subprocess.PIPE, heap=args.heap,
+                             pagecache=args.pagecache, password=args.password, timeout=args.timeout)
     code = 1
     try:
-        env = {**os.environ, "EPIGRAPH_NEO4J_URI": uri, "EPIGRAPH_NEO4J_PID": str(proc.pid)}
+        env = {**os.environ, "EPIGRAPH_NEO4J_URI": uri, "EPIGRAPH_NEO4J_PID": str(proc.pid),
+               "EPIGRAPH_NEO4J_JAVA": java, "EPIGRAPH_NEO4J_LOG": str(workdir / "neo4j.out")}
         if args.password:
             env.update(EPIGRAPH_NEO4J_USER="neo4j", EPIGRAPH_NEO4J_PASSWORD=args.password)
         rc = subprocess.run(command, env=env).returncode

@@ -18,7 +18,9 @@ Encoding (what every statement in ``cypher.py`` relies on):
   thousands).
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
-  terms of the keyword index that ``entities_by_names`` looks up).
+  terms of the keyword index that ``entities_by_names`` looks up), and ``row_hash``: a digest of the
+  whole row, so ``write_episode`` sends only entities whose stored row differs (an episode re-sends
+  every entity it mentions, and a 384-float vector costs the server more to decode than to store).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
   ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -151,8 +154,9 @@ def episode_from(props: Mapping[str, Any]) -> Episode:
 
 
 # --- entities -----------------------------------------------------------------------------------------
-def entity_row(entity: Entity) -> Props:
-    """One row for ``cypher.UPSERT_ENTITIES``: the key, ``props`` to set, ``created_at`` as ISO string."""
+def entity_row(entity: Entity, row_hash: str) -> Props:
+    """One row for ``cypher.UPSERT_ENTITIES``: the key, ``props`` to set (``row_hash`` is
+    :func:`entity_row_hash`, computed first to skip unchanged entities), ``created_at`` as ISO string."""
     embedding, dim = _embedding(entity.name_embedding)
     props = {
         "uuid": entity.uuid,
@@ -166,13 +170,24 @@ def entity_row(entity: Entity) -> Props:
         "attributes_json": to_json(entity.attributes),
         "name_embedding": embedding,
         "name_embedding_dim": dim,
+        "row_hash": row_hash,
     }
-    return {
-        "uuid": entity.uuid,
-        "group_id": entity.group_id,
-        "props": props,
-        "created_at": iso(entity.created_at),
-    }
+    created_at = iso(entity.created_at)
+    return {"uuid": entity.uuid, "group_id": entity.group_id, "props": props, "created_at": created_at}
+
+
+# Part of every row hash: change it when entity_row's encoding changes, and every stored row is rewritten.
+ENTITY_ROW_FORMAT = "entity-row-1"
+
+
+def entity_row_hash(entity: Entity) -> str:
+    """A digest of everything :func:`entity_row` derives its row from: equal digests, equal rows."""
+    fields = [ENTITY_ROW_FORMAT, entity.uuid, entity.group_id, entity.name, entity.aliases, entity.labels,
+              entity.summary, entity.attributes, iso(entity.created_at)]  # fmt: skip
+    digest = hashlib.blake2b(pydantic_core.to_json(fields), digest_size=16)
+    vector = entity.name_embedding
+    digest.update(b"-" if vector is None else struct.pack(f"{len(vector)}d", *vector))
+    return digest.hexdigest()
 
 
 def entity_from(props: Mapping[str, Any]) -> Entity:

@@ -107,15 +107,19 @@ RANGE_INDEXES = (
     "FOR (n:Episode) ON (n.group_id, n.reference_time)",
     "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
     "CREATE INDEX epigraph_fact_group IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id)",
-    "CREATE INDEX epigraph_fact_valid_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.valid_at)",
-    "CREATE INDEX epigraph_fact_invalid_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.invalid_at)",
-    "CREATE INDEX epigraph_fact_created_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.created_at)",
-    "CREATE INDEX epigraph_fact_expired_at IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.expired_at)",
     "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
     "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_fact)",
-    "CREATE INDEX epigraph_mention_group IF NOT EXISTS FOR ()-[m:MENTIONS]-() ON (m.group_id)",
+)
+# Indexes earlier versions created and no statement uses (every fact and mention paid an entry in each;
+# a time filter applies after a fact is reached through an entity or an index search): setup drops them.
+OBSOLETE_INDEXES = (
+    "epigraph_fact_valid_at",
+    "epigraph_fact_invalid_at",
+    "epigraph_fact_created_at",
+    "epigraph_fact_expired_at",
+    "epigraph_mention_group",
 )
 _TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
 FULLTEXT_INDEXES = (
@@ -198,6 +202,13 @@ SET m.group_id = row.group_id
 RETURN collect(row.episode_uuid + ' ' + row.entity_uuid) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
+# The rows of $entities already stored as they are: their row_hash (convert.entity_row_hash covers the key).
+UNCHANGED_ENTITIES = """
+UNWIND $entities AS row
+MATCH (e:Entity {group_id: row.group_id, uuid: row.uuid})
+WITH e, row WHERE e.row_hash = row.row_hash
+RETURN collect(row.row_hash) AS hashes
+"""
 # write_episode: all four kinds in ONE statement (one round trip), in this order, so a fact finds the
 # entities of the same statement. Bigger writes run it once per chunk of rows (see store.write_episode).
 WRITE_EPISODE = f"""

@@ -8,7 +8,8 @@ index of another dimension is recreated while the graph holds no embedding at al
 ``SchemaMismatch`` once it does (the embedded store's rule: the dimension is fixed by the first vector).
 A fulltext index with another analyzer (e.g. the unstemmed default of graphs set up before the text
 indexes used ``english``) is dropped and recreated: it holds nothing but what Neo4j derives from the
-graph again while it repopulates, which ``setup`` waits for.
+graph again while it repopulates, which ``setup`` waits for. Indexes of earlier versions that nothing
+uses any more (``cypher.OBSOLETE_INDEXES``) are dropped.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ AWAIT_SECONDS = 300
 
 async def describe(conn: Connection) -> dict[str, Mapping[str, Any]]:
     """Our indexes (constraints show up as their backing index) by name."""
-    records = await conn.read(q.SHOW_INDEXES, {"names": list(ALL_NAMES)}, what="schema inspection")
+    names = [*ALL_NAMES, *q.OBSOLETE_INDEXES]
+    records = await conn.read(q.SHOW_INDEXES, {"names": names}, what="schema inspection")
     return {r["name"]: dict(r) for r in records}
 
 
@@ -179,10 +181,13 @@ async def setup(conn: Connection, dim: int) -> None:
     existing = await describe(conn)
     wrong_dim = check(existing, dim)
     stale = stale_analyzers(existing)
-    if _complete(existing) and not wrong_dim and not stale:
+    obsolete = [name for name in q.OBSOLETE_INDEXES if name in existing]
+    if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
     await _reanalyze(conn, stale)
+    for name in obsolete:
+        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
     for statement in ALL_STATEMENTS:
         params = {"dim": dim} if statement in q.VECTOR_INDEXES else None
         try:

@@ -193,18 +193,23 @@ class Neo4jStore:
 
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> None:
-        """One transaction, usually one statement (``cypher.WRITE_EPISODE``); see ``_chunks``."""
+        """One transaction: a read of which entities are already stored as given (an episode re-sends
+        every entity it mentions; only changed ones are written), then usually one statement
+        (``cypher.WRITE_EPISODE``); see ``_chunks``."""
         _check_groups(write)
         _check_dims(write, await self._dim())
-        chunks = _chunks({
+        hashes = [convert.entity_row_hash(e) for e in write.entities]
+        rows = {
             "episodes": [convert.episode_row(write.episode)],
-            "entities": [convert.entity_row(e) for e in write.entities],
             "facts": [convert.fact_row(f) for f in write.facts],
             "mentions": [convert.mention_row(m) for m in write.mentions],
-        })  # fmt: skip
+        }
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            for params in chunks:
+            unchanged = await _unchanged_entities(tx, write.entities, hashes)
+            changed = [(e, h) for e, h in zip(write.entities, hashes, strict=True) if h not in unchanged]
+            entities = [convert.entity_row(e, h) for e, h in changed]
+            for params in _chunks({**rows, "entities": entities}):
                 record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
                 _expect_written(params, record)
 
@@ -383,6 +388,18 @@ def _check_dims(write: EpisodeWrite, dim: int | None) -> None:
     for vector in vectors:
         if vector is not None and len(vector) != dim:
             raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
+
+
+async def _unchanged_entities(
+    tx: neo4j.AsyncManagedTransaction, entities: Sequence[Entity], hashes: list[str]
+) -> set[str]:
+    """The ``hashes`` already stored, as ``row_hash``, on their entities (one index seek per entity)."""
+    if not entities:
+        return set()
+    pairs = zip(entities, hashes, strict=True)
+    keys = [{"group_id": e.group_id, "uuid": e.uuid, "row_hash": h} for e, h in pairs]
+    record = await (await tx.run(q.UNCHANGED_ENTITIES, {"entities": keys})).single(strict=True)
+    return set(record["hashes"])
 
 
 def _expect_written(params: Rows, record: neo4j.Record) -> None:
