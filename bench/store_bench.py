@@ -3,7 +3,8 @@
 Synthetic but realistic data: person/place/topic names, one-sentence facts, 384-d unit vectors.
 For each store and size it measures
 
-- write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (1,000 per write);
+- write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (``write_episodes``
+  of 20 episodes of 1,000 facts each);
 - fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries, once the store is at
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;
@@ -116,15 +117,19 @@ def make_episodes(
 
 
 async def timed_writes(
-    store: GraphStore, writes: Iterator[EpisodeWrite], chunk: int = 20
+    store: GraphStore, writes: Iterator[EpisodeWrite], *, bulk: bool, chunk: int = 20
 ) -> tuple[int, float]:
-    """Facts written and seconds spent in ``write_episode`` alone: the synthetic data is built in
-    chunks outside the timed region, so the figure is the store's, not the generator's."""
+    """Facts written and seconds spent in the store alone (``write_episode`` one by one, or
+    ``write_episodes`` for ``bulk``): the synthetic data is built in chunks outside the timed region,
+    so the figure is the store's, not the generator's."""
     n, spent = 0, 0.0
     while batch := list(itertools.islice(writes, chunk)):
         t0 = time.perf_counter()
-        for w in batch:
-            await store.write_episode(w)
+        if bulk:
+            await store.write_episodes(batch)
+        else:
+            for w in batch:
+                await store.write_episode(w)
         spent += time.perf_counter() - t0
         n += sum(len(w.facts) for w in batch)
     return n, spent
@@ -144,8 +149,9 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     group = f"bench-{size}-{int(time.time())}"
     entities = make_entities(group, max(50, size // 5), rng)
     episodic_n = min(size, 2_000)
-    n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng))
-    n2, s2 = await timed_writes(store, make_episodes(group, entities, size - episodic_n, 1_000, rng))
+    n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng), bulk=False)
+    bulk_writes = make_episodes(group, entities, size - episodic_n, 1_000, rng)
+    n2, s2 = await timed_writes(store, bulk_writes, bulk=True)
     words = [*PLACES, *TOPICS, *FIRST]
     texts = [f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}" for i in range(queries)]
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
@@ -243,10 +249,22 @@ async def main() -> None:
                     await store.close()
                 print_rows(metrics, f"{name}.{size // 1000}k.")
     notes.append(
-        "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: 1,000 per write"
+        "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: write_episodes of 20 "
+        "episodes of 1,000 facts"
     )
     notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
+    if "neo4j" in args.stores and (java := os.environ.get("EPIGRAPH_NEO4J_JAVA")):
+        notes.append(f"neo4j server: {java}{simd_confirmation()}")
     print("wrote", write_results("store", metrics, notes, merge=not args.replace))
+
+
+def simd_confirmation() -> str:
+    """What the server log (``EPIGRAPH_NEO4J_LOG``, set by ``neo4jctl.py run``) says of Lucene's SIMD."""
+    log = Path(os.environ.get("EPIGRAPH_NEO4J_LOG", "/nonexistent"))
+    if not log.exists():
+        return ""
+    enabled = "Java vector incubator API enabled" in log.read_text(errors="replace")
+    return "; the server log confirms it" if enabled else "; the server log does not confirm SIMD"
 
 
 def print_rows(metrics: dict[str, float], prefix: str) -> None:

@@ -7,7 +7,8 @@ Rules every implementation follows:
 
 - every read and write is scoped by ``group_id``; nothing crosses groups;
 - ``write_episode`` is atomic: all of one episode's entities, facts (new and updated, including the ones it
-  invalidated), mentions and the episode itself, or nothing;
+  invalidated), mentions and the episode itself, or nothing; ``write_episodes`` (bulk loads) writes many
+  in order, each atomically, and stops at the first that fails (the ones before it stay written);
 - upserts are idempotent (by uuid): writing the same thing twice changes nothing;
 - temporal filtering follows ``graph.temporal`` exactly (see :class:`TimeFilter`);
 - strings are stored verbatim; user text never becomes query syntax.
@@ -15,7 +16,7 @@ Rules every implementation follows:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
@@ -158,6 +159,11 @@ class GraphStore(Protocol):
 
     # --- the atomic write -------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> None: ...
+
+    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
+        """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
+        before it stay written, it and the rest are not). Faster than the loop where a store can overlap
+        one episode's preparation with the previous one's write."""
 
     # --- lookups ----------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]: ...

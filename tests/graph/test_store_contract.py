@@ -243,6 +243,40 @@ async def test_failed_write_leaves_nothing_behind(store: GraphStore, group: str)
     assert await store.get_entities(group, [a.uuid]) == []
 
 
+async def test_write_episodes_writes_in_order_and_stops_at_the_first_failure(
+    store: GraphStore, group: str
+) -> None:
+    """Bulk writes: each episode atomic; the one that fails and those after it are not written, the
+    ones before it are; an entity shared by consecutive episodes is written once and then found."""
+    ada, ben = make_entity(group, "Ada", 1), make_entity(group, "Ben", 2)
+    ghost = make_entity(group, "Ghost")  # never written
+    first, second, bad, after = (
+        make_episode(group, f"turn {i}", T0 + timedelta(minutes=i)) for i in range(4)
+    )
+    knows = make_fact(group, ada, ben, "Ada knows Ben", [first.uuid], 3)
+    likes = make_fact(group, ben, ada, "Ben likes Ada", [second.uuid], 4)
+    haunts = make_fact(group, ghost, ada, "Ghost haunts Ada", [bad.uuid])
+    writes = [
+        write_of(first, [ada, ben], [knows]),
+        write_of(second, [ada, ben], [likes]),
+        write_of(bad, [ada], [haunts]),
+        write_of(after, [ada], [make_fact(group, ada, ada, "Ada thinks", [after.uuid])]),
+    ]
+    with pytest.raises(StoreError, match="entit"):  # the fact's missing endpoint
+        await store.write_episodes(iter(writes))
+    assert [e.uuid for e in await store.episodes(group, newest_first=False)] == [first.uuid, second.uuid]
+    assert sorted(uuids(await store.get_facts(group, [knows.uuid, likes.uuid, haunts.uuid]))) == sorted(
+        [knows.uuid, likes.uuid]
+    )
+    assert await store.stats(group) == StoreStats(
+        episodes=2, entities=2, facts=2, current_facts=2, mentions=4
+    )
+
+    await store.write_episodes([writes[3]])
+    assert await store.get_episode(group, after.uuid) is not None
+    await store.write_episodes([])  # nothing to do
+
+
 async def test_a_fact_cannot_join_entities_of_another_group(
     store: GraphStore, group: str, other_group: str
 ) -> None:

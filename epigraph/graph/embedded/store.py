@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
@@ -149,6 +149,10 @@ class EmbeddedStore:
 
     async def write_episode(self, write: EpisodeWrite) -> None:
         await self._run(writes.write_episode, write)
+
+    async def write_episodes(self, writes_: Iterable[EpisodeWrite]) -> None:
+        for write in writes_:
+            await self.write_episode(write)
 
     # --- lookups --------------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:

@@ -176,12 +176,20 @@ UNWIND $entities AS row
 MERGE (e:Entity {group_id: row.group_id, uuid: row.uuid})
 SET e += row.props, e.created_at = datetime(row.created_at)
 """
+# Fact ends and mentioned entities are positions in $endpoints (entity uuids), each looked up ONCE per
+# statement (store._statement_params): `nodes[i][0]` is the entity at position i, or null if it is missing.
+_RESOLVE_ENDPOINTS = """
+UNWIND range(0, size($endpoints) - 1) AS i
+OPTIONAL MATCH (e:Entity {group_id: $group_id, uuid: $endpoints[i]})
+WITH i, e ORDER BY i
+RETURN collect([e]) AS nodes
+"""
 # A fact whose uuid already exists between other endpoints is moved (delete + merge). A row whose
 # endpoint is missing writes nothing and is absent from `*_written` (the caller then rolls back).
 _UPSERT_FACT_ROWS = """
 UNWIND $facts AS row
-MATCH (a:Entity {group_id: row.group_id, uuid: row.source_uuid})
-MATCH (b:Entity {group_id: row.group_id, uuid: row.target_uuid})
+WITH row, nodes[row.source][0] AS a, nodes[row.target][0] AS b
+WHERE a IS NOT NULL AND b IS NOT NULL
 CALL (row, a, b) {
   OPTIONAL MATCH (x)-[old:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(y)
   WHERE x <> a OR y <> b
@@ -193,13 +201,16 @@ SET r += row.props, r.valid_at = datetime(row.valid_at), r.invalid_at = datetime
     r.previous_invalid_at = datetime(row.previous_invalid_at)
 RETURN collect(r.uuid) AS facts_written
 """
+# $mentions: one row per episode, with the positions of the entities it mentions.
 _UPSERT_MENTION_ROWS = """
 UNWIND $mentions AS row
-MATCH (ep:Episode {group_id: row.group_id, uuid: row.episode_uuid})
-MATCH (e:Entity {group_id: row.group_id, uuid: row.entity_uuid})
+MATCH (ep:Episode {group_id: $group_id, uuid: row.episode_uuid})
+UNWIND row.entities AS i
+WITH row, ep, i, nodes[i][0] AS e
+WHERE e IS NOT NULL
 MERGE (ep)-[m:MENTIONS]->(e)
-SET m.group_id = row.group_id
-RETURN collect(row.episode_uuid + ' ' + row.entity_uuid) AS mentions_written
+SET m.group_id = $group_id
+RETURN collect(row.episode_uuid + ' ' + $endpoints[i]) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
 # The rows of $entities already stored as they are: their row_hash (convert.entity_row_hash covers the key).
@@ -214,8 +225,9 @@ RETURN collect(row.row_hash) AS hashes
 WRITE_EPISODE = f"""
 CALL () {{{_UPSERT_EPISODE_ROWS}}}
 CALL () {{{_UPSERT_ENTITY_ROWS}}}
-CALL () {{{_UPSERT_FACT_ROWS}}}
-CALL () {{{_UPSERT_MENTION_ROWS}}}
+CALL () {{{_RESOLVE_ENDPOINTS}}}
+CALL (nodes) {{{_UPSERT_FACT_ROWS}}}
+CALL (nodes) {{{_UPSERT_MENTION_ROWS}}}
 RETURN facts_written, mentions_written
 """
 

@@ -11,7 +11,9 @@ Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embedding
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -88,6 +90,51 @@ def _chunks(rows: Rows) -> list[Rows]:
             chunks[-1][kind].append(row)
             size += 1
     return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """An episode write checked and converted, but for its entity rows (which depend on the graph)."""
+
+    write: EpisodeWrite
+    hashes: list[str]  # convert.entity_row_hash of each entity
+    rows: Rows  # episodes, facts, mentions
+
+
+def _prepare(write: EpisodeWrite, dim: int | None) -> _Prepared:
+    _check_groups(write)
+    _check_dims(write, dim)
+    rows = {
+        "episodes": [convert.episode_row(write.episode)],
+        "facts": [convert.fact_row(f) for f in write.facts],
+        "mentions": [convert.mention_row(m) for m in write.mentions],
+    }
+    return _Prepared(write, [convert.entity_row_hash(e) for e in write.entities], rows)
+
+
+def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
+    """``WRITE_EPISODE``'s parameters for one chunk. Fact ends and mentioned entities become positions in
+    ``endpoints``, so the statement looks each entity up once, not once per fact end and mention; the
+    mentions are grouped by episode (one lookup of it)."""
+    position: dict[str, int] = {}
+
+    def at(uuid: str) -> int:
+        return position.setdefault(uuid, len(position))
+
+    facts = [
+        {**row, "source": at(row["source_uuid"]), "target": at(row["target_uuid"])} for row in chunk["facts"]
+    ]
+    by_episode: dict[str, list[int]] = {}
+    for row in chunk["mentions"]:
+        by_episode.setdefault(row["episode_uuid"], []).append(at(row["entity_uuid"]))
+    return {
+        "group_id": group_id,
+        "episodes": chunk["episodes"],
+        "entities": chunk["entities"],
+        "facts": facts,
+        "mentions": [{"episode_uuid": ep, "entities": ends} for ep, ends in by_episode.items()],
+        "endpoints": list(position),
+    }
 
 
 class Neo4jStore:
@@ -196,24 +243,45 @@ class Neo4jStore:
         """One transaction: a read of which entities are already stored as given (an episode re-sends
         every entity it mentions; only changed ones are written), then usually one statement
         (``cypher.WRITE_EPISODE``); see ``_chunks``."""
-        _check_groups(write)
-        _check_dims(write, await self._dim())
-        hashes = [convert.entity_row_hash(e) for e in write.entities]
-        rows = {
-            "episodes": [convert.episode_row(write.episode)],
-            "facts": [convert.fact_row(f) for f in write.facts],
-            "mentions": [convert.mention_row(m) for m in write.mentions],
-        }
+        await self._write(_prepare(write, await self._dim()))
+
+    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
+        """One transaction per episode, pipelined: while one is written, the next one's rows are built
+        in a worker thread and its transaction reads which entities changed; its own statements wait
+        until the previous transaction has committed (so neither waits on the other's locks)."""
+        dim = await self._dim()
+        tasks: list[asyncio.Task[None]] = []  # the last two episodes' writes, in order
+        try:
+            for write in writes:
+                prepared = await asyncio.to_thread(_prepare, write, dim)
+                after = tasks[-1] if tasks else None
+                tasks = [*tasks[-1:], asyncio.create_task(self._write(prepared, after=after))]
+                if after is not None:
+                    await after
+        finally:
+            # Writes in flight finish (commit, or roll back after an earlier failure); the earliest
+            # failure is the one raised.
+            for result in await asyncio.gather(*tasks, return_exceptions=True):
+                if isinstance(result, BaseException):
+                    raise result
+
+    async def _write(self, prepared: _Prepared, after: asyncio.Task[None] | None = None) -> None:
+        write = prepared.write
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            unchanged = await _unchanged_entities(tx, write.entities, hashes)
-            changed = [(e, h) for e, h in zip(write.entities, hashes, strict=True) if h not in unchanged]
+            unchanged = await _unchanged_entities(tx, write.entities, prepared.hashes)
+            changed = [
+                (e, h) for e, h in zip(write.entities, prepared.hashes, strict=True) if h not in unchanged
+            ]
             entities = [convert.entity_row(e, h) for e, h in changed]
-            for params in _chunks({**rows, "entities": entities}):
+            if after is not None:
+                await after  # the previous episode committed (its failure rolls this one back)
+            for chunk in _chunks({**prepared.rows, "entities": entities}):
+                params = _statement_params(chunk, write.episode.group_id)
                 record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
                 _expect_written(params, record)
 
-        await self._conn.write(work, what="write_episode")
+        await self._conn.write(work, what=f"write_episode {write.episode.uuid}")
 
     # --- lookups ------------------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
@@ -402,11 +470,14 @@ async def _unchanged_entities(
     return set(record["hashes"])
 
 
-def _expect_written(params: Rows, record: neo4j.Record) -> None:
+def _expect_written(params: dict[str, Any], record: neo4j.Record) -> None:
     """Every fact and mention row was written; else one of its endpoints is missing (the write fails)."""
+    ends = params["endpoints"]
     wanted = {
         "fact": [row["uuid"] for row in params["facts"]],
-        "mention": [f"{row['episode_uuid']} {row['entity_uuid']}" for row in params["mentions"]],
+        "mention": [
+            f"{row['episode_uuid']} {ends[i]}" for row in params["mentions"] for i in row["entities"]
+        ],
     }
     for kind, keys in wanted.items():
         missing = sorted(set(keys) - set(record[f"{kind}s_written"]))
