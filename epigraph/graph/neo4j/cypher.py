@@ -5,7 +5,7 @@ fragments below are composed when this module is imported, from trusted literals
 
 Graph layout::
 
-    (:Episode {group_id, uuid, ...})-[:MENTIONS {group_id}]->(:Entity {group_id, uuid, ...})
+    (:Episode {group_id, uuid, ...})-[:MENTIONS]->(:Entity {group_id, uuid, ...})   group: the episode's
     (:Entity)-[:RELATES_TO {group_id, uuid, relation, text, ...}]->(:Entity)      one per Fact
 
 A fact's relation name is a property, never a relationship type. Identity is ``(group_id, uuid)``, as in
@@ -208,8 +208,7 @@ MATCH (ep:Episode {group_id: $group_id, uuid: row.episode_uuid})
 UNWIND row.entities AS i
 WITH row, ep, i, nodes[i][0] AS e
 WHERE e IS NOT NULL
-MERGE (ep)-[m:MENTIONS]->(e)
-SET m.group_id = $group_id
+MERGE (ep)-[:MENTIONS]->(e)
 RETURN collect(row.episode_uuid + ' ' + $endpoints[i]) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
@@ -399,7 +398,7 @@ CALL () {{
   RETURN count(r) AS facts, count(CASE WHEN {FACT_PRED} THEN 1 END) AS current_facts
 }}
 CALL () {{
-  MATCH ()-[m:MENTIONS]->() WHERE $group_id IS NULL OR m.group_id = $group_id RETURN count(m) AS mentions
+  MATCH (ep:Episode)-[m:MENTIONS]->() WHERE $group_id IS NULL OR ep.group_id = $group_id RETURN count(m) AS mentions
 }}
 RETURN episodes, entities, facts, current_facts, mentions
 """
