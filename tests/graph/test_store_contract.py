@@ -183,7 +183,7 @@ async def test_writing_the_same_episode_twice_changes_nothing(store: GraphStore,
     ep = make_episode(group)
     a, b = make_entity(group, "A", 1), make_entity(group, "B", 2)
     f = make_fact(group, a, b, "A likes B", [ep.uuid], 3)
-    write = write_of(ep, [a, b], [f])
+    write = write_of(ep, [a, b], [f], mentioned=[a, b, a])  # a mention given twice is one mention
     await store.write_episode(write)
     first = await store.stats(group)
     await store.write_episode(write)

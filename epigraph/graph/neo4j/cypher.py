@@ -201,14 +201,24 @@ SET r += row.props, r.valid_at = datetime(row.valid_at), r.invalid_at = datetime
     r.previous_invalid_at = datetime(row.previous_invalid_at)
 RETURN collect(r.uuid) AS facts_written
 """
-# $mentions: one row per episode, with the positions of the entities it mentions.
+# $mentions: one row per episode, with the (distinct) positions of the entities it mentions. An episode
+# without mentions yet (the usual case: a new one) gets them by CREATE, which takes no lock until commit;
+# another one by MERGE. Two writes of one episode cannot race here: the episode's SET above locks it.
 _UPSERT_MENTION_ROWS = """
 UNWIND $mentions AS row
 MATCH (ep:Episode {group_id: $group_id, uuid: row.episode_uuid})
+WITH row, ep, EXISTS { (ep)-[:MENTIONS]->() } AS known
 UNWIND row.entities AS i
-WITH row, ep, i, nodes[i][0] AS e
+WITH row, ep, known, i, nodes[i][0] AS e
 WHERE e IS NOT NULL
-MERGE (ep)-[:MENTIONS]->(e)
+CALL (ep, e, known) {
+  WITH * WHERE known
+  MERGE (ep)-[:MENTIONS]->(e)
+}
+CALL (ep, e, known) {
+  WITH * WHERE NOT known
+  CREATE (ep)-[:MENTIONS]->(e)
+}
 RETURN collect(row.episode_uuid + ' ' + $endpoints[i]) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
@@ -398,7 +408,8 @@ CALL () {{
   RETURN count(r) AS facts, count(CASE WHEN {FACT_PRED} THEN 1 END) AS current_facts
 }}
 CALL () {{
-  MATCH (ep:Episode)-[m:MENTIONS]->() WHERE $group_id IS NULL OR ep.group_id = $group_id RETURN count(m) AS mentions
+  MATCH (ep:Episode)-[m:MENTIONS]->() WHERE $group_id IS NULL OR ep.group_id = $group_id
+  RETURN count(m) AS mentions
 }}
 RETURN episodes, entities, facts, current_facts, mentions
 """

@@ -132,7 +132,9 @@ def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
         "episodes": chunk["episodes"],
         "entities": chunk["entities"],
         "facts": facts,
-        "mentions": [{"episode_uuid": ep, "entities": ends} for ep, ends in by_episode.items()],
+        "mentions": [
+            {"episode_uuid": ep, "entities": list(dict.fromkeys(ends))} for ep, ends in by_episode.items()
+        ],
         "endpoints": list(position),
     }
 
