@@ -39,7 +39,7 @@ bench: install neo4j-build
 	$(PY) bench/import_bench.py
 
 lint: install
-	$(PY) -m ruff check epigraph tests bench examples
+	$(PY) -m ruff check epigraph tests bench examples tools
 	$(PY) -m mypy epigraph
 
 clean:

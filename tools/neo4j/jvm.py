@@ -115,4 +115,5 @@ def simd_setup(java: Java, lib: Path, work: Path) -> tuple[list[str], list[str],
     gate = patched_gate(lib, java.major, work / f"lucene-gate-{java.major}")
     if gate is None:
         return [], [], f"Java {java.major}: Lucene vector code scalar (unexpected lucene-core, not patched)"
-    return flags, [str(gate)], f"Java {java.major}: Lucene vector code SIMD (upper bound raised to {java.major})"
+    described = f"Java {java.major}: Lucene vector code SIMD (upper bound raised to {java.major})"
+    return flags, [str(gate)], described

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import socket
@@ -305,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(func=cmd_build)
     for name, func in (("start", cmd_start), ("run", cmd_run)):
         s = sub.add_parser(name)
-        s.add_argument("--password", help="enable auth with user neo4j and this password (>= 8 chars); default: auth off")
+        s.add_argument("--password",
+                       help="enable auth with user neo4j and this password (>= 8 chars); default: auth off")
         s.add_argument("--heap", default="1g", help="-Xmx (default 1g)")
         s.add_argument("--pagecache", default="256m", help="page cache size (default 256m)")
         s.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
