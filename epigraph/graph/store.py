@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
+from ..errors import StoreError
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
 
 T = TypeVar("T")
@@ -96,6 +97,17 @@ class EpisodeWrite:
     entities: Sequence[Entity] = ()
     facts: Sequence[Fact] = ()
     mentions: Sequence[Mention] = ()
+
+    def check_one_group(self) -> None:
+        """Raise StoreError unless every entity, fact and mention is of the episode's group."""
+        group_id = self.episode.group_id
+        items: list[Entity | Fact | Mention] = [*self.entities, *self.facts, *self.mentions]
+        for item in items:
+            if item.group_id != group_id:
+                raise StoreError(
+                    f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
+                    "nothing crosses groups"
+                )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ...errors import EpisodeNotFound, StoreError
-from ..model import Entity, Episode, Fact, Mention, normalize_name
+from ...errors import EpisodeNotFound
+from ..model import Entity, Episode, Fact, normalize_name
 from ..store import DeletionResult, EpisodeWrite
 from ..temporal import revert_invalidation
 from .codec import (
@@ -145,7 +145,7 @@ def save_episode(db: Db, episode: Episode) -> None:
 
 
 def write_episode(db: Db, write: EpisodeWrite) -> None:
-    _check_group(write)
+    write.check_one_group()
     with db.write() as conn:
         _upsert(db, conn, _EPISODES, [write.episode])
         upsert_entities(db, conn, write.entities)
@@ -155,17 +155,6 @@ def write_episode(db: Db, write: EpisodeWrite) -> None:
             " ON CONFLICT (episode_id, entity_id) DO NOTHING",
             [(m.group_id, m.episode_uuid, m.group_id, m.entity_uuid) for m in write.mentions],
         )
-
-
-def _check_group(write: EpisodeWrite) -> None:
-    group_id = write.episode.group_id
-    items: list[Entity | Fact | Mention] = [*write.entities, *write.facts, *write.mentions]
-    for item in items:
-        if item.group_id != group_id:
-            raise StoreError(
-                f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
-                "nothing crosses groups"
-            )
 
 
 def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]) -> None:

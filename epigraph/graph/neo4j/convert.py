@@ -19,8 +19,8 @@ Encoding (what every statement in ``cypher.py`` relies on):
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
   terms of the keyword index that ``entities_by_names`` looks up), and ``row_hash``: a digest of the
-  whole row, so ``write_episode`` sends only entities whose stored row differs (an episode re-sends
-  every entity it mentions, and a 384-float vector costs the server more to decode than to store).
+  fields the row derives from (:func:`entity_row_hash`), so a write sends only entities whose stored
+  row differs (see ``writing``).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
   ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties.
 """

@@ -177,7 +177,7 @@ MERGE (e:Entity {group_id: row.group_id, uuid: row.uuid})
 SET e += row.props, e.created_at = datetime(row.created_at)
 """
 # Fact ends and mentioned entities are positions in $endpoints (entity uuids), each looked up ONCE per
-# statement (store._statement_params): `nodes[i][0]` is the entity at position i, or null if it is missing.
+# statement (writing._statement_params): `nodes[i][0]` is the entity at position i, or null if it is missing.
 _RESOLVE_ENDPOINTS = """
 UNWIND range(0, size($endpoints) - 1) AS i
 OPTIONAL MATCH (e:Entity {group_id: $group_id, uuid: $endpoints[i]})
@@ -222,15 +222,15 @@ CALL (ep, e, known) {
 RETURN collect(row.episode_uuid + ' ' + $endpoints[i]) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
-# The rows of $entities already stored as they are: their row_hash (convert.entity_row_hash covers the key).
+# The rows of $entities already stored as they are: their row_hash (writing._unchanged_entities).
 UNCHANGED_ENTITIES = """
 UNWIND $entities AS row
-MATCH (e:Entity {group_id: row.group_id, uuid: row.uuid})
+MATCH (e:Entity {group_id: $group_id, uuid: row.uuid})
 WITH e, row WHERE e.row_hash = row.row_hash
 RETURN collect(row.row_hash) AS hashes
 """
 # write_episode: all four kinds in ONE statement (one round trip), in this order, so a fact finds the
-# entities of the same statement. Bigger writes run it once per chunk of rows (see store.write_episode).
+# entities of the same statement. Bigger writes run it once per chunk of rows (see writing).
 WRITE_EPISODE = f"""
 CALL () {{{_UPSERT_EPISODE_ROWS}}}
 CALL () {{{_UPSERT_ENTITY_ROWS}}}

@@ -6,21 +6,20 @@ exactly one ``execute_write`` transaction per ``write_episode`` / ``delete_episo
 become :class:`~epigraph.errors.StoreError` / :class:`~epigraph.errors.StoreUnavailable`.
 
 Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embeddings, JSON attributes) and
-``cypher`` (graph layout, every statement). Search policy: see ``search``. Schema: see ``schema``.
+``cypher`` (graph layout, every statement). The episode write: ``writing``. Search policy: ``search``.
+Schema: ``schema``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
 
-from ...errors import StoreError
-from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc, utc_now
+from ..model import Entity, Episode, EpisodeStatus, Fact, to_utc, utc_now
 from ..store import (
     ANY_ENTITY,
     ANY_FACT,
@@ -32,15 +31,13 @@ from ..store import (
     StoreStats,
     TimeFilter,
 )
-from . import convert, lucene, schema, search
+from . import convert, lucene, schema, search, writing
 from . import cypher as q
 from .connection import Connection
 from .deletion import delete_episode_tx
 
 T = TypeVar("T", Entity, Fact)
 
-BATCH = 2000  # rows (of any kind) per WRITE_EPISODE statement
-WRITE_KINDS = ("episodes", "entities", "facts", "mentions")  # the statement's order
 NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
 
@@ -69,74 +66,6 @@ def _in_order(items: list[T], uuids: Sequence[str]) -> list[T]:
     """``items`` in the order of ``uuids`` (first occurrence); missing ones skipped."""
     by_uuid = {item.uuid: item for item in items}
     return [by_uuid[u] for u in _unique(uuids) if u in by_uuid]
-
-
-Rows = dict[str, list[dict[str, Any]]]  # WRITE_EPISODE parameters: rows by kind
-
-
-def _chunks(rows: Rows) -> list[Rows]:
-    """``WRITE_EPISODE`` parameters of at most ``BATCH`` rows each, in ``WRITE_KINDS`` order.
-
-    Usually one chunk (one round trip). Chunks keep the order, so every fact or mention finds the
-    entities and the episode written by the same or an earlier statement of the transaction.
-    """
-    chunks: list[Rows] = [{kind: [] for kind in WRITE_KINDS}]
-    size = 0
-    for kind in WRITE_KINDS:
-        for row in rows[kind]:
-            if size == BATCH:
-                chunks.append({k: [] for k in WRITE_KINDS})
-                size = 0
-            chunks[-1][kind].append(row)
-            size += 1
-    return chunks
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """An episode write checked and converted, but for its entity rows (which depend on the graph)."""
-
-    write: EpisodeWrite
-    hashes: list[str]  # convert.entity_row_hash of each entity
-    rows: Rows  # episodes, facts, mentions
-
-
-def _prepare(write: EpisodeWrite, dim: int | None) -> _Prepared:
-    _check_groups(write)
-    _check_dims(write, dim)
-    rows = {
-        "episodes": [convert.episode_row(write.episode)],
-        "facts": [convert.fact_row(f) for f in write.facts],
-        "mentions": [convert.mention_row(m) for m in write.mentions],
-    }
-    return _Prepared(write, [convert.entity_row_hash(e) for e in write.entities], rows)
-
-
-def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
-    """``WRITE_EPISODE``'s parameters for one chunk. Fact ends and mentioned entities become positions in
-    ``endpoints``, so the statement looks each entity up once, not once per fact end and mention; the
-    mentions are grouped by episode (one lookup of it)."""
-    position: dict[str, int] = {}
-
-    def at(uuid: str) -> int:
-        return position.setdefault(uuid, len(position))
-
-    facts = [
-        {**row, "source": at(row["source_uuid"]), "target": at(row["target_uuid"])} for row in chunk["facts"]
-    ]
-    by_episode: dict[str, list[int]] = {}
-    for row in chunk["mentions"]:
-        by_episode.setdefault(row["episode_uuid"], []).append(at(row["entity_uuid"]))
-    return {
-        "group_id": group_id,
-        "episodes": chunk["episodes"],
-        "entities": chunk["entities"],
-        "facts": facts,
-        "mentions": [
-            {"episode_uuid": ep, "entities": list(dict.fromkeys(ends))} for ep, ends in by_episode.items()
-        ],
-        "endpoints": list(position),
-    }
 
 
 class Neo4jStore:
@@ -198,7 +127,7 @@ class Neo4jStore:
 
     # --- episodes ----------------------------------------------------------------------------------------
     async def save_episode(self, episode: Episode) -> None:
-        _check_dims(EpisodeWrite(episode=episode), await self._dim())
+        writing.check_dims(EpisodeWrite(episode=episode), await self._dim())
         rows = [convert.episode_row(episode)]
         await self._conn.run_write(q.UPSERT_EPISODES, {"episodes": rows}, what="save_episode")
 
@@ -242,10 +171,8 @@ class Neo4jStore:
 
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> None:
-        """One transaction: a read of which entities are already stored as given (an episode re-sends
-        every entity it mentions; only changed ones are written), then usually one statement
-        (``cypher.WRITE_EPISODE``); see ``_chunks``."""
-        await self._write(_prepare(write, await self._dim()))
+        """One transaction; see ``writing``."""
+        await self._write(writing.prepare(write, await self._dim()))
 
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
         """One transaction per episode, pipelined: while one is written, the next one's rows are built
@@ -255,7 +182,7 @@ class Neo4jStore:
         tasks: list[asyncio.Task[None]] = []  # the last two episodes' writes, in order
         try:
             for write in writes:
-                prepared = await asyncio.to_thread(_prepare, write, dim)
+                prepared = await asyncio.to_thread(writing.prepare, write, dim)
                 after = tasks[-1] if tasks else None
                 tasks = [*tasks[-1:], asyncio.create_task(self._write(prepared, after=after))]
                 if after is not None:
@@ -267,23 +194,11 @@ class Neo4jStore:
                 if isinstance(result, BaseException):
                     raise result
 
-    async def _write(self, prepared: _Prepared, after: asyncio.Task[None] | None = None) -> None:
-        write = prepared.write
-
+    async def _write(self, prepared: writing.Prepared, after: asyncio.Task[None] | None = None) -> None:
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            unchanged = await _unchanged_entities(tx, write.entities, prepared.hashes)
-            changed = [
-                (e, h) for e, h in zip(write.entities, prepared.hashes, strict=True) if h not in unchanged
-            ]
-            entities = [convert.entity_row(e, h) for e, h in changed]
-            if after is not None:
-                await after  # the previous episode committed (its failure rolls this one back)
-            for chunk in _chunks({**prepared.rows, "entities": entities}):
-                params = _statement_params(chunk, write.episode.group_id)
-                record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
-                _expect_written(params, record)
+            await writing.write_tx(tx, prepared, after)
 
-        await self._conn.write(work, what=f"write_episode {write.episode.uuid}")
+        await self._conn.write(work, what=f"write_episode {prepared.write.episode.uuid}")
 
     # --- lookups ------------------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
@@ -436,55 +351,3 @@ class Neo4jStore:
 
 def _created_order(entity: Entity) -> tuple[datetime, str]:
     return entity.created_at, entity.uuid
-
-
-def _check_groups(write: EpisodeWrite) -> None:
-    group_id = write.episode.group_id
-    items: list[Entity | Fact | Mention] = [*write.entities, *write.facts, *write.mentions]
-    for item in items:
-        if item.group_id != group_id:
-            raise StoreError(
-                f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
-                "nothing crosses groups"
-            )
-
-
-def _check_dims(write: EpisodeWrite, dim: int | None) -> None:
-    """Every embedding has the graph's dimension (the vector indexes would silently skip the others)."""
-    if dim is None:
-        return
-    vectors = [write.episode.content_embedding, *(e.name_embedding for e in write.entities)]
-    vectors += [f.text_embedding for f in write.facts]
-    for vector in vectors:
-        if vector is not None and len(vector) != dim:
-            raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
-
-
-async def _unchanged_entities(
-    tx: neo4j.AsyncManagedTransaction, entities: Sequence[Entity], hashes: list[str]
-) -> set[str]:
-    """The ``hashes`` already stored, as ``row_hash``, on their entities (one index seek per entity)."""
-    if not entities:
-        return set()
-    pairs = zip(entities, hashes, strict=True)
-    keys = [{"group_id": e.group_id, "uuid": e.uuid, "row_hash": h} for e, h in pairs]
-    record = await (await tx.run(q.UNCHANGED_ENTITIES, {"entities": keys})).single(strict=True)
-    return set(record["hashes"])
-
-
-def _expect_written(params: dict[str, Any], record: neo4j.Record) -> None:
-    """Every fact and mention row was written; else one of its endpoints is missing (the write fails)."""
-    ends = params["endpoints"]
-    wanted = {
-        "fact": [row["uuid"] for row in params["facts"]],
-        "mention": [
-            f"{row['episode_uuid']} {ends[i]}" for row in params["mentions"] for i in row["entities"]
-        ],
-    }
-    for kind, keys in wanted.items():
-        missing = sorted(set(keys) - set(record[f"{kind}s_written"]))
-        if missing:
-            raise StoreError(
-                f"{len(missing)} {kind}(s) point at an entity or episode missing from the group "
-                f"(first: {missing[0]}); the episode write was rolled back"
-            )

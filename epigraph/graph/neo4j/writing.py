@@ -1,0 +1,158 @@
+"""``write_episode``'s transaction: which entities changed, then ``cypher.WRITE_EPISODE`` per chunk.
+
+An episode write is prepared outside the transaction (:func:`prepare`: checks, converted rows, the
+entities' ``row_hash``; ``Neo4jStore.write_episodes`` does it in a worker thread for the next episode
+while the previous one is written). Inside it (:func:`write_tx`):
+
+1. one read returns the entities already stored with the same ``row_hash``; only the others are sent
+   (an episode re-sends every entity it mentions, and decoding an unchanged 384-float vector cost the
+   server more than the fact it came with);
+2. optionally, wait for the previous episode of a bulk write to commit (so the two never wait on each
+   other's locks);
+3. ``WRITE_EPISODE`` once per chunk of at most ``BATCH`` rows (usually one), each fact end and mentioned
+   entity a position in the chunk's ``endpoints`` (looked up once); every fact and mention must come
+   back written, else the transaction fails and rolls back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import neo4j
+
+from ...errors import StoreError
+from ..model import Entity
+from ..store import EpisodeWrite
+from . import convert
+from . import cypher as q
+
+BATCH = 2000  # rows (of any kind) per WRITE_EPISODE statement
+WRITE_KINDS = ("episodes", "entities", "facts", "mentions")  # the statement's order
+
+Rows = dict[str, list[dict[str, Any]]]  # WRITE_EPISODE parameters: rows by kind
+
+
+def _chunks(rows: Rows) -> list[Rows]:
+    """``WRITE_EPISODE`` parameters of at most ``BATCH`` rows each, in ``WRITE_KINDS`` order.
+
+    Usually one chunk (one round trip). Chunks keep the order, so every fact or mention finds the
+    entities and the episode written by the same or an earlier statement of the transaction.
+    """
+    chunks: list[Rows] = [{kind: [] for kind in WRITE_KINDS}]
+    size = 0
+    for kind in WRITE_KINDS:
+        for row in rows[kind]:
+            if size == BATCH:
+                chunks.append({k: [] for k in WRITE_KINDS})
+                size = 0
+            chunks[-1][kind].append(row)
+            size += 1
+    return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An episode write checked and converted, but for its entity rows (which depend on the graph)."""
+
+    write: EpisodeWrite
+    hashes: list[str]  # convert.entity_row_hash of each entity
+    rows: Rows  # episodes, facts, mentions
+
+
+def prepare(write: EpisodeWrite, dim: int | None) -> Prepared:
+    write.check_one_group()
+    check_dims(write, dim)
+    rows = {
+        "episodes": [convert.episode_row(write.episode)],
+        "facts": [convert.fact_row(f) for f in write.facts],
+        "mentions": [convert.mention_row(m) for m in write.mentions],
+    }
+    return Prepared(write, [convert.entity_row_hash(e) for e in write.entities], rows)
+
+
+def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
+    """``WRITE_EPISODE``'s parameters for one chunk. Fact ends and mentioned entities become positions in
+    ``endpoints``, so the statement looks each entity up once, not once per fact end and mention; the
+    mentions are grouped by episode (one lookup of it)."""
+    position: dict[str, int] = {}
+
+    def at(uuid: str) -> int:
+        return position.setdefault(uuid, len(position))
+
+    facts = []
+    for fact in chunk["facts"]:
+        row = {key: value for key, value in fact.items() if key not in ("source_uuid", "target_uuid")}
+        facts.append({**row, "source": at(fact["source_uuid"]), "target": at(fact["target_uuid"])})
+    by_episode: dict[str, list[int]] = {}
+    for row in chunk["mentions"]:
+        by_episode.setdefault(row["episode_uuid"], []).append(at(row["entity_uuid"]))
+    return {
+        "group_id": group_id,
+        "episodes": chunk["episodes"],
+        "entities": chunk["entities"],
+        "facts": facts,
+        "mentions": [
+            {"episode_uuid": ep, "entities": list(dict.fromkeys(ends))} for ep, ends in by_episode.items()
+        ],
+        "endpoints": list(position),
+    }
+
+
+def check_dims(write: EpisodeWrite, dim: int | None) -> None:
+    """Every embedding has the graph's dimension (the vector indexes would silently skip the others)."""
+    if dim is None:
+        return
+    vectors = [write.episode.content_embedding, *(e.name_embedding for e in write.entities)]
+    vectors += [f.text_embedding for f in write.facts]
+    for vector in vectors:
+        if vector is not None and len(vector) != dim:
+            raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
+
+
+async def _unchanged_entities(
+    tx: neo4j.AsyncManagedTransaction, group_id: str, entities: Sequence[Entity], hashes: list[str]
+) -> set[str]:
+    """The ``hashes`` already stored, as ``row_hash``, on their entities (one index seek per entity)."""
+    if not entities:
+        return set()
+    keys = [{"uuid": e.uuid, "row_hash": h} for e, h in zip(entities, hashes, strict=True)]
+    params = {"group_id": group_id, "entities": keys}
+    record = await (await tx.run(q.UNCHANGED_ENTITIES, params)).single(strict=True)
+    return set(record["hashes"])
+
+
+def _expect_written(params: dict[str, Any], record: neo4j.Record) -> None:
+    """Every fact and mention row was written; else one of its endpoints is missing (the write fails)."""
+    ends = params["endpoints"]
+    wanted = {
+        "fact": [row["uuid"] for row in params["facts"]],
+        "mention": [
+            f"{row['episode_uuid']} {ends[i]}" for row in params["mentions"] for i in row["entities"]
+        ],
+    }
+    for kind, keys in wanted.items():
+        missing = sorted(set(keys) - set(record[f"{kind}s_written"]))
+        if missing:
+            raise StoreError(
+                f"{len(missing)} {kind}(s) point at an entity or episode missing from the group "
+                f"(first: {missing[0]}); the episode write was rolled back"
+            )
+
+
+async def write_tx(
+    tx: neo4j.AsyncManagedTransaction, prepared: Prepared, after: asyncio.Task[None] | None = None
+) -> None:
+    """The write of one prepared episode inside ``tx`` (steps 1-3 of the module docstring)."""
+    write = prepared.write
+    unchanged = await _unchanged_entities(tx, write.episode.group_id, write.entities, prepared.hashes)
+    pairs = zip(write.entities, prepared.hashes, strict=True)
+    entities = [convert.entity_row(e, h) for e, h in pairs if h not in unchanged]
+    if after is not None:
+        await after  # the previous episode committed (its failure rolls this one back)
+    for chunk in _chunks({**prepared.rows, "entities": entities}):
+        params = _statement_params(chunk, write.episode.group_id)
+        record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
+        _expect_written(params, record)
