@@ -431,3 +431,30 @@ async def test_setup_drops_the_indexes_earlier_versions_created(store: Neo4jStor
     assert {"epigraph_fact_valid_at", "epigraph_mention_group"} <= set(await describe(conn))
     await store.setup(embedding_dim=DIM)
     assert not set(q.OBSOLETE_INDEXES) & set(await describe(conn))
+
+
+# --- plans: an episode write seeks every key, whatever the graph's statistics ------------------------------
+def _operators(plan: dict) -> list[str]:
+    """Every operator of an EXPLAIN plan (``summary.plan``), without the ``@database`` suffix."""
+    own = plan["operatorType"].split("@")[0]
+    return [own, *(op for child in plan.get("children", []) for op in _operators(child))]
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("name", ["WRITE_EPISODE", "UNCHANGED_ENTITIES"])
+async def test_the_episode_write_statements_seek_every_key_and_scan_nothing(
+    store: Neo4jStore, name: str
+) -> None:
+    """Planned afresh on the server as it is now: no label, type or index scan anywhere (on a young graph
+    the planner used to scan the whole key index once per row), and the statement keeps its fixed plan."""
+    statement: str = getattr(q, name)
+    assert statement.startswith(q._FIXED_PLAN)
+    driver = await store._conn.driver()
+    replanned = "CYPHER replan=force EXPLAIN " + statement.removeprefix(q._FIXED_PLAN)
+    async with driver.session(database=store._conn.database) as session:
+        summary = await (await session.run(replanned, {"group_id": "g", "rows": {}})).consume()
+    assert summary.plan is not None
+    operators = _operators(summary.plan)
+    assert not [op for op in operators if "Scan" in op], operators
+    seeks = [op for op in operators if "Seek" in op]
+    assert len(seeks) == (6 if name == "WRITE_EPISODE" else 1), operators

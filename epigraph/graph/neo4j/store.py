@@ -129,7 +129,7 @@ class Neo4jStore:
     async def save_episode(self, episode: Episode) -> None:
         writing.check_dims(EpisodeWrite(episode=episode), await self._dim())
         rows = [convert.episode_row(episode)]
-        await self._conn.run_write(q.UPSERT_EPISODES, {"episodes": rows}, what="save_episode")
+        await self._conn.run_write(q.UPSERT_EPISODES, {"rows": {"episodes": rows}}, what="save_episode")
 
     async def get_episode(self, group_id: str, uuid: str) -> Episode | None:
         records = await self._conn.read(q.GET_EPISODE, {"group_id": group_id, "uuid": uuid})

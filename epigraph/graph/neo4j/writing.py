@@ -73,8 +73,8 @@ def prepare(write: EpisodeWrite, dim: int | None) -> Prepared:
     return Prepared(write, [convert.entity_row_hash(e) for e in write.entities], rows)
 
 
-def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
-    """``WRITE_EPISODE``'s parameters for one chunk. Fact ends and mentioned entities become positions in
+def _statement_rows(chunk: Rows) -> dict[str, Any]:
+    """``WRITE_EPISODE``'s ``$rows`` for one chunk. Fact ends and mentioned entities become positions in
     ``endpoints``, so the statement looks each entity up once, not once per fact end and mention; the
     mentions are grouped by episode (one lookup of it)."""
     position: dict[str, int] = {}
@@ -90,7 +90,6 @@ def _statement_params(chunk: Rows, group_id: str) -> dict[str, Any]:
     for row in chunk["mentions"]:
         by_episode.setdefault(row["episode_uuid"], []).append(at(row["entity_uuid"]))
     return {
-        "group_id": group_id,
         "episodes": chunk["episodes"],
         "entities": chunk["entities"],
         "facts": facts,
@@ -119,18 +118,18 @@ async def _unchanged_entities(
     if not entities:
         return set()
     keys = [{"uuid": e.uuid, "row_hash": h} for e, h in zip(entities, hashes, strict=True)]
-    params = {"group_id": group_id, "entities": keys}
+    params = {"group_id": group_id, "rows": {"entities": keys}}
     record = await (await tx.run(q.UNCHANGED_ENTITIES, params)).single(strict=True)
     return set(record["hashes"])
 
 
-def _expect_written(params: dict[str, Any], record: neo4j.Record) -> None:
+def _expect_written(rows: dict[str, Any], record: neo4j.Record) -> None:
     """Every fact and mention row was written; else one of its endpoints is missing (the write fails)."""
-    ends = params["endpoints"]
+    ends = rows["endpoints"]
     wanted = {
-        "fact": [row["uuid"] for row in params["facts"]],
+        "fact": [row["uuid"] for row in rows["facts"]],
         "mention": [
-            f"{row['episode_uuid']} {ends[i]}" for row in params["mentions"] for i in row["entities"]
+            f"{row['episode_uuid']} {ends[i]}" for row in rows["mentions"] for i in row["entities"]
         ],
     }
     for kind, keys in wanted.items():
@@ -153,6 +152,7 @@ async def write_tx(
     if after is not None:
         await after  # the previous episode committed (its failure rolls this one back)
     for chunk in _chunks({**prepared.rows, "entities": entities}):
-        params = _statement_params(chunk, write.episode.group_id)
+        rows = _statement_rows(chunk)
+        params = {"group_id": write.episode.group_id, "rows": rows}
         record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
-        _expect_written(params, record)
+        _expect_written(rows, record)
