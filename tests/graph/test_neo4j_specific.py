@@ -433,6 +433,29 @@ async def test_setup_drops_the_indexes_earlier_versions_created(store: Neo4jStor
     assert not set(q.OBSOLETE_INDEXES) & set(await describe(conn))
 
 
+# --- vectors: cosine is defined for finite, non-zero vectors ------------------------------------------
+@pytest.mark.parametrize(
+    ("vector", "dim"),
+    [
+        ([0.5, -1.0, 2.0], 3),
+        ([1e308, 1e308], 2),  # finite values whose sum overflows: the exact check decides
+        ([0.0, 1e-300], 2),
+        ([0.0, 0.0], None),
+        ([float("nan"), 1.0], None),
+        ([1.0, float("inf")], None),
+        ([float("inf"), float("-inf")], None),
+        ([], None),
+    ],
+)
+def test_an_embedding_is_stored_with_its_dimension_only_when_cosine_is_defined(
+    vector: list[float], dim: int | None
+) -> None:
+    stored, stored_dim = convert._embedding(vector)
+    assert (stored, stored_dim) == (vector, dim)  # the same float objects, so NaN compares equal here
+    assert convert.cosine_dim(vector) == dim
+    assert repr(stored) == f"<vector of {len(vector)} floats>"
+
+
 # --- plans: an episode write seeks every key, whatever the graph's statistics ------------------------------
 def _operators(plan: dict) -> list[str]:
     """Every operator of an EXPLAIN plan (``summary.plan``), without the ``@database`` suffix."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -66,26 +67,33 @@ def to_vector(values: Sequence[float] | Any) -> Vector:
     return Vector(np.asarray(values, dtype=np.float64).tolist())
 
 
-def _cosine_defined(array: np.ndarray) -> bool:
-    return array.size > 0 and bool(np.isfinite(array).all()) and bool(array.any())
+def _cosine_defined(vector: Vector) -> bool:
+    """Finite and not all zero. A sum of floats is finite only if every one is, so the exact numpy check
+    runs only when the sum is not (a non-finite value, or an overflow of finite ones)."""
+    if not vector:
+        return False
+    if not math.isfinite(sum(vector)) and not np.isfinite(np.asarray(vector, dtype=np.float64)).all():
+        return False
+    return any(vector)
 
 
 def cosine_dim(vector: Sequence[float] | None) -> int | None:
     """``len(vector)`` when cosine similarity is defined for it (finite, non-zero), else ``None``."""
     if vector is None:
         return None
-    array = np.asarray(vector, dtype=np.float64)
-    return array.size if _cosine_defined(array) else None
+    converted = to_vector(vector)
+    return len(converted) if _cosine_defined(converted) else None
 
 
 def _embedding(values: Sequence[float] | None) -> tuple[Vector | None, int | None]:
     """The vector to store and its ``*_embedding_dim`` (``None`` when cosine is undefined for it).
 
-    One numpy conversion per vector (a bulk write holds thousands of them)."""
+    ``values`` is a model's embedding, a ``list[float]`` by validation: copied as it is, without the
+    numpy round trip of :func:`to_vector` (a bulk write holds thousands of vectors)."""
     if values is None:
         return None, None
-    array = np.asarray(values, dtype=np.float64)
-    return Vector(array.tolist()), (array.size if _cosine_defined(array) else None)
+    vector = Vector(values)
+    return vector, (len(vector) if _cosine_defined(vector) else None)
 
 
 def iso(value: datetime | None) -> str | None:
