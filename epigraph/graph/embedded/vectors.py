@@ -4,13 +4,16 @@ Vectors are L2-normalized on the way in, so cosine similarity is one matrix-vect
 is loaded from SQLite the first time its group is searched and then kept in step with every committed
 write and delete (the store applies changes only after COMMIT, on the same worker thread as searches,
 so a search never sees an uncommitted or half-applied change). Brute force is exact; it is memory-bound
-(one pass over 150 MB for 100k x 384: 5-10 ms) and a matrix costs 4 x dim bytes per vector of RAM. An ANN
+(one pass over 150 MB for 100k x 384: 6-11 ms; large matrices are
+split over the cores, see :func:`cosines`) and a matrix costs 4 x dim bytes per vector of RAM. An ANN
 index (e.g. usearch) is the path past ~1M rows.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -25,6 +28,44 @@ def normalized(vector: np.ndarray) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(v))
     return v / norm if norm > 0 else v.copy()
+
+
+PARALLEL_ROWS = 20_000
+"""From this many rows on, a product is split over the machine's cores (one pass over 100k x 384 float32
+is memory-bound: 10-11 ms on one core of a 2-core EPYC, 6 ms on both)."""
+_pool: ThreadPoolExecutor | None = None
+
+
+def _workers() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="epigraph-vectors")
+    return _pool
+
+
+def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``matrix @ query`` (float32), computed in row slices on several threads for a large matrix.
+
+    einsum, not BLAS ``@``: multi-threaded BLAS gemv was 4-7x slower on small shared machines (its
+    threads spin while waiting); here each slice is one einsum (which releases the GIL) and the caller
+    blocks on the others' futures, so a busy core only delays its slice.
+    """
+    n = matrix.shape[0]
+    slices = min(os.cpu_count() or 1, n // PARALLEL_ROWS)
+    if slices <= 1:
+        return np.einsum("ij,j->i", matrix, query)
+    out = np.empty(n, dtype=np.float32)
+    bounds = np.linspace(0, n, slices + 1, dtype=int)
+
+    def part(k: int) -> None:
+        lo, hi = bounds[k], bounds[k + 1]
+        np.einsum("ij,j->i", matrix[lo:hi], query, out=out[lo:hi])
+
+    others = [_workers().submit(part, k) for k in range(1, slices)]
+    part(0)
+    for future in others:
+        future.result()
+    return out
 
 
 class VectorIndex:
@@ -81,9 +122,7 @@ class VectorIndex:
         q = normalized(query)
         if q.shape[0] != self.dim:
             raise StoreError(f"query vector has dimension {q.shape[0]}, the stored vectors {self.dim}")
-        # einsum, not ``@``: multi-threaded BLAS gemv was 4-7x slower on small shared machines (threads
-        # spinning), and a single pass over the matrix is memory-bound either way.
-        scores = np.einsum("ij,j->i", self._mat[:n], q)
+        scores = cosines(self._mat[:n], q)
         seen: set[str] = set()
         size = max(1, first)
         while len(seen) < n:
