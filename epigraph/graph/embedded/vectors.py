@@ -52,9 +52,10 @@ def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """
     n = matrix.shape[0]
     slices = min(os.cpu_count() or 1, n // PARALLEL_ROWS)
-    if slices <= 1:
-        return np.einsum("ij,j->i", matrix, query)
     out = np.empty(n, dtype=np.float32)
+    if slices <= 1:
+        np.einsum("ij,j->i", matrix, query, out=out)
+        return out
     bounds = np.linspace(0, n, slices + 1, dtype=int)
 
     def part(k: int) -> None:
