@@ -103,10 +103,30 @@ def git_commit() -> str:
 
 
 def machine() -> str:
-    """``"<cores> cores, <RAM> GiB"`` of this machine."""
+    """``"<cores> cores (<CPU model>, <widest SIMD>), <RAM> GiB"``: figures of two machines differ by 2x
+    (the store bench's vector and index work is memory- and SIMD-bound), so results name the CPU."""
     cores = os.cpu_count() or 0
+    cpu = cpu_description()
+    described = f"{cores} cores ({cpu})" if cpu else f"{cores} cores"
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
-        return f"{cores} cores"
-    return f"{cores} cores, {ram:.0f} GiB"
+        return described
+    return f"{described}, {ram:.0f} GiB"
+
+
+def cpu_description(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """``"<model name>, <AVX-512 | AVX2 | no AVX2>"`` from ``cpuinfo`` (Linux), or '' when unreadable."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in text.splitlines()[:40])
+        if value
+    )
+    flags = set(fields.get("flags", "").split())
+    simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    model = fields.get("model name", "")
+    return f"{model}, {simd}" if model else ""
