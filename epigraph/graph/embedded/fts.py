@@ -79,12 +79,20 @@ def document_counts(conn: sqlite3.Connection, fts: str, terms: list[str]) -> dic
 
 
 def informative_expression(conn: sqlite3.Connection, fts: str, terms: list[str]) -> str | None:
-    """The ``OR`` of the words worth ranking by (see the module docstring), or None if none occurs."""
+    """The ``OR`` of the words worth ranking by (see the module docstring), or None if none occurs.
+
+    In a table so big that a "very common" word would hold more rows than a probe counts, no word can
+    be dropped as common, and the probes are skipped (0.4 ms a common word at 100k rows): an ``OR``
+    with words found nowhere matches the same rows with the same bm25() scores (their term frequency
+    is 0 in every row).
+    """
+    rows = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {fts}").fetchone()[0]
+    common = max(COMMON_SHARE * rows, 32)
+    if common >= _PROBE_CAP:
+        return " OR ".join(terms)
     counts = document_counts(conn, fts, terms)
     present = [t for t in terms if counts[t] > 0]
     if not present:
         return None
-    rows = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {fts}").fetchone()[0]
-    common = max(COMMON_SHARE * rows, 32)
     rare = [t for t in present if counts[t] <= common]
     return " OR ".join(rare or present)
