@@ -249,8 +249,15 @@ CALL (nodes) {{{_UPSERT_MENTION_ROWS}}}
 RETURN facts_written, mentions_written
 """
 
+
+def _seek(var: str, label: str) -> str:
+    """The hint that pins a key lookup of ``var`` to the (group_id, uuid) index (see the writes)."""
+    return f"USING INDEX SEEK {var}:{label}(group_id, uuid)"
+
+
 # --- episodes -----------------------------------------------------------------------------------------
-GET_EPISODE = f"MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}}) RETURN {EPISODE_MAP} AS ep"
+_EPISODE_KEY = f"(ep:Episode {{group_id: $group_id, uuid: $uuid}}) {_seek('ep', 'Episode')}"
+GET_EPISODE = f"MATCH {_EPISODE_KEY} RETURN {EPISODE_MAP} AS ep"
 _EPISODES = f"""
 MATCH (ep:Episode {{group_id: $group_id}})
 WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)
@@ -261,6 +268,7 @@ EPISODES_NEWEST = _EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DE
 EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
 EPISODES_MENTIONING = f"""
 MATCH (e:Entity {{group_id: $group_id, uuid: $entity_uuid}})<-[:MENTIONS]-(ep:Episode {{group_id: $group_id}})
+{_seek("e", "Entity")}
 RETURN {EPISODE_MAP} AS ep
 ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
 """
@@ -268,12 +276,12 @@ ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
 # --- lookups ------------------------------------------------------------------------------------------
 GET_ENTITIES = f"""
 UNWIND $uuids AS u
-MATCH (e:Entity {{group_id: $group_id, uuid: u}})
+MATCH (e:Entity {{group_id: $group_id, uuid: u}}) {_seek("e", "Entity")}
 RETURN {ENTITY_MAP} AS e
 """
 GET_FACTS = f"""
 UNWIND $uuids AS u
-MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->()
+MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->() {_seek("r", "RELATES_TO")}
 RETURN {FACT_MAP} AS fact
 """
 # $query (lucene.keyword_query) finds the candidates by hashed name; the exact check is on norm_names.
@@ -284,13 +292,14 @@ RETURN {ENTITY_MAP} AS e
 """
 FACTS_BETWEEN = f"""
 MATCH (x:Entity {{group_id: $group_id, uuid: $a}})-[r:RELATES_TO]-(y:Entity {{group_id: $group_id, uuid: $b}})
+{_seek("x", "Entity")} {_seek("y", "Entity")}
 WHERE {FACT_PRED}
 WITH DISTINCT r
 RETURN {FACT_MAP} AS fact
 ORDER BY r.created_at DESC, r.uuid
 """
 FACTS_AROUND = f"""
-MATCH (x:Entity {{group_id: $group_id}}) WHERE x.uuid IN $uuids
+MATCH (x:Entity {{group_id: $group_id}}) {_seek("x", "Entity")} WHERE x.uuid IN $uuids
 MATCH (x)-[r:RELATES_TO]-()
 WHERE {FACT_PRED}
 WITH DISTINCT r
@@ -298,15 +307,15 @@ RETURN {FACT_MAP} AS fact
 ORDER BY r.created_at DESC, r.uuid LIMIT $limit
 """
 NEIGHBOURS_STEP = f"""
-MATCH (x:Entity {{group_id: $group_id}}) WHERE x.uuid IN $frontier
+MATCH (x:Entity {{group_id: $group_id}}) {_seek("x", "Entity")} WHERE x.uuid IN $frontier
 MATCH (x)-[r:RELATES_TO]-(n:Entity)
 WHERE {FACT_PRED} AND NOT n.uuid IN $seen
 RETURN DISTINCT n.uuid AS uuid
 """
-MENTION_COUNTS = """
+MENTION_COUNTS = f"""
 UNWIND $uuids AS u
-MATCH (e:Entity {group_id: $group_id, uuid: u})
-RETURN u AS uuid, COUNT { (ep:Episode)-[:MENTIONS]->(e) } AS n
+MATCH (e:Entity {{group_id: $group_id, uuid: u}}) {_seek("e", "Entity")}
+RETURN u AS uuid, COUNT {{ (ep:Episode)-[:MENTIONS]->(e) }} AS n
 """
 
 
@@ -364,8 +373,8 @@ SCAN_FACTS_VECTOR = _vector_scan("()-[r:RELATES_TO]->()", "r", "text_embedding",
 SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
 
 # --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------
-DELETE_FIND_EPISODE = """
-MATCH (ep:Episode {group_id: $group_id, uuid: $uuid})
+DELETE_FIND_EPISODE = f"""
+MATCH {_EPISODE_KEY}
 OPTIONAL MATCH (ep)-[:MENTIONS]->(e:Entity)
 RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
 """
@@ -382,11 +391,11 @@ WHERE $uuid IN r.episodes
 SET r.episodes = [x IN r.episodes WHERE x <> $uuid]
 RETURN r.uuid AS uuid, a.uuid AS source, b.uuid AS target
 """
-DELETE_ORPHAN_ENTITIES = """
-MATCH (ep:Episode {group_id: $group_id, uuid: $uuid})-[:MENTIONS]->(e:Entity)
-WHERE NOT EXISTS { MATCH (other:Episode)-[:MENTIONS]->(e) WHERE other <> ep }
+DELETE_ORPHAN_ENTITIES = f"""
+MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}})-[:MENTIONS]->(e:Entity) {_seek("ep", "Episode")}
+WHERE NOT EXISTS {{ MATCH (other:Episode)-[:MENTIONS]->(e) WHERE other <> ep }}
 OPTIONAL MATCH (e)-[r:RELATES_TO]-(o:Entity)
-WITH e, e.uuid AS uuid, [f IN collect({uuid: r.uuid, other: o.uuid}) WHERE f.uuid IS NOT NULL] AS facts
+WITH e, e.uuid AS uuid, [f IN collect({{uuid: r.uuid, other: o.uuid}}) WHERE f.uuid IS NOT NULL] AS facts
 DETACH DELETE e
 RETURN uuid, facts
 """
@@ -402,7 +411,7 @@ SET r.invalid_at = r.previous_invalid_at, r.expired_at = null, r.invalidated_by_
     r.invalidated_by_episode = null, r.previous_invalid_at = null
 RETURN r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
 """
-DELETE_EPISODE = "MATCH (ep:Episode {group_id: $group_id, uuid: $uuid}) DETACH DELETE ep"
+DELETE_EPISODE = f"MATCH {_EPISODE_KEY} DETACH DELETE ep"
 
 # --- stats ----------------------------------------------------------------------------------------------
 STATS = f"""

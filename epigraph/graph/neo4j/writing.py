@@ -128,9 +128,7 @@ def _expect_written(rows: dict[str, Any], record: neo4j.Record) -> None:
     ends = rows["endpoints"]
     wanted = {
         "fact": [row["uuid"] for row in rows["facts"]],
-        "mention": [
-            f"{row['episode_uuid']} {ends[i]}" for row in rows["mentions"] for i in row["entities"]
-        ],
+        "mention": [f"{row['episode_uuid']} {ends[i]}" for row in rows["mentions"] for i in row["entities"]],
     }
     for kind, keys in wanted.items():
         missing = sorted(set(keys) - set(record[f"{kind}s_written"]))
