@@ -25,7 +25,7 @@ import pytest
 
 from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention
-from epigraph.graph.neo4j import Neo4jStore, convert
+from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
@@ -316,9 +316,9 @@ async def test_setup_recreates_fulltext_indexes_with_another_analyzer(store: Neo
     }
     try:
         for name, statement in old.items():
-            await conn.run_write(q.DROP_INDEX, {"name": name})
+            await conn.run_write(ddl.DROP_INDEX, {"name": name})
             await conn.run_write(statement)
-        await conn.run_write(q.AWAIT_INDEXES, {"timeout": 300})
+        await conn.run_write(ddl.AWAIT_INDEXES, {"timeout": 300})
         assert sorted(stale_analyzers(await describe(conn))) == sorted(old)
         assert await store.search_facts_text([group], "hiking") == []  # unstemmed
 
@@ -431,7 +431,7 @@ async def test_setup_drops_the_indexes_earlier_versions_created(store: Neo4jStor
         await conn.run_write(statement)
     assert {"epigraph_fact_valid_at", "epigraph_mention_group"} <= set(await describe(conn))
     await store.setup(embedding_dim=DIM)
-    assert not set(q.OBSOLETE_INDEXES) & set(await describe(conn))
+    assert not set(ddl.OBSOLETE_INDEXES) & set(await describe(conn))
 
 
 # --- vectors: cosine is defined for finite, non-zero vectors ------------------------------------------

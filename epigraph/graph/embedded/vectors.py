@@ -11,6 +11,7 @@ index (e.g. usearch) is the path past ~1M rows.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,14 +34,12 @@ def normalized(vector: np.ndarray) -> np.ndarray:
 PARALLEL_ROWS = 20_000
 """From this many rows on, a product is split over the machine's cores (one pass over 100k x 384 float32
 is memory-bound: 10-11 ms on one core of a 2-core EPYC, 6 ms on both)."""
-_pool: ThreadPoolExecutor | None = None
 
 
+@functools.cache
 def _workers() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="epigraph-vectors")
-    return _pool
+    """The threads that compute all slices but the caller's own (one process-wide pool)."""
+    return ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="epigraph-vectors")
 
 
 def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Every Cypher statement of the Neo4j backend, once, as constants.
+"""Every Cypher statement of the Neo4j backend's queries, once, as constants (the schema's own
+statements, constraints and indexes, are in ``ddl``).
 
 Rules: every value is a ``$parameter``; no user string is ever formatted into a statement. The few
 fragments below are composed when this module is imported, from trusted literals only.
@@ -92,76 +93,6 @@ FACT_MAP = _fact_map("r")
 ENTITY_MAP = _entity_map("e")
 EPISODE_MAP = _episode_map("ep")
 
-# --- schema -------------------------------------------------------------------------------------------
-CONSTRAINTS = (
-    "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
-    "FOR (n:Episode) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
-    "CREATE CONSTRAINT epigraph_entity_key IF NOT EXISTS "
-    "FOR (n:Entity) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
-    "CREATE CONSTRAINT epigraph_fact_key IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() REQUIRE (r.group_id, r.uuid) IS UNIQUE",
-)
-RANGE_INDEXES = (
-    "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
-    "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
-    "FOR (n:Episode) ON (n.group_id, n.reference_time)",
-    "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
-    "CREATE INDEX epigraph_fact_group IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id)",
-    "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
-    "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_fact)",
-)
-# Indexes earlier versions created and no statement uses (every fact and mention paid an entry in each;
-# a time filter applies after a fact is reached through an entity or an index search): setup drops them.
-OBSOLETE_INDEXES = (
-    "epigraph_fact_valid_at",
-    "epigraph_fact_invalid_at",
-    "epigraph_fact_created_at",
-    "epigraph_fact_expired_at",
-    "epigraph_mention_group",
-)
-_TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
-FULLTEXT_INDEXES = (
-    "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
-    "ON EACH [n.name, n.aliases, n.summary, n.group_id] " + _TEXT_OPTIONS,
-    "CREATE FULLTEXT INDEX epigraph_fact_text IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id] " + _TEXT_OPTIONS,
-    "CREATE FULLTEXT INDEX epigraph_episode_text IF NOT EXISTS "
-    "FOR (n:Episode) ON EACH [n.content, n.group_id] " + _TEXT_OPTIONS,
-    # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
-    "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
-    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] "
-    "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + NAMES_ANALYZER + "'}}",
-)
-# Quantization is off: the contract (and users) expect exact cosine order among the candidates.
-# HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of
-# a write's cost, and 32 writes ~2.5x faster for ~3% less top-10 recall on random 384-d vectors (the
-# hardest case; searches over-fetch and rescore). Measured in tools/neo4j/README.md "Performance".
-_VECTOR_OPTIONS = (
-    "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
-    "`vector.quantization.enabled`: false, `vector.hnsw.m`: 16, `vector.hnsw.ef_construction`: 32}}"
-)
-VECTOR_INDEXES = (
-    "CREATE VECTOR INDEX epigraph_entity_name_vector IF NOT EXISTS FOR (n:Entity) ON (n.name_embedding) "
-    + _VECTOR_OPTIONS,
-    "CREATE VECTOR INDEX epigraph_fact_text_vector IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON (r.text_embedding) " + _VECTOR_OPTIONS,
-    "CREATE VECTOR INDEX epigraph_episode_content_vector IF NOT EXISTS "
-    "FOR (n:Episode) ON (n.content_embedding) " + _VECTOR_OPTIONS,
-)
-DROP_INDEX = "DROP INDEX $name IF EXISTS"
-HAS_VECTORS = """
-RETURN EXISTS { MATCH (e:Entity) WHERE e.name_embedding IS NOT NULL }
-    OR EXISTS { MATCH ()-[r:RELATES_TO]->() WHERE r.text_embedding IS NOT NULL }
-    OR EXISTS { MATCH (ep:Episode) WHERE ep.content_embedding IS NOT NULL } AS has_vectors
-"""
-SHOW_INDEXES = (
-    "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, options, state "
-    "WHERE name IN $names RETURN name, type, entityType, labelsOrTypes, properties, options, state"
-)
-AWAIT_INDEXES = "CALL db.awaitIndexes($timeout)"
-
 # --- writes -----------------------------------------------------------------------------------------
 # Rows come from convert.*_row: the (group_id, uuid) key, `props` to set, datetimes as ISO strings.
 # Every MERGE and MATCH on a key is a seek in the (group_id, uuid) uniqueness constraint's index; the
@@ -172,6 +103,13 @@ AWAIT_INDEXES = "CALL db.awaitIndexes($timeout)"
 # With every lookup pinned to a seek, a replan can only reproduce the same plan, so the two statements
 # of an episode write skip the replans Neo4j schedules as the graph's counts grow (`replan=skip`).
 _FIXED_PLAN = "CYPHER replan=skip"
+
+
+def _seek(var: str, label: str) -> str:
+    """The hint that pins a key lookup of ``var`` to the (group_id, uuid) index."""
+    return f"USING INDEX SEEK {var}:{label}(group_id, uuid)"
+
+
 _UPSERT_EPISODE_ROWS = """
 UNWIND $rows.episodes AS row
 MERGE (ep:Episode {group_id: row.group_id, uuid: row.uuid})
@@ -185,26 +123,26 @@ SET e += row.props, e.created_at = datetime(row.created_at)
 """
 # Fact ends and mentioned entities are positions in $rows.endpoints (entity uuids), each looked up ONCE per
 # statement (writing._statement_rows): `nodes[i][0]` is the entity at position i, or null if it is missing.
-_RESOLVE_ENDPOINTS = """
+_RESOLVE_ENDPOINTS = f"""
 UNWIND range(0, size($rows.endpoints) - 1) AS i
-OPTIONAL MATCH (e:Entity {group_id: $group_id, uuid: $rows.endpoints[i]})
-USING INDEX SEEK e:Entity(group_id, uuid)
+OPTIONAL MATCH (e:Entity {{group_id: $group_id, uuid: $rows.endpoints[i]}})
+{_seek("e", "Entity")}
 WITH i, e ORDER BY i
 RETURN collect([e]) AS nodes
 """
 # A fact whose uuid already exists between other endpoints is moved (delete + merge). A row whose
 # endpoint is missing writes nothing and is absent from `*_written` (the caller then rolls back).
-_UPSERT_FACT_ROWS = """
+_UPSERT_FACT_ROWS = f"""
 UNWIND $rows.facts AS row
 WITH row, nodes[row.source][0] AS a, nodes[row.target][0] AS b
 WHERE a IS NOT NULL AND b IS NOT NULL
-CALL (row, a, b) {
-  OPTIONAL MATCH (x)-[old:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(y)
-  USING INDEX SEEK old:RELATES_TO(group_id, uuid)
+CALL (row, a, b) {{
+  OPTIONAL MATCH (x)-[old:RELATES_TO {{group_id: row.group_id, uuid: row.uuid}}]->(y)
+  {_seek("old", "RELATES_TO")}
   WHERE x <> a OR y <> b
   DELETE old
-}
-MERGE (a)-[r:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->(b)
+}}
+MERGE (a)-[r:RELATES_TO {{group_id: row.group_id, uuid: row.uuid}}]->(b)
 SET r += row.props, r.valid_at = datetime(row.valid_at), r.invalid_at = datetime(row.invalid_at),
     r.created_at = datetime(row.created_at), r.expired_at = datetime(row.expired_at),
     r.previous_invalid_at = datetime(row.previous_invalid_at)
@@ -213,28 +151,28 @@ RETURN collect(r.uuid) AS facts_written
 # $rows.mentions: one row per episode, with the (distinct) positions of the entities it mentions. An episode
 # without mentions yet (the usual case: a new one) gets them by CREATE, which takes no lock until commit;
 # another one by MERGE. Two writes of one episode cannot race here: the episode's SET above locks it.
-_UPSERT_MENTION_ROWS = """
+_UPSERT_MENTION_ROWS = f"""
 UNWIND $rows.mentions AS row
-MATCH (ep:Episode {group_id: $group_id, uuid: row.episode_uuid}) USING INDEX SEEK ep:Episode(group_id, uuid)
-WITH row, ep, EXISTS { (ep)-[:MENTIONS]->() } AS known
+MATCH (ep:Episode {{group_id: $group_id, uuid: row.episode_uuid}}) {_seek("ep", "Episode")}
+WITH row, ep, EXISTS {{ (ep)-[:MENTIONS]->() }} AS known
 UNWIND row.entities AS i
 WITH row, ep, known, i, nodes[i][0] AS e
 WHERE e IS NOT NULL
-CALL (ep, e, known) {
+CALL (ep, e, known) {{
   WITH * WHERE known
   MERGE (ep)-[:MENTIONS]->(e)
-}
-CALL (ep, e, known) {
+}}
+CALL (ep, e, known) {{
   WITH * WHERE NOT known
   CREATE (ep)-[:MENTIONS]->(e)
-}
+}}
 RETURN collect(row.episode_uuid + ' ' + $rows.endpoints[i]) AS mentions_written
 """
 UPSERT_EPISODES = _UPSERT_EPISODE_ROWS
 # The rows of $rows.entities already stored as they are: their row_hash (writing._unchanged_entities).
 UNCHANGED_ENTITIES = f"""{_FIXED_PLAN}
 UNWIND $rows.entities AS row
-MATCH (e:Entity {{group_id: $group_id, uuid: row.uuid}}) USING INDEX SEEK e:Entity(group_id, uuid)
+MATCH (e:Entity {{group_id: $group_id, uuid: row.uuid}}) {_seek("e", "Entity")}
 WITH e, row WHERE e.row_hash = row.row_hash
 RETURN collect(row.row_hash) AS hashes
 """
@@ -248,11 +186,6 @@ CALL (nodes) {{{_UPSERT_FACT_ROWS}}}
 CALL (nodes) {{{_UPSERT_MENTION_ROWS}}}
 RETURN facts_written, mentions_written
 """
-
-
-def _seek(var: str, label: str) -> str:
-    """The hint that pins a key lookup of ``var`` to the (group_id, uuid) index (see the writes)."""
-    return f"USING INDEX SEEK {var}:{label}(group_id, uuid)"
 
 
 # --- episodes -----------------------------------------------------------------------------------------

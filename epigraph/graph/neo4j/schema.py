@@ -9,7 +9,7 @@ index of another dimension is recreated while the graph holds no embedding at al
 A fulltext index with another analyzer (e.g. the unstemmed default of graphs set up before the text
 indexes used ``english``) is dropped and recreated: it holds nothing but what Neo4j derives from the
 graph again while it repopulates, which ``setup`` waits for. Indexes of earlier versions that nothing
-uses any more (``cypher.OBSOLETE_INDEXES``) are dropped.
+uses any more (``ddl.OBSOLETE_INDEXES``) are dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from ...errors import SchemaMismatch, StoreError
 from . import cypher as q
+from . import ddl
 from .connection import Connection
 
 
@@ -65,15 +66,15 @@ FULLTEXT_SPECS = {
         "FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), q.NAMES_ANALYZER
     ),
 }
-ALL_STATEMENTS = (*q.CONSTRAINTS, *q.RANGE_INDEXES, *q.FULLTEXT_INDEXES, *q.VECTOR_INDEXES)
+ALL_STATEMENTS = (*ddl.CONSTRAINTS, *ddl.RANGE_INDEXES, *ddl.FULLTEXT_INDEXES, *ddl.VECTOR_INDEXES)
 ALL_NAMES = tuple(_name(s) for s in ALL_STATEMENTS)
 AWAIT_SECONDS = 300
 
 
 async def describe(conn: Connection) -> dict[str, Mapping[str, Any]]:
     """Our indexes (constraints show up as their backing index) by name."""
-    names = [*ALL_NAMES, *q.OBSOLETE_INDEXES]
-    records = await conn.read(q.SHOW_INDEXES, {"names": names}, what="schema inspection")
+    names = [*ALL_NAMES, *ddl.OBSOLETE_INDEXES]
+    records = await conn.read(ddl.SHOW_INDEXES, {"names": names}, what="schema inspection")
     return {r["name"]: dict(r) for r in records}
 
 
@@ -139,7 +140,7 @@ async def _reanalyze(conn: Connection, names: list[str]) -> None:
     for it). Fulltext searches of other clients fail or come back short until it is online again.
     """
     for name in names:
-        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
+        await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")
 
 
 def _check_similarity(name: str, info: Mapping[str, Any]) -> None:
@@ -162,7 +163,7 @@ async def _resize(
     """
     if not names:
         return
-    record = (await conn.read(q.HAS_VECTORS, what="schema inspection"))[0]
+    record = (await conn.read(ddl.HAS_VECTORS, what="schema inspection"))[0]
     if record["has_vectors"]:
         name = names[0]
         raise SchemaMismatch(
@@ -171,7 +172,7 @@ async def _resize(
             f"graph was built with, or re-embed into a fresh database"
         )
     for name in names:
-        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
+        await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")
 
 
 async def setup(conn: Connection, dim: int) -> None:
@@ -181,22 +182,22 @@ async def setup(conn: Connection, dim: int) -> None:
     existing = await describe(conn)
     wrong_dim = check(existing, dim)
     stale = stale_analyzers(existing)
-    obsolete = [name for name in q.OBSOLETE_INDEXES if name in existing]
+    obsolete = [name for name in ddl.OBSOLETE_INDEXES if name in existing]
     if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
     await _reanalyze(conn, stale)
     for name in obsolete:
-        await conn.run_write(q.DROP_INDEX, {"name": name}, what="schema setup")
+        await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")
     for statement in ALL_STATEMENTS:
-        params = {"dim": dim} if statement in q.VECTOR_INDEXES else None
+        params = {"dim": dim} if statement in ddl.VECTOR_INDEXES else None
         try:
             await conn.run_write(statement, params, what="schema setup")
         except StoreError:
             # A concurrent setup may have created the same rule first; the re-check below decides.
             if _name(statement) not in await describe(conn):
                 raise
-    await conn.run_write(q.AWAIT_INDEXES, {"timeout": AWAIT_SECONDS}, what="waiting for indexes")
+    await conn.run_write(ddl.AWAIT_INDEXES, {"timeout": AWAIT_SECONDS}, what="waiting for indexes")
     final = await describe(conn)
     if stale_analyzers(final):
         raise SchemaMismatch(

@@ -1,0 +1,79 @@
+"""The schema statements of the Neo4j backend (constraints, indexes, and what ``schema`` inspects them
+with), as constants: the DDL beside ``cypher``'s queries, under the same rules (every value a
+``$parameter``, fragments composed at import time from trusted literals only).
+
+Index names, the fields a fulltext index covers and the analyzers live in ``cypher``: queries name them too.
+"""
+
+from __future__ import annotations
+
+from .cypher import NAMES_ANALYZER, TEXT_ANALYZER
+
+CONSTRAINTS = (
+    "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
+    "FOR (n:Episode) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_entity_key IF NOT EXISTS "
+    "FOR (n:Entity) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_fact_key IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() REQUIRE (r.group_id, r.uuid) IS UNIQUE",
+)
+RANGE_INDEXES = (
+    "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
+    "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
+    "FOR (n:Episode) ON (n.group_id, n.reference_time)",
+    "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
+    "CREATE INDEX epigraph_fact_group IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id)",
+    "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
+    "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_fact)",
+)
+# Indexes earlier versions created and no statement uses (every fact and mention paid an entry in each;
+# a time filter applies after a fact is reached through an entity or an index search): setup drops them.
+OBSOLETE_INDEXES = (
+    "epigraph_fact_valid_at",
+    "epigraph_fact_invalid_at",
+    "epigraph_fact_created_at",
+    "epigraph_fact_expired_at",
+    "epigraph_mention_group",
+)
+_TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
+FULLTEXT_INDEXES = (
+    "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
+    "ON EACH [n.name, n.aliases, n.summary, n.group_id] " + _TEXT_OPTIONS,
+    "CREATE FULLTEXT INDEX epigraph_fact_text IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id] " + _TEXT_OPTIONS,
+    "CREATE FULLTEXT INDEX epigraph_episode_text IF NOT EXISTS "
+    "FOR (n:Episode) ON EACH [n.content, n.group_id] " + _TEXT_OPTIONS,
+    # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
+    "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
+    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + NAMES_ANALYZER + "'}}",
+)
+# Quantization is off: the contract (and users) expect exact cosine order among the candidates.
+# HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of
+# a write's cost, and 32 writes ~2.5x faster for ~3% less top-10 recall on random 384-d vectors (the
+# hardest case; searches over-fetch and rescore). Measured in tools/neo4j/README.md "Performance".
+_VECTOR_OPTIONS = (
+    "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
+    "`vector.quantization.enabled`: false, `vector.hnsw.m`: 16, `vector.hnsw.ef_construction`: 32}}"
+)
+VECTOR_INDEXES = (
+    "CREATE VECTOR INDEX epigraph_entity_name_vector IF NOT EXISTS FOR (n:Entity) ON (n.name_embedding) "
+    + _VECTOR_OPTIONS,
+    "CREATE VECTOR INDEX epigraph_fact_text_vector IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.text_embedding) " + _VECTOR_OPTIONS,
+    "CREATE VECTOR INDEX epigraph_episode_content_vector IF NOT EXISTS "
+    "FOR (n:Episode) ON (n.content_embedding) " + _VECTOR_OPTIONS,
+)
+DROP_INDEX = "DROP INDEX $name IF EXISTS"
+HAS_VECTORS = """
+RETURN EXISTS { MATCH (e:Entity) WHERE e.name_embedding IS NOT NULL }
+    OR EXISTS { MATCH ()-[r:RELATES_TO]->() WHERE r.text_embedding IS NOT NULL }
+    OR EXISTS { MATCH (ep:Episode) WHERE ep.content_embedding IS NOT NULL } AS has_vectors
+"""
+SHOW_INDEXES = (
+    "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, options, state "
+    "WHERE name IN $names RETURN name, type, entityType, labelsOrTypes, properties, options, state"
+)
+AWAIT_INDEXES = "CALL db.awaitIndexes($timeout)"
