@@ -142,6 +142,10 @@ def _fts_sql(conn: sqlite3.Connection) -> dict[str, str]:
     return {name: sql for name, sql in rows}
 
 
+def _triggers(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+
+
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     tables = [
         "episodes", "entities", "entity_names", "facts", "fact_episodes", "mentions",
@@ -195,13 +199,20 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         )
         assert [h.item.uuid for h in shoes] == [facts[1].uuid]
 
-        # and the triggers still keep the rebuilt indexes in step with new writes
+        # and the rebuilt indexes stay in step with new writes (v3: inserts indexed by the writer,
+        # updates by the remaining triggers)
         newer = Episode(group_id=GROUP, content="Carol: we went climbing yesterday", reference_time=T0)
         await store.save_episode(newer)
         assert [h.item.uuid for h in await store.search_episodes_text([GROUP], "climb")] == [newer.uuid]
+        renamed = entities[2].model_copy(update={"summary": "Bob sails on weekends."})
+        await store.write_episode(EpisodeWrite(episode=newer, entities=[renamed]))
+        assert [h.item.uuid for h in await store.search_entities_text([GROUP], "sailing")] == [renamed.uuid]
+        assert await store.search_entities_text([GROUP], "shoes") == []
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 2
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 3
+        tables = ("entities", "facts", "episodes")
+        assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before
         assert _counts(conn) == {**before, "episodes": before["episodes"] + 1}
         for sql in _fts_sql(conn).values():
@@ -210,14 +221,15 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
             conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
 
 
-async def test_a_failed_migration_leaves_the_v1_file_untouched(
-    v1_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def broken(conn: sqlite3.Connection) -> None:
-        conn.execute("DROP TABLE facts_fts")
-        raise sqlite3.OperationalError("disk I/O error (simulated, halfway through the migration)")
-
-    monkeypatch.setitem(embedded_schema.MIGRATIONS, 2, broken)
+async def test_a_failed_migration_leaves_the_v1_file_untouched(v1_file: Path) -> None:
+    # The upgrade fails at its very end: recording the new version in ``meta`` aborts (a trigger planted
+    # in the copy), after every fulltext index was dropped and rebuilt by the v2 step.
+    with closing(sqlite3.connect(v1_file)) as conn:
+        conn.execute(
+            "CREATE TRIGGER fail_upgrade BEFORE UPDATE ON meta WHEN new.key = 'schema_version'"
+            " BEGIN SELECT RAISE(ABORT, 'disk I/O error (simulated)'); END"
+        )
+        conn.commit()
     async with EmbeddedStore(str(v1_file)) as store:
         with pytest.raises(StoreUnavailable):
             await store.setup(DIM)
@@ -227,6 +239,7 @@ async def test_a_failed_migration_leaves_the_v1_file_untouched(
         assert conn.execute(
             "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH '\"hikes\"'"
         ).fetchone() == (1,)
+        assert {f"{t}_fts_insert" for t in ("entities", "facts", "episodes")} <= _triggers(conn)
 
 
 def test_a_fresh_store_starts_at_the_current_version(tmp_path: Path) -> None:

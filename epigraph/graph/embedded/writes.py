@@ -3,7 +3,9 @@
 Both run in one ``BEGIN IMMEDIATE`` transaction (``Db.write``); the vector matrices are updated only
 after COMMIT. Upserts are keyed by ``(group_id, uuid)`` and replace the whole record, so writing the
 same thing twice changes nothing; records whose digest matches the stored one are skipped altogether (an
-episode write re-sends every entity it touches, most of them unchanged). Links are resolved to row ids
+episode write re-sends every entity it touches, most of them unchanged). New rows reach the fulltext
+indexes through one ``INSERT ... SELECT`` per upsert (``schema.fts_index_new``); updates and deletes
+through the schema's triggers. Links are resolved to row ids
 within the write's group: a fact whose endpoint, or a mention whose episode or entity, is not in the
 group resolves to NULL, NOT NULL rejects it, and the whole write rolls back.
 """
@@ -34,6 +36,7 @@ from .codec import (
 )
 from .db import Db
 from .reads import IN_LIST, as_json, get_facts
+from .schema import fts_index_new
 
 T = TypeVar("T", bound=Episode | Entity | Fact)
 Record = tuple[tuple[Any, ...], bytes | None]
@@ -96,7 +99,9 @@ def _upsert(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T
     ]
     changed = [(item, rec, digest) for item, rec, digest in fingerprinted if stored.get(item.uuid) != digest]
     rows = [(*values, digest, *how.links_of(item)) for item, (values, _), digest in changed]
+    last_id = conn.execute(f"SELECT coalesce(max(id), 0) FROM {how.table.name}").fetchone()[0]
     conn.executemany(how.sql(), rows)
+    conn.execute(fts_index_new(how.table.name), (last_id,))  # rows above last_id are the new ones
     _write_vectors(db, conn, how.table, [(item, blob) for item, (_, blob), _ in changed])
     return [item for item, _, _ in changed]
 
@@ -126,7 +131,7 @@ def _write_vectors(
 def _digest(record: Record) -> bytes:
     """A fingerprint of a record (columns and embedding): equal digests = nothing to write."""
     values, blob = record
-    return hashlib.blake2b(repr(values).encode() + b"\x00" + (blob or b""), digest_size=16).digest()
+    return hashlib.sha256(repr(values).encode() + b"\x00" + (blob or b"")).digest()[:16]  # SHA-NI: 2x blake2b
 
 
 def _stored_digests(
