@@ -297,6 +297,15 @@ async def test_a_fact_cannot_join_entities_of_another_group(
     assert await store.stats(group) == StoreStats(0, 0, 0, 0, 0)
 
 
+async def test_a_mention_of_an_entity_the_group_lacks_is_refused(store: GraphStore, group: str) -> None:
+    ep = make_episode(group)
+    known, ghost = make_entity(group, "Known"), make_entity(group, "Ghost")  # ghost is never written
+    with pytest.raises(StoreError):
+        await store.write_episode(write_of(ep, [known], mentioned=[known, ghost]))
+    assert await store.stats(group) == StoreStats(0, 0, 0, 0, 0)
+    assert await store.get_episode(group, ep.uuid) is None
+
+
 async def test_a_write_that_mixes_groups_is_refused(store: GraphStore, group: str, other_group: str) -> None:
     ep = make_episode(group)
     with pytest.raises(EpigraphError):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ...errors import EpisodeNotFound
-from ..model import Entity, Episode, Fact, normalize_name
+from ..model import Entity, Episode, Fact, Mention, normalize_name
 from ..store import DeletionResult, EpisodeWrite
 from ..temporal import revert_invalidation
 from .codec import (
@@ -43,8 +43,7 @@ Record = tuple[tuple[Any, ...], bytes | None]
 """(column values, embedding blob)."""
 
 _ENTITY_ID = "(SELECT id FROM entities WHERE group_id = ? AND uuid = ?)"
-_EPISODE_ID = "(SELECT id FROM episodes WHERE group_id = ? AND uuid = ?)"
-_FACT_ID = "(SELECT id FROM facts WHERE group_id = ? AND uuid = ?)"
+_FACT_IDS = f"(SELECT id FROM facts WHERE group_id = ? AND uuid IN {IN_LIST})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,11 +154,25 @@ def write_episode(db: Db, write: EpisodeWrite) -> None:
         _upsert(db, conn, _EPISODES, [write.episode])
         upsert_entities(db, conn, write.entities)
         upsert_facts(db, conn, write.facts)
-        conn.executemany(
-            f"INSERT INTO mentions (episode_id, entity_id) VALUES ({_EPISODE_ID}, {_ENTITY_ID})"
-            " ON CONFLICT (episode_id, entity_id) DO NOTHING",
-            [(m.group_id, m.episode_uuid, m.group_id, m.entity_uuid) for m in write.mentions],
-        )
+        _insert_mentions(conn, write.mentions)
+
+
+def _insert_mentions(conn: sqlite3.Connection, mentions: Sequence[Mention]) -> None:
+    """One statement per mentioned episode (usually one): an unknown episode or entity resolves to NULL,
+    which NOT NULL rejects (set-based: a third cheaper than a statement per mention)."""
+    by_episode: dict[tuple[str, str], list[str]] = {}
+    for m in mentions:
+        by_episode.setdefault((m.group_id, m.episode_uuid), []).append(m.entity_uuid)
+    for (group_id, episode_uuid), entity_uuids in by_episode.items():
+        conn.execute(_INSERT_MENTIONS, (group_id, episode_uuid, as_json(entity_uuids)))
+
+
+_INSERT_MENTIONS = """
+INSERT INTO mentions (episode_id, entity_id)
+SELECT (SELECT id FROM episodes WHERE group_id = ?1 AND uuid = ?2),
+       (SELECT id FROM entities WHERE group_id = ?1 AND uuid = j.value)
+FROM json_each(?3) AS j WHERE true
+ON CONFLICT (episode_id, entity_id) DO NOTHING"""
 
 
 def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]) -> None:
@@ -181,13 +194,14 @@ def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]
 def upsert_facts(db: Db, conn: sqlite3.Connection, facts: Sequence[Fact]) -> None:
     """Upsert facts and rebuild the provenance index (fact <- episode) of the changed ones."""
     changed = _upsert(db, conn, _FACTS, facts)
-    conn.executemany(
-        f"DELETE FROM fact_episodes WHERE fact_id = {_FACT_ID}", [(f.group_id, f.uuid) for f in changed]
-    )
-    conn.executemany(
-        f"INSERT OR IGNORE INTO fact_episodes (episode_uuid, fact_id) VALUES (?, {_FACT_ID})",
-        [(episode, f.group_id, f.uuid) for f in changed for episode in f.episodes],
-    )
+    if changed:  # the index is rebuilt from the rows' own ``episodes`` lists, set-based
+        params = (changed[0].group_id, as_json([f.uuid for f in changed]))
+        conn.execute(f"DELETE FROM fact_episodes WHERE fact_id IN {_FACT_IDS}", params)
+        conn.execute(
+            "INSERT OR IGNORE INTO fact_episodes (episode_uuid, fact_id) SELECT j.value, f.id"
+            f" FROM facts AS f, json_each(f.episodes) AS j WHERE f.id IN {_FACT_IDS}",
+            params,
+        )
 
 
 # --- deleting -----------------------------------------------------------------------------------------
