@@ -7,6 +7,7 @@ only cost time (it was most of a vector search: a 384-float list per fact).
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Sequence
@@ -82,11 +83,17 @@ def to_blob(vector: Sequence[float] | None) -> bytes | None:
     """float32 little-endian bytes; ``None`` stays ``None``. (``struct`` is 3x faster than numpy here.)"""
     if vector is None:
         return None
-    return struct.pack(f"<{len(vector)}f", *vector)
+    return _floats(len(vector)).pack(*vector)
 
 
 def from_blob(blob: bytes | None) -> list[float] | None:
-    return None if blob is None else np.frombuffer(blob, dtype=_F32).tolist()
+    """The list of floats of a blob (``struct``: 7.7 us for 384 floats, numpy's ``tolist`` 11.4)."""
+    return None if blob is None else list(_floats(len(blob) // 4).unpack(blob))
+
+
+@functools.cache
+def _floats(n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}f")
 
 
 def blob_array(blob: bytes) -> np.ndarray:
@@ -95,7 +102,12 @@ def blob_array(blob: bytes) -> np.ndarray:
 
 def to_json(value: Any) -> str:
     """JSON text; values JSON has no type for (datetimes, ...) are written as pydantic writes them."""
+    if not value and type(value) in _EMPTY:  # most aliases, labels and attributes: 3 per entity written
+        return _EMPTY[type(value)]
     return pydantic_core.to_json(value).decode("utf-8")
+
+
+_EMPTY = {list: "[]", dict: "{}"}
 
 
 # --- episodes ---------------------------------------------------------------------------------------

@@ -130,7 +130,9 @@ def _write_vectors(
 def _digest(record: Record) -> bytes:
     """A fingerprint of a record (columns and embedding): equal digests = nothing to write."""
     values, blob = record
-    return hashlib.sha256(repr(values).encode() + b"\x00" + (blob or b"")).digest()[:16]  # SHA-NI: 2x blake2b
+    digest = hashlib.sha256(repr(values).encode())  # SHA-NI: twice blake2b's speed on a 1.5 kB vector
+    digest.update(b"\x00" + (blob or b""))
+    return digest.digest()[:16]
 
 
 def _stored_digests(
