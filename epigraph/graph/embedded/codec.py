@@ -107,7 +107,7 @@ def to_json(value: Any) -> str:
     return pydantic_core.to_json(value).decode("utf-8")
 
 
-_EMPTY = {list: "[]", dict: "{}"}
+_EMPTY: dict[type, str] = {list: "[]", dict: "{}"}
 
 
 # --- episodes ---------------------------------------------------------------------------------------
