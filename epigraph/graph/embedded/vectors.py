@@ -43,29 +43,44 @@ def _workers() -> ThreadPoolExecutor:
 
 
 def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``matrix @ query`` (float32), computed in row slices on several threads for a large matrix.
+    """``matrix @ query`` (float32); see :func:`scored`."""
+    return scored(matrix, query, 0)[0]
 
+
+def scored(matrix: np.ndarray, query: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """``matrix @ query`` (float32) and the row indices of its ``first`` highest scores (unordered).
+
+    A large matrix is computed in row slices on several threads, and each slice also picks its own best
+    ``first`` rows, beside the others; the best of those candidates are the best overall (100k rows on
+    the 2-core EPYC: 8.3-9.2 -> 6.9-7.1 ms, the selection over all rows took a core 1.5 ms).
     einsum, not BLAS ``@``: multi-threaded BLAS gemv was 4-7x slower on small shared machines (its
     threads spin while waiting); here each slice is one einsum (which releases the GIL) and the caller
     blocks on the others' futures, so a busy core only delays its slice.
     """
     n = matrix.shape[0]
-    slices = min(os.cpu_count() or 1, n // PARALLEL_ROWS)
+    slices = max(1, min(os.cpu_count() or 1, n // PARALLEL_ROWS))
     out = np.empty(n, dtype=np.float32)
-    if slices <= 1:
-        np.einsum("ij,j->i", matrix, query, out=out)
-        return out
     bounds = np.linspace(0, n, slices + 1, dtype=int)
 
-    def part(k: int) -> None:
+    def part(k: int) -> np.ndarray:
         lo, hi = bounds[k], bounds[k + 1]
         np.einsum("ij,j->i", matrix[lo:hi], query, out=out[lo:hi])
+        picked: np.ndarray = lo + best(out[lo:hi], first)
+        return picked
 
     others = [_workers().submit(part, k) for k in range(1, slices)]
-    part(0)
-    for future in others:
-        future.result()
-    return out
+    candidates = np.concatenate([part(0), *(future.result() for future in others)])
+    return out, candidates[best(out[candidates], first)]
+
+
+def best(scores: np.ndarray, first: int) -> np.ndarray:
+    """Indices of the ``first`` highest ``scores``, unordered (all of them when there are fewer)."""
+    n = scores.shape[0]
+    if first <= 0:
+        return np.empty(0, dtype=np.intp)
+    if first >= n:
+        return np.arange(n)
+    return np.argpartition(scores, n - first)[n - first :]
 
 
 class VectorIndex:
@@ -122,12 +137,13 @@ class VectorIndex:
         q = normalized(query)
         if q.shape[0] != self.dim:
             raise StoreError(f"query vector has dimension {q.shape[0]}, the stored vectors {self.dim}")
-        scores = cosines(self._mat[:n], q)
-        seen: set[str] = set()
         size = max(1, first)
+        scores, top = scored(self._mat[:n], q, size)
+        seen: set[str] = set()
         while len(seen) < n:
             size = min(n, size)
-            top = np.argpartition(-scores, size - 1)[:size] if size < n else np.arange(n)
+            if len(top) < size:  # a later block: the first one came with the scores
+                top = best(scores, size)
             block = sorted(
                 ((self._keys[i], float(scores[i])) for i in top if self._keys[i] not in seen),
                 key=lambda ks: (-ks[1], ks[0]),
