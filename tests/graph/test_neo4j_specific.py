@@ -29,7 +29,6 @@ from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
-    STOP_WORDS,
     build_query,
     escape,
     escape_term,
@@ -37,6 +36,7 @@ from epigraph.graph.neo4j.lucene import (
     terms,
 )
 from epigraph.graph.neo4j.schema import describe, fulltext_analyzer, stale_analyzers
+from epigraph.graph.stopwords import STOP_WORDS
 from epigraph.graph.store import EpisodeWrite
 
 DIM = 8

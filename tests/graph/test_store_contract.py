@@ -426,6 +426,25 @@ async def test_fulltext_with_words_that_occur_nowhere_or_apart(store: GraphStore
     assert await store.search_facts_text([group], "zzyzx qwfp") == []
 
 
+async def test_fulltext_leaves_english_stop_words_out_in_both_stores(store: GraphStore, group: str) -> None:
+    """Neo4j's ``english`` analyzer drops stop words; the embedded store leaves them out of its queries,
+    so a question made of them finds nothing anywhere and they never decide an order."""
+    ep = make_episode(group, "it is what it is")
+    alice, it_team = (
+        make_entity(group, "Alice"),
+        make_entity(group, "The IT team", summary="it is in the office"),
+    )
+    with_stops = make_fact(group, alice, it_team, "It is the case that this is in the office", [ep.uuid])
+    garden = make_fact(group, alice, it_team, "Alice waters the garden", [ep.uuid])
+    await store.write_episode(write_of(ep, [alice, it_team], [with_stops, garden]))
+
+    for question in ("it is in the", "The IS it"):
+        assert await store.search_facts_text([group], question) == []
+        assert await store.search_entities_text([group], question) == []
+        assert await store.search_episodes_text([group], question) == []
+    assert uuids(await store.search_facts_text([group], "is the garden in it")) == [garden.uuid]
+
+
 async def test_fulltext_finds_a_group_among_many_newer_matches_of_another(
     store: GraphStore, group: str, other_group: str
 ) -> None:
@@ -1170,7 +1189,8 @@ async def test_embedded_sees_writes_of_another_connection(tmp_path: Path) -> Non
 def test_fts_terms_are_distinct_quoted_words() -> None:
     assert query_terms('Say "hi", say HI! NEAR(x) *') == ['"Say"', '"hi"', '"NEAR"', '"x"']
     assert query_terms("🎉 ' ; --") == []
-    assert match_expression("a b", "AND") == '"a" AND "b"'
+    assert match_expression("x b", "AND") == '"x" AND "b"'
+    assert query_terms("What is THE point of it") == ['"What"', '"point"']  # English stop words go
 
 
 @pytest.mark.parametrize(
@@ -1178,7 +1198,8 @@ def test_fts_terms_are_distinct_quoted_words() -> None:
     [
         ("hello world", '"hello" OR "world"'),
         ('say "hi"', '"say" OR "hi"'),
-        ("NEAR(a b) AND c*", '"NEAR" OR "a" OR "b" OR "AND" OR "c"'),
+        ("NEAR(x y) AND c*", '"NEAR" OR "x" OR "y" OR "c"'),  # AND is a stop word, NEAR a plain one
+        ("the a AND OR NOT", None),
         ("'; DROP TABLE x", '"DROP" OR "TABLE" OR "x"'),
         ("Hello hello HELLO", '"Hello"'),
         ("snake_case", '"snake" OR "case"'),

@@ -14,6 +14,7 @@ Ranking plan. SQLite computes bm25() for every row an expression matches (1-3 µ
 ``OR`` of common words over 100k rows would cost tens of milliseconds; and ranking "rows with every word"
 first (an ``AND`` stage) is not BM25 at all: it lets "what", "did" and "the" decide the order. So:
 
+0. English stop words never reach the index (``query_terms``), as in the Neo4j store;
 1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris", whose
    ``live`` stem matches "live" and "lives" alike);
 2. **very common** words (in more than ``COMMON_SHARE`` of the rows, probed with a bounded count) are
@@ -33,6 +34,8 @@ import re
 import sqlite3
 import unicodedata
 
+from ..stopwords import STOP_WORDS
+
 MAX_TERMS = 32
 """Longer queries keep their first 32 distinct words: bounded cost whatever the input size."""
 
@@ -49,12 +52,13 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 def query_terms(query: str) -> list[str]:
-    """The distinct words of ``query`` (case-insensitive), each as a quoted FTS5 string."""
+    """The distinct words of ``query`` (case-insensitive) but English stop words (as Neo4j's analyzer
+    drops them: ``graph.stopwords``), each as a quoted FTS5 string."""
     seen: set[str] = set()
     terms: list[str] = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", query)):
         key = word.casefold()
-        if key not in seen:
+        if key not in seen and key not in STOP_WORDS:
             seen.add(key)
             terms.append('"' + word.replace('"', '""') + '"')
         if len(terms) == MAX_TERMS:

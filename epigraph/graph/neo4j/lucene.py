@@ -7,7 +7,7 @@ are. Lucene parses the query with the index's analyzer (``english``: lower-case,
 dropped, Porter stems), so "hiking" becomes ``hike`` and matches "hikes" in the index.
 
 Terms the analyzer would turn into nothing are dropped here: tokens without a letter or digit, and
-tokens made only of English stop words (:data:`STOP_WORDS`, possessive ``'s`` removed first, as Lucene
+tokens made only of English stop words (``graph.stopwords``, possessive ``'s`` removed first, as Lucene
 does). This matters beyond tidiness: a field clause whose every term vanishes in the analyzer disappears
 from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match *every* document of
 the group with score 0. A query with no term left is ``''`` (the caller returns no hits without a call).
@@ -27,15 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..stopwords import STOP_WORDS
+
 SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 
-STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
-    "these they this to was will with".split()
-)
-"""The stop words of Lucene's ``EnglishAnalyzer`` (``ENGLISH_STOP_WORDS_SET``), which the ``english``
-fulltext analyzer drops from documents and queries alike."""
 
 # The word pieces the analyzer may keep (letters and digits, joined by apostrophes as in "don't"), and
 # the possessive suffix it strips before looking a piece up in the stop words.
