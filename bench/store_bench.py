@@ -12,9 +12,11 @@ For each store and size it measures
   ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``).
 
 Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one, with the page cache and heap
-of tools/neo4j/README.md "Performance"). Prints a table and updates ``bench/results/store.json``
-(DESIGN.md §9): the metrics measured now replace theirs, the others (e.g. the embedded store's after a
-``--stores neo4j`` run) are kept; ``--replace`` writes this run's metrics only. Usage::
+of tools/neo4j/README.md "Performance", and measures the embedded store afterwards in a second run,
+so an idle JVM does not share a small machine's cores with it). Prints a table and updates
+``bench/results/store.json`` (DESIGN.md §9): the metrics measured now replace theirs, the others
+(e.g. the embedded store's after a ``--stores neo4j`` run) are kept; ``--replace`` writes this run's
+metrics only. Usage::
 
     python bench/store_bench.py [--sizes 10000 100000] [--stores embedded neo4j] [--queries 200] [--replace]
 """
