@@ -14,7 +14,7 @@ Ranking plan. SQLite computes bm25() for every row an expression matches (1-3 µ
 ``OR`` of common words over 100k rows would cost tens of milliseconds; and ranking "rows with every word"
 first (an ``AND`` stage) is not BM25 at all: it lets "what", "did" and "the" decide the order. So:
 
-0. English stop words never reach the index (``query_terms``), as in the Neo4j store;
+0. English stop words are left out of the query (``query_terms``), as in the Neo4j store;
 1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris", whose
    ``live`` stem matches "live" and "lives" alike);
 2. **very common** words (in more than ``COMMON_SHARE`` of the rows, probed with a bounded count) are

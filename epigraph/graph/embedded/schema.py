@@ -24,7 +24,7 @@ Versioning: ``meta.schema_version``. A file written by a newer (or unknown) vers
 - **v2**: every fulltext index stems English (``TOKENIZER``: Porter over ``unicode61``), so "hiking"
   finds "hikes" (LoCoMo BM25 hit@10 0.61 -> 0.67). Upgrading drops the three FTS5 tables, creates them
   with the new tokenizer and rebuilds them from their content tables; no other table is touched.
-- **v3**: new rows are indexed by the writer, one ``INSERT ... SELECT`` per statement (``fts_index_new``),
+- **v3**: new rows are indexed by the writer, one ``INSERT ... SELECT`` per upsert (``fts_index_new``),
   instead of by an ``AFTER INSERT`` trigger per row: a trigger writing to FTS5 opens a savepoint per
   row, and FTS5 flushes its pending terms to a new on-disk segment at every savepoint, so a 1,000-fact
   write made 1,000 tiny segments to merge (insert 72 -> 35 ms per 1,000 facts at 100k rows). Upgrading

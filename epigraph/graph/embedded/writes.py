@@ -99,9 +99,10 @@ def _upsert(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T
         if stored.get(item.uuid) != digest:
             changed.append((item, values, blob, digest))
     rows = [(*values, digest, *how.links_of(item)) for item, values, _, digest in changed]
-    last_id = conn.execute(f"SELECT coalesce(max(id), 0) FROM {how.table.name}").fetchone()[0]
-    conn.executemany(how.sql(), rows)
-    conn.execute(fts_index_new(how.table.name), (last_id,))  # rows above last_id are the new ones
+    if rows:
+        last_id = conn.execute(f"SELECT coalesce(max(id), 0) FROM {how.table.name}").fetchone()[0]
+        conn.executemany(how.sql(), rows)
+        conn.execute(fts_index_new(how.table.name), (last_id,))  # rows above last_id are the new ones
     _write_vectors(db, conn, how.table, changed)
     return [item for item, _, _, _ in changed]
 
@@ -130,9 +131,9 @@ def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list
 
 def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
     """A fingerprint of a record (columns and embedding): equal digests = nothing to write."""
-    digest = hashlib.sha256(repr(values).encode())  # SHA-NI: twice blake2b's speed on a 1.5 kB vector
-    digest.update(b"\x00" + (blob or b""))
-    return digest.digest()[:16]
+    sha = hashlib.sha256(repr(values).encode())  # SHA-NI: twice blake2b's speed on a 1.5 kB vector
+    sha.update(b"\x00" + (blob or b""))
+    return sha.digest()[:16]
 
 
 def _stored_digests(
