@@ -3,8 +3,7 @@
 They are the words of Lucene's ``EnglishAnalyzer`` (``ENGLISH_STOP_WORDS_SET``), which Neo4j's ``english``
 fulltext analyzer drops from documents and queries alike. The embedded store indexes them (SQLite's
 ``porter unicode61`` has no stop list) but leaves them out of its queries too, so the two stores agree:
-"where is the" finds nothing in either, and "the cat" ranks like "cat". Their BM25 weight is near zero
-anyway, and a stop word common in a big table was most of a ranking pass's cost there.
+"where is the" finds nothing in either, and "the cat" ranks like "cat".
 """
 
 from __future__ import annotations

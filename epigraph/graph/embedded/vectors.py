@@ -4,9 +4,9 @@ Vectors are L2-normalized on the way in, so cosine similarity is one matrix-vect
 is loaded from SQLite the first time its group is searched and then kept in step with every committed
 write and delete (the store applies changes only after COMMIT, on the same worker thread as searches,
 so a search never sees an uncommitted or half-applied change). Brute force is exact; it is memory-bound
-(one pass over 150 MB for 100k x 384: 6-11 ms; large matrices are
-split over the cores, see :func:`cosines`) and a matrix costs 4 x dim bytes per vector of RAM. An ANN
-index (e.g. usearch) is the path past ~1M rows.
+(one pass over 150 MB for 100k x 384: 6-11 ms; large matrices are split over the cores, see
+:func:`scored`) and a matrix costs 4 x dim bytes per vector of RAM. An ANN index (e.g. usearch) is the
+path past ~1M rows.
 """
 
 from __future__ import annotations
@@ -40,11 +40,6 @@ is memory-bound: 10-11 ms on one core of a 2-core EPYC, 6 ms on both)."""
 def _workers() -> ThreadPoolExecutor:
     """The threads that compute all slices but the caller's own (one process-wide pool)."""
     return ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="epigraph-vectors")
-
-
-def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``matrix @ query`` (float32); see :func:`scored`."""
-    return scored(matrix, query, 0)[0]
 
 
 def scored(matrix: np.ndarray, query: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:

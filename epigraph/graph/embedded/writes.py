@@ -4,10 +4,10 @@ Both run in one ``BEGIN IMMEDIATE`` transaction (``Db.write``); the vector matri
 after COMMIT. Upserts are keyed by ``(group_id, uuid)`` and replace the whole record, so writing the
 same thing twice changes nothing; records whose digest matches the stored one are skipped altogether (an
 episode write re-sends every entity it touches, most of them unchanged). New rows reach the fulltext
-indexes through one ``INSERT ... SELECT`` per upsert (``schema.fts_index_new``); updates and deletes
-through the schema's triggers. Links are resolved to row ids
-within the write's group: a fact whose endpoint, or a mention whose episode or entity, is not in the
-group resolves to NULL, NOT NULL rejects it, and the whole write rolls back.
+indexes through one ``INSERT ... SELECT`` per upsert (``schema.fts_index_new``), updates and deletes
+through the schema's triggers. Links are resolved to row ids within the write's group: a fact whose
+endpoint, or a mention whose episode or entity, is not in the group resolves to NULL, NOT NULL rejects
+it, and the whole write rolls back.
 """
 
 from __future__ import annotations
