@@ -1,8 +1,10 @@
-"""The embedded store's ranking plan (``graph.embedded.fts``) on FTS5 tables of different sizes, and its
-fulltext indexes kept in step with their tables."""
+"""The embedded store's fulltext ranking (``graph.embedded.terms`` over the tokens ``graph.embedded.fts``
+reads from FTS5): the same scores as FTS5's own bm25(), patched indexes equal to freshly loaded ones,
+and the FTS5 indexes kept in step with their tables."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime
@@ -13,54 +15,96 @@ import pytest
 
 from epigraph.errors import StoreError
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.graph.embedded.fts import (
-    _PROBE_CAP,
-    COMMON_SHARE,
-    RANK_WINDOW,
-    informative_expression,
-    query_terms,
-)
-from epigraph.graph.embedded.schema import TOKENIZER
+from epigraph.graph.embedded.fts import WEIGHTS, Stemmer, index_tokens, row_tokens
+from epigraph.graph.embedded.schema import FTS_TABLES, TOKENIZER
+from epigraph.graph.embedded.terms import COMMON_MIN_ROWS, COMMON_SHARE, TermIndex
 from epigraph.graph.model import Entity, Episode, Fact
 from epigraph.graph.store import EpisodeWrite
 
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "lives", "living", "in"]
 
 
-def _table(rows: int) -> sqlite3.Connection:
-    """An FTS5 table with the store's tokenizer: every row says 'in', rarer words come and go."""
+def _index(table: str, rows: int, seed: int) -> tuple[sqlite3.Connection, TermIndex]:
+    """An FTS5 index named like ``table``'s (same columns, the store's tokenizer) over random texts of
+    0-12 words (skewed word frequencies, some rows without any token), and its loaded TermIndex."""
+    rng = random.Random(seed)
+    columns = FTS_TABLES[table]
     conn = sqlite3.connect(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, tokenize='{TOKENIZER}')")
+    conn.execute(f"CREATE VIRTUAL TABLE {table}_fts USING fts5({', '.join(columns)}, tokenize='{TOKENIZER}')")
+
+    def text() -> str:
+        return " ".join(rng.choices(WORDS, weights=range(1, len(WORDS) + 1), k=rng.randint(0, 12)))
+
+    marks = ", ".join("?" * (len(columns) + 1))
     conn.executemany(
-        "INSERT INTO t (rowid, text) VALUES (?, ?)",
-        ((i + 1, f"{WORDS[i % 8]} lives in {WORDS[(i * 7) % 5]} town {i % 97}") for i in range(rows)),
+        f"INSERT INTO {table}_fts (rowid, {', '.join(columns)}) VALUES ({marks})",
+        [(i * 3 + 1, *(text() for _ in columns)) for i in range(rows)],
     )
-    return conn
+    index = TermIndex(WEIGHTS[table])
+    ids = [row[0] for row in conn.execute(f"SELECT rowid FROM {table}_fts")]
+    index.replace(ids, [(i, "g") for i in ids], index_tokens(conn, table))
+    return conn, index
 
 
-def _ranked(conn: sqlite3.Connection, expression: str) -> list[tuple[int, float]]:
-    sql = "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY rowid DESC LIMIT ?"
-    return sorted(conn.execute(sql, (expression, RANK_WINDOW)).fetchall(), key=lambda r: (r[1], r[0]))
+@pytest.mark.parametrize("table", ["facts", "entities"])
+@pytest.mark.parametrize("rows", [20, 300])
+def test_scores_equal_fts5_bm25_over_the_words_ranking_keeps(table: str, rows: int) -> None:
+    """Every matching row, with FTS5's own bm25() score (column weights included), in score order; words
+    in no row are ignored, very common ones too while a rarer one remains."""
+    conn, index = _index(table, rows, seed=rows)
+    assert len(index) == rows
+    weights = ", ".join(str(w) for w in WEIGHTS[table])
+    common = max(COMMON_SHARE * rows, COMMON_MIN_ROWS)
+    for query in ["alpha", "hotel lives", "living alpha zulu", "in", "golf hotel echo bravo in", "zulu"]:
+        tokens = Stemmer().tokens(conn, query.split())
+        present = [t for t in tokens if index.document_count(t)]
+        kept = [t for t in present if index.document_count(t) <= common] or present
+        ranked = [hit for block in index.ranked(tokens, 7, ["g"]) for hit in block]
+        if not kept:
+            assert ranked == []
+            continue
+        expected = conn.execute(
+            f"SELECT rowid, -bm25({table}_fts, {weights}) FROM {table}_fts WHERE {table}_fts MATCH ?",
+            (" OR ".join(f'"{t}"' for t in kept),),
+        ).fetchall()
+        assert dict(ranked) == pytest.approx(dict(expected), rel=1e-12)
+        assert ranked == sorted(ranked, key=lambda hit: (-hit[1], -hit[0]))  # best first, newest on ties
 
 
-def test_a_small_table_drops_absent_and_very_common_words() -> None:
-    conn = _table(1_000)
-    assert informative_expression(conn, "t", query_terms("hiking lives in hotel")) == '"hotel"'
-    assert informative_expression(conn, "t", query_terms("hiking zulu")) is None
+def test_document_counts_are_those_of_fts5() -> None:
+    conn, index = _index("facts", 300, seed=1)
+    for word in ["alpha", "live", "hotel", "zulu"]:
+        (count,) = conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (word,)).fetchone()
+        assert index.document_count(word) == count
 
 
-@pytest.mark.parametrize("query", ["hiking lives in alpha", "zulu", "in town 5"])
-def test_a_big_table_skips_the_probes_and_ranks_as_if_it_had_made_them(query: str) -> None:
-    """Above the size where no word can count as very common, every word goes into the OR; words found
-    nowhere change neither the rows nor their bm25() scores."""
-    rows = int(_PROBE_CAP / COMMON_SHARE) + 10
-    conn = _table(rows)
-    terms = query_terms(query)
-    expression = informative_expression(conn, "t", terms)
-    assert expression == " OR ".join(terms)
-    present = [t for t in terms if conn.execute("SELECT 1 FROM t WHERE t MATCH ? LIMIT 1", (t,)).fetchone()]
-    with_probes = _ranked(conn, " OR ".join(present)) if present else []
-    assert _ranked(conn, expression) == with_probes
+def test_stemmer_gives_the_tokens_fts5_indexes() -> None:
+    conn = sqlite3.connect(":memory:")
+    assert Stemmer().tokens(conn, ["Hiking", "hikes", "Crème", "Lives", "x"]) == [
+        "hike",
+        "creme",
+        "live",
+        "x",
+    ]
+
+
+def test_replacing_and_removing_rows_keeps_the_counts_exact() -> None:
+    """Rows rewritten or removed stop counting (their old postings are dropped), new rows count."""
+    conn, index = _index("facts", 50, seed=2)
+    before = index.document_count("alpha")
+    conn.execute("CREATE TABLE facts (id INTEGER PRIMARY KEY, text TEXT)")
+    holding = [r[0] for r in conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'alpha'")]
+    conn.executemany("INSERT INTO facts (id, text) VALUES (?, 'zulu zulu')", [(holding[0],), (1000,)])
+    changed = [holding[0], holding[1], 1000]
+    index.replace(changed, [(holding[0], "g"), (1000, "g")], row_tokens(conn, "facts", changed))
+    assert index.document_count("alpha") == before - 2
+    assert index.document_count("zulu") == 2
+    assert len(index) == 50 + 1 - 1
+    assert [row for block in index.ranked(["zulu"], 10, ["g"]) for row, _ in block] == [1000, holding[0]]
+    index.replace([1000], [(1000, "other")], row_tokens(conn, "facts", [1000]))
+    assert [row for block in index.ranked(["zulu"], 10, ["other"]) for row, _ in block] == [1000]
+    assert [row for block in index.ranked(["zulu"], 10, ["g", "none"]) for row, _ in block] == [holding[0]]
+    assert index.document_count("zulu") == 2  # statistics span every group, as FTS5's
 
 
 async def test_the_fulltext_indexes_stay_in_step_through_inserts_updates_deletes_and_rollbacks(
@@ -108,3 +152,48 @@ def _check_fulltext_indexes(path: Path) -> None:
     with closing(sqlite3.connect(path)) as conn:
         for table in ("entities_fts", "facts_fts", "episodes_fts"):  # raises if an index disagrees
             conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+
+
+async def test_a_patched_term_index_ranks_like_a_freshly_loaded_one(tmp_path: Path) -> None:
+    """A store whose term indexes were loaded before inserts, rewrites (an entity's summary), a rolled
+    back write and a delete gives the same hits and scores as a store that loads them afterwards."""
+    path = str(tmp_path / "terms.db")
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    queries = ["alice hiking", "sailing", "bob", "grenoble peaks", "knows"]
+
+    async def ranks(store: EmbeddedStore) -> list[list[tuple[str, float]]]:
+        hits = []
+        for q in queries:
+            for search in (store.search_entities_text, store.search_facts_text, store.search_episodes_text):
+                hits.append([(h.item.uuid, h.score) for h in await search(["g"], q, 50)])  # type: ignore[operator]
+        return hits
+
+    async with EmbeddedStore(path) as patched:
+        await patched.setup(2)
+        alice, bob = Entity(group_id="g", name="Alice", summary="hikes"), Entity(group_id="g", name="Bob")
+        episodes = []
+        for i in range(6):
+            ep = Episode(
+                group_id="g", content=f"Alice and Bob, day {i}: sailing near Grenoble", reference_time=t0
+            )
+            fact = Fact(
+                group_id="g", source_uuid=alice.uuid, target_uuid=bob.uuid, relation="KNOWS",
+                text=f"Alice knows Bob from hiking trip {i}", episodes=[ep.uuid], created_at=t0,
+            )  # fmt: skip
+            episodes.append(ep)
+            await patched.write_episode(EpisodeWrite(ep, [alice, bob], [fact]))
+            assert await ranks(patched)  # loads the indexes, then keeps patching them
+            alice = alice.model_copy(update={"summary": f"Alice {'sails' if i % 2 else 'hikes'} ({i})"})
+        with pytest.raises(StoreError):
+            bad = Fact(
+                group_id="g", source_uuid=alice.uuid, target_uuid=str(uuid4()), relation="KNOWS",
+                text="Alice knows nobody", episodes=[episodes[0].uuid], created_at=t0,
+            )  # fmt: skip
+            await patched.write_episode(EpisodeWrite(episodes[0], [alice], [bad]))
+        await patched.delete_episode("g", episodes[2].uuid)
+        before = await ranks(patched)
+    async with EmbeddedStore(path) as fresh:
+        after = await ranks(fresh)
+    assert [[uuid for uuid, _ in hits] for hits in before] == [[uuid for uuid, _ in hits] for hits in after]
+    assert [s for hits in before for _, s in hits] == pytest.approx([s for hits in after for _, s in hits])
+    assert any(before)

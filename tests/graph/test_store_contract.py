@@ -21,7 +21,7 @@ import pytest
 
 from epigraph.errors import EpigraphError, EpisodeNotFound, SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
-from epigraph.graph.embedded.fts import MAX_TERMS, match_expression, query_terms
+from epigraph.graph.embedded.fts import MAX_TERMS, query_words
 from epigraph.graph.model import (
     Entity,
     Episode,
@@ -1186,31 +1186,29 @@ async def test_embedded_sees_writes_of_another_connection(tmp_path: Path) -> Non
         assert uuids(await reader.search_entities_vector(["g"], vec(2), limit=1)) == [second.uuid]
 
 
-def test_fts_terms_are_distinct_quoted_words() -> None:
-    assert query_terms('Say "hi", say HI! NEAR(x) *') == ['"Say"', '"hi"', '"NEAR"', '"x"']
-    assert query_terms("🎉 ' ; --") == []
-    assert match_expression("x b", "AND") == '"x" AND "b"'
-    assert query_terms("What is THE point of it") == ['"What"', '"point"']  # English stop words go
+def test_fts_query_words_are_distinct_words_without_stop_words() -> None:
+    assert query_words('Say "hi", say HI! NEAR(x) *') == ["Say", "hi", "NEAR", "x"]
+    assert query_words("🎉 ' ; --") == []
+    assert query_words("What is THE point of it") == ["What", "point"]  # English stop words go
 
 
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("hello world", '"hello" OR "world"'),
-        ('say "hi"', '"say" OR "hi"'),
-        ("NEAR(x y) AND c*", '"NEAR" OR "x" OR "y" OR "c"'),  # AND is a stop word, NEAR a plain one
-        ("the a AND OR NOT", None),
-        ("'; DROP TABLE x", '"DROP" OR "TABLE" OR "x"'),
-        ("Hello hello HELLO", '"Hello"'),
-        ("snake_case", '"snake" OR "case"'),
-        ("🎉 *", None),
-        ("", None),
+        ("hello world", ["hello", "world"]),
+        ('say "hi"', ["say", "hi"]),
+        ("NEAR(x y) AND c*", ["NEAR", "x", "y", "c"]),  # AND is a stop word, NEAR a plain one
+        ("the a AND OR NOT", []),
+        ("'; DROP TABLE x", ["DROP", "TABLE", "x"]),
+        ("Hello hello HELLO", ["Hello"]),
+        ("snake_case", ["snake", "case"]),
+        ("🎉 *", []),
+        ("", []),
     ],
 )
-def test_fts_expression_quotes_every_word(query: str, expected: str | None) -> None:
-    assert match_expression(query) == expected
+def test_fts_query_words_keep_only_words(query: str, expected: list[str]) -> None:
+    assert query_words(query) == expected
 
 
-def test_fts_expression_is_bounded() -> None:
-    expression = match_expression(" ".join(f"w{i}" for i in range(1000)))
-    assert expression is not None and expression.count(" OR ") == MAX_TERMS - 1
+def test_fts_query_words_are_bounded() -> None:
+    assert query_words(" ".join(f"w{i}" for i in range(1000))) == [f"w{i}" for i in range(MAX_TERMS)]

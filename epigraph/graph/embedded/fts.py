@@ -1,31 +1,21 @@
-"""User text -> safe FTS5 expressions, and the bounded ranking plan of the embedded store.
+"""FTS5 as the embedded store's tokenizer and persistent fulltext index: the words of a query, and the
+tokens FTS5 made of the rows and of those words (read back through ``fts5vocab``).
 
-Safety: user text never becomes query syntax. The query is cut into word tokens (letters and digits,
-the characters SQLite's ``unicode61`` tokenizer keeps), each token is written as a double-quoted FTS5
-string, and strings are joined with ``AND`` / ``OR`` by us. Operators (``AND``, ``NEAR(``, ``*``, ``^``,
-column filters ``name:``) thereby become plain words or vanish, and no input makes an expression invalid.
+Every fulltext index uses ``schema.TOKENIZER`` (Porter over ``unicode61``), and so does everything here:
+ranking (``terms.TermIndex``) sees the very tokens FTS5 stores, so "hiking" in a query matches the stem
+``hike`` that "hikes" and "hiked" were indexed under, exactly as an FTS5 ``MATCH`` would.
 
-Stemming. Every fulltext index uses ``schema.TOKENIZER`` (Porter over ``unicode61``), and FTS5 runs a
-quoted query string through the same tokenizer: ``"hiking"`` matches the stem ``hike`` the index holds
-for "hikes". So everything below that probes the index with a term (its document count, the final
-``MATCH``) sees stemmed terms, exactly as the index stores them; nothing here stems by itself.
+Safety: user text never becomes query syntax. A query is cut into words (letters and digits, the
+characters ``unicode61`` keeps) and each word is stemmed by inserting it, as data, into a scratch FTS5
+table; no ``MATCH`` expression is ever built from user text.
 
-Ranking plan. SQLite computes bm25() for every row an expression matches (1-3 µs a row), so ranking an
-``OR`` of common words over 100k rows would cost tens of milliseconds; and ranking "rows with every word"
-first (an ``AND`` stage) is not BM25 at all: it lets "what", "did" and "the" decide the order. So:
+Three readers, all set-based (one statement each, keys aggregated in SQL):
 
-0. English stop words are left out of the query (``query_terms``), as in the Neo4j store;
-1. words found in no row are dropped ("where does alice live" still finds "Alice lives in Paris", whose
-   ``live`` stem matches "live" and "lives" alike);
-2. **very common** words (in more than ``COMMON_SHARE`` of the rows, probed with a bounded count) are
-   dropped too, as long as one informative word remains: their IDF is near zero, they only inflate the
-   set of rows to rank;
-3. the rest are joined with ``OR`` and ranked by BM25.
-
-No pass ranks more than ``RANK_WINDOW`` rows: when the expression matches more, its newest
-``RANK_WINDOW`` matches are ranked, and the window widens while too few of them pass the caller's
-filters. Results are exact BM25 order (over the kept words) whenever the expression matches at most
-``RANK_WINDOW`` rows, recency-biased beyond that, and the cost is bounded for any query.
+- :func:`index_tokens`: every token of a table's index, from its ``instance`` vocabulary, to load a
+  ``TermIndex`` (100k facts: 0.6-1.0 s with the load itself);
+- :func:`row_tokens`: the tokens of given rows, made by copying them into a scratch FTS5 table in the
+  ``temp`` schema (FTS5 cannot list one row's tokens), to bring a loaded ``TermIndex`` up to date;
+- :func:`Stemmer`: the tokens of query words the same way, cached per word.
 """
 
 from __future__ import annotations
@@ -33,70 +23,126 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Iterable
+
+import numpy as np
 
 from ..stopwords import STOP_WORDS
+from .schema import FTS_TABLES, TOKENIZER
+from .terms import COLUMN_BITS, Tokens
+
+WEIGHTS: dict[str, tuple[float, ...]] = {"entities": (10.0, 5.0, 1.0), "facts": (1.0,), "episodes": (1.0,)}
+"""BM25 column weights of each index; entities' (name, aliases, summary): a name match outranks a passing
+mention."""
 
 MAX_TERMS = 32
 """Longer queries keep their first 32 distinct words: bounded cost whatever the input size."""
 
-RANK_WINDOW = 256
-"""The most rows one ranking pass scores (bm25() costs 1-3 µs a row)."""
-
-COMMON_SHARE = 0.2
-"""A word in more than this share of the rows is "very common" (dropped when rarer words remain)."""
-
-_PROBE_CAP = 4096
-"""Counting a word's rows stops here: past it the word is common in any table worth the probe."""
-
 _WORD = re.compile(r"[^\W_]+")
 
+_STEMS_CACHED = 65_536
+"""Query words whose tokens a :class:`Stemmer` remembers (the cache starts over when full)."""
 
-def query_terms(query: str) -> list[str]:
-    """The distinct words of ``query`` (case-insensitive) but English stop words (as Neo4j's analyzer
-    drops them: ``graph.stopwords``), each as a quoted FTS5 string."""
+
+def query_words(query: str) -> list[str]:
+    """The distinct words of ``query`` (case-insensitive, first spelling kept) but English stop words
+    (as Neo4j's analyzer drops them: ``graph.stopwords``), at most ``MAX_TERMS``."""
     seen: set[str] = set()
-    terms: list[str] = []
+    words: list[str] = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", query)):
         key = word.casefold()
         if key not in seen and key not in STOP_WORDS:
             seen.add(key)
-            terms.append('"' + word.replace('"', '""') + '"')
-        if len(terms) == MAX_TERMS:
+            words.append(word)
+        if len(words) == MAX_TERMS:
             break
-    return terms
+    return words
 
 
-def match_expression(query: str, operator: str = "OR") -> str | None:
-    """``query``'s words joined by ``operator`` (``AND`` / ``OR``), or ``None`` when it has no word."""
-    terms = query_terms(query)
-    return f" {operator} ".join(terms) if terms else None
+def index_tokens(conn: sqlite3.Connection, table: str) -> Tokens:
+    """Every token in ``table``'s fulltext index."""
+    vocab = f"temp.epigraph_vocab_{table}"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {table}_fts, instance)")
+    return _tokens(conn, vocab, table)
 
 
-def document_counts(conn: sqlite3.Connection, fts: str, terms: list[str]) -> dict[str, int]:
-    """How many rows hold each term, counted up to ``_PROBE_CAP`` (index probes, no ranking).
+def row_tokens(conn: sqlite3.Connection, table: str, ids: Iterable[int]) -> Tokens:
+    """The tokens of ``table``'s rows ``ids`` as they are now (ids of rows that do not exist add none)."""
+    scratch = _scratch(conn, table)
+    cols = ", ".join(FTS_TABLES[table])
+    conn.execute(
+        f"INSERT INTO temp.{scratch} (rowid, {cols}) SELECT id, {cols} FROM main.{table}"
+        " WHERE id IN (SELECT value FROM json_each(?))",
+        (json_ints(ids),),
+    )
+    try:
+        return _tokens(conn, f"temp.{scratch}_vocab", table)
+    finally:
+        conn.execute(f"INSERT INTO temp.{scratch} ({scratch}) VALUES ('delete-all')")
 
-    Each count is a ``MATCH`` of the quoted term, so it is the document frequency of the term's stem:
-    "hiking" counts the rows holding ``hike``, the same number BM25 weighs it by.
-    """
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT {_PROBE_CAP})"
-    return {t: conn.execute(sql, (t,)).fetchone()[0] for t in terms}
+
+class Stemmer:
+    """Query words -> the tokens FTS5 makes of them (usually one stem each; a word FTS5 splits gives
+    several), through the scratch table of ``facts``, remembered per word."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[str]] = {}
+
+    def tokens(self, conn: sqlite3.Connection, words: Iterable[str]) -> list[str]:
+        """The distinct tokens of ``words``, in word order."""
+        words = list(words)
+        missing = list(dict.fromkeys(w for w in words if w not in self._cache))
+        if missing:
+            if len(self._cache) + len(missing) > _STEMS_CACHED:
+                self._cache.clear()
+            self._cache.update(zip(missing, _stems(conn, missing), strict=True))
+        return list(dict.fromkeys(token for word in words for token in self._cache[word]))
 
 
-def informative_expression(conn: sqlite3.Connection, fts: str, terms: list[str]) -> str | None:
-    """The ``OR`` of the words worth ranking by (see the module docstring), or None if none occurs.
+def _stems(conn: sqlite3.Connection, words: list[str]) -> list[list[str]]:
+    scratch = _scratch(conn, "facts")
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, text) VALUES (?, ?)", enumerate(words, 1))
+    try:
+        rows = conn.execute(f"SELECT doc, term FROM temp.{scratch}_vocab ORDER BY doc, offset").fetchall()
+    finally:
+        conn.execute(f"INSERT INTO temp.{scratch} ({scratch}) VALUES ('delete-all')")
+    stems: list[list[str]] = [[] for _ in words]
+    for doc, term in rows:
+        stems[doc - 1].append(term)
+    return stems
 
-    In a table so big that a "very common" word would hold more rows than a probe counts, no word can
-    be dropped as common, and the probes are skipped (0.4 ms a common word at 100k rows): an ``OR``
-    with words found nowhere matches the same rows with the same bm25() scores (their term frequency
-    is 0 in every row).
-    """
-    rows = conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {fts}").fetchone()[0]
-    common = max(COMMON_SHARE * rows, 32)
-    if common >= _PROBE_CAP:
-        return " OR ".join(terms)
-    counts = document_counts(conn, fts, terms)
-    present = [t for t in terms if counts[t] > 0]
-    if not present:
-        return None
-    rare = [t for t in present if counts[t] <= common]
-    return " OR ".join(rare or present)
+
+def _scratch(conn: sqlite3.Connection, table: str) -> str:
+    """A contentless FTS5 table in ``temp`` with ``table``'s columns and tokenizer, and its vocabulary."""
+    scratch = f"epigraph_tokens_{table}"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5"
+        f"({', '.join(FTS_TABLES[table])}, content='', tokenize='{TOKENIZER}')"
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_vocab USING fts5vocab(temp, {scratch}, instance)"
+    )
+    return scratch
+
+
+def _tokens(conn: sqlite3.Connection, vocab: str, table: str) -> Tokens:
+    """All instances of an ``instance`` vocabulary over ``table``'s columns, one SQL row per term (its
+    keys joined by commas): a Python tuple per token would cost 3x more than the whole read."""
+    column = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(FTS_TABLES[table]))  # col is a name
+    key = f"(doc << {COLUMN_BITS}) | CASE col {column} END"
+    sql = f"SELECT term, group_concat({key}) FROM {vocab} GROUP BY term"
+    terms: list[str] = []
+    keys: list[str] = []
+    for term, joined in conn.execute(sql):
+        terms.append(term)
+        keys.append(joined)
+    counts = np.fromiter((k.count(",") + 1 for k in keys), dtype=np.int64, count=len(keys))
+    return Tokens(
+        terms=terms,
+        keys=np.fromstring(",".join(keys), dtype=np.int64, sep=",") if keys else np.zeros(0, np.int64),
+        term_of=np.repeat(np.arange(len(terms)), counts),
+    )
+
+
+def json_ints(ids: Iterable[int]) -> str:
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"

@@ -1,7 +1,11 @@
-"""Fulltext (FTS5 BM25) and vector (numpy cosine) search of the embedded store.
+"""Fulltext (BM25 over FTS5's postings) and vector (numpy cosine) search of the embedded store.
 
-Scores follow the Protocol (higher is better): fulltext hits carry ``-bm25`` (SQLite's bm25() is
-lower-is-better), vector hits the cosine similarity in ``[-1, 1]``.
+Scores follow the Protocol (higher is better): fulltext hits carry the BM25 score (``-bm25()`` in SQLite's
+lower-is-better terms: ``terms``), vector hits the cosine similarity in ``[-1, 1]``.
+
+Both rank candidates in memory over all groups' rows (text) or the group's rows (vectors) and read the
+records of the best ones a block at a time with the caller's scope (groups, filters) applied in SQL:
+a selective filter costs more blocks, never wrong results. Only the final hits are decoded.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact
 from .db import Db
-from .fts import RANK_WINDOW, informative_expression, query_terms
+from .fts import query_words
 from .reads import IN_LIST, as_json, fact_clause, label_clause
 from .vectors import Kind
 
@@ -28,18 +32,15 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class _Spec(Generic[T]):
-    """One searchable table: its rows, FTS5 index, vector kind, and how rows are ranked and decoded."""
+    """One searchable table: its rows and how they are decoded."""
 
     table: Table
-    fts: str
-    rank: str
     decode: Callable[[Sequence[Any]], T]
 
 
-_ENTITIES = _Spec(ENTITIES, "entities_fts", "bm25(entities_fts, 10.0, 5.0, 1.0)", decode_entity)
-"""bm25 column weights for (name, aliases, summary): a name match outranks a passing mention."""
-_FACTS = _Spec(FACTS, "facts_fts", "bm25(facts_fts)", decode_fact)
-_EPISODES = _Spec(EPISODES, "episodes_fts", "bm25(episodes_fts)", decode_episode)
+_ENTITIES = _Spec(ENTITIES, decode_entity)
+_FACTS = _Spec(FACTS, decode_fact)
+_EPISODES = _Spec(EPISODES, decode_episode)
 
 Scope = tuple[str, str, list[Any]]
 """(JSON list of group ids, SQL condition on alias ``x``, its parameters)."""
@@ -48,21 +49,19 @@ Candidate = tuple[str, float, Sequence[Any]]
 
 
 def search_entities_text(
-    conn: sqlite3.Connection, group_ids: Sequence[str], query: str, limit: int, flt: EntityFilter
+    db: Db, group_ids: Sequence[str], query: str, limit: int, flt: EntityFilter
 ) -> list[Hit[Entity]]:
-    return _text_search(conn, _ENTITIES, query, limit, _scope(group_ids, *label_clause(flt, "x")))
+    return _text_search(db, _ENTITIES, query, limit, group_ids, label_clause(flt, "x"))
 
 
 def search_facts_text(
-    conn: sqlite3.Connection, group_ids: Sequence[str], query: str, limit: int, flt: FactFilter, now: datetime
+    db: Db, group_ids: Sequence[str], query: str, limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    return _text_search(conn, _FACTS, query, limit, _scope(group_ids, *fact_clause(flt, now, "x")))
+    return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"))
 
 
-def search_episodes_text(
-    conn: sqlite3.Connection, group_ids: Sequence[str], query: str, limit: int
-) -> list[Hit[Episode]]:
-    return _text_search(conn, _EPISODES, query, limit, _scope(group_ids, "1", []))
+def search_episodes_text(db: Db, group_ids: Sequence[str], query: str, limit: int) -> list[Hit[Episode]]:
+    return _text_search(db, _EPISODES, query, limit, group_ids, ("1", []))
 
 
 def _scope(group_ids: Sequence[str], where: str, params: list[Any]) -> Scope:
@@ -89,47 +88,24 @@ def _hits(spec: _Spec[T], candidates: list[Candidate]) -> list[Hit[T]]:
 
 
 def _text_search(
-    conn: sqlite3.Connection, spec: _Spec[T], query: str, limit: int, scope: Scope
+    db: Db, spec: _Spec[T], query: str, limit: int, group_ids: Sequence[str], condition: tuple[str, list[Any]]
 ) -> list[Hit[T]]:
-    """BM25 hits for ``query`` within ``scope`` over the informative words (see ``fts``), best first;
-    scores are ``-bm25``."""
-    terms = query_terms(query)
-    if not terms or limit <= 0 or scope[0] == "[]":
+    """BM25 hits for ``query``'s words in the groups among rows passing ``condition``, best first
+    (ranking rules: ``terms``)."""
+    words = query_words(query)
+    if not words or limit <= 0 or not group_ids:
         return []
-    expression = informative_expression(conn, spec.fts, terms)
-    found = _ranked(conn, spec, expression, scope, limit) if expression else []
-    found.sort(key=lambda candidate: -candidate[1])  # a widened window may add better-ranked rows
-    return _hits(spec, found)
-
-
-def _ranked(
-    conn: sqlite3.Connection, spec: _Spec[T], expression: str, scope: Scope, need: int
-) -> list[Candidate]:
-    """The best ``need`` rows matching ``expression`` in scope.
-
-    Each pass scores the newest ``window`` matches in the FTS index alone, sorts them by rank and reads
-    the records of the best candidates a block at a time (scope applied in SQL). The window widens only
-    when a full window did not yield ``need`` rows.
-    """
+    scope = _scope(group_ids, *condition)
     found: list[Candidate] = []
-    examined: set[int] = set()
-    window = RANK_WINDOW
-    while True:
-        sql = (
-            f"SELECT rowid, {spec.rank} FROM {spec.fts} WHERE {spec.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
-        )
-        scored = conn.execute(sql, (expression, window)).fetchall()
-        fresh = sorted((rank, rowid) for rowid, rank in scored if rowid not in examined)
-        for start in range(0, len(fresh), max(2 * need, 16)):
-            block = fresh[start : start + max(2 * need, 16)]
-            examined.update(rowid for _, rowid in block)
-            rows = _in_scope(conn, spec, "id", [rowid for _, rowid in block], scope)
-            found += [(rows[i][0], -rank, rows[i]) for rank, i in block if i in rows]
-            if len(found) >= need:
-                return found[:need]
-        if len(scored) < window:
-            return found
-        window *= 8
+    with db.read() as conn:
+        index = db.term_index(spec.table.name)
+        tokens = db.stemmer.tokens(conn, words)
+        for block in index.ranked(tokens, max(2 * limit, 16), group_ids):
+            rows = _in_scope(conn, spec, "id", [rowid for rowid, _ in block], scope)
+            found += [(rows[i][0], score, rows[i]) for i, score in block if i in rows]
+            if len(found) >= limit:
+                break
+    return _hits(spec, found[:limit])
 
 
 # --- vectors ------------------------------------------------------------------------------------------
@@ -158,12 +134,8 @@ def _vector_search(
     db: Db, kind: Kind, spec: _Spec[T], group_ids: Sequence[str], vector: Sequence[float], limit: int,
     condition: tuple[str, list[Any]],
 ) -> list[Hit[T]]:  # fmt: skip
-    """Cosine top-``limit`` over the groups' vectors of ``kind``, among rows passing ``condition``.
-
-    Each group's matrix yields candidates best-first; their records are read a block at a time with
-    the filter applied in SQL, until ``limit`` passed: a selective filter costs more blocks, never
-    wrong results. Only the final hits are decoded.
-    """
+    """Cosine top-``limit`` over the groups' vectors of ``kind``, among rows passing ``condition``: each
+    group's matrix yields candidates best-first, read in blocks until ``limit`` passed."""
     if limit <= 0:
         return []
     query = np.asarray(vector, dtype=np.float32)

@@ -186,17 +186,17 @@ class EmbeddedStore:
     async def search_entities_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
-        return await self._read(search.search_entities_text, list(group_ids), query, limit, flt)
+        return await self._run(search.search_entities_text, list(group_ids), query, limit, flt)
 
     async def search_facts_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
-        return await self._read(search.search_facts_text, list(group_ids), query, limit, flt, utc_now())
+        return await self._run(search.search_facts_text, list(group_ids), query, limit, flt, utc_now())
 
     async def search_episodes_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10
     ) -> list[Hit[Episode]]:
-        return await self._read(search.search_episodes_text, list(group_ids), query, limit)
+        return await self._run(search.search_episodes_text, list(group_ids), query, limit)
 
     async def search_entities_vector(
         self,

@@ -12,6 +12,7 @@ it, and the whole write rolls back.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -91,18 +92,22 @@ def _upsert(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T
         return []
     db.check_vectors([how.vector(item) for item in items])
     latest = {item.uuid: item for item in items}  # one record per uuid, the last one given
-    stored = _stored_digests(conn, how.table, items[0].group_id, list(latest))
+    stored = _stored(conn, how.table, items[0].group_id, list(latest))
     changed: list[Record[T]] = []
     for item in latest.values():  # few allocations: most re-sent records are unchanged
         values, blob = how.row(item), to_blob(how.vector(item))
         digest = _digest(values, blob)
-        if stored.get(item.uuid) != digest:
+        if stored.get(item.uuid, _NOT_STORED)[0] != digest:
             changed.append((item, values, blob, digest))
     rows = [(*values, digest, *how.links_of(item)) for item, values, _, digest in changed]
     if rows:
-        last_id = conn.execute(f"SELECT coalesce(max(id), 0) FROM {how.table.name}").fetchone()[0]
+        table = how.table.name
+        last_id = conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
         conn.executemany(how.sql(), rows)
-        conn.execute(fts_index_new(how.table.name), (last_id,))  # rows above last_id are the new ones
+        conn.execute(fts_index_new(table), (last_id,))  # rows above last_id are the new ones
+        new_last = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+        updated = [stored[item.uuid][1] for item, _, _, _ in changed if item.uuid in stored]
+        db.after_commit(lambda: db.rows_changed(table, [*updated, *range(last_id + 1, new_last + 1)]))
     _write_vectors(db, conn, how.table, changed)
     return [item for item, _, _, _ in changed]
 
@@ -136,11 +141,15 @@ def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
     return sha.digest()[:16]
 
 
-def _stored_digests(
+_NOT_STORED = (b"", 0)
+
+
+def _stored(
     conn: sqlite3.Connection, table: Table, group_id: str, uuids: list[str]
-) -> dict[str, bytes]:
-    sql = f"SELECT uuid, digest FROM {table.name} WHERE group_id = ? AND uuid IN {IN_LIST}"
-    return dict(conn.execute(sql, (group_id, as_json(uuids))).fetchall())
+) -> dict[str, tuple[bytes, int]]:
+    """(digest, row id) of the records of ``uuids`` already stored, by uuid."""
+    sql = f"SELECT uuid, digest, id FROM {table.name} WHERE group_id = ? AND uuid IN {IN_LIST}"
+    return {uuid: (digest, id_) for uuid, digest, id_ in conn.execute(sql, (group_id, as_json(uuids)))}
 
 
 # --- writing ------------------------------------------------------------------------------------------
@@ -251,9 +260,10 @@ def delete_episode(db: Db, group_id: str, uuid: str) -> DeletionResult:
         plan = _plan_deletion(conn, group_id, uuid)
         upsert_facts(db, conn, list(plan.changed.values()))
         removed, orphans = as_json(list(plan.removed)), as_json(plan.orphans)
-        conn.execute(f"DELETE FROM facts WHERE group_id = ? AND uuid IN {IN_LIST}", (group_id, removed))
-        conn.execute("DELETE FROM episodes WHERE group_id = ? AND uuid = ?", (group_id, uuid))
-        conn.execute(f"DELETE FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}", (group_id, orphans))
+        for table, keys in (("facts", removed), ("episodes", as_json([uuid])), ("entities", orphans)):
+            sql = f"DELETE FROM {table} WHERE group_id = ? AND uuid IN {IN_LIST} RETURNING id"
+            ids = [row[0] for row in conn.execute(sql, (group_id, keys))]
+            db.after_commit(functools.partial(db.rows_changed, table, ids))
         db.after_commit(lambda: db.vectors.remove("facts", group_id, plan.removed))
         db.after_commit(lambda: db.vectors.remove("entities", group_id, plan.orphans))
         db.after_commit(lambda: db.vectors.remove("episodes", group_id, [uuid]))
