@@ -100,7 +100,7 @@ def _text_search(
     with db.read() as conn:
         index = db.term_index(spec.table.name)
         tokens = db.stemmer.tokens(conn, words)
-        for block in index.ranked(tokens, max(2 * limit, 16), group_ids):
+        for block in index.ranked(tokens, limit, group_ids):  # groups are masked already: few misses
             rows = _in_scope(conn, spec, "id", [rowid for rowid, _ in block], scope)
             found += [(rows[i][0], score, rows[i]) for i, score in block if i in rows]
             if len(found) >= limit:

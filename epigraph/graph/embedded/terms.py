@@ -77,7 +77,6 @@ class TermIndex:
         self._group = np.zeros(0, dtype=np.int32)  # group code per row id (``_codes``)
         self._codes: dict[str, int] = {}
         self._total = np.zeros(0, dtype=np.float64)  # scratch of ``_scores``, all zero between calls
-        self._holds = np.zeros(0, dtype=bool)  # scratch of ``_scores``, all False between calls
         self._rows = 0
         self._tokens = 0.0
         self._version = 0  # bumped by every change: scores depend on all rows (N, average length)
@@ -140,7 +139,6 @@ class TermIndex:
         self._gen = np.concatenate([self._gen, np.zeros(more, dtype=np.int64)])
         self._group = np.concatenate([self._group, np.zeros(more, dtype=np.int32)])
         self._total = np.zeros(have + more, dtype=np.float64)
-        self._holds = np.zeros(have + more, dtype=bool)
 
     # --- ranking ------------------------------------------------------------------------------------
     def document_count(self, term: str) -> int:
@@ -190,15 +188,16 @@ class TermIndex:
             parts.append(p.scores)
         if len(postings) == 1:
             return postings[0].rows, parts[0]
-        # Summed in dense arrays by row id (a term's rows are distinct): no sort of the matches. The
-        # arrays are kept zeroed between queries: only the entries a query touched are reset.
-        total, holds = self._total, self._holds
-        for p, part in zip(postings, parts, strict=True):
+        # Summed in a dense array by row id (a term's rows are distinct; every score is positive, so the
+        # rows holding a term are the nonzero entries): no sort of the matches. The array is all zero
+        # between queries: only the entries a query touched are reset.
+        total = self._total
+        total[postings[0].rows] = parts[0]
+        for p, part in zip(postings[1:], parts[1:], strict=True):
             total[p.rows] += part
-            holds[p.rows] = True
-        rows = np.flatnonzero(holds)
+        rows = np.flatnonzero(total != 0.0)  # a bool mask: flatnonzero on floats is 3x slower
         scores = total[rows]
-        total[rows], holds[rows] = 0.0, False
+        total[rows] = 0.0
         return rows, scores
 
     def _live(self, term: str) -> _Postings | None:
