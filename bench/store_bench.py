@@ -9,7 +9,9 @@ For each store and size it measures
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;
 - memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
-  ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``).
+  ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``);
+- CPU per fact of the bulk writes: this process's, and the Neo4j server's when its pid is known (on a
+  machine with N cores, no store writes more than N / (total CPU ms per fact) facts per millisecond).
 
 Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one, with the page cache and heap
 of tools/neo4j/README.md "Performance", and measures the embedded store afterwards in a second run,
@@ -153,7 +155,10 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     episodic_n = min(size, 2_000)
     n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng), bulk=False)
     bulk_writes = make_episodes(group, entities, size - episodic_n, 1_000, rng)
+    server = neo4j_pid() if name == "neo4j" else ""
+    cpu0 = (process_cpu_seconds(), cpu_seconds(server) if server else None)
     n2, s2 = await timed_writes(store, bulk_writes, bulk=True)
+    cpu1 = (process_cpu_seconds(), cpu_seconds(server) if server else None)
     words = [*PLACES, *TOPICS, *FIRST]
     texts = [f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}" for i in range(queries)]
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
@@ -168,6 +173,7 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     return {
         prefix + "episode_write_facts_per_s": n1 / s1,
         prefix + "bulk_write_facts_per_s": n2 / s2 if n2 else n1 / s1,
+        **_cpu_per_fact(prefix, n2, cpu0, cpu1),
         prefix + "fulltext_p50_ms": ft50,
         prefix + "fulltext_p95_ms": ft95,
         prefix + "vector_p50_ms": v50,
@@ -176,6 +182,25 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
         prefix + "settle_s": settled,
         prefix + "vector_p50_right_after_load_ms": busy50,
     }
+
+
+def process_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_per_fact(
+    prefix: str, facts: int, before: tuple[float, float | None], after: tuple[float, float | None]
+) -> dict[str, float]:
+    """CPU milliseconds per fact of the bulk writes: this process (the embedded store's own work, or the
+    Neo4j client's) and, when its pid is known, the Neo4j server's. With the wall time they bound the
+    throughput: N cores cannot write more than N / (ms per fact) facts per millisecond."""
+    if not facts:
+        return {}
+    out = {prefix + "bulk_process_cpu_ms_per_fact": (after[0] - before[0]) * 1000 / facts}
+    if before[1] is not None and after[1] is not None:
+        out[prefix + "bulk_server_cpu_ms_per_fact"] = (after[1] - before[1]) * 1000 / facts
+    return out
 
 
 def neo4j_pid() -> str:

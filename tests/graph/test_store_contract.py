@@ -277,6 +277,37 @@ async def test_write_episodes_writes_in_order_and_stops_at_the_first_failure(
     await store.write_episodes([])  # nothing to do
 
 
+async def test_write_episodes_of_overlapping_episodes_land_as_if_written_one_by_one(
+    store: GraphStore, group: str
+) -> None:
+    """Consecutive episodes of one bulk write that rewrite each other's entity and fact, link to an entity
+    the previous one created, and add records of their own, end exactly as if written one at a time
+    (the Neo4j store reads which entities an episode changed while the previous one is being written)."""
+    a, b = make_entity(group, "A", 1), make_entity(group, "B", 2)
+    c, d, e = make_entity(group, "C", 3), make_entity(group, "D", 4), make_entity(group, "E", 5)
+    ep1, ep2, ep3 = (make_episode(group, f"turn {i}", T0 + timedelta(minutes=i)) for i in range(3))
+    knows = make_fact(group, a, b, "A knows B", [ep1.uuid], 6)
+    renamed = a.model_copy(update={"summary": "A moved to Oslo", "name_embedding": vec(7)})
+    c_to_a = make_fact(group, c, renamed, "C met A", [ep2.uuid], 8)
+    knew = knows.model_copy(update={"text": "A knew B", "episodes": [ep1.uuid, ep2.uuid]})
+    c_to_d = make_fact(group, c, d, "C hired D", [ep3.uuid], 9)
+    d_to_e = make_fact(group, d, e, "D married E", [ep3.uuid], 10)
+    await store.write_episodes(
+        [
+            write_of(ep1, [a, b], [knows]),
+            write_of(ep2, [renamed, c], [c_to_a, knew], mentioned=[renamed, c, b]),
+            write_of(ep3, [d, e], [c_to_d, d_to_e], mentioned=[c, d, e]),
+        ]
+    )
+    assert await store.get_entities(group, [a.uuid, c.uuid, d.uuid]) == [renamed, c, d]
+    facts = await store.get_facts(group, [knows.uuid, c_to_a.uuid, c_to_d.uuid, d_to_e.uuid])
+    assert facts == [knew, c_to_a, c_to_d, d_to_e]
+    assert await store.stats(group) == StoreStats(
+        episodes=3, entities=5, facts=4, current_facts=4, mentions=8
+    )
+    assert uuids(await store.search_entities_vector([group], vec(7), limit=1)) == [a.uuid]
+
+
 async def test_a_fact_cannot_join_entities_of_another_group(
     store: GraphStore, group: str, other_group: str
 ) -> None:
