@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from epigraph.errors import StoreError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.embedded.fts import WEIGHTS, Stemmer, index_tokens, row_tokens
 from epigraph.graph.embedded.schema import FTS_TABLES, TOKENIZER
-from epigraph.graph.embedded.terms import COMMON_MIN_ROWS, COMMON_SHARE, TermIndex
+from epigraph.graph.embedded.terms import COLUMN_BITS, COMMON_MIN_ROWS, COMMON_SHARE, TermIndex, Tokens
 from epigraph.graph.model import Entity, Episode, Fact
 from epigraph.graph.store import EpisodeWrite
 
@@ -44,7 +45,7 @@ def _index(table: str, rows: int, seed: int) -> tuple[sqlite3.Connection, TermIn
     )
     index = TermIndex(WEIGHTS[table])
     ids = [row[0] for row in conn.execute(f"SELECT rowid FROM {table}_fts")]
-    index.replace(ids, [(i, "g") for i in ids], index_tokens(conn, table))
+    index.replace(ids, {"g": np.array(ids, dtype=np.int64)}, index_tokens(conn, table))
     return conn, index
 
 
@@ -98,12 +99,12 @@ def test_replacing_and_removing_rows_keeps_the_counts_exact() -> None:
     holding = [r[0] for r in conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'alpha'")]
     conn.executemany("INSERT INTO facts (id, text) VALUES (?, 'zulu zulu')", [(holding[0],), (1000,)])
     changed = [holding[0], holding[1], 1000]
-    index.replace(changed, [(holding[0], "g"), (1000, "g")], row_tokens(conn, "facts", changed))
+    index.replace(changed, {"g": np.array([holding[0], 1000])}, row_tokens(conn, "facts", changed))
     assert index.document_count("alpha") == before - 2
     assert index.document_count("zulu") == 2
     assert len(index) == 50 + 1 - 1
     assert [row for block in index.ranked(["zulu"], 10, ["g"]) for row, _ in block] == [1000, holding[0]]
-    index.replace([1000], [(1000, "other")], row_tokens(conn, "facts", [1000]))
+    index.replace([1000], {"other": np.array([1000])}, row_tokens(conn, "facts", [1000]))
     assert [row for block in index.ranked(["zulu"], 10, ["other"]) for row, _ in block] == [1000]
     assert [row for block in index.ranked(["zulu"], 10, ["g", "none"]) for row, _ in block] == [holding[0]]
     assert index.document_count("zulu") == 2  # statistics span every group, as FTS5's
@@ -229,10 +230,12 @@ def test_any_sequence_of_row_changes_patches_to_the_freshly_loaded_index(
         if words is not None:
             conn.execute("INSERT INTO facts (id, text) VALUES (?, ?)", (row, " ".join(words)))
             conn.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (row, " ".join(words)))
-        patched.replace([row], [(row, "g")] if words is not None else [], row_tokens(conn, "facts", [row]))
+        patched.replace(
+            [row], {"g": np.array([row])} if words is not None else {}, row_tokens(conn, "facts", [row])
+        )
     fresh = TermIndex(WEIGHTS["facts"])
     ids = [r[0] for r in conn.execute("SELECT id FROM facts")]
-    fresh.replace(ids, [(i, "g") for i in ids], index_tokens(conn, "facts"))
+    fresh.replace(ids, {"g": np.array(ids, dtype=np.int64)}, index_tokens(conn, "facts"))
     assert len(patched) == len(fresh) == len(ids)
     for term in ["alpha", "hotel", "live", "in"]:
         assert patched.document_count(term) == fresh.document_count(term)
@@ -241,3 +244,23 @@ def test_any_sequence_of_row_changes_patches_to_the_freshly_loaded_index(
             want = [hit for block in fresh.ranked(query, 5, ["g"]) for hit in block]
             assert [r for r, _ in got] == [r for r, _ in want]
             assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
+
+
+def test_tokens_in_any_order_make_the_same_postings() -> None:
+    """FTS5 lists tokens by term, then row; a reader that did not would still index the same rows."""
+    keys = np.array(
+        [(5 << COLUMN_BITS) | 1, 2 << COLUMN_BITS, 5 << COLUMN_BITS, 2 << COLUMN_BITS, 9 << COLUMN_BITS]
+    )
+    term_of = np.array([0, 1, 0, 0, 1])  # "name" in rows 5 (columns 1 and 0) and 2, "bob" in rows 2 and 9
+    shuffled = Tokens(terms=["name", "bob"], keys=keys, term_of=term_of)
+    order = np.lexsort((keys >> COLUMN_BITS, term_of))
+    ordered = Tokens(terms=["name", "bob"], keys=keys[order], term_of=term_of[order])
+    present = {"g": np.array([2, 5, 9])}
+    results = []
+    for tokens in (shuffled, ordered):
+        index = TermIndex(WEIGHTS["entities"])
+        index.replace([2, 5, 9], present, tokens)
+        results.append([hit for block in index.ranked(["name", "bob"], 10, ["g"]) for hit in block])
+    assert results[0] == results[1]
+    rows = [row for row, _ in results[0]]
+    assert rows[0] == 2 and sorted(rows) == [2, 5, 9]  # the row with both words first

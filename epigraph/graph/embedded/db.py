@@ -163,14 +163,28 @@ class Db:
         self._check_data_version()
         index, changed = self._terms.get(table), self._changed_rows.pop(table, set())
         if index is None or len(changed) > max(REBUILD_ROWS, REBUILD_SHARE * len(index)):
-            rows = self.conn.execute(f"SELECT id, group_id FROM {table}").fetchall()
+            present = self._rows_by_group(table)
             index = self._terms[table] = TermIndex(fts.WEIGHTS[table])
-            index.replace((row for row, _ in rows), rows, fts.index_tokens(self.conn, table))
+            index.replace(
+                np.concatenate([np.zeros(0, np.int64), *present.values()]),
+                present,
+                fts.index_tokens(self.conn, table),
+            )
         elif changed:
-            sql = f"SELECT id, group_id FROM {table} WHERE id IN (SELECT value FROM json_each(?))"
-            present = self.conn.execute(sql, (fts.json_ints(changed),)).fetchall()
-            index.replace(changed, present, fts.row_tokens(self.conn, table, changed))
+            index.replace(
+                changed, self._rows_by_group(table, changed), fts.row_tokens(self.conn, table, changed)
+            )
         return index
+
+    def _rows_by_group(self, table: str, among: Iterable[int] | None = None) -> dict[str, np.ndarray]:
+        """The ids of ``table``'s rows (``among`` those, if given) by group id (one SQL row per group)."""
+        where, params = (
+            ("", ())
+            if among is None
+            else (" WHERE id IN (SELECT value FROM json_each(?))", (fts.json_ints(among),))
+        )
+        sql = f"SELECT group_id, group_concat(id) FROM {table}{where} GROUP BY group_id"
+        return {g: np.fromstring(ids, dtype=np.int64, sep=",") for g, ids in self.conn.execute(sql, params)}
 
     def rows_changed(self, table: str, ids: Iterable[int]) -> None:
         """After COMMIT: ``table``'s rows ``ids`` were inserted, updated or deleted (a term index not

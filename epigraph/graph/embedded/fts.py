@@ -12,7 +12,7 @@ table; no ``MATCH`` expression is ever built from user text.
 Three readers, all set-based (one statement each, keys aggregated in SQL):
 
 - :func:`index_tokens`: every token of a table's index, from its ``instance`` vocabulary, to load a
-  ``TermIndex`` (100k facts: 0.6-1.0 s with the load itself);
+  ``TermIndex`` (100k facts: 0.4-0.6 s with the load itself);
 - :func:`row_tokens`: the tokens of given rows, made by copying them into a scratch FTS5 table in the
   ``temp`` schema (FTS5 cannot list one row's tokens), to bring a loaded ``TermIndex`` up to date;
 - :func:`Stemmer`: the tokens of query words the same way, cached per word.

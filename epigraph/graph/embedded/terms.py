@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,13 +86,12 @@ class TermIndex:
         return self._rows
 
     # --- changes ------------------------------------------------------------------------------------
-    def replace(self, ids: Iterable[int], present: Iterable[tuple[int, str]], tokens: Tokens) -> None:
-        """Rows ``ids`` now are: the ``present`` ones, (row id, group id) pairs among ``ids``, with exactly
+    def replace(self, ids: Iterable[int], present: Mapping[str, np.ndarray], tokens: Tokens) -> None:
+        """Rows ``ids`` now are: the ``present`` ones (row ids among ``ids`` by group id) with exactly
         ``tokens``; the rest are gone. Their previous postings, if any, stop counting."""
         changed = np.unique(np.fromiter(ids, dtype=np.int64))
-        pairs = list(present)
-        kept = np.fromiter((row for row, _ in pairs), dtype=np.int64, count=len(pairs))
-        codes = np.fromiter((self._code(group) for _, group in pairs), dtype=np.int32, count=len(pairs))
+        kept = np.concatenate([np.zeros(0, np.int64), *present.values()]).astype(np.int64)
+        codes = np.repeat([self._code(group) for group in present], [len(r) for r in present.values()])
         rows = tokens.keys >> COLUMN_BITS
         self._grow(int(max(changed.max(initial=-1), kept.max(initial=-1), rows.max(initial=-1))) + 1)
         old = changed[self._present[changed]]
@@ -117,9 +116,11 @@ class TermIndex:
         """One posting per (term, row) with the column-weighted count of its tokens, grouped by term."""
         if not len(rows):
             return
-        order = np.lexsort((rows, tokens.term_of))  # usually sorted already (FTS5 yields term order)
-        term_of, rows = tokens.term_of[order], rows[order]
-        weights = self._weights[tokens.keys[order] & ((1 << COLUMN_BITS) - 1)]
+        term_of, keys = tokens.term_of, tokens.keys
+        if np.any((np.diff(term_of) < 0) | ((np.diff(term_of) == 0) & (np.diff(rows) < 0))):
+            order = np.lexsort((rows, term_of))  # FTS5 yields term, then row order: rarely needed
+            term_of, rows, keys = term_of[order], rows[order], keys[order]
+        weights = self._weights[keys & ((1 << COLUMN_BITS) - 1)]
         starts = np.flatnonzero(np.r_[True, (np.diff(term_of) != 0) | (np.diff(rows) != 0)])
         tf = np.add.reduceat(weights, starts)
         rows, term_of = rows[starts], term_of[starts]
