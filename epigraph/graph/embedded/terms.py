@@ -103,8 +103,8 @@ class TermIndex:
         self._present[kept] = True
         self._group[kept] = codes
         self._rows += len(kept)
-        lengths = np.bincount(rows, minlength=self._length.shape[0]).astype(np.float64)
-        self._length += lengths
+        counted, lengths = np.unique(rows, return_counts=True)  # O(tokens), not O(rows in the index)
+        self._length[counted] += lengths
         self._tokens += float(lengths.sum())
         self._add_postings(tokens, rows)
         self._version += 1
