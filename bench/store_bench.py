@@ -122,21 +122,22 @@ def make_episodes(
 
 async def timed_writes(
     store: GraphStore, writes: Iterator[EpisodeWrite], *, bulk: bool, chunk: int = 20
-) -> tuple[int, float]:
-    """Facts written and seconds spent in the store alone (``write_episode`` one by one, or
-    ``write_episodes`` for ``bulk``): the synthetic data is built in chunks outside the timed region,
-    so the figure is the store's, not the generator's."""
-    n, spent = 0, 0.0
+) -> tuple[int, float, float]:
+    """Facts written, and seconds and this process's CPU seconds spent in the store alone
+    (``write_episode`` one by one, or ``write_episodes`` for ``bulk``): the synthetic data is built in
+    chunks outside the timed region, so the figures are the store's, not the generator's."""
+    n, spent, cpu = 0, 0.0, 0.0
     while batch := list(itertools.islice(writes, chunk)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), process_cpu_seconds()
         if bulk:
             await store.write_episodes(batch)
         else:
             for w in batch:
                 await store.write_episode(w)
         spent += time.perf_counter() - t0
+        cpu += process_cpu_seconds() - c0
         n += sum(len(w.facts) for w in batch)
-    return n, spent
+    return n, spent, cpu
 
 
 async def latencies(calls: list) -> tuple[float, float]:
@@ -153,12 +154,12 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     group = f"bench-{size}-{int(time.time())}"
     entities = make_entities(group, max(50, size // 5), rng)
     episodic_n = min(size, 2_000)
-    n1, s1 = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng), bulk=False)
+    n1, s1, _ = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng), bulk=False)
     bulk_writes = make_episodes(group, entities, size - episodic_n, 1_000, rng)
     server = neo4j_pid() if name == "neo4j" else ""
-    cpu0 = (process_cpu_seconds(), cpu_seconds(server) if server else None)
-    n2, s2 = await timed_writes(store, bulk_writes, bulk=True)
-    cpu1 = (process_cpu_seconds(), cpu_seconds(server) if server else None)
+    server0 = cpu_seconds(server) if server else None
+    n2, s2, process_cpu = await timed_writes(store, bulk_writes, bulk=True)
+    server_cpu = None if server0 is None else (cpu_seconds(server) or server0) - server0
     words = [*PLACES, *TOPICS, *FIRST]
     texts = [f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}" for i in range(queries)]
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
@@ -173,7 +174,7 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     return {
         prefix + "episode_write_facts_per_s": n1 / s1,
         prefix + "bulk_write_facts_per_s": n2 / s2 if n2 else n1 / s1,
-        **_cpu_per_fact(prefix, n2, cpu0, cpu1),
+        **_cpu_per_fact(prefix, n2, process_cpu, server_cpu),
         prefix + "fulltext_p50_ms": ft50,
         prefix + "fulltext_p95_ms": ft95,
         prefix + "vector_p50_ms": v50,
@@ -189,17 +190,16 @@ def process_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _cpu_per_fact(
-    prefix: str, facts: int, before: tuple[float, float | None], after: tuple[float, float | None]
-) -> dict[str, float]:
-    """CPU milliseconds per fact of the bulk writes: this process (the embedded store's own work, or the
-    Neo4j client's) and, when its pid is known, the Neo4j server's. With the wall time they bound the
+def _cpu_per_fact(prefix: str, facts: int, process_cpu: float, server_cpu: float | None) -> dict[str, float]:
+    """CPU milliseconds per fact of the bulk writes: this process inside the store calls (the embedded
+    store's own work, or the Neo4j client's) and, when its pid is known, the Neo4j server over the whole
+    bulk phase (merges it runs in the background included). With the wall time they bound the
     throughput: N cores cannot write more than N / (ms per fact) facts per millisecond."""
     if not facts:
         return {}
-    out = {prefix + "bulk_process_cpu_ms_per_fact": (after[0] - before[0]) * 1000 / facts}
-    if before[1] is not None and after[1] is not None:
-        out[prefix + "bulk_server_cpu_ms_per_fact"] = (after[1] - before[1]) * 1000 / facts
+    out = {prefix + "bulk_process_cpu_ms_per_fact": process_cpu * 1000 / facts}
+    if server_cpu is not None:
+        out[prefix + "bulk_server_cpu_ms_per_fact"] = server_cpu * 1000 / facts
     return out
 
 
