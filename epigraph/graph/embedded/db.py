@@ -161,19 +161,19 @@ class Db:
         """The BM25 postings of ``table``'s fulltext index: loaded on first use, then patched with the
         rows committed writes changed (call inside a read transaction: one snapshot for both)."""
         self._check_data_version()
-        index, changed = self._terms.get(table), self._changed_rows.pop(table, set())
+        index, changed = self._terms.pop(table, None), self._changed_rows.pop(table, set())
+        # Popped while it is brought up to date: an error on the way leaves no half-patched index behind
+        # (the next search loads it afresh).
         if index is None or len(changed) > max(REBUILD_ROWS, REBUILD_SHARE * len(index)):
             present = self._rows_by_group(table)
-            index = self._terms[table] = TermIndex(fts.WEIGHTS[table])
-            index.replace(
-                np.concatenate([np.zeros(0, np.int64), *present.values()]),
-                present,
-                fts.index_tokens(self.conn, table),
-            )
+            index = TermIndex(fts.WEIGHTS[table])
+            ids = np.concatenate([np.zeros(0, np.int64), *present.values()])
+            index.replace(ids, present, fts.index_tokens(self.conn, table))
         elif changed:
             index.replace(
                 changed, self._rows_by_group(table, changed), fts.row_tokens(self.conn, table, changed)
             )
+        self._terms[table] = index
         return index
 
     def _rows_by_group(self, table: str, among: Iterable[int] | None = None) -> dict[str, np.ndarray]:

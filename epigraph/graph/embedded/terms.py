@@ -11,7 +11,7 @@ Why not ``bm25()`` itself: for its IDF it walks every row of every query word on
 words either ranked a bounded window of rows (recency-biased) or took tens of milliseconds. Here the
 document counts are the postings' lengths, scoring is a few numpy passes over them, and each term's
 scores are kept until the index next changes: every matching row is ranked, and a whole fulltext search
-of 100k facts (20k matching rows, records read and decoded) takes 1.5 ms p50 in the store bench.
+of 100k facts (20k matching rows, records read and decoded) takes 1.2-1.9 ms p50 in the store bench.
 
 Rows change by generation: replacing or removing a row bumps its generation, and its old postings
 (tagged with the old one) stop counting; they are dropped the next time their term is ranked. The
