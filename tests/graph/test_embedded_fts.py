@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 
 from epigraph.errors import StoreError
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.embedded.db import Db
 from epigraph.graph.embedded.fts import WEIGHTS, Stemmer, index_tokens, row_tokens
 from epigraph.graph.embedded.schema import FTS_TABLES, TOKENIZER
 from epigraph.graph.embedded.terms import COLUMN_BITS, COMMON_MIN_ROWS, COMMON_SHARE, TermIndex, Tokens
+from epigraph.graph.embedded.writes import write_episode
 from epigraph.graph.model import Entity, Episode, Fact
 from epigraph.graph.store import EpisodeWrite
 
@@ -264,3 +266,25 @@ def test_tokens_in_any_order_make_the_same_postings() -> None:
     assert results[0] == results[1]
     rows = [row for row, _ in results[0]]
     assert rows[0] == 2 and sorted(rows) == [2, 5, 9]  # the row with both words first
+
+
+def test_a_term_index_that_fails_to_catch_up_is_reloaded_not_left_stale(tmp_path: Path) -> None:
+    """The rows a write changed are taken off the index's to-do list before it is patched; when the
+    patch fails (here: the scratch table FTS5 tokenizes in is not an FTS5 table), the next search must
+    load the index afresh rather than use one that never learned of those rows."""
+    db = Db(str(tmp_path / "stale.db"))
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    alice = Entity(group_id="g", name="Alice")
+    write_episode(db, EpisodeWrite(Episode(group_id="g", content="hello", reference_time=t0), [alice], []))
+    with db.read():
+        assert db.term_index("entities").document_count("alic") == 1
+    bob = Entity(group_id="g", name="Bob")
+    write_episode(db, EpisodeWrite(Episode(group_id="g", content="hi", reference_time=t0), [bob], []))
+    db.conn.execute("DROP TABLE IF EXISTS temp.epigraph_tokens_entities")
+    db.conn.execute("CREATE TEMP TABLE epigraph_tokens_entities (unrelated)")
+    with pytest.raises(sqlite3.OperationalError), db.read():
+        db.term_index("entities")
+    db.conn.execute("DROP TABLE temp.epigraph_tokens_entities")
+    with db.read():
+        assert db.term_index("entities").document_count("bob") == 1
+    db.close()
