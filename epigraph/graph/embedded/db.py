@@ -23,7 +23,7 @@ _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episode
 
 REBUILD_SHARE = 0.25
 """A term index with more changed rows than this share of its rows (and at least ``REBUILD_ROWS``) is
-reloaded from FTS5 rather than patched: re-tokenizing rows costs ~18 us each, loading ~3 us a row."""
+reloaded from FTS5 rather than patched: re-tokenizing rows costs ~18 us each, loading ~5 us a row."""
 REBUILD_ROWS = 4096
 
 

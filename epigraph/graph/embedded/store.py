@@ -1,9 +1,10 @@
-"""EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy vector search.
+"""EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy BM25 and vector search.
 
 Threading model: every SQLite call runs on ONE dedicated worker thread that owns the connection and the
-vector matrices (a single-thread executor). The event loop only awaits; it never blocks on disk, and
-concurrent calls from many tasks are serialized in submission order, so they are safe without locks
-and a reader never sees a write halfway. ``:memory:`` works the same way (one connection, one thread).
+in-memory indexes (BM25 postings, vector matrices; a single-thread executor). The event loop only
+awaits; it never blocks on disk, and concurrent calls from many tasks are serialized in submission
+order, so they are safe without locks and a reader never sees a write halfway. ``:memory:`` works the
+same way (one connection, one thread).
 
 The file is opened, and its schema created or checked, on the first call (``setup`` or any other), so
 constructing a store does no I/O. Errors from SQLite surface as :class:`~epigraph.errors.StoreError`
