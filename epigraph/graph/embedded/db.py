@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import SchemaMismatch, StoreError
 from . import fts, schema
 from .codec import blob_array
+from .reads import IN_LIST, as_json
 from .terms import TermIndex
 from .vectors import Kind, VectorCache, VectorIndex
 
@@ -167,8 +168,7 @@ class Db:
         if index is None or len(changed) > max(REBUILD_ROWS, REBUILD_SHARE * len(index)):
             present = self._rows_by_group(table)
             index = TermIndex(fts.WEIGHTS[table])
-            ids = np.concatenate([np.zeros(0, np.int64), *present.values()])
-            index.replace(ids, present, fts.index_tokens(self.conn, table))
+            index.replace(None, present, fts.index_tokens(self.conn, table))
         elif changed:
             index.replace(
                 changed, self._rows_by_group(table, changed), fts.row_tokens(self.conn, table, changed)
@@ -178,11 +178,7 @@ class Db:
 
     def _rows_by_group(self, table: str, among: Iterable[int] | None = None) -> dict[str, np.ndarray]:
         """The ids of ``table``'s rows (``among`` those, if given) by group id (one SQL row per group)."""
-        where, params = (
-            ("", ())
-            if among is None
-            else (" WHERE id IN (SELECT value FROM json_each(?))", (fts.json_ints(among),))
-        )
+        where, params = ("", ()) if among is None else (f" WHERE id IN {IN_LIST}", (as_json(list(among)),))
         sql = f"SELECT group_id, group_concat(id) FROM {table}{where} GROUP BY group_id"
         return {g: np.fromstring(ids, dtype=np.int64, sep=",") for g, ids in self.conn.execute(sql, params)}
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..stopwords import STOP_WORDS
+from .reads import IN_LIST, as_json
 from .schema import FTS_TABLES, TOKENIZER
 from .terms import COLUMN_BITS, Tokens
 
@@ -68,17 +70,11 @@ def index_tokens(conn: sqlite3.Connection, table: str) -> Tokens:
 
 def row_tokens(conn: sqlite3.Connection, table: str, ids: Iterable[int]) -> Tokens:
     """The tokens of ``table``'s rows ``ids`` as they are now (ids of rows that do not exist add none)."""
-    scratch = _scratch(conn, table)
     cols = ", ".join(FTS_TABLES[table])
-    conn.execute(
-        f"INSERT INTO temp.{scratch} (rowid, {cols}) SELECT id, {cols} FROM main.{table}"
-        " WHERE id IN (SELECT value FROM json_each(?))",
-        (json_ints(ids),),
-    )
-    try:
-        return _tokens(conn, f"temp.{scratch}_vocab", table)
-    finally:
-        conn.execute(f"INSERT INTO temp.{scratch} ({scratch}) VALUES ('delete-all')")
+    with _scratch(conn, table) as scratch:
+        rows = f"SELECT id, {cols} FROM main.{table} WHERE id IN {IN_LIST}"
+        conn.execute(f"INSERT INTO {scratch} (rowid, {cols}) {rows}", (as_json([int(i) for i in ids]),))
+        return _tokens(conn, f"{scratch}_vocab", table)
 
 
 class Stemmer:
@@ -100,29 +96,32 @@ class Stemmer:
 
 
 def _stems(conn: sqlite3.Connection, words: list[str]) -> list[list[str]]:
-    scratch = _scratch(conn, "facts")
-    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, text) VALUES (?, ?)", enumerate(words, 1))
-    try:
-        rows = conn.execute(f"SELECT doc, term FROM temp.{scratch}_vocab ORDER BY doc, offset").fetchall()
-    finally:
-        conn.execute(f"INSERT INTO temp.{scratch} ({scratch}) VALUES ('delete-all')")
+    with _scratch(conn, "facts") as scratch:
+        conn.executemany(f"INSERT INTO {scratch} (rowid, text) VALUES (?, ?)", enumerate(words, 1))
+        rows = conn.execute(f"SELECT doc, term FROM {scratch}_vocab ORDER BY doc, offset").fetchall()
     stems: list[list[str]] = [[] for _ in words]
     for doc, term in rows:
         stems[doc - 1].append(term)
     return stems
 
 
-def _scratch(conn: sqlite3.Connection, table: str) -> str:
-    """A contentless FTS5 table in ``temp`` with ``table``'s columns and tokenizer, and its vocabulary."""
-    scratch = f"epigraph_tokens_{table}"
+@contextmanager
+def _scratch(conn: sqlite3.Connection, table: str) -> Iterator[str]:
+    """A contentless FTS5 table in ``temp`` with ``table``'s columns and tokenizer (and its ``_vocab``),
+    emptied again when the block ends, however it ends."""
+    scratch = f"temp.epigraph_tokens_{table}"
     conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {scratch} USING fts5"
         f"({', '.join(FTS_TABLES[table])}, content='', tokenize='{TOKENIZER}')"
     )
     conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_vocab USING fts5vocab(temp, {scratch}, instance)"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {scratch}_vocab"
+        f" USING fts5vocab(temp, epigraph_tokens_{table}, instance)"
     )
-    return scratch
+    try:
+        yield scratch
+    finally:
+        conn.execute(f"INSERT INTO {scratch} (epigraph_tokens_{table}) VALUES ('delete-all')")
 
 
 def _tokens(conn: sqlite3.Connection, vocab: str, table: str) -> Tokens:
@@ -142,7 +141,3 @@ def _tokens(conn: sqlite3.Connection, vocab: str, table: str) -> Tokens:
         keys=np.fromstring(",".join(keys), dtype=np.int64, sep=",") if keys else np.zeros(0, np.int64),
         term_of=np.repeat(np.arange(len(terms)), counts),
     )
-
-
-def json_ints(ids: Iterable[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"

@@ -37,7 +37,7 @@ _F = FACTS.select("f")
 _P = EPISODES.select("p")
 
 
-def as_json(values: Sequence[str]) -> str:
+def as_json(values: Sequence[Any]) -> str:
     return json.dumps(list(values))
 
 

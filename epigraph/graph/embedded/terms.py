@@ -86,11 +86,12 @@ class TermIndex:
         return self._rows
 
     # --- changes ------------------------------------------------------------------------------------
-    def replace(self, ids: Iterable[int], present: Mapping[str, np.ndarray], tokens: Tokens) -> None:
+    def replace(self, ids: Iterable[int] | None, present: Mapping[str, np.ndarray], tokens: Tokens) -> None:
         """Rows ``ids`` now are: the ``present`` ones (row ids among ``ids`` by group id) with exactly
-        ``tokens``; the rest are gone. Their previous postings, if any, stop counting."""
-        changed = np.unique(np.fromiter(ids, dtype=np.int64))
+        ``tokens``; the rest are gone (``ids=None``: the present rows, e.g. when loading). Their previous
+        postings, if any, stop counting."""
         kept = np.concatenate([np.zeros(0, np.int64), *present.values()]).astype(np.int64)
+        changed = np.unique(kept if ids is None else np.fromiter(ids, dtype=np.int64))
         codes = np.repeat([self._code(group) for group in present], [len(r) for r in present.values()])
         rows = tokens.keys >> COLUMN_BITS
         self._grow(int(max(changed.max(initial=-1), kept.max(initial=-1), rows.max(initial=-1))) + 1)
