@@ -10,10 +10,12 @@
 Standard library only. The Java is chosen by jvm.py (a JDK on which Lucene's vector code runs SIMD if
 there is one, else `java` on PATH; NEO4J_JAVA overrides it); `mvn` is on PATH (MVN overrides it).
 """
+
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import socket
@@ -48,8 +50,12 @@ def log(msg: str) -> None:
 # ---------------------------------------------------------------- build
 def build(force: bool = False) -> None:
     newest_source = max(p.stat().st_mtime for p in SOURCES)
-    if not force and STAMP.exists() and (CLASSES / "Launcher.class").exists() \
-            and STAMP.stat().st_mtime >= newest_source:
+    if (
+        not force
+        and STAMP.exists()
+        and (CLASSES / "Launcher.class").exists()
+        and STAMP.stat().st_mtime >= newest_source
+    ):
         return
     if not STAMP.exists() or STAMP.stat().st_mtime < POM.stat().st_mtime:
         # copy-dependencies never deletes: drop old jars so a version change cannot leave two Neo4js on
@@ -77,7 +83,10 @@ DEFAULT_SETTINGS = {"internal.dbms.index.vector.standard_merge_factor": "20"}
 
 def jvm_flags(major: int, heap: str) -> list[str]:
     flags = [
-        "-Xms512m", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
+        "-Xms512m",
+        f"-Xmx{heap}",
+        "-XX:+UseG1GC",
+        "-XX:+ExitOnOutOfMemoryError",
         # Without these 5.26 still starts on Java 17, but the page cache falls back to a slower mode
         # (java.nio) and the transaction-log fadvise calls fail with warnings (sun.nio.ch, java.io).
         "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -88,8 +97,10 @@ def jvm_flags(major: int, heap: str) -> list[str]:
     flags += [f"-D{key}={value}" for key, value in FEATURE_TOGGLES.items()]
     if major >= 24:  # JDK 17 rejects this flag
         flags.append("--sun-misc-unsafe-memory-access=allow")
-    flags += os.environ.get("NEO4J_JVM_FLAGS", "").split()  # e.g. profiling flags, see README.md
-    return flags
+    extra = os.environ.get("NEO4J_JVM_FLAGS", "").split()  # e.g. profiling flags, see README.md
+    if any(re.fullmatch(r"-XX:\+Use\w+GC", flag) for flag in extra):  # another collector replaces G1
+        flags.remove("-XX:+UseG1GC")
+    return flags + extra
 
 
 # ---------------------------------------------------------------- processes
@@ -141,8 +152,9 @@ def write_settings(home: Path, settings: list[str]) -> None:
     (home / "neo4j.conf").write_text("".join(f"{key}={value}\n" for key, value in merged.items()))
 
 
-def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
-           password: str | None, timeout: float) -> tuple[subprocess.Popen, str, str]:
+def launch(
+    home: Path, out: Path, *, stdin, heap: str, pagecache: str, password: str | None, timeout: float
+) -> tuple[subprocess.Popen, str, str]:
     """Start a launcher on a fresh port; return (process, uri, Java description) once Bolt answers.
     Exits on failure.
 
@@ -165,8 +177,9 @@ def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
         cmd = [java.path, *flags, "-cp", classpath, "Launcher", str(home), str(port)]
         t0 = time.monotonic()
         with open(out, "wb") as f:
-            proc = subprocess.Popen(cmd, stdin=stdin, stdout=f, stderr=subprocess.STDOUT, env=env,
-                                    start_new_session=True)  # Ctrl-C in a terminal reaches us, not it
+            proc = subprocess.Popen(
+                cmd, stdin=stdin, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )  # Ctrl-C in a terminal reaches us, not it
         uri = f"bolt://127.0.0.1:{port}"
         deadline = t0 + timeout
         while time.monotonic() < deadline and proc.poll() is None:
@@ -188,6 +201,7 @@ def launch(home: Path, out: Path, *, stdin, heap: str, pagecache: str,
 
 def stop_pid(pid: int, proc: subprocess.Popen | None = None) -> None:
     """SIGTERM, wait up to STOP_TIMEOUT, then SIGKILL. proc (if ours) is reaped."""
+
     def alive() -> bool:
         return proc.poll() is None if proc is not None else is_launcher(pid)
 
@@ -233,8 +247,15 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.setting or not (home / "neo4j.conf").exists():  # an existing --home keeps its own conf
         write_settings(home, args.setting)
     stdin = None if args.tie_to_parent else subprocess.DEVNULL
-    proc, uri, _ = launch(home, LOG_FILE, stdin=stdin, heap=args.heap,
-                       pagecache=args.pagecache, password=args.password, timeout=args.timeout)
+    proc, uri, _ = launch(
+        home,
+        LOG_FILE,
+        stdin=stdin,
+        heap=args.heap,
+        pagecache=args.pagecache,
+        password=args.password,
+        timeout=args.timeout,
+    )
     PID_FILE.write_text(f"{proc.pid}\n")
     URI_FILE.write_text(uri + "\n")
     print(uri, flush=True)
@@ -275,12 +296,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True)
     write_settings(workdir / "home", args.setting)
     # stdin=PIPE: should this process die without its `finally`, the server sees EOF and exits too.
-    proc, uri, java = launch(workdir / "home", workdir / "neo4j.out", stdin=subprocess.PIPE, heap=args.heap,
-                             pagecache=args.pagecache, password=args.password, timeout=args.timeout)
+    proc, uri, java = launch(
+        workdir / "home",
+        workdir / "neo4j.out",
+        stdin=subprocess.PIPE,
+        heap=args.heap,
+        pagecache=args.pagecache,
+        password=args.password,
+        timeout=args.timeout,
+    )
     code = 1
     try:
-        env = {**os.environ, "EPIGRAPH_NEO4J_URI": uri, "EPIGRAPH_NEO4J_PID": str(proc.pid),
-               "EPIGRAPH_NEO4J_JAVA": java, "EPIGRAPH_NEO4J_LOG": str(workdir / "neo4j.out")}
+        env = {
+            **os.environ,
+            "EPIGRAPH_NEO4J_URI": uri,
+            "EPIGRAPH_NEO4J_PID": str(proc.pid),
+            "EPIGRAPH_NEO4J_JAVA": java,
+            "EPIGRAPH_NEO4J_LOG": str(workdir / "neo4j.out"),
+        }
         if args.password:
             env.update(EPIGRAPH_NEO4J_USER="neo4j", EPIGRAPH_NEO4J_PASSWORD=args.password)
         rc = subprocess.run(command, env=env).returncode
@@ -304,19 +337,28 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(func=cmd_build)
     for name, func in (("start", cmd_start), ("run", cmd_run)):
         s = sub.add_parser(name)
-        s.add_argument("--password",
-                       help="enable auth with user neo4j and this password (>= 8 chars); default: auth off")
+        s.add_argument(
+            "--password", help="enable auth with user neo4j and this password (>= 8 chars); default: auth off"
+        )
         s.add_argument("--heap", default="1g", help="-Xmx (default 1g)")
         s.add_argument("--pagecache", default="256m", help="page cache size (default 256m)")
-        s.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
-                       help="a neo4j.conf setting for this server (repeatable; written to HOME/neo4j.conf)")
+        s.add_argument(
+            "--setting",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a neo4j.conf setting for this server (repeatable; written to HOME/neo4j.conf)",
+        )
         s.add_argument("--timeout", type=float, default=READY_TIMEOUT, help="readiness deadline in seconds")
         s.set_defaults(func=func)
         if name == "start":
             s.add_argument("--home", help="DBMS home (kept as is); default: a fresh tools/neo4j/run/home")
-            s.add_argument("--tie-to-parent", action="store_true",
-                           help="the server inherits this command's stdin and exits when it reaches EOF: "
-                                "start it with a pipe its owner keeps open (never with </dev/null)")
+            s.add_argument(
+                "--tie-to-parent",
+                action="store_true",
+                help="the server inherits this command's stdin and exits when it reaches EOF: "
+                "start it with a pipe its owner keeps open (never with </dev/null)",
+            )
         else:
             s.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ...")
     sub.add_parser("stop").set_defaults(func=cmd_stop)
