@@ -118,11 +118,13 @@ class TermIndex:
         if not len(rows):
             return
         term_of, keys = tokens.term_of, tokens.keys
-        if np.any((np.diff(term_of) < 0) | ((np.diff(term_of) == 0) & (np.diff(rows) < 0))):
+        term_step, row_step = np.diff(term_of), np.diff(rows)
+        if np.any((term_step < 0) | ((term_step == 0) & (row_step < 0))):
             order = np.lexsort((rows, term_of))  # FTS5 yields term, then row order: rarely needed
             term_of, rows, keys = term_of[order], rows[order], keys[order]
+            term_step, row_step = np.diff(term_of), np.diff(rows)
         weights = self._weights[keys & ((1 << COLUMN_BITS) - 1)]
-        starts = np.flatnonzero(np.r_[True, (np.diff(term_of) != 0) | (np.diff(rows) != 0)])
+        starts = np.flatnonzero(np.r_[True, (term_step != 0) | (row_step != 0)])
         tf = np.add.reduceat(weights, starts)
         rows, term_of = rows[starts], term_of[starts]
         gen = self._gen[rows]
