@@ -23,27 +23,27 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-GROUP_ID_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
-LABEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-RELATION_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
+GROUP_ID_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")  # all of these: fullmatch
+LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+RELATION_RE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)*")
 
 _EPISODE_NAMESPACE = uuidlib.UUID("6f1c1c9e-3a51-4d0c-9a57-8a0b1f0c5e21")
 
 
 def check_group_id(value: str) -> str:
-    if not GROUP_ID_RE.match(value):
+    if not GROUP_ID_RE.fullmatch(value):
         raise ValueError(f"group_id must be 1-128 characters of [A-Za-z0-9_.:@-], got {value!r}")
     return value
 
 
 def check_label(value: str) -> str:
-    if not LABEL_RE.match(value):
+    if not LABEL_RE.fullmatch(value):
         raise ValueError(f"label must be an identifier ([A-Za-z_][A-Za-z0-9_]*, <= 64 chars), got {value!r}")
     return value
 
 
 def check_relation(value: str) -> str:
-    if len(value) > 64 or not RELATION_RE.match(value):
+    if len(value) > 64 or not RELATION_RE.fullmatch(value):
         raise ValueError(f"relation must be SCREAMING_SNAKE_CASE (<= 64 chars), got {value!r}")
     return value
 
@@ -95,7 +95,9 @@ def episode_uuid(
 GroupId = Annotated[str, AfterValidator(check_group_id)]
 Label = Annotated[str, AfterValidator(check_label)]
 Relation = Annotated[str, AfterValidator(check_relation)]
-UtcDatetime = Annotated[datetime, BeforeValidator(to_utc)]
+# Before: ISO strings and naive values read as UTC. After: whatever pydantic parsed (a date, bytes, an epoch
+# number) ends aware in UTC too.
+UtcDatetime = Annotated[datetime, BeforeValidator(to_utc), AfterValidator(to_utc)]
 Embedding = list[float]
 
 

@@ -232,4 +232,5 @@ class GraphStore(Protocol):
     ) -> list[Hit[Episode]]:
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
 
-    async def stats(self, group_id: str | None = None) -> StoreStats: ...
+    async def stats(self, group_id: str | None = None) -> StoreStats:
+        """Counts of one group, or of every group when ``group_id`` is None (the one cross-group read)."""

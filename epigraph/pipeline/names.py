@@ -105,7 +105,7 @@ def normalize_relation(raw: str) -> str | None:
     text = re.sub(r"_+", "_", text)[:64].rstrip("_")
     if text and text[0].isdigit():
         text = "R_" + text
-    return text if text and RELATION_RE.match(text) else None
+    return text if text and RELATION_RE.fullmatch(text) else None
 
 
 def compatible_relations(relation: str, families: Iterable[frozenset[str]]) -> frozenset[str]:

@@ -32,6 +32,7 @@ from epigraph.graph.neo4j.lucene import (
     build_query,
     escape,
     escape_term,
+    exact_query,
     searchable,
     terms,
 )
@@ -82,6 +83,11 @@ def test_terms_drop_tokens_without_word_characters_and_duplicates() -> None:
 def test_build_query_scopes_fields_and_groups() -> None:
     query = build_query([("name", 10.0), ("summary", 1.0)], "alice (x", ["g-1", "g:2"])
     assert query == '+(name:(alice \\(x)^10 summary:(alice \\(x)) +(group_id:"g-1" group_id:"g:2")^0'
+
+
+def test_exact_query_quotes_any_value_as_one_term() -> None:
+    query = exact_query("episodes", 'a"b\\c AND x:*', 'g "1"')
+    assert query == '+group_id:"g \\"1\\"" +episodes:"a\\"b\\\\c AND x:*"'
 
 
 def test_build_query_without_terms_or_with_unphrasable_groups() -> None:
@@ -495,3 +501,19 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
     operators = _operators(summary.plan)
     assert not [op for op in operators if "Scan" in op], operators
     assert len([op for op in operators if "Seek" in op]) >= statement.count("INDEX SEEK"), operators
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("name", ["DELETE_SOLE_FACTS", "DETACH_FROM_FACTS"])
+async def test_delete_episode_finds_its_facts_through_the_provenance_index(
+    store: Neo4jStore, name: str
+) -> None:
+    """Not by reading every fact of the group: the plan asks the keyword index and touches no other index."""
+    params = {"group_id": "g", "uuid": "u", "index": q.FACT_EPISODES_INDEX, "query": '+episodes:"u"'}
+    driver = await store._conn.driver()
+    async with driver.session(database=store._conn.database) as session:
+        summary = await (await session.run("EXPLAIN " + getattr(q, name), params)).consume()
+    assert summary.plan is not None
+    operators = _operators(summary.plan)
+    assert "ProcedureCall" in operators, operators
+    assert not [op for op in operators if "Scan" in op or "Seek" in op], operators

@@ -8,6 +8,7 @@ Backend-specific tests (only the embedded store today) are at the end of the fil
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from epigraph.graph.model import (
     Invalidation,
     Mention,
 )
+from epigraph.graph.neo4j import Neo4jStore
 from epigraph.graph.store import (
     CURRENT,
     EVERYTHING,
@@ -1243,3 +1245,18 @@ def test_fts_query_words_keep_only_words(query: str, expected: list[str]) -> Non
 
 def test_fts_query_words_are_bounded() -> None:
     assert query_words(" ".join(f"w{i}" for i in range(1000))) == [f"w{i}" for i in range(MAX_TERMS)]
+
+
+@pytest.mark.parametrize("store_class", [EmbeddedStore, Neo4jStore], ids=lambda c: c.__name__)
+def test_every_store_has_the_protocols_signatures(store_class: type) -> None:
+    """Same method names, parameter names, kinds and defaults as GraphStore: a caller's keyword call
+    works on either store."""
+    for name, member in vars(GraphStore).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        expected = inspect.signature(member)
+        actual = inspect.signature(getattr(store_class, name))
+        as_tuples = [
+            [(p.name, p.kind, p.default) for p in sig.parameters.values()] for sig in (expected, actual)
+        ]
+        assert as_tuples[0] == as_tuples[1], f"{store_class.__name__}.{name}{actual} != GraphStore{expected}"

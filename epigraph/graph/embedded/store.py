@@ -151,8 +151,9 @@ class EmbeddedStore:
     async def write_episode(self, write: EpisodeWrite) -> None:
         await self._run(writes.write_episode, write)
 
-    async def write_episodes(self, writes_: Iterable[EpisodeWrite]) -> None:
-        for write in writes_:
+    # `writes` (the Protocol's name, so keyword calls work on every store) shadows the module here only.
+    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
+        for write in writes:
             await self.write_episode(write)
 
     # --- lookups --------------------------------------------------------------------------------------

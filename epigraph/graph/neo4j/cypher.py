@@ -23,6 +23,7 @@ ENTITY_VECTOR_INDEX = "epigraph_entity_name_vector"
 FACT_VECTOR_INDEX = "epigraph_fact_text_vector"
 EPISODE_VECTOR_INDEX = "epigraph_episode_content_vector"
 ENTITY_NAMES_INDEX = "epigraph_entity_names"
+FACT_EPISODES_INDEX = "epigraph_fact_episodes"  # keyword terms: the episodes a fact lists (its provenance)
 
 # (property, BM25 boost) each fulltext index covers, plus group_id (only the zero-boost group clause uses it).
 # Entity boosts match the embedded store's bm25 weights: a name match outranks a passing mention.
@@ -30,9 +31,10 @@ ENTITY_TEXT_FIELDS = (("name", 10.0), ("aliases", 5.0), ("summary", 1.0))
 FACT_TEXT_FIELDS = (("text", 1.0),)
 EPISODE_TEXT_FIELDS = (("content", 1.0),)
 # The analyzer of the three text indexes: Lucene's EnglishAnalyzer (lower-case, English stop words dropped,
-# Porter stemming), so "hiking" finds "hikes" as in the embedded store. The names index stays 'keyword'.
+# Porter stemming), so "hiking" finds "hikes" as in the embedded store. The names and provenance indexes
+# use 'keyword': each value is one exact term.
 TEXT_ANALYZER = "english"
-NAMES_ANALYZER = "keyword"
+KEYWORD_ANALYZER = "keyword"
 
 
 # --- composable predicates (built from literals at import time) ------------------------------------
@@ -311,18 +313,21 @@ MATCH {_EPISODE_KEY}
 OPTIONAL MATCH (ep)-[:MENTIONS]->(e:Entity)
 RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
 """
-DELETE_SOLE_FACTS = """
-MATCH (a)-[r:RELATES_TO {group_id: $group_id}]->(b)
-WHERE $uuid IN r.episodes AND all(x IN r.episodes WHERE x = $uuid)
-WITH r, r.uuid AS uuid, a.uuid AS source, b.uuid AS target
+# The facts that list the episode, found through the provenance keyword index ($query: lucene.exact_query),
+# not by reading every fact of the group; the list test keeps the result exact.
+_FACTS_OF_EPISODE = """
+CALL db.index.fulltext.queryRelationships($index, $query) YIELD relationship AS r
+WITH r WHERE r.group_id = $group_id AND $uuid IN r.episodes
+"""
+DELETE_SOLE_FACTS = f"""{_FACTS_OF_EPISODE}
+  AND all(x IN r.episodes WHERE x = $uuid)
+WITH r, r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
 DELETE r
 RETURN uuid, source, target
 """
-DETACH_FROM_FACTS = """
-MATCH (a)-[r:RELATES_TO {group_id: $group_id}]->(b)
-WHERE $uuid IN r.episodes
+DETACH_FROM_FACTS = f"""{_FACTS_OF_EPISODE}
 SET r.episodes = [x IN r.episodes WHERE x <> $uuid]
-RETURN r.uuid AS uuid, a.uuid AS source, b.uuid AS target
+RETURN r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
 """
 DELETE_ORPHAN_ENTITIES = f"""
 MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}})-[:MENTIONS]->(e:Entity) {_seek("ep", "Episode")}

@@ -7,7 +7,7 @@ Index names, the fields a fulltext index covers and the analyzers live in ``cyph
 
 from __future__ import annotations
 
-from .cypher import NAMES_ANALYZER, TEXT_ANALYZER
+from .cypher import KEYWORD_ANALYZER, TEXT_ANALYZER
 
 CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
@@ -38,6 +38,7 @@ OBSOLETE_INDEXES = (
     "epigraph_mention_group",
 )
 _TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
+_KEYWORD_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + KEYWORD_ANALYZER + "'}}"
 FULLTEXT_INDEXES = (
     "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
     "ON EACH [n.name, n.aliases, n.summary, n.group_id] " + _TEXT_OPTIONS,
@@ -47,8 +48,10 @@ FULLTEXT_INDEXES = (
     "FOR (n:Episode) ON EACH [n.content, n.group_id] " + _TEXT_OPTIONS,
     # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
     "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
-    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] "
-    "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + NAMES_ANALYZER + "'}}",
+    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] " + _KEYWORD_OPTIONS,
+    # Provenance: each episode uuid a fact lists is one keyword term (delete_episode finds its facts).
+    "CREATE FULLTEXT INDEX epigraph_fact_episodes IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON EACH [r.episodes, r.group_id] " + _KEYWORD_OPTIONS,
 )
 # Quantization is off: the contract (and users) expect exact cosine order among the candidates.
 # HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of

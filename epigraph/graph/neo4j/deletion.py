@@ -25,6 +25,7 @@ import neo4j
 from ...errors import EpisodeNotFound
 from ..store import DeletionResult
 from . import cypher as q
+from . import lucene
 
 
 async def _records(tx: neo4j.AsyncManagedTransaction, statement: str, params: dict[str, Any]) -> list[Any]:
@@ -42,8 +43,13 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
     if not found:
         raise EpisodeNotFound(uuid, group_id)
     mentioned = set(found[0]["mentioned"])
-    sole = await _records(tx, q.DELETE_SOLE_FACTS, params)
-    detached = await _records(tx, q.DETACH_FROM_FACTS, params)
+    provenance = {
+        **params,
+        "index": q.FACT_EPISODES_INDEX,
+        "query": lucene.exact_query("episodes", uuid, group_id),
+    }
+    sole = await _records(tx, q.DELETE_SOLE_FACTS, provenance)
+    detached = await _records(tx, q.DETACH_FROM_FACTS, provenance)
     orphans = await _records(tx, q.DELETE_ORPHAN_ENTITIES, params)
     orphan_facts = [fact for row in orphans for fact in row["facts"]]
     removed = {row["uuid"] for row in sole} | {fact["uuid"] for fact in orphan_facts}

@@ -122,3 +122,9 @@ def keyword_query(field: str, keys: Sequence[str], group_id: str, group_field: s
         raise ValueError("keyword_query keys must be ASCII alphanumeric")
     body = " ".join(f"{field}:{key}" for key in keys)
     return f"+{group_field}:{phrase(group_id)} +({body})"
+
+
+def exact_query(field: str, value: str, group_id: str, group_field: str = "group_id") -> str:
+    """``+group_id:"g" +field:"value"``: one exact term of each, for an index with the ``keyword`` analyzer
+    (a quoted phrase is one keyword term; any string is safe inside it)."""
+    return f"+{group_field}:{phrase(group_id)} +{field}:{phrase(value)}"

@@ -63,7 +63,10 @@ FULLTEXT_SPECS = {
         "FULLTEXT", "NODE", "Episode", _fields(q.EPISODE_TEXT_FIELDS), q.TEXT_ANALYZER
     ),
     q.ENTITY_NAMES_INDEX: IndexSpec(
-        "FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), q.NAMES_ANALYZER
+        "FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), q.KEYWORD_ANALYZER
+    ),
+    q.FACT_EPISODES_INDEX: IndexSpec(
+        "FULLTEXT", "RELATIONSHIP", "RELATES_TO", ("episodes", "group_id"), q.KEYWORD_ANALYZER
     ),
 }
 ALL_STATEMENTS = (*ddl.CONSTRAINTS, *ddl.RANGE_INDEXES, *ddl.FULLTEXT_INDEXES, *ddl.VECTOR_INDEXES)

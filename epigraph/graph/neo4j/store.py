@@ -1,9 +1,10 @@
 """Neo4jStore: the GraphStore Protocol over a real Neo4j 5.26+ (Community is enough).
 
 Connection: the official async driver, created lazily inside the running event loop (``auth=None`` when
-there is no password), ``database_`` passed on every call, one-shot reads through ``execute_query`` and
-exactly one ``execute_write`` transaction per ``write_episode`` / ``delete_episode``. Driver errors
-become :class:`~epigraph.errors.StoreError` / :class:`~epigraph.errors.StoreUnavailable`.
+there is no password), the database named on every call (``database_`` / ``database=``), one-shot reads
+as auto-commit ``session.run`` (one round trip) and exactly one ``execute_write`` transaction per
+``write_episode`` / ``delete_episode``. Driver errors become :class:`~epigraph.errors.StoreError` /
+:class:`~epigraph.errors.StoreUnavailable`.
 
 Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embeddings, JSON attributes) and
 ``cypher`` (graph layout, every statement). The episode write: ``writing``. Search policy: ``search``.
