@@ -11,7 +11,8 @@ compare across commits; anything else is rejected before a half-valid file is wr
 
 ``merge=True`` keeps the metrics of an existing file that this run did not measure (a run of one store
 must not erase the other's figures): measured keys are replaced, the others kept, and a note says which
-run they come from.
+run they come from. The previous notes are kept too, except those about what a new note is about (the text
+before its first ':'), so a reworded note replaces its old wording instead of standing beside it.
 """
 
 from __future__ import annotations
@@ -68,9 +69,19 @@ def _merged(path: Path, metrics: dict[str, float], notes: list[str]) -> tuple[di
     stores = sorted({key.split(".", 1)[0] for key in kept})
     origin = f"{len(kept)} metrics ({', '.join(stores)}) not measured by this run: {KEPT_NOTE}"
     origin += f" ({old.get('when', '?')}, commit {old.get('commit') or '?'})"
-    old_notes = [n for n in old.get("notes", []) if isinstance(n, str) and KEPT_NOTE not in n]
+    labels = {_label(n) for n in notes}
+    old_notes = [
+        n
+        for n in old.get("notes", [])
+        if isinstance(n, str) and KEPT_NOTE not in n and _label(n) not in labels
+    ]
     merged_notes = list(dict.fromkeys([*notes, *old_notes, origin]))
     return {**kept, **metrics}, merged_notes
+
+
+def _label(note: str) -> str:
+    """What a note is about: its text before the first ':' (a new note replaces an old one on the same)."""
+    return note.split(":", 1)[0].strip()
 
 
 def _check_metrics(metrics: dict[str, float]) -> dict[str, float]:

@@ -292,7 +292,7 @@ async def main() -> None:
                     metrics.update(await bench_store(name, store, size, args.queries))
                 finally:
                     await store.close()
-                print_rows(metrics, f"{name}.{size // 1000}k.")
+                print(f"measured {name} at {size:,} facts", flush=True)
     notes.append(
         "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: write_episodes of 20 "
         "episodes of 1,000 facts; bulk_write_last_chunk: the last of those calls alone"
@@ -300,6 +300,7 @@ async def main() -> None:
     notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
     if "neo4j" in args.stores and (java := os.environ.get("EPIGRAPH_NEO4J_JAVA")):
         notes.append(f"neo4j server: {java}{simd_confirmation()}")
+    print_table(metrics)
     print("wrote", write_results("store", metrics, notes, merge=not args.replace))
 
 
@@ -312,10 +313,21 @@ def simd_confirmation() -> str:
     return "; the server log confirms it" if enabled else "; the server log does not confirm SIMD"
 
 
-def print_rows(metrics: dict[str, float], prefix: str) -> None:
+def print_table(metrics: dict[str, float]) -> None:
+    """One row per measure, one column per store and size (``neo4j.100k.vector_p50_ms`` -> row
+    ``vector_p50_ms``, column ``neo4j 100k``); '-' where a column lacks the measure."""
+    columns: dict[str, None] = {}
+    rows: dict[str, dict[str, float]] = {}
     for key, value in metrics.items():
-        if key.startswith(prefix):
-            print(f"{key:45s} {value:12.2f}")
+        store, size, measure = key.split(".", 2)
+        column = f"{store} {size}"
+        columns[column] = None
+        rows.setdefault(measure, {})[column] = value
+    width = max(len(m) for m in rows)
+    print(f"{'':{width}s}" + "".join(f"{c:>14s}" for c in columns))
+    for measure, values in rows.items():
+        cells = "".join(f"{values[c]:14.2f}" if c in values else f"{'-':>14s}" for c in columns)
+        print(f"{measure:{width}s}{cells}")
 
 
 if __name__ == "__main__":
