@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import re
@@ -209,7 +210,9 @@ async def test_wrong_dimension_in_a_write_is_rejected(store: Neo4jStore, group: 
 
 
 @pytest.mark.neo4j
-async def test_small_group_gets_exact_top_k_in_a_crowded_index(store: Neo4jStore, group: str) -> None:
+async def test_small_group_gets_exact_top_k_in_a_crowded_index(
+    store: Neo4jStore, group: str, caplog: pytest.LogCaptureFixture
+) -> None:
     rng = np.random.default_rng(7)
     crowd = f"crowd-{uuid.uuid4().hex}"
     query = rng.normal(size=DIM)
@@ -219,7 +222,15 @@ async def test_small_group_gets_exact_top_k_in_a_crowded_index(store: Neo4jStore
     mine = [rng.normal(size=DIM).tolist() for _ in range(12)]
     entities = [_entity(group, f"m{i}", v) for i, v in enumerate(mine)]
     await _write(store, group, entities)
-    hits = await store.search_entities_vector([group], query.tolist(), limit=5)
+    with caplog.at_level(logging.DEBUG, logger="epigraph.neo4j"):
+        hits = await store.search_entities_vector([group], query.tolist(), limit=5)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"vector search on {q.ENTITY_VECTOR_INDEX}: exact scan of 1 group(s), 10 hit(s)"
+    ]  # the index had only the crowd to offer: the scan answered (limit + RESCORE_MARGIN rows)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="epigraph.neo4j"):
+        assert len(await store.search_entities_vector([crowd], query.tolist(), limit=5)) == 5
+    assert not caplog.records  # the crowd's own search: the index answered
     matrix = np.asarray(mine)
     cos = matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
     expected = [entities[i].uuid for i in np.argsort(-cos)[:5]]

@@ -19,6 +19,7 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -32,6 +33,10 @@ from .lucene import build_query
 TEXT_OVERFETCH, TEXT_MIN_FETCH, TEXT_GROWTH, TEXT_MAX_FETCH = 5, 50, 8, 1_000_000
 VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 2, 50, 2_000
 RESCORE_MARGIN = 5  # extra survivors fetched so float32 near-ties at the cut are settled in float64
+
+# Which path answered a vector search: DEBUG records every exact scan (a filtered search in a big group
+# reads the whole group's vectors there; in a small group the scan is the cheap, normal answer).
+log = logging.getLogger("epigraph.neo4j")
 
 
 async def fulltext(
@@ -104,6 +109,7 @@ async def vector(
         items = await _from_index(conn, index_statement, args, limit)
     if items is None:
         items = [row["item"] for row in await conn.read(scan_statement, args, what="vector scan")]
+        log.debug("vector search on %s: exact scan of %d group(s), %d hit(s)", index, len(groups), len(items))
     scores = cosines([embedding_of(item) for item in items], vec)
     ranked = sorted(zip(items, scores, strict=True), key=lambda pair: (-pair[1], uuid_of(pair[0])))
     return ranked[:limit]
