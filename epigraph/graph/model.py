@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 import uuid as uuidlib
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -45,6 +46,15 @@ def check_label(value: str) -> str:
 def check_relation(value: str) -> str:
     if len(value) > 64 or not RELATION_RE.fullmatch(value):
         raise ValueError(f"relation must be SCREAMING_SNAKE_CASE (<= 64 chars), got {value!r}")
+    return value
+
+
+def check_uuid(value: str) -> str:
+    """An id: 1-256 characters without control characters (generated ids are UUIDs; callers may bring
+    their own, and every store must keep them as one exact key: SQLite's JSON functions stop a string at
+    a NUL, and a key nobody can type or print is a bug, not an id)."""
+    if not 1 <= len(value) <= 256 or any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise ValueError(f"uuid must be 1-256 characters without control characters, got {value[:80]!r}")
     return value
 
 
@@ -95,6 +105,7 @@ def episode_uuid(
 GroupId = Annotated[str, AfterValidator(check_group_id)]
 Label = Annotated[str, AfterValidator(check_label)]
 Relation = Annotated[str, AfterValidator(check_relation)]
+Uuid = Annotated[str, AfterValidator(check_uuid)]
 # Before: ISO strings and naive values read as UTC. After: whatever pydantic parsed (a date, bytes, an epoch
 # number) ends aware in UTC too.
 UtcDatetime = Annotated[datetime, BeforeValidator(to_utc), AfterValidator(to_utc)]
@@ -142,7 +153,7 @@ class IngestReport(_Frozen):
 
 
 class Episode(_Frozen):
-    uuid: str = Field(default_factory=new_uuid)
+    uuid: Uuid = Field(default_factory=new_uuid)
     group_id: GroupId
     name: str = ""
     content: str
@@ -163,7 +174,7 @@ class Episode(_Frozen):
 
 
 class Entity(_Frozen):
-    uuid: str = Field(default_factory=new_uuid)
+    uuid: Uuid = Field(default_factory=new_uuid)
     group_id: GroupId
     name: str = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
@@ -181,8 +192,8 @@ class Entity(_Frozen):
 class Invalidation(_Frozen):
     """Why and by what a fact was retired, with what it takes to undo it."""
 
-    fact_uuid: str
-    episode_uuid: str
+    fact_uuid: Uuid
+    episode_uuid: Uuid
     previous_invalid_at: UtcDatetime | None = None
 
 
@@ -193,14 +204,14 @@ class Fact(_Frozen):
     System time: ``created_at`` / ``expired_at`` (when the graph learned it / retired it).
     """
 
-    uuid: str = Field(default_factory=new_uuid)
+    uuid: Uuid = Field(default_factory=new_uuid)
     group_id: GroupId
-    source_uuid: str
-    target_uuid: str
+    source_uuid: Uuid
+    target_uuid: Uuid
     relation: Relation
     text: str = Field(min_length=1)
     text_embedding: Embedding | None = None
-    episodes: list[str] = Field(default_factory=list)
+    episodes: list[Uuid] = Field(default_factory=list)
     valid_at: UtcDatetime | None = None
     invalid_at: UtcDatetime | None = None
     created_at: UtcDatetime = Field(default_factory=utc_now)
@@ -211,5 +222,5 @@ class Fact(_Frozen):
 
 class Mention(_Frozen):
     group_id: GroupId
-    episode_uuid: str
-    entity_uuid: str
+    episode_uuid: Uuid
+    entity_uuid: Uuid

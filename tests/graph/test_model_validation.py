@@ -60,6 +60,39 @@ def test_good_group_ids_are_kept(model: type[BaseModel], group_id: str) -> None:
     assert make(model, group_id=group_id).group_id == group_id
 
 
+# --- ids: 1-256 characters without control characters ---------------------------------------------------
+
+ID_FIELDS = [
+    (Episode, ("uuid",)), (Entity, ("uuid",)), (Fact, ("uuid",)), (Fact, ("source_uuid",)),
+    (Fact, ("target_uuid",)), (Fact, ("episodes", 0)), (Mention, ("episode_uuid",)),
+    (Mention, ("entity_uuid",)), (Invalidation, ("fact_uuid",)), (Invalidation, ("episode_uuid",)),
+]  # fmt: skip
+BAD_IDS = ["", "a\x00b", "line\nbreak", "tab\tbed", "\x7f", "a" * 257]
+
+
+def _id_change(loc: tuple[str | int, ...], value: str) -> dict[str, Any]:
+    return {loc[0]: [value] if len(loc) == 2 else value}
+
+
+@pytest.mark.parametrize(
+    ("model", "loc"), ID_FIELDS, ids=lambda x: x.__name__ if isinstance(x, type) else str(x)
+)
+@pytest.mark.parametrize("value", BAD_IDS, ids=repr)
+def test_ids_without_text_or_with_control_characters_are_rejected(
+    model: type[BaseModel], loc: tuple[str | int, ...], value: str
+) -> None:
+    assert "uuid must be" in rejected(model, loc, **_id_change(loc, value))
+
+
+@pytest.mark.parametrize(
+    ("model", "loc"), ID_FIELDS, ids=lambda x: x.__name__ if isinstance(x, type) else str(x)
+)
+@pytest.mark.parametrize("value", ["x", 'caller\'s id: "42" (v2) \\ *', "emoji 🎉", "a" * 256])
+def test_any_printable_id_is_kept(model: type[BaseModel], loc: tuple[str | int, ...], value: str) -> None:
+    kept = getattr(make(model, **_id_change(loc, value)), str(loc[0]))
+    assert kept == ([value] if len(loc) == 2 else value)
+
+
 # --- entity labels: identifiers [A-Za-z_][A-Za-z0-9_]*, at most 64 characters ---------------------------
 
 BAD_LABELS = [

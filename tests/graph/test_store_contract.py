@@ -1027,6 +1027,31 @@ async def test_hostile_strings_are_stored_verbatim_and_harmless(
     assert await store.stats(group) == StoreStats(1, 2, 1, 1, 2)
 
 
+@pytest.mark.parametrize("text", HOSTILE[:8], ids=lambda s: repr(s[:24]))
+async def test_delete_episode_of_a_hostile_uuid_finds_exactly_its_facts(
+    store: GraphStore, group: str, text: str
+) -> None:
+    """A caller's episode uuid may hold any printable text: deletion finds the facts that list it, and no
+    other (Neo4j looks them up in a keyword index, where the uuid must stay one literal term)."""
+    hostile = make_episode(group, "first", uuid=text)
+    decoy = make_episode(group, "second", uuid=text + " x")
+    a, b = make_entity(group, "A"), make_entity(group, "B")
+    only = make_fact(group, a, b, "only the hostile episode says so", [hostile.uuid])
+    shared = make_fact(group, b, a, "both episodes say so", [hostile.uuid, decoy.uuid])
+    other = make_fact(group, a, b, "only the decoy says so", [decoy.uuid])
+    await store.write_episode(write_of(hostile, [a, b], [only, shared]))
+    await store.write_episode(write_of(decoy, [a, b], [shared, other]))
+
+    result = await store.delete_episode(group, hostile.uuid)
+
+    assert (result.removed_facts, result.updated_facts) == ([only.uuid], [shared.uuid])
+    remaining = await store.get_facts(group, [only.uuid, shared.uuid, other.uuid])
+    assert [(f.uuid, f.episodes) for f in remaining] == [
+        (shared.uuid, [decoy.uuid]),
+        (other.uuid, [decoy.uuid]),
+    ]
+
+
 HOSTILE_QUERIES = [
     *HOSTILE,
     "",
