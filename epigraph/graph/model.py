@@ -5,11 +5,15 @@ Validation happens here, at the boundary, so that nothing unsafe reaches a store
 - ``group_id``: 1-128 characters from ``[A-Za-z0-9_.:@-]`` (it partitions everything and is used in keys).
 - entity labels: identifiers ``[A-Za-z_][A-Za-z0-9_]*`` (at most 64 characters).
 - fact relations: SCREAMING_SNAKE_CASE ``[A-Z][A-Z0-9]*(_[A-Z0-9]+)*`` (at most 64 characters).
+- ids (``uuid``, endpoints, provenance, mentions): 1-256 characters without control characters.
 - datetimes: always timezone-aware and normalized to UTC. **A naive datetime is read as UTC** (documented
   choice: chat exports and LLM replies usually omit the zone, and silently using the machine's local zone
   would make the same data mean different things on different machines).
 
-Models are frozen: change one with ``model_copy(update=...)``.
+Models are frozen: change one with ``model_copy(update=...)``. pydantic does not validate ``update``, so
+the library passes only values that already are valid (UTC datetimes from ``pipeline.dating``, ids of
+stored records); a caller with raw values builds a new model instead
+(``Fact.model_validate({**fact.model_dump(), "valid_at": raw})``), which runs every check above.
 """
 
 from __future__ import annotations
