@@ -317,8 +317,7 @@ RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
 # not by reading every fact of the group; the list test keeps the result exact.
 _FACTS_OF_EPISODE = """
 CALL db.index.fulltext.queryRelationships($index, $query) YIELD relationship AS r
-WITH r WHERE r.group_id = $group_id AND $uuid IN r.episodes
-"""
+WITH r WHERE r.group_id = $group_id AND $uuid IN r.episodes"""
 DELETE_SOLE_FACTS = f"""{_FACTS_OF_EPISODE}
   AND all(x IN r.episodes WHERE x = $uuid)
 WITH r, r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
