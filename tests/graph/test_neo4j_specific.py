@@ -33,7 +33,7 @@ from epigraph.graph.neo4j.lucene import (
     build_query,
     escape,
     escape_term,
-    exact_query,
+    keyword_query,
     searchable,
     terms,
 )
@@ -86,9 +86,9 @@ def test_build_query_scopes_fields_and_groups() -> None:
     assert query == '+(name:(alice \\(x)^10 summary:(alice \\(x)) +(group_id:"g-1" group_id:"g:2")^0'
 
 
-def test_exact_query_quotes_any_value_as_one_term() -> None:
-    query = exact_query("episodes", 'a"b\\c AND x:*', 'g "1"')
-    assert query == '+group_id:"g \\"1\\"" +episodes:"a\\"b\\\\c AND x:*"'
+def test_keyword_query_quotes_any_value_as_one_term() -> None:
+    query = keyword_query("episodes", ['a"b\\c AND x:*', "f00d"], 'g "1"')
+    assert query == '+group_id:"g \\"1\\"" +(episodes:"a\\"b\\\\c AND x:*" episodes:"f00d")'
 
 
 def test_build_query_without_terms_or_with_unphrasable_groups() -> None:

@@ -313,7 +313,7 @@ MATCH {_EPISODE_KEY}
 OPTIONAL MATCH (ep)-[:MENTIONS]->(e:Entity)
 RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
 """
-# The facts that list the episode, found through the provenance keyword index ($query: lucene.exact_query),
+# The facts that list the episode, found through the provenance keyword index ($query: lucene.keyword_query),
 # not by reading every fact of the group; the list test keeps the result exact.
 _FACTS_OF_EPISODE = """
 CALL db.index.fulltext.queryRelationships($index, $query) YIELD relationship AS r

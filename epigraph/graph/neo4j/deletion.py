@@ -46,7 +46,7 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
     provenance = {
         **params,
         "index": q.FACT_EPISODES_INDEX,
-        "query": lucene.exact_query("episodes", uuid, group_id),
+        "query": lucene.keyword_query("episodes", [uuid], group_id),
     }
     sole = await _records(tx, q.DELETE_SOLE_FACTS, provenance)
     detached = await _records(tx, q.DETACH_FROM_FACTS, provenance)

@@ -12,7 +12,7 @@ does). This matters beyond tidiness: a field clause whose every term vanishes in
 from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match *every* document of
 the group with score 0. A query with no term left is ``''`` (the caller returns no hits without a call).
 
-:func:`keyword_query` builds exact lookups (hashed names) for the ``keyword``-analyzed names index.
+:func:`keyword_query` builds exact lookups for the ``keyword``-analyzed indexes (hashed names, provenance).
 
 The fulltext indexes also index ``group_id``; :func:`build_query` adds the groups as a zero-boost required
 clause (``+(group_id:"a" group_id:"b")^0``): it narrows the hits to the groups inside Lucene without
@@ -113,18 +113,9 @@ def build_query(
 
 
 def keyword_query(field: str, keys: Sequence[str], group_id: str, group_field: str = "group_id") -> str:
-    """``+group_id:"g" +(field:k1 field:k2 ...)`` for an index with the ``keyword`` analyzer.
+    """``+group_id:"g" +(field:"k1" field:"k2" ...)`` for an index with the ``keyword`` analyzer.
 
-    ``keys`` must be plain ``[0-9a-f]`` strings (``convert.name_key``), so they need no escaping; the group
-    is a quoted phrase, i.e. one exact keyword term.
+    Every key and the group is a quoted phrase, i.e. one exact keyword term: any string is safe inside.
     """
-    if not all(key.isalnum() and key.isascii() for key in keys):
-        raise ValueError("keyword_query keys must be ASCII alphanumeric")
-    body = " ".join(f"{field}:{key}" for key in keys)
+    body = " ".join(f"{field}:{phrase(key)}" for key in keys)
     return f"+{group_field}:{phrase(group_id)} +({body})"
-
-
-def exact_query(field: str, value: str, group_id: str, group_field: str = "group_id") -> str:
-    """``+group_id:"g" +field:"value"``: one exact term of each, for an index with the ``keyword`` analyzer
-    (a quoted phrase is one keyword term; any string is safe inside it)."""
-    return f"+{group_field}:{phrase(group_id)} +{field}:{phrase(value)}"
