@@ -6,6 +6,7 @@ Validation happens here, at the boundary, so that nothing unsafe reaches a store
 - entity labels: identifiers ``[A-Za-z_][A-Za-z0-9_]*`` (at most 64 characters).
 - fact relations: SCREAMING_SNAKE_CASE ``[A-Z][A-Z0-9]*(_[A-Z0-9]+)*`` (at most 64 characters).
 - ids (``uuid``, endpoints, provenance, mentions): 1-256 characters without control characters.
+- a fact's event time: ``invalid_at`` is not before ``valid_at`` (when both are set).
 - datetimes: always timezone-aware and normalized to UTC. **A naive datetime is read as UTC** (documented
   choice: chat exports and LLM replies usually omit the zone, and silently using the machine's local zone
   would make the same data mean different things on different machines).
@@ -25,7 +26,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 GROUP_ID_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")  # all of these: fullmatch
 LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -222,6 +223,28 @@ class Fact(_Frozen):
     expired_at: UtcDatetime | None = None
     invalidated_by: Invalidation | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _interval_in_order(self) -> Fact:
+        problem = inverted_interval(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def inverted_interval(fact: Fact) -> str | None:
+    """What is wrong with ``fact``'s event time, if it ends before it starts (else ``None``).
+
+    Such an interval would match no as-of query: the fact would be silently lost. An empty interval,
+    ``invalid_at == valid_at``, is allowed (a fact retired the moment it began). ``Fact`` checks this when
+    it is built; stores check it again on write, since ``model_copy(update=...)`` skips validation.
+    """
+    if fact.valid_at is None or fact.invalid_at is None or fact.invalid_at >= fact.valid_at:
+        return None
+    return (
+        f"fact {fact.uuid[:80]!r}: invalid_at {fact.invalid_at.isoformat()} is before "
+        f"valid_at {fact.valid_at.isoformat()}"
+    )
 
 
 class Mention(_Frozen):

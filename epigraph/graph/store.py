@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
-from .model import Entity, Episode, EpisodeStatus, Fact, Mention
+from .model import Entity, Episode, EpisodeStatus, Fact, Mention, inverted_interval
 
 T = TypeVar("T")
 
@@ -98,8 +98,10 @@ class EpisodeWrite:
     facts: Sequence[Fact] = ()
     mentions: Sequence[Mention] = ()
 
-    def check_one_group(self) -> None:
-        """Raise StoreError unless every entity, fact and mention is of the episode's group."""
+    def check(self) -> None:
+        """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
+        mention of another group than the episode's, or a fact whose event time ends before it starts
+        (``model.inverted_interval``: a ``model_copy`` can carry one past the model's own check)."""
         group_id = self.episode.group_id
         items: list[Entity | Fact | Mention] = [*self.entities, *self.facts, *self.mentions]
         for item in items:
@@ -108,6 +110,10 @@ class EpisodeWrite:
                     f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
                     "nothing crosses groups"
                 )
+        for fact in self.facts:
+            problem = inverted_interval(fact)
+            if problem:
+                raise StoreError(f"{problem}; the episode write was refused")
 
 
 @dataclass(frozen=True, slots=True)

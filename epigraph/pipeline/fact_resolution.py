@@ -178,7 +178,16 @@ def apply(run: EpisodeRun, drafts: Sequence[DraftFact], decisions: dict[str, Dec
 def _contradict(run: EpisodeRun, changes: FactChanges, existing: Fact, actor: Fact) -> Fact:
     episode = run.episode
     if actor.valid_at is None:
-        actor = actor.model_copy(update={"valid_at": effective_valid_at(None, episode.reference_time)})
+        start = effective_valid_at(None, episode.reference_time)
+        if actor.invalid_at is not None and actor.invalid_at < start:
+            # It ended before it was said, and its start is unknown: dating it from the episode would
+            # turn its interval inside out. Kept as it is, (unknown start, invalid_at), retiring nothing.
+            run.report.warn(
+                f"fact {actor.text[:80]!r} ended at {actor.invalid_at.isoformat()}, before this episode, and "
+                f"has no start date: it does not retire {existing.text[:80]!r}"
+            )
+            return actor
+        actor = actor.model_copy(update={"valid_at": start})
     existing_after, actor_after = resolve_contradiction(existing, actor, episode.uuid, run.now)
     if existing_after != existing:
         changes.updated[existing.uuid] = existing_after

@@ -287,3 +287,44 @@ def test_models_are_frozen(model: type[BaseModel]) -> None:
     with pytest.raises(ValidationError):
         item.group_id = "bad group"
     assert item.group_id == "g"
+
+
+# --- a fact's event-time interval: invalid_at is not before valid_at --------------------------------------
+
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("valid_at", "invalid_at"),
+    [
+        (T0, T0 - timedelta(microseconds=1)),
+        (T0, T0 - timedelta(days=400)),
+        # the same instants in other zones compare after normalization: 12:00 UTC ends at 11:30 UTC
+        ("2024-03-01T14:00:00+02:00", "2024-03-01T11:30:00Z"),
+        ("2024-03-01T12:00:00", datetime(2024, 3, 1, 7, 0, tzinfo=timezone(timedelta(hours=-4)))),
+    ],
+)
+def test_an_interval_that_ends_before_it_starts_is_rejected(valid_at: Any, invalid_at: Any) -> None:
+    with pytest.raises(ValidationError) as info:
+        make(Fact, uuid="f-1", valid_at=valid_at, invalid_at=invalid_at)
+    message = str(info.value.errors()[0]["msg"])
+    assert "'f-1'" in message and "invalid_at" in message and "before valid_at" in message
+
+
+@pytest.mark.parametrize(
+    ("valid_at", "invalid_at"),
+    [
+        (T0, T0),  # empty: retired the moment it began
+        (T0, T0 + timedelta(microseconds=1)),
+        (None, T0),
+        (T0, None),
+        (None, None),
+        ("2024-03-01T14:00:00+02:00", "2024-03-01T12:00:00Z"),  # the same instant
+    ],
+)
+def test_an_ordered_or_open_interval_is_kept(valid_at: Any, invalid_at: Any) -> None:
+    fact = make(Fact, valid_at=valid_at, invalid_at=invalid_at)
+    if fact.valid_at is not None and fact.invalid_at is not None:
+        assert fact.invalid_at >= fact.valid_at
+    assert (fact.valid_at is None) == (valid_at is None)
+    assert (fact.invalid_at is None) == (invalid_at is None)

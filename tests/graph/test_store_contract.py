@@ -349,6 +349,27 @@ async def test_a_write_that_mixes_groups_is_refused(store: GraphStore, group: st
     assert await store.stats(other_group) == StoreStats(0, 0, 0, 0, 0)
 
 
+async def test_a_fact_that_ends_before_it_starts_is_refused(store: GraphStore, group: str) -> None:
+    """``model_copy`` skips the model's interval check; the store checks again before writing anything."""
+    first = make_episode(group, "the first turn")
+    a, b = make_entity(group, "Ann"), make_entity(group, "Bob")
+    await store.write_episode(write_of(first, [a, b]))
+    ep = make_episode(group, "the second turn", at=day(1))
+    fact = make_fact(group, a, b, "Ann knows Bob", [ep.uuid], valid_at=day(5))
+    inverted = fact.model_copy(update={"invalid_at": day(4)})
+    with pytest.raises(StoreError, match=r"invalid_at .* is before valid_at"):
+        await store.write_episode(write_of(ep, [a, b], [inverted]))
+    with pytest.raises(StoreError, match=r"invalid_at .* is before valid_at"):
+        await store.write_episodes([write_of(ep, [a, b], [fact]), write_of(ep, [a, b], [inverted])])
+    # the bulk write stops at the refused episode: the one before it landed, as written
+    assert await store.get_episode(group, ep.uuid) is not None
+    stored = await store.get_facts(group, [fact.uuid])
+    assert [(f.valid_at, f.invalid_at) for f in stored] == [(day(5), None)]
+    ordered = fact.model_copy(update={"invalid_at": day(5)})  # empty, not inverted: accepted
+    await store.write_episode(write_of(ep, [a, b], [ordered]))
+    assert [f.invalid_at for f in await store.get_facts(group, [fact.uuid])] == [day(5)]
+
+
 async def test_save_episode_upserts_status_and_report(store: GraphStore, group: str) -> None:
     ep = make_episode(group, "hello")
     await store.save_episode(ep)

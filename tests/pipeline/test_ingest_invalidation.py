@@ -110,6 +110,33 @@ async def test_moving_city_retires_the_old_city_through_a_shared_subject(
     assert not llm_called(moved, "date_fact")
 
 
+async def test_a_fact_that_ended_before_it_was_said_retires_nothing(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """No start date and an end before the episode: dating it from the episode would invert its interval."""
+    berlin = "Alice lived in Berlin until 2020."
+    world = World(
+        {
+            PARIS: Turn(["Alice", "Paris"], [F("Alice", "Paris", "LIVES_IN", "Alice lives in Paris.")]),
+            "Alice: I lived in Berlin until 2020.": Turn(
+                ["Alice", "Berlin"],
+                [F("Alice", "Berlin", "LIVED_IN", berlin, invalid_at="2020-01-01T00:00:00Z")],
+            ),
+        },
+        contradicts={berlin: ["Alice lives in Paris."]},
+    )
+    ingestor = Ingestor(store, world.llm(), embedder)
+    await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
+    said = await ingestor.add_episode("Alice: I lived in Berlin until 2020.", group_id="g", reference_time=T0)
+
+    assert said.invalidated == []
+    assert any("no start date" in w and "Alice lives in Paris." in w for w in said.report.warnings)
+    stored = await _facts(store, ["Alice"])
+    paris, lived = stored["Alice lives in Paris."], stored[berlin]
+    assert (paris.invalid_at, paris.expired_at, paris.invalidated_by) == (None, None, None)  # type: ignore[attr-defined]
+    assert (lived.valid_at, lived.invalid_at.year) == (None, 2020)  # type: ignore[attr-defined]
+
+
 def llm_called(result, prompt: str) -> bool:  # type: ignore[no-untyped-def]
     return prompt in result.report.per_prompt
 

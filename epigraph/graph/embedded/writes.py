@@ -161,7 +161,7 @@ def save_episode(db: Db, episode: Episode) -> None:
 
 
 def write_episode(db: Db, write: EpisodeWrite) -> None:
-    write.check_one_group()
+    write.check()
     with db.write() as conn:
         _upsert(db, conn, _EPISODES, [write.episode])
         upsert_entities(db, conn, write.entities)

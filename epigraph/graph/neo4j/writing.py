@@ -63,7 +63,7 @@ class Prepared:
 
 
 def prepare(write: EpisodeWrite, dim: int | None) -> Prepared:
-    write.check_one_group()
+    write.check()
     check_dims(write, dim)
     rows = {
         "episodes": [convert.episode_row(write.episode)],
