@@ -11,6 +11,8 @@ For each store and size it measures
   the vector p50 of 50 queries right after the load, while those merges run;
 - memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
   ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``);
+- this machine's speed right before each store is measured (``bench/_machine.py``: a memory-bound
+  product and a pure-Python loop, as ``<store>.machine.*``), to compare runs of different days;
 - CPU per fact of the bulk writes: this process's, and the Neo4j server's when its pid is known (on a
   machine with N cores, no store writes more than N / (total CPU ms per fact) facts per millisecond).
 
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import calibrate
 from _results import write_results
 from _stores import open_store as open_bench_store
 
@@ -286,6 +289,8 @@ async def main() -> None:
             if name == "neo4j" and not os.environ.get("EPIGRAPH_NEO4J_URI"):
                 notes.append("neo4j skipped: EPIGRAPH_NEO4J_URI not set")
                 continue
+            machine = calibrate()
+            metrics.update({f"{name}.machine.{measure}": value for measure, value in machine.items()})
             for size in args.sizes:
                 store = await open_store(name, tmp, size)
                 try:
@@ -298,6 +303,10 @@ async def main() -> None:
         "episodes of 1,000 facts; bulk_write_last_chunk: the last of those calls alone"
     )
     notes.append("memory_mb: peak RSS of this process (embedded), RSS of the Neo4j JVM (neo4j)")
+    notes.append(
+        "machine: this machine's speed before each store was measured (bench/_machine.py): matvec_100k_ms, "
+        "one thread over 100k x 384 float32 (memory-bound); python_ms, a fixed pure-Python loop"
+    )
     if "neo4j" in args.stores and (java := os.environ.get("EPIGRAPH_NEO4J_JAVA")):
         notes.append(f"neo4j server: {java}{simd_confirmation()}")
     print_table(metrics)
