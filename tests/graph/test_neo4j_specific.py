@@ -19,7 +19,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ from epigraph.graph.neo4j.lucene import (
 )
 from epigraph.graph.neo4j.schema import describe, fulltext_analyzer, stale_analyzers
 from epigraph.graph.stopwords import STOP_WORDS
-from epigraph.graph.store import EpisodeWrite
+from epigraph.graph.store import EpisodeWrite, FactFilter, TimeFilter
 
 DIM = 8
 HOSTILE = [
@@ -236,6 +236,95 @@ async def test_small_group_gets_exact_top_k_in_a_crowded_index(
     expected = [entities[i].uuid for i in np.argsort(-cos)[:5]]
     assert [h.item.uuid for h in hits] == expected
     assert [h.score for h in hits] == pytest.approx(sorted(cos, reverse=True)[:5])
+
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[list[Fact], np.ndarray]:
+    """12 facts in ``group`` (every third without valid_at, the others begun on day i) and, in another
+    group, a crowd of facts right on the returned query vector: the index offers only the crowd, so a
+    search of ``group`` is answered by the exact scan."""
+    rng = np.random.default_rng(11)
+    query = rng.normal(size=DIM)
+    crowd = f"crowd-{uuid.uuid4().hex}"
+    x, y = _entity(crowd, "x"), _entity(crowd, "y")
+    near = [
+        Fact(group_id=crowd, source_uuid=x.uuid, target_uuid=y.uuid, relation="NEAR", text=f"crowd {i}",
+             text_embedding=(query + rng.normal(scale=0.01, size=DIM)).tolist())
+        for i in range(120)
+    ]  # fmt: skip
+    await _write(store, crowd, [x, y], near)
+    a, b = _entity(group, "a"), _entity(group, "b")
+    mine = [
+        Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text=f"fact {i}",
+             text_embedding=rng.normal(size=DIM).tolist(),
+             valid_at=None if i % 3 == 0 else T0 + timedelta(days=i))
+        for i in range(12)
+    ]  # fmt: skip
+    await _write(store, group, [a, b], mine)
+    return mine, query
+
+
+def _best(facts: list[Fact], query: np.ndarray, limit: int) -> list[str]:
+    matrix = np.asarray([f.text_embedding for f in facts])
+    cos = matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
+    return [facts[i].uuid for i in np.argsort(-cos)[:limit]]
+
+
+async def _as_of_searches(store: Neo4jStore, group: str, mine: list[Fact], query: np.ndarray) -> None:
+    """Searches as of several times, each answered by the exact scan and equal to brute force."""
+    day_5, before = T0 + timedelta(days=5.5), T0 - timedelta(days=1)
+    cases = [
+        (TimeFilter(as_of=day_5), [f for f in mine if f.valid_at is None or f.valid_at <= day_5]),
+        (TimeFilter(as_of=before), [f for f in mine if f.valid_at is None]),
+        (TimeFilter(as_of=before, include_retired=True), mine),
+    ]
+    for time_filter, valid in cases:
+        hits = await store.search_facts_vector([group], query.tolist(), 5, FactFilter(time=time_filter))
+        assert [h.item.uuid for h in hits] == _best(valid, query, 5), time_filter
+
+
+@pytest.mark.neo4j
+async def test_a_search_as_of_an_early_time_seeks_the_facts_begun_by_then(
+    store: Neo4jStore, group: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mine, query = await _dated_facts_beside_a_crowd(store, group)
+    with caplog.at_level(logging.DEBUG, logger="epigraph.neo4j"):
+        await _as_of_searches(store, group, mine, query)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if "exact scan" in m]) == 3, messages
+    # as of a chosen time, 12 facts at most: the scan answers without asking the index; with retired
+    # facts included, the index is asked first (it offers only the crowd)
+    assert len([m for m in messages if "the index is skipped" in m]) == 2, messages
+    params = {"group_ids": [group], "vector": query.tolist(), "valid_from_max": 0, "limit": 5, "cap": 10,
+              "include_retired": False, "as_of": T0, "known_at": T0, "relations": None}  # fmt: skip
+    driver = await store._conn.driver()
+    for statement in (q.SCAN_FACTS_VECTOR, q.COUNT_FACTS_BEGUN):
+        async with driver.session(database=store._conn.database) as session:
+            summary = await (await session.run("EXPLAIN " + statement, params)).consume()
+        assert summary.plan is not None
+        operators = _operators(summary.plan)
+        assert not [op for op in operators if "Scan" in op], operators
+        seeks = [d for op, d in _details(summary.plan) if "Seek" in op]
+        assert [d for d in seeks if "valid_from_us <= $valid_from_max" in d], seeks  # the bound is sought
+
+
+@pytest.mark.neo4j
+async def test_setup_gives_facts_of_an_older_graph_their_as_of_key(store: Neo4jStore, group: str) -> None:
+    mine, query = await _dated_facts_beside_a_crowd(store, group)
+    conn = store._conn
+    # a graph written before the as-of index: no index, no keys
+    await conn.run_write("MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.valid_from_us", {"g": group})
+    await conn.run_write(ddl.DROP_INDEX, {"name": ddl.FACT_VALID_FROM_INDEX})
+    assert ddl.FACT_VALID_FROM_INDEX not in await describe(conn)
+    await store.setup(embedding_dim=DIM)
+    assert (await describe(conn))[ddl.FACT_VALID_FROM_INDEX]["state"] == "ONLINE"
+    keys = "MATCH ()-[r:RELATES_TO {group_id: $g}]->() RETURN r.uuid AS uuid, r.valid_from_us AS key"
+    stored = {r["uuid"]: r["key"] for r in await conn.read(keys, {"g": group})}
+    assert stored == {f.uuid: convert.valid_from_us(f.valid_at) for f in mine}
+    assert min(stored.values()) == q.VALID_FROM_UNBOUNDED
+    await _as_of_searches(store, group, mine, query)
 
 
 @pytest.mark.neo4j
@@ -481,6 +570,12 @@ def _operators(plan: dict) -> list[str]:
     return [own, *(op for child in plan.get("children", []) for op in _operators(child))]
 
 
+def _details(plan: dict) -> list[tuple[str, str]]:
+    """(operator, its ``Details``: e.g. an index seek's predicates) of every operator of an EXPLAIN plan."""
+    own = (plan["operatorType"].split("@")[0], str(plan.get("args", {}).get("Details", "")))
+    return [own, *(pair for child in plan.get("children", []) for pair in _details(child))]
+
+
 _HINTED = sorted(
     name
     for name, value in vars(q).items()
@@ -503,7 +598,8 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
     params: dict[str, object] = {
         p: [] if p in _LIST_PARAMS else "x" for p in re.findall(r"\$(\w+)", statement)
     }
-    params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10)
+    params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10, cap=10)
+    params.update(vector=[0.5] * DIM, valid_from_max=0)
     driver = await store._conn.driver()
     replanned = "CYPHER replan=force EXPLAIN " + statement.removeprefix(q._FIXED_PLAN)
     async with driver.session(database=store._conn.database) as session:

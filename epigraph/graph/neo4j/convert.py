@@ -22,7 +22,9 @@ Encoding (what every statement in ``cypher.py`` relies on):
   fields the row derives from (:func:`entity_row_hash`), so a write sends only entities whose stored
   row differs (see ``writing``).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
-  ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties.
+  ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties. It also carries
+  ``valid_from_us``: its ``valid_at`` in epoch microseconds, or the least int64 when it has none, the key
+  of the as-of index the exact vector scan seeks (``cypher.SCAN_FACTS_VECTOR``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import numpy as np
 import pydantic_core
 
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, normalize_name
+from . import cypher as q
 
 Props = dict[str, Any]
 
@@ -107,6 +110,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def from_micros(micros: int) -> datetime:
     """A UTC datetime from the epoch microseconds that read statements return (cypher._props)."""
     return _EPOCH + timedelta(microseconds=micros)
+
+
+def to_micros(value: datetime) -> int:
+    """Epoch microseconds, as Cypher's ``x.epochSeconds * 1000000 + x.microsecond`` gives them."""
+    return (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def valid_from_us(valid_at: datetime | None) -> int:
+    """A fact's key in the as-of index (``cypher.SCAN_FACTS_VECTOR``): its start, or the least int64."""
+    return q.VALID_FROM_UNBOUNDED if valid_at is None else to_micros(valid_at)
 
 
 def _dt(props: Mapping[str, Any], key: str) -> datetime | None:
@@ -234,6 +247,7 @@ def fact_row(fact: Fact) -> Props:
         "invalidated_by_fact": None if inv is None else inv.fact_uuid,
         "invalidated_by_episode": None if inv is None else inv.episode_uuid,
         "attributes_json": to_json(fact.attributes),
+        "valid_from_us": valid_from_us(fact.valid_at),
     }
     return {
         "uuid": fact.uuid,

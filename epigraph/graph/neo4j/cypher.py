@@ -70,9 +70,14 @@ ENTITY_TIMES = ("created_at",)
 EPISODE_TIMES = ("reference_time", "created_at")
 
 
+def _micros(value: str) -> str:
+    """The epoch microseconds of the datetime expression ``value`` (null stays null)."""
+    return f"{value}.epochSeconds * 1000000 + {value}.microsecond"
+
+
 def _props(v: str, times: tuple[str, ...]) -> str:
     """All properties of ``v`` with each datetime in ``times`` as epoch microseconds (null stays null)."""
-    micros = ", ".join(f"{t}: {v}.{t}.epochSeconds * 1000000 + {v}.{t}.microsecond" for t in times)
+    micros = ", ".join(f"{t}: {_micros(f'{v}.{t}')}" for t in times)
     return f"{v} {{.*, {micros}}}"
 
 
@@ -303,8 +308,31 @@ RETURN {item} AS item
 """
 
 
+# A fact's `valid_from_us` is its valid_at in epoch microseconds, or VALID_FROM_UNBOUNDED when it has none
+# (convert.fact_row). A fact valid at $as_of has valid_from_us <= $valid_from_max (that as_of, or the maximum
+# when retired facts are included), so the fact scan seeks (group_id, valid_from_us): a search as of an
+# early time reads the few facts begun by then, not the whole group.
+VALID_FROM_UNBOUNDED, VALID_FROM_MAX = -(2**63), 2**63 - 1
+# Setup's migration of a graph written before the as-of index: give every fact its key, a batch at a time.
+BACKFILL_VALID_FROM = f"""
+MATCH ()-[r:RELATES_TO]->() WHERE r.valid_from_us IS NULL
+WITH r LIMIT $batch
+SET r.valid_from_us = coalesce({_micros("r.valid_at")}, $unbounded)
+RETURN count(r) AS updated
+"""
 SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), ENTITY_MAP)
-SCAN_FACTS_VECTOR = _vector_scan("()-[r:RELATES_TO]->()", "r", "text_embedding", FACT_PRED, FACT_MAP)
+_FACTS_BEGUN = "()-[r:RELATES_TO]->() USING INDEX SEEK r:RELATES_TO(group_id, valid_from_us)"
+SCAN_FACTS_VECTOR = _vector_scan(
+    _FACTS_BEGUN, "r", "text_embedding", f"r.valid_from_us <= $valid_from_max AND {FACT_PRED}", FACT_MAP
+)
+# How many facts of the groups had begun by $as_of, counted up to $cap (index entries only): few enough,
+# and the exact scan answers at once, without the index queries a filter that selective defeats.
+COUNT_FACTS_BEGUN = f"""
+MATCH {_FACTS_BEGUN}
+WHERE r.group_id IN $group_ids AND r.valid_from_us <= $valid_from_max
+WITH r LIMIT $cap
+RETURN count(r) AS n
+"""
 SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
 
 # --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .cypher import KEYWORD_ANALYZER, TEXT_ANALYZER
 
+FACT_VALID_FROM_INDEX = "epigraph_fact_valid_from"  # setup migrates older graphs when it creates this one
 CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
     "FOR (n:Episode) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
@@ -22,7 +23,9 @@ RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
     "FOR (n:Episode) ON (n.group_id, n.reference_time)",
     "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
-    "CREATE INDEX epigraph_fact_group IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id)",
+    # The exact vector scan's way in: a group's facts that can be valid at $as_of (valid_from_us <= it).
+    f"CREATE INDEX {FACT_VALID_FROM_INDEX} IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.valid_from_us)",
     "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
     "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "
@@ -36,6 +39,7 @@ OBSOLETE_INDEXES = (
     "epigraph_fact_created_at",
     "epigraph_fact_expired_at",
     "epigraph_mention_group",
+    "epigraph_fact_group",  # replaced by epigraph_fact_valid_from (group_id first: it serves group scans too)
 )
 _TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
 _KEYWORD_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + KEYWORD_ANALYZER + "'}}"

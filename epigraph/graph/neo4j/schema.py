@@ -178,6 +178,20 @@ async def _resize(
         await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")
 
 
+BACKFILL_BATCH = 10_000
+
+
+async def _backfill_valid_from(conn: Connection) -> None:
+    """Facts written before the as-of index existed get its key (``valid_from_us``), in batches.
+
+    Runs when setup creates that index; on a new graph, one statement that finds nothing. Until it is
+    done, an exact vector scan would miss the facts without a key, so setup does it before returning.
+    """
+    params = {"batch": BACKFILL_BATCH, "unbounded": q.VALID_FROM_UNBOUNDED}
+    while (await conn.run_write(q.BACKFILL_VALID_FROM, params, what="schema migration"))[0]["updated"]:
+        pass
+
+
 async def setup(conn: Connection, dim: int) -> None:
     """Create what is missing, wait until every index is online, verify the result."""
     if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
@@ -189,6 +203,8 @@ async def setup(conn: Connection, dim: int) -> None:
     if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
+    if ddl.FACT_VALID_FROM_INDEX not in existing:
+        await _backfill_valid_from(conn)
     await _reanalyze(conn, stale)
     for name in obsolete:
         await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")

@@ -11,7 +11,9 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
   survivors by the index's similarity come back (no stored vector is read on the server). Too few
   survivors while the index had more: one more index query with ``k`` scaled by the observed survivor
   ratio (at most 2,000); still too few, or none at all: an exact scan of the groups' vectors
-  (``vector.similarity.cosine``) replaces it, so top-k is right for every group size and filter. The
+  (``vector.similarity.cosine``) replaces it, so top-k is right for every group size and filter. The fact
+  scan reads only the facts begun by ``as_of`` (a seek in the ``(group_id, valid_from_us)`` index), so a
+  search as of an early time, the usual reason the index path gives up, stays cheap in a big group. The
   returned score is the plain cosine in ``[-1, 1]``, recomputed in float64 from the returned vectors
   (Neo4j reports ``(1 + cos) / 2`` in float32), and the top ``limit`` are cut after that rescoring: the
   same numbers and order the embedded store's numpy search gives.
@@ -32,6 +34,9 @@ from .lucene import build_query
 
 TEXT_OVERFETCH, TEXT_MIN_FETCH, TEXT_GROWTH, TEXT_MAX_FETCH = 5, 50, 8, 1_000_000
 VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 2, 50, 2_000
+# At most this many candidates (e.g. facts begun by an early as_of), and the exact scan answers at once:
+# it reads a fact's vector in ~40 us, so 1,000 of them cost about one index query at k=2,000 (100k facts).
+SCAN_FIRST_MAX = 1_000
 RESCORE_MARGIN = 5  # extra survivors fetched so float32 near-ties at the cut are settled in float64
 
 # Which path answered a vector search: DEBUG records every exact scan (a filtered search in a big group
@@ -88,10 +93,13 @@ async def vector(
     embedding_of: Callable[[Any], Sequence[float]],
     uuid_of: Callable[[Any], str],
     params: Mapping[str, Any] | None = None,
+    count_statement: str | None = None,
 ) -> list[tuple[Any, float]]:
     """``(item map, cosine)`` pairs, best first (ties by uuid), at most ``limit``.
 
     ``embedding_of(item)`` returns the stored vector of an item map (used for the exact float64 score).
+    ``count_statement`` (optional) counts the candidates the scan would read, up to ``$cap``: at most
+    ``SCAN_FIRST_MAX`` of them, and the scan answers without asking the index (see ``_few_candidates``).
     """
     vec = convert.to_vector(query)
     groups = list(dict.fromkeys(group_ids))
@@ -106,13 +114,28 @@ async def vector(
     }
     items: list[Any] | None = None
     if index_dim == len(vec):
-        items = await _from_index(conn, index_statement, args, limit)
+        if await _few_candidates(conn, count_statement, args):
+            log.debug(
+                "vector search on %s: at most %d candidates, the index is skipped", index, SCAN_FIRST_MAX
+            )
+        else:
+            items = await _from_index(conn, index_statement, args, limit)
     if items is None:
         items = [row["item"] for row in await conn.read(scan_statement, args, what="vector scan")]
         log.debug("vector search on %s: exact scan of %d group(s), %d hit(s)", index, len(groups), len(items))
     scores = cosines([embedding_of(item) for item in items], vec)
     ranked = sorted(zip(items, scores, strict=True), key=lambda pair: (-pair[1], uuid_of(pair[0])))
     return ranked[:limit]
+
+
+async def _few_candidates(conn: Connection, statement: str | None, args: dict[str, Any]) -> bool:
+    """Whether the exact scan would read at most ``SCAN_FIRST_MAX`` candidates (e.g. the facts begun by
+    an early ``as_of``): then it costs about one index query, is exact, and the index path (which such a
+    selective filter defeats, after up to two queries) is skipped."""
+    if statement is None:
+        return False
+    record = (await conn.read(statement, {**args, "cap": SCAN_FIRST_MAX + 1}, what="vector search"))[0]
+    return int(record["n"]) <= SCAN_FIRST_MAX
 
 
 async def _from_index(conn: Connection, statement: str, args: dict[str, Any], limit: int) -> list[Any] | None:

@@ -43,11 +43,19 @@ NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
 
 def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
+    as_of = now if flt.as_of is None else to_utc(flt.as_of)
     return {
         "include_retired": flt.include_retired,
-        "as_of": now if flt.as_of is None else to_utc(flt.as_of),
+        "as_of": as_of,
         "known_at": now if flt.known_at is None else to_utc(flt.known_at),
+        # the as-of index's bound (cypher.SCAN_FACTS_VECTOR): facts begun by as_of, or all of them
+        "valid_from_max": q.VALID_FROM_MAX if flt.include_retired else convert.to_micros(as_of),
     }
+
+
+def _as_of_given(flt: TimeFilter) -> bool:
+    """A search as of a chosen time (not now, not with retired facts): it may pass only a few facts."""
+    return flt.as_of is not None and not flt.include_retired
 
 
 def _fact_params(flt: FactFilter) -> dict[str, Any]:
@@ -323,6 +331,7 @@ class Neo4jStore:
             index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
             uuid_of=lambda item: item["props"]["uuid"], params=_fact_params(flt),
+            count_statement=q.COUNT_FACTS_BEGUN if _as_of_given(flt.time) else None,
         )  # fmt: skip
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
