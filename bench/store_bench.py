@@ -9,6 +9,8 @@ For each store and size it measures
 - fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries, once the store is at
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;
+- the vector p50 of the same 200 queries as of when only the first 200 facts had begun
+  (``vector_as_of_early_p50_ms``: a filter that selective defeats an approximate index);
 - memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
   ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``);
 - this machine's speed right before each store is measured (``bench/_machine.py``: a memory-bound
@@ -50,10 +52,11 @@ from _results import write_results
 from _stores import open_store as open_bench_store
 
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
-from epigraph.graph.store import EpisodeWrite, GraphStore
+from epigraph.graph.store import EpisodeWrite, FactFilter, GraphStore, TimeFilter
 
 DIM = 384
 SETTLE_LIMIT_S = 300.0
+EARLY_FACTS = 200  # vector_as_of_early: searches as of when only the first 200 facts had begun
 FIRST = "Ada Ben Cleo Dara Eli Fay Gus Hana Ivo Jun Kai Lia Milo Nia Omar Pia Quin Rosa Sam Tia".split()
 LAST = "Stone Rivers Okafor Lindqvist Moreau Tanaka Silva Novak Haddad Kowalski Rossi Ng".split()
 PLACES = "Lisbon Osaka Nairobi Quito Oslo Tunis Hanoi Perth Lyon Porto Cusco Turku".split()
@@ -92,14 +95,25 @@ def make_entities(group: str, n: int, rng: np.random.Generator) -> list[Entity]:
     ]
 
 
+START = datetime(2023, 1, 1, tzinfo=UTC)
+
+
 def make_episodes(
-    group: str, entities: list[Entity], n_facts: int, per_write: int, rng: np.random.Generator
+    group: str,
+    entities: list[Entity],
+    n_facts: int,
+    per_write: int,
+    rng: np.random.Generator,
+    after: int = 0,
 ) -> Iterator[EpisodeWrite]:
-    """Episodes of ``per_write`` facts; each fact joins two entities the episode also writes."""
-    start = datetime(2023, 1, 1, tzinfo=UTC)
+    """Episodes of ``per_write`` facts; each fact joins two entities the episode also writes.
+
+    Fact ``k`` of the run is stated (and begins) ``after + k`` minutes after ``START``, rounded down to
+    its episode's first fact: ``after`` places this run's facts after an earlier run's.
+    """
     vecs = unit_vectors(rng, n_facts)
     for first in range(0, n_facts, per_write):
-        t = start + timedelta(minutes=first)
+        t = START + timedelta(minutes=after + first)
         ep = Episode(
             group_id=group, content=f"synthetic episode {first}", reference_time=t, status=EpisodeStatus.DONE
         )
@@ -174,7 +188,7 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     entities = make_entities(group, max(50, size // 5), rng)
     episodic_n = min(size, 2_000)
     episodic = await timed_writes(store, make_episodes(group, entities, episodic_n, 10, rng), bulk=False)
-    bulk_writes = make_episodes(group, entities, size - episodic_n, 1_000, rng)
+    bulk_writes = make_episodes(group, entities, size - episodic_n, 1_000, rng, after=episodic_n)
     server = neo4j_pid() if name == "neo4j" else ""
     server0 = cpu_seconds(server) if server else None
     bulk = await timed_writes(store, bulk_writes, bulk=True)
@@ -184,11 +198,14 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
     vectors = unit_vectors(rng, queries).tolist()
     vec_calls = [functools.partial(store.search_facts_vector, [group], v, 10) for v in vectors]
+    early = FactFilter(time=TimeFilter(as_of=START + timedelta(minutes=EARLY_FACTS - 1)))
+    early_calls = [functools.partial(store.search_facts_vector, [group], v, 10, early) for v in vectors]
     await latencies(text_calls[:10] + vec_calls[:10])  # warm caches and indexes
     busy50, _ = await latencies(vec_calls[:50])  # right after the load: Neo4j may still be merging
     settled = await settle(name)
     ft50, ft95 = await latencies(text_calls)
     v50, v95 = await latencies(vec_calls)
+    early50, _ = await latencies(early_calls)
     prefix = f"{name}.{size // 1000}k."
     episodic_rate = episodic.facts / episodic.seconds
     return {
@@ -200,6 +217,7 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
         prefix + "fulltext_p95_ms": ft95,
         prefix + "vector_p50_ms": v50,
         prefix + "vector_p95_ms": v95,
+        prefix + "vector_as_of_early_p50_ms": early50,
         prefix + "memory_mb": memory_mb(name),
         prefix + "settle_s": settled,
         prefix + "vector_p50_right_after_load_ms": busy50,

@@ -46,3 +46,43 @@ def test_a_large_index_ranks_exactly_like_brute_force() -> None:
     unit = data / np.linalg.norm(data, axis=1, keepdims=True)
     truth = np.argsort(-(unit @ (query / np.linalg.norm(query))))[:10]
     assert [key for key, _ in best] == [f"k{i:06d}" for i in truth]
+
+
+@pytest.mark.parametrize("rows", [40, 2 * PARALLEL_ROWS + 11])
+def test_a_search_begun_by_a_time_ranks_exactly_the_rows_begun_by_then(rows: int) -> None:
+    """``begun_by`` leaves out every row whose start is later (facts that had not begun), keeps unbounded
+    ones, and ranks the rest exactly as brute force over them alone; the first block is already theirs."""
+    rng = np.random.default_rng(rows)
+    data = rng.standard_normal((rows, 8))
+    starts = rng.integers(0, 1000, size=rows)
+    index = VectorIndex(8)
+    for i, v in enumerate(data):
+        index.upsert(f"k{i}", v, None if i % 7 == 0 else int(starts[i]))
+    query = rng.standard_normal(8)
+    cos = data @ query / (np.linalg.norm(data, axis=1) * np.linalg.norm(query))
+    for begun_by in (-1, 10, 500):
+        allowed = [i for i in range(rows) if i % 7 == 0 or starts[i] <= begun_by]
+        expected = [f"k{i}" for i in sorted(allowed, key=lambda i: -cos[i])]
+        blocks = list(index.ranked(query, 5, begun_by=begun_by))
+        keys = [key for block in blocks for key, _ in block]
+        scores = [score for block in blocks for _, score in block]
+        assert sorted(keys) == sorted(expected) and len(keys) == len(set(keys))
+        assert scores == sorted(scores, reverse=True)  # best first (float32: far-down near-ties may swap)
+        assert keys[:20] == expected[:20]
+        assert [key for key, _ in blocks[0]] == expected[:5]
+    assert sum(len(b) for b in index.ranked(query, 5)) == rows  # without begun_by: every row
+
+
+def test_a_start_follows_its_row_through_removal_and_update() -> None:
+    index = VectorIndex(2)
+    index.upsert("early", np.array([1.0, 0.0]), 10)
+    index.upsert("late", np.array([0.9, 0.1]), 90)
+    index.upsert("open", np.array([0.0, 1.0]), None)
+    index.remove("early")  # "open" moves into its row and keeps its own (unbounded) start
+
+    def begun(by: int) -> list[str]:
+        return [key for block in index.ranked(np.array([1.0, 0.0]), 1, begun_by=by) for key, _ in block]
+
+    assert begun(50) == ["open"]
+    index.upsert("late", np.array([0.9, 0.1]), 40)  # its valid_at moved earlier
+    assert begun(50) == ["late", "open"]

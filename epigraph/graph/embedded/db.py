@@ -145,15 +145,16 @@ class Db:
         self._check_data_version()
         if self.dim is None:
             return None
+        start = "x.valid_at" if kind == "facts" else "NULL"  # see VectorIndex: what as-of searches skip
         sql = (
-            f"SELECT x.uuid, v.vector FROM {kind} AS x JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id"
-            " WHERE x.group_id = ?"
+            f"SELECT x.uuid, v.vector, {start} FROM {kind} AS x"
+            f" JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id WHERE x.group_id = ?"
         )
 
-        def load() -> Iterator[tuple[str, np.ndarray]]:
+        def load() -> Iterator[tuple[str, np.ndarray, int | None]]:
             rows = self.conn.execute(sql, (group_id,))
-            for uuid, blob in rows:
-                yield uuid, blob_array(blob)
+            for uuid, blob, begins in rows:
+                yield uuid, blob_array(blob), begins
 
         return self.vectors.index(kind, group_id, self.dim, load)
 

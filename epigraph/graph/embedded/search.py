@@ -21,7 +21,7 @@ import numpy as np
 
 from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
-from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact
+from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us
 from .db import Db
 from .fts import query_words
 from .reads import IN_LIST, as_json, fact_clause, label_clause
@@ -120,7 +120,10 @@ def search_entities_vector(
 def search_facts_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, fact_clause(flt, now, "x"))
+    time = flt.time
+    begun_by = None if time.include_retired else to_us(now if time.as_of is None else time.as_of)
+    condition = fact_clause(flt, now, "x")
+    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, begun_by)
 
 
 def search_episodes_vector(
@@ -132,10 +135,12 @@ def search_episodes_vector(
 
 def _vector_search(
     db: Db, kind: Kind, spec: _Spec[T], group_ids: Sequence[str], vector: Sequence[float], limit: int,
-    condition: tuple[str, list[Any]],
+    condition: tuple[str, list[Any]], begun_by: int | None = None,
 ) -> list[Hit[T]]:  # fmt: skip
     """Cosine top-``limit`` over the groups' vectors of ``kind``, among rows passing ``condition``: each
-    group's matrix yields candidates best-first, read in blocks until ``limit`` passed."""
+    group's matrix yields candidates best-first, read in blocks until ``limit`` passed. ``begun_by``
+    (epoch microseconds, facts only) leaves the rows that began later out of the blocks: part of
+    ``condition`` checked in memory, so a search as of an early time reads few rows from SQLite."""
     if limit <= 0:
         return []
     query = np.asarray(vector, dtype=np.float32)
@@ -146,7 +151,7 @@ def _vector_search(
             return []
         scope = _scope([group_id], *condition)
         mine: list[Candidate] = []
-        for block in index.ranked(query, first=max(2 * limit, 16)):
+        for block in index.ranked(query, first=max(2 * limit, 16), begun_by=begun_by):
             rows = _in_scope(db.conn, spec, "uuid", [uuid for uuid, _ in block], scope)
             mine += [(uuid, score, rows[uuid]) for uuid, score in block if uuid in rows]
             if len(mine) >= limit:

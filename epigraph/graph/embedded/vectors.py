@@ -21,7 +21,10 @@ import numpy as np
 from ...errors import StoreError
 
 Kind = str  # "entities" | "facts" | "episodes"
-Loader = Callable[[], Iterable[tuple[str, np.ndarray]]]
+# (uuid, vector, start): a fact's start is its valid_at in epoch microseconds; None = unbounded (and for
+# entities and episodes, which have none).
+Loader = Callable[[], Iterable[tuple[str, np.ndarray, int | None]]]
+UNBOUNDED = np.iinfo(np.int64).min
 
 
 def normalized(vector: np.ndarray) -> np.ndarray:
@@ -42,8 +45,12 @@ def _workers() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1), thread_name_prefix="epigraph-vectors")
 
 
-def scored(matrix: np.ndarray, query: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
+def scored(
+    matrix: np.ndarray, query: np.ndarray, first: int, excluded: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``matrix @ query`` (float32) and the row indices of its ``first`` highest scores (unordered).
+
+    Rows where ``excluded`` (a boolean mask) is true score ``-inf``: they come last, after every other.
 
     A large matrix is computed in row slices on several threads, and each slice also picks its own best
     ``first`` rows, beside the others; the best of those candidates are the best overall (100k rows on
@@ -60,6 +67,8 @@ def scored(matrix: np.ndarray, query: np.ndarray, first: int) -> tuple[np.ndarra
     def part(k: int) -> np.ndarray:
         lo, hi = bounds[k], bounds[k + 1]
         np.einsum("ij,j->i", matrix[lo:hi], query, out=out[lo:hi])
+        if excluded is not None:
+            out[lo:hi][excluded[lo:hi]] = -np.inf
         picked: np.ndarray = lo + best(out[lo:hi], first)
         return picked
 
@@ -79,13 +88,16 @@ def best(scores: np.ndarray, first: int) -> np.ndarray:
 
 
 class VectorIndex:
-    """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix."""
+    """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix, each with a start
+    (int64 epoch microseconds: a fact's valid_at, else ``UNBOUNDED``) that searches as of a time use to
+    skip the rows that had not begun by then."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self._keys: list[str] = []
         self._pos: dict[str, int] = {}
         self._mat = np.empty((0, dim), dtype=np.float32)
+        self._start = np.empty(0, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -93,7 +105,7 @@ class VectorIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._pos
 
-    def upsert(self, key: str, vector: np.ndarray) -> None:
+    def upsert(self, key: str, vector: np.ndarray, start: int | None = None) -> None:
         v = normalized(vector)
         if v.shape[0] != self.dim:
             raise StoreError(f"vector of dimension {v.shape[0]} in an index of dimension {self.dim}")
@@ -104,6 +116,7 @@ class VectorIndex:
             self._keys.append(key)
             self._pos[key] = row
         self._mat[row] = v
+        self._start[row] = UNBOUNDED if start is None else start
 
     def remove(self, key: str) -> None:
         """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim)."""
@@ -114,17 +127,22 @@ class VectorIndex:
         if row != last:
             moved = self._keys[last]
             self._mat[row] = self._mat[last]
+            self._start[row] = self._start[last]
             self._keys[row] = moved
             self._pos[moved] = row
         self._keys.pop()
 
-    def ranked(self, query: np.ndarray, first: int) -> Iterator[list[tuple[str, float]]]:
-        """Every key with its cosine to ``query``, best first, in blocks of growing size.
+    def ranked(
+        self, query: np.ndarray, first: int, begun_by: int | None = None
+    ) -> Iterator[list[tuple[str, float]]]:
+        """Every key with its cosine to ``query``, best first, in blocks of growing size; with
+        ``begun_by`` (epoch microseconds), only the keys whose start is not after it.
 
         The first block has ``first`` keys, each next one four times more: a caller that filters the
         candidates pulls blocks until it has enough, paying a full sort only when the filter is very
-        selective. Ties are broken by key so results are deterministic (a tie across a block boundary
-        may come out of key order, never twice and never lost).
+        selective (``begun_by`` takes a search as of an early time out of that case: the rows not begun
+        never reach the caller). Ties are broken by key so results are deterministic (a tie across a
+        block boundary may come out of key order, never twice and never lost).
         """
         n = len(self._keys)
         if n == 0:
@@ -132,15 +150,21 @@ class VectorIndex:
         q = normalized(query)
         if q.shape[0] != self.dim:
             raise StoreError(f"query vector has dimension {q.shape[0]}, the stored vectors {self.dim}")
+        excluded = None if begun_by is None else self._start[:n] > begun_by
+        wanted = n if excluded is None else n - int(np.count_nonzero(excluded))
         size = max(1, first)
-        scores, top = scored(self._mat[:n], q, size)
+        scores, top = scored(self._mat[:n], q, size, excluded)
         seen: set[str] = set()
-        while len(seen) < n:
+        while len(seen) < wanted:
             size = min(n, size)
             if len(top) < size:  # a later block: the first one came with the scores
                 top = best(scores, size)
             block = sorted(
-                ((self._keys[i], float(scores[i])) for i in top if self._keys[i] not in seen),
+                (
+                    (self._keys[i], float(scores[i]))
+                    for i in top
+                    if self._keys[i] not in seen and (excluded is None or not excluded[i])
+                ),
                 key=lambda ks: (-ks[1], ks[0]),
             )
             seen.update(key for key, _ in block)
@@ -154,6 +178,9 @@ class VectorIndex:
         bigger = np.empty((max(needed, capacity * 2, 64), self.dim), dtype=np.float32)
         bigger[:capacity] = self._mat
         self._mat = bigger
+        starts = np.empty(bigger.shape[0], dtype=np.int64)
+        starts[:capacity] = self._start
+        self._start = starts
 
 
 class VectorCache:
@@ -168,24 +195,27 @@ class VectorCache:
         index = self._indexes.get(key)
         if index is None:
             index = VectorIndex(dim)
-            for uuid, vector in load():
-                index.upsert(uuid, vector)
+            for uuid, vector, start in load():
+                index.upsert(uuid, vector, start)
             self._indexes[key] = index
         return index
 
-    def apply(self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None]]) -> None:
-        """Mirror committed writes into a loaded index (``None`` vector = the row has none any more).
+    def apply(
+        self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None, int | None]]
+    ) -> None:
+        """Mirror committed writes (uuid, vector, start) into a loaded index (``None`` vector = the row
+        has none any more).
 
         Groups not loaded yet are skipped: they will read the committed rows when first searched.
         """
         index = self._indexes.get((kind, group_id))
         if index is None:
             return
-        for uuid, vector in upserts:
+        for uuid, vector, start in upserts:
             if vector is None:
                 index.remove(uuid)
             else:
-                index.upsert(uuid, vector)
+                index.upsert(uuid, vector, start)
 
     def remove(self, kind: Kind, group_id: str, uuids: Iterable[str]) -> None:
         index = self._indexes.get((kind, group_id))

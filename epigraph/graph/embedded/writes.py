@@ -34,6 +34,7 @@ from .codec import (
     episode_row,
     fact_row,
     to_blob,
+    to_us_or_none,
 )
 from .db import Db
 from .reads import IN_LIST, as_json, get_facts
@@ -129,9 +130,17 @@ def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list
             lambda: db.vectors.apply(
                 table.name,
                 group_id,
-                ((item.uuid, None if b is None else blob_array(b)) for item, _, b, _ in changed),
+                (
+                    (item.uuid, None if b is None else blob_array(b), _start(item))
+                    for item, _, b, _ in changed
+                ),
             )
         )
+
+
+def _start(item: Entity | Fact | Episode) -> int | None:
+    """A record's start in its group's vector index (``VectorIndex``): a fact's valid_at, else none."""
+    return to_us_or_none(item.valid_at) if isinstance(item, Fact) else None
 
 
 def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
