@@ -3,8 +3,9 @@
 - pure: Lucene escaping and query building (no server);
 - against a real server (``EPIGRAPH_NEO4J_URI``, like the contract suite): hostile fulltext input,
   schema mismatch on a dimension change, exact top-k for a small group in a bigger graph, uuids that
-  collide across groups, rolled-back writes, entity rows skipped while unchanged (``row_hash``), and
-  the indexes of earlier versions dropped by setup;
+  collide across groups, rolled-back writes, entity rows skipped while unchanged (``row_hash``), the
+  indexes of earlier versions dropped by setup, searches as of an early time answered by a seek of the
+  facts begun by then, and setup giving an older graph's facts that seek's key;
 - error wrapping: a closed port gives StoreUnavailable quickly, without the password in the message.
 """
 
