@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid as uuidlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -73,6 +73,16 @@ def to_utc(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     return value
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(value: datetime) -> int:
+    """Microseconds since the epoch, UTC (a naive datetime is read as UTC): how both stores keep the
+    datetimes they compare as integers (SQLite columns, Neo4j's as-of key)."""
+    utc: datetime = to_utc(value)
+    return (utc - _EPOCH) // timedelta(microseconds=1)
 
 
 def utc_now() -> datetime:

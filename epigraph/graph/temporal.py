@@ -41,6 +41,7 @@ __all__ = [
     "is_current",
     "is_known_at",
     "is_valid_at",
+    "latest_start",
     "matches",
     "overlaps",
     "resolve_contradiction",
@@ -153,6 +154,15 @@ def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
         return False
     start, end = interval
     return (start is None or start <= as_of) and (end is None or as_of < end)
+
+
+def latest_start(flt: TimeFilter, now: datetime) -> datetime | None:
+    """The latest ``valid_at`` a fact can have and still pass ``flt``: its ``as_of`` (``now`` when
+    unset), or ``None`` (any) when retired facts are included. Both stores skip the facts begun later
+    before anything else, so a search as of an early time reads only the few that had begun."""
+    if flt.include_retired:
+        return None
+    return _utc(now if flt.as_of is None else flt.as_of)
 
 
 def is_current(fact: Fact, now: datetime) -> bool:

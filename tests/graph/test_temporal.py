@@ -19,6 +19,7 @@ from epigraph.graph.temporal import (
     is_current,
     is_known_at,
     is_valid_at,
+    latest_start,
     matches,
     overlaps,
     resolve_contradiction,
@@ -462,6 +463,20 @@ def test_matches_follows_the_time_filter_definition(
     t = as_of or now
     assert matches(f, flt, now) == (interval is not None and overlaps(*interval, t, t + US))
     assert matches(f, TimeFilter(as_of=as_of, known_at=known_at, include_retired=True), now)
+
+
+@given(any_facts(), maybe_instants, maybe_instants, instants, st.booleans())
+def test_no_fact_begun_after_latest_start_passes_the_filter(
+    f: Fact, as_of: datetime | None, known_at: datetime | None, now: datetime, retired: bool
+) -> None:
+    """What both stores skip first (facts begun after ``latest_start``) is never a fact the filter keeps."""
+    flt = TimeFilter(as_of=as_of, known_at=known_at, include_retired=retired)
+    latest = latest_start(flt, now)
+    assert (latest is None) == retired
+    if latest is not None:
+        assert latest == (as_of or now)
+        if f.valid_at is not None and f.valid_at > latest:
+            assert not matches(f, flt, now)
 
 
 @given(invalidated_facts(), instants, instants)

@@ -18,10 +18,18 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
-from ..model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Invalidation, to_utc
+from ..model import (
+    Entity,
+    Episode,
+    EpisodeKind,
+    EpisodeStatus,
+    Fact,
+    IngestReport,
+    Invalidation,
+    epoch_us,
+)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 _F32 = np.dtype("<f4")
 
 
@@ -61,10 +69,7 @@ FACTS = Table(
 # --- scalars ----------------------------------------------------------------------------------------
 
 
-def to_us(value: datetime) -> int:
-    """Microseconds since the epoch, UTC (a naive datetime is read as UTC, like the data model)."""
-    utc: datetime = to_utc(value)
-    return (utc - _EPOCH) // _MICROSECOND
+to_us = epoch_us  # how every datetime column is stored
 
 
 def to_us_or_none(value: datetime | None) -> int | None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
+from ..temporal import latest_start
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us
 from .db import Db
 from .fts import query_words
@@ -120,8 +121,8 @@ def search_entities_vector(
 def search_facts_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    time = flt.time
-    begun_by = None if time.include_retired else to_us(now if time.as_of is None else time.as_of)
+    latest = latest_start(flt.time, now)
+    begun_by = None if latest is None else to_us(latest)
     condition = fact_clause(flt, now, "x")
     return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, begun_by)
 

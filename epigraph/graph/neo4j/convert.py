@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
-from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, normalize_name
+from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, epoch_us, normalize_name
 from . import cypher as q
 
 Props = dict[str, Any]
@@ -112,14 +112,9 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def to_micros(value: datetime) -> int:
-    """Epoch microseconds, as Cypher's ``x.epochSeconds * 1000000 + x.microsecond`` gives them."""
-    return (value - _EPOCH) // timedelta(microseconds=1)
-
-
 def valid_from_us(valid_at: datetime | None) -> int:
     """A fact's key in the as-of index (``cypher.SCAN_FACTS_VECTOR``): its start, or the least int64."""
-    return q.VALID_FROM_UNBOUNDED if valid_at is None else to_micros(valid_at)
+    return q.VALID_FROM_UNBOUNDED if valid_at is None else epoch_us(valid_at)
 
 
 def _dt(props: Mapping[str, Any], key: str) -> datetime | None:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import neo4j
 
-from ..model import Entity, Episode, EpisodeStatus, Fact, to_utc, utc_now
+from ..model import Entity, Episode, EpisodeStatus, Fact, epoch_us, to_utc, utc_now
 from ..store import (
     ANY_ENTITY,
     ANY_FACT,
@@ -32,6 +32,7 @@ from ..store import (
     StoreStats,
     TimeFilter,
 )
+from ..temporal import latest_start
 from . import convert, lucene, schema, search, writing
 from . import cypher as q
 from .connection import Connection
@@ -43,13 +44,13 @@ NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
 
 def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
-    as_of = now if flt.as_of is None else to_utc(flt.as_of)
+    latest = latest_start(flt, now)
     return {
         "include_retired": flt.include_retired,
-        "as_of": as_of,
+        "as_of": now if flt.as_of is None else to_utc(flt.as_of),
         "known_at": now if flt.known_at is None else to_utc(flt.known_at),
-        # the as-of index's bound (cypher.SCAN_FACTS_VECTOR): facts begun by as_of, or all of them
-        "valid_from_max": q.VALID_FROM_MAX if flt.include_retired else convert.to_micros(as_of),
+        # the as-of index's bound (cypher.SCAN_FACTS_VECTOR): facts begun by then, or all of them
+        "valid_from_max": q.VALID_FROM_MAX if latest is None else epoch_us(latest),
     }
 
 
