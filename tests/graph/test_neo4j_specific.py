@@ -34,11 +34,11 @@ from epigraph.graph.neo4j.lucene import (
     build_query,
     escape,
     escape_term,
-    keyword_query,
+    exact_query,
     searchable,
     terms,
 )
-from epigraph.graph.neo4j.schema import describe, fulltext_analyzer, stale_analyzers
+from epigraph.graph.neo4j.schema import FULLTEXT_SPECS, describe, fulltext_analyzer, stale_fulltext
 from epigraph.graph.stopwords import STOP_WORDS
 from epigraph.graph.store import EpisodeWrite, FactFilter, TimeFilter
 
@@ -87,9 +87,16 @@ def test_build_query_scopes_fields_and_groups() -> None:
     assert query == '+(name:(alice \\(x)^10 summary:(alice \\(x)) +(group_id:"g-1" group_id:"g:2")^0'
 
 
-def test_keyword_query_quotes_any_value_as_one_term() -> None:
-    query = keyword_query("episodes", ['a"b\\c AND x:*', "f00d"], 'g "1"')
-    assert query == '+group_id:"g \\"1\\"" +(episodes:"a\\"b\\\\c AND x:*" episodes:"f00d")'
+def test_exact_query_quotes_each_value_as_a_phrase() -> None:
+    query = exact_query("episodes", ['a"b\\c AND x:*', "f00d"], "g-1")
+    assert query == '+(episodes:"a\\"b\\\\c AND x:*" episodes:"f00d") +(group_id:"g-1")^0'
+
+
+def test_exact_query_falls_back_to_the_group_for_values_the_analyzer_erases() -> None:
+    """A value of stop words or punctuation only has no term to look up: the whole group is the superset."""
+    assert exact_query("episodes", ["the", "f00d"], "g-1") == 'group_id:"g-1"'
+    assert exact_query("episodes", ["?!"], "the-a") == "*:*"  # the group id analyzes to nothing too
+    assert exact_query("episodes", ["f00d"], "the-a") == '+(episodes:"f00d")'
 
 
 def test_build_query_without_terms_or_with_unphrasable_groups() -> None:
@@ -382,7 +389,7 @@ async def test_closed_port_is_store_unavailable_quickly_without_the_password() -
 
 
 @pytest.mark.neo4j
-async def test_entities_by_names_uses_the_keyword_index_for_any_name(store: Neo4jStore, group: str) -> None:
+async def test_entities_by_names_uses_the_entity_index_for_any_name(store: Neo4jStore, group: str) -> None:
     """Names are looked up by hash, so huge names (over Lucene's 32 kB term limit) and quotes work too."""
     huge = "Ω" * 20_000  # 40 kB of UTF-8
     quoted = 'He said "hi" \\ there'
@@ -398,46 +405,69 @@ async def test_entities_by_names_uses_the_keyword_index_for_any_name(store: Neo4
 
 
 @pytest.mark.neo4j
-async def test_the_text_indexes_stem_english_and_the_names_index_stays_keyword(store: Neo4jStore) -> None:
+async def test_three_english_fulltext_indexes_carry_the_exact_lookup_fields(store: Neo4jStore) -> None:
     existing = await describe(store._conn)
-    for name in (q.ENTITY_TEXT_INDEX, q.FACT_TEXT_INDEX, q.EPISODE_TEXT_INDEX):
+    fulltext = sorted(name for name, info in existing.items() if info["type"] == "FULLTEXT")
+    assert fulltext == sorted(FULLTEXT_SPECS)
+    for name in fulltext:
         assert fulltext_analyzer(existing[name]) == "english"
-    assert fulltext_analyzer(existing[q.ENTITY_NAMES_INDEX]) == "keyword"
-    assert stale_analyzers(existing) == []
+    assert "name_keys" in existing[q.ENTITY_TEXT_INDEX]["properties"]
+    assert "episodes" in existing[q.FACT_TEXT_INDEX]["properties"]
+    assert stale_fulltext(existing) == []
 
 
 @pytest.mark.neo4j
-async def test_setup_recreates_fulltext_indexes_with_another_analyzer(store: Neo4jStore, group: str) -> None:
-    """A graph set up before the text indexes stemmed: setup rebuilds them with the right analyzer."""
+async def test_setup_migrates_the_fulltext_indexes_of_older_graphs(store: Neo4jStore, group: str) -> None:
+    """Older graphs had unstemmed text indexes, and keyword twins for names and provenance: setup drops
+    the twins and rebuilds the text indexes with their analyzer and the exact-lookup fields."""
     conn = store._conn
     alice = _entity(group, "Alice")
+    episode = _episode(group, "Alice hikes")
     hikes = Fact(
-        group_id=group, source_uuid=alice.uuid, target_uuid=alice.uuid, relation="HIKES", text="Alice hikes"
+        group_id=group,
+        source_uuid=alice.uuid,
+        target_uuid=alice.uuid,
+        relation="HIKES",
+        text="Alice hikes",
+        episodes=[episode.uuid],
     )
-    await _write(store, group, [alice], [hikes])
+    mention = Mention(group_id=group, episode_uuid=episode.uuid, entity_uuid=alice.uuid)
+    await store.write_episode(
+        EpisodeWrite(episode=episode, entities=[alice], facts=[hikes], mentions=[mention])
+    )
+    keyword = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}}"
     old = {
         q.FACT_TEXT_INDEX: "CREATE FULLTEXT INDEX epigraph_fact_text FOR ()-[r:RELATES_TO]-() "
         "ON EACH [r.text, r.group_id]",  # the default analyzer: no stemming
-        q.ENTITY_NAMES_INDEX: "CREATE FULLTEXT INDEX epigraph_entity_names FOR (n:Entity) "
-        "ON EACH [n.name_keys, n.group_id] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard'}}",
+        q.ENTITY_TEXT_INDEX: "CREATE FULLTEXT INDEX epigraph_entity_text FOR (n:Entity) "
+        "ON EACH [n.name, n.aliases, n.summary, n.group_id] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+        "epigraph_entity_names": "CREATE FULLTEXT INDEX epigraph_entity_names FOR (n:Entity) "
+        f"ON EACH [n.name_keys, n.group_id] {keyword}",
+        "epigraph_fact_episodes": "CREATE FULLTEXT INDEX epigraph_fact_episodes FOR ()-[r:RELATES_TO]-() "
+        f"ON EACH [r.episodes, r.group_id] {keyword}",
     }
     try:
         for name, statement in old.items():
             await conn.run_write(ddl.DROP_INDEX, {"name": name})
             await conn.run_write(statement)
         await conn.run_write(ddl.AWAIT_INDEXES, {"timeout": 300})
-        assert sorted(stale_analyzers(await describe(conn))) == sorted(old)
+        assert sorted(stale_fulltext(await describe(conn))) == sorted(
+            [q.FACT_TEXT_INDEX, q.ENTITY_TEXT_INDEX]
+        )
         assert await store.search_facts_text([group], "hiking") == []  # unstemmed
 
         await store.setup(embedding_dim=DIM)
         existing = await describe(conn)
-        assert stale_analyzers(existing) == []
-        assert fulltext_analyzer(existing[q.FACT_TEXT_INDEX]) == "english"
-        assert fulltext_analyzer(existing[q.ENTITY_NAMES_INDEX]) == "keyword"
+        assert stale_fulltext(existing) == []
+        assert "epigraph_entity_names" not in existing and "epigraph_fact_episodes" not in existing
         assert [h.item.uuid for h in await store.search_facts_text([group], "hiking")] == [hikes.uuid]
         assert [e.uuid for e in (await store.entities_by_names(group, ["alice"]))["alice"]] == [alice.uuid]
+        assert (await store.delete_episode(group, episode.uuid)).removed_facts == [hikes.uuid]
         await store.setup(embedding_dim=DIM)  # and now nothing to do
     finally:
+        for name in ("epigraph_entity_names", "epigraph_fact_episodes"):
+            await conn.run_write(ddl.DROP_INDEX, {"name": name})
         await store.setup(embedding_dim=DIM)  # never leave a wrong index to the tests that follow
 
 
@@ -616,8 +646,9 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
 async def test_delete_episode_finds_its_facts_through_the_provenance_index(
     store: Neo4jStore, name: str
 ) -> None:
-    """Not by reading every fact of the group: the plan asks the keyword index and touches no other index."""
-    params = {"group_id": "g", "uuid": "u", "index": q.FACT_EPISODES_INDEX, "query": '+episodes:"u"'}
+    """Not by reading every fact of the group: the plan asks the fact index and touches no other index."""
+    query = exact_query(q.FACT_EPISODES_FIELD, ["u"], "g")
+    params = {"group_id": "g", "uuid": "u", "index": q.FACT_TEXT_INDEX, "query": query}
     driver = await store._conn.driver()
     async with driver.session(database=store._conn.database) as session:
         summary = await (await session.run("EXPLAIN " + getattr(q, name), params)).consume()

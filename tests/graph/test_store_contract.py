@@ -1048,12 +1048,16 @@ async def test_hostile_strings_are_stored_verbatim_and_harmless(
     assert await store.stats(group) == StoreStats(1, 2, 1, 1, 2)
 
 
-@pytest.mark.parametrize("text", HOSTILE[:8], ids=lambda s: repr(s[:24]))
+# Ids a fulltext analyzer turns into nothing at all (stop words, punctuation), or into common terms.
+ERASED_IDS = ["the", "?! --", "it-is a"]
+
+
+@pytest.mark.parametrize("text", [*HOSTILE[:8], *ERASED_IDS], ids=lambda s: repr(s[:24]))
 async def test_delete_episode_of_a_hostile_uuid_finds_exactly_its_facts(
     store: GraphStore, group: str, text: str
 ) -> None:
     """A caller's episode uuid may hold any printable text: deletion finds the facts that list it, and no
-    other (Neo4j looks them up in a keyword index, where the uuid must stay one literal term)."""
+    other (Neo4j looks them up in its fact fulltext index, which analyzes the uuid like any text)."""
     hostile = make_episode(group, "first", uuid=text)
     decoy = make_episode(group, "second", uuid=text + " x")
     a, b = make_entity(group, "A"), make_entity(group, "B")
@@ -1071,6 +1075,24 @@ async def test_delete_episode_of_a_hostile_uuid_finds_exactly_its_facts(
         (shared.uuid, [decoy.uuid]),
         (other.uuid, [decoy.uuid]),
     ]
+
+
+async def test_ids_that_analyze_to_nothing_still_find_names_and_provenance(store: GraphStore) -> None:
+    """A group id and an episode uuid made of stop words only: no fulltext term can narrow to them."""
+    group = "-".join(["the", "a", "of", "it", *np.random.default_rng().choice(["is", "to", "be", "on"], 12)])
+    episode = make_episode(group, "the only episode", uuid="the")
+    kept = make_episode(group, "another one", uuid="to-be")
+    a, b = make_entity(group, "The"), make_entity(group, "It")
+    only = make_fact(group, a, b, "it is", [episode.uuid])
+    shared = make_fact(group, b, a, "to be", [episode.uuid, kept.uuid])
+    await store.write_episode(write_of(episode, [a, b], [only, shared]))
+    await store.write_episode(write_of(kept, [a, b], [shared]))
+
+    assert uuids((await store.entities_by_names(group, ["the"]))["the"]) == [a.uuid]
+    result = await store.delete_episode(group, episode.uuid)
+
+    assert (result.removed_facts, result.updated_facts) == ([only.uuid], [shared.uuid])
+    assert [f.episodes for f in await store.get_facts(group, [shared.uuid])] == [[kept.uuid]]
 
 
 HOSTILE_QUERIES = [

@@ -18,7 +18,7 @@ Encoding (what every statement in ``cypher.py`` relies on):
   thousands).
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
-  terms of the keyword index that ``entities_by_names`` looks up), and ``row_hash``: a digest of the
+  terms ``entities_by_names`` looks up in the entity fulltext index), and ``row_hash``: a digest of the
   fields the row derives from (:func:`entity_row_hash`), so a write sends only entities whose stored
   row differs (see ``writing``).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /

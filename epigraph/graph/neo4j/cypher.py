@@ -22,19 +22,22 @@ EPISODE_TEXT_INDEX = "epigraph_episode_text"
 ENTITY_VECTOR_INDEX = "epigraph_entity_name_vector"
 FACT_VECTOR_INDEX = "epigraph_fact_text_vector"
 EPISODE_VECTOR_INDEX = "epigraph_episode_content_vector"
-ENTITY_NAMES_INDEX = "epigraph_entity_names"
-FACT_EPISODES_INDEX = "epigraph_fact_episodes"  # keyword terms: the episodes a fact lists (its provenance)
 
-# (property, BM25 boost) each fulltext index covers, plus group_id (only the zero-boost group clause uses it).
-# Entity boosts match the embedded store's bm25 weights: a name match outranks a passing mention.
+# (property, BM25 boost) each fulltext index searches by text, plus group_id (only the zero-boost group
+# clause uses it). Entity boosts match the embedded store's bm25 weights: a name match outranks a passing
+# mention.
 ENTITY_TEXT_FIELDS = (("name", 10.0), ("aliases", 5.0), ("summary", 1.0))
 FACT_TEXT_FIELDS = (("text", 1.0),)
 EPISODE_TEXT_FIELDS = (("content", 1.0),)
-# The analyzer of the three text indexes: Lucene's EnglishAnalyzer (lower-case, English stop words dropped,
-# Porter stemming), so "hiking" finds "hikes" as in the embedded store. The names and provenance indexes
-# use 'keyword': each value is one exact term.
+# The exact lookups ride in the same indexes, in fields no text search names (lucene.exact_query): an
+# entity's hashed normalized names, and the episodes a fact lists (its provenance). One index per kind
+# instead of a second, keyword-analyzed one halves the Lucene documents a write adds and the indexes its
+# commit refreshes (tools/neo4j/README.md "Performance": ~30% more 10-fact episode writes per second).
+ENTITY_NAME_KEYS_FIELD = "name_keys"
+FACT_EPISODES_FIELD = "episodes"
+# The analyzer of the three fulltext indexes: Lucene's EnglishAnalyzer (lower-case, English stop words
+# dropped, Porter stemming), so "hiking" finds "hikes" as in the embedded store.
 TEXT_ANALYZER = "english"
-KEYWORD_ANALYZER = "keyword"
 
 
 # --- composable predicates (built from literals at import time) ------------------------------------
@@ -224,7 +227,8 @@ UNWIND $uuids AS u
 MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: u}}]->() {_seek("r", "RELATES_TO")}
 RETURN {FACT_MAP} AS fact
 """
-# $query (lucene.keyword_query) finds the candidates by hashed name; the exact check is on norm_names.
+# $query (lucene.exact_query over name_keys) finds the candidates by hashed name; the exact check is on
+# norm_names.
 ENTITIES_BY_NAMES = f"""
 CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS e
 WHERE e.group_id = $group_id AND any(n IN e.norm_names WHERE n IN $names)
@@ -341,8 +345,8 @@ MATCH {_EPISODE_KEY}
 OPTIONAL MATCH (ep)-[:MENTIONS]->(e:Entity)
 RETURN ep.uuid AS uuid, collect(e.uuid) AS mentioned
 """
-# The facts that list the episode, found through the provenance keyword index ($query: lucene.keyword_query),
-# not by reading every fact of the group; the list test keeps the result exact.
+# The facts that list the episode, found through the fact index's provenance field ($query: lucene.exact_query
+# over episodes), not by reading every fact of the group; the list test keeps the result exact.
 _FACTS_OF_EPISODE = """
 CALL db.index.fulltext.queryRelationships($index, $query) YIELD relationship AS r
 WITH r WHERE r.group_id = $group_id AND $uuid IN r.episodes"""

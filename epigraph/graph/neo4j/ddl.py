@@ -7,7 +7,7 @@ Index names, the fields a fulltext index covers and the analyzers live in ``cyph
 
 from __future__ import annotations
 
-from .cypher import KEYWORD_ANALYZER, TEXT_ANALYZER
+from .cypher import TEXT_ANALYZER
 
 FACT_VALID_FROM_INDEX = "epigraph_fact_valid_from"  # setup migrates older graphs when it creates this one
 CONSTRAINTS = (
@@ -40,22 +40,20 @@ OBSOLETE_INDEXES = (
     "epigraph_fact_expired_at",
     "epigraph_mention_group",
     "epigraph_fact_group",  # replaced by epigraph_fact_valid_from (group_id first: it serves group scans too)
+    # keyword-analyzed twins of the entity and fact text indexes, whose fields those now cover
+    "epigraph_entity_names",
+    "epigraph_fact_episodes",
 )
 _TEXT_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TEXT_ANALYZER + "'}}"
-_KEYWORD_OPTIONS = "OPTIONS {indexConfig: {`fulltext.analyzer`: '" + KEYWORD_ANALYZER + "'}}"
+# Each covers its text fields, an exact-lookup field where the kind has one (cypher: name_keys, episodes)
+# and group_id. setup recreates an index of ours found over other fields or with another analyzer.
 FULLTEXT_INDEXES = (
     "CREATE FULLTEXT INDEX epigraph_entity_text IF NOT EXISTS FOR (n:Entity) "
-    "ON EACH [n.name, n.aliases, n.summary, n.group_id] " + _TEXT_OPTIONS,
+    "ON EACH [n.name, n.aliases, n.summary, n.name_keys, n.group_id] " + _TEXT_OPTIONS,
     "CREATE FULLTEXT INDEX epigraph_fact_text IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.group_id] " + _TEXT_OPTIONS,
+    "FOR ()-[r:RELATES_TO]-() ON EACH [r.text, r.episodes, r.group_id] " + _TEXT_OPTIONS,
     "CREATE FULLTEXT INDEX epigraph_episode_text IF NOT EXISTS "
     "FOR (n:Episode) ON EACH [n.content, n.group_id] " + _TEXT_OPTIONS,
-    # Exact lookup by normalized name: one keyword term per (hashed) name, group_id as an exact term.
-    "CREATE FULLTEXT INDEX epigraph_entity_names IF NOT EXISTS "
-    "FOR (n:Entity) ON EACH [n.name_keys, n.group_id] " + _KEYWORD_OPTIONS,
-    # Provenance: each episode uuid a fact lists is one keyword term (delete_episode finds its facts).
-    "CREATE FULLTEXT INDEX epigraph_fact_episodes IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON EACH [r.episodes, r.group_id] " + _KEYWORD_OPTIONS,
 )
 # Quantization is off: the contract (and users) expect exact cosine order among the candidates.
 # HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of

@@ -45,8 +45,8 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
     mentioned = set(found[0]["mentioned"])
     provenance = {
         **params,
-        "index": q.FACT_EPISODES_INDEX,
-        "query": lucene.keyword_query("episodes", [uuid], group_id),
+        "index": q.FACT_TEXT_INDEX,
+        "query": lucene.exact_query(q.FACT_EPISODES_FIELD, [uuid], group_id),
     }
     sole = await _records(tx, q.DELETE_SOLE_FACTS, provenance)
     detached = await _records(tx, q.DETACH_FROM_FACTS, provenance)

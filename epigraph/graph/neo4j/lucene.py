@@ -12,7 +12,8 @@ does). This matters beyond tidiness: a field clause whose every term vanishes in
 from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match *every* document of
 the group with score 0. A query with no term left is ``''`` (the caller returns no hits without a call).
 
-:func:`keyword_query` builds exact lookups for the ``keyword``-analyzed indexes (hashed names, provenance).
+:func:`exact_query` builds the exact lookups that share these indexes (hashed names, provenance): a superset
+of the answer, which the caller narrows with an exact test.
 
 The fulltext indexes also index ``group_id``; :func:`build_query` adds the groups as a zero-boost required
 clause (``+(group_id:"a" group_id:"b")^0``): it narrows the hits to the groups inside Lucene without
@@ -91,6 +92,15 @@ def _field(name: str, boost: float, body: str) -> str:
     return clause if boost == 1 else f"{clause}^{boost:g}"
 
 
+def _group_clause(group_ids: Sequence[str], group_field: str) -> str:
+    """`` +(group_id:"a" ...)^0``: narrows to the groups without scoring; '' when it could exclude a group's
+    own documents (too many groups, or an id that analyzes to nothing: see the module docstring)."""
+    unique_groups = list(dict.fromkeys(group_ids))
+    if 0 < len(unique_groups) <= MAX_GROUPS and all(searchable(g) for g in unique_groups):
+        return " +(" + " ".join(f"{group_field}:{phrase(g)}" for g in unique_groups) + ")^0"
+    return ""
+
+
 def build_query(
     fields: Sequence[tuple[str, float]], text: str, group_ids: Sequence[str], group_field: str = "group_id"
 ) -> str:
@@ -106,16 +116,20 @@ def build_query(
         return ""
     body = " ".join(words)
     query = "+(" + " ".join(_field(name, boost, body) for name, boost in fields) + ")"
-    unique_groups = list(dict.fromkeys(group_ids))
-    if 0 < len(unique_groups) <= MAX_GROUPS and all(searchable(g) for g in unique_groups):
-        query += " +(" + " ".join(f"{group_field}:{phrase(g)}" for g in unique_groups) + ")^0"
-    return query
+    return query + _group_clause(group_ids, group_field)
 
 
-def keyword_query(field: str, keys: Sequence[str], group_id: str, group_field: str = "group_id") -> str:
-    """``+group_id:"g" +(field:"k1" field:"k2" ...)`` for an index with the ``keyword`` analyzer.
+def exact_query(field: str, values: Sequence[str], group_id: str, group_field: str = "group_id") -> str:
+    """A query whose hits include every document of ``group_id`` that holds one of ``values`` in ``field``.
 
-    Every key and the group is a quoted phrase, i.e. one exact keyword term: any string is safe inside.
+    Each value is a quoted phrase: the analyzer splits it exactly as it split the stored value, so the
+    phrase matches the document that holds it (any string is safe inside quotes). The hits can include
+    more (a value that analyzes to the same terms, or a phrase spanning two list elements): callers test
+    the property exactly afterwards. A value the analyzer would turn into nothing cannot be looked up
+    this way; then the query is every document of the group (or of the index, when the group id is not
+    searchable either), and the exact test after it does the work.
     """
-    body = " ".join(f"{field}:{phrase(key)}" for key in keys)
-    return f"+{group_field}:{phrase(group_id)} +({body})"
+    if not values or not all(searchable(v) for v in values):
+        return f"{group_field}:{phrase(group_id)}" if searchable(group_id) else "*:*"
+    body = " ".join(f"{field}:{phrase(v)}" for v in values)
+    return f"+({body}){_group_clause([group_id], group_field)}"

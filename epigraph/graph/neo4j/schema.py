@@ -2,13 +2,14 @@
 
 ``setup(dim)`` is idempotent (``IF NOT EXISTS``) and cheap when everything already exists (one
 ``SHOW INDEXES``). Before creating anything it checks the indexes that exist under our names (``IF NOT
-EXISTS`` would silently keep an old definition): a fulltext or vector index over other properties, or a
-vector index with another similarity function, raises :class:`~epigraph.errors.SchemaMismatch`. A vector
+EXISTS`` would silently keep an old definition): an index on another label, a vector index over other
+properties or with another similarity function, raises :class:`~epigraph.errors.SchemaMismatch`. A vector
 index of another dimension is recreated while the graph holds no embedding at all, and raises
 ``SchemaMismatch`` once it does (the embedded store's rule: the dimension is fixed by the first vector).
-A fulltext index with another analyzer (e.g. the unstemmed default of graphs set up before the text
-indexes used ``english``) is dropped and recreated: it holds nothing but what Neo4j derives from the
-graph again while it repopulates, which ``setup`` waits for. Indexes of earlier versions that nothing
+A fulltext index over other fields or with another analyzer (graphs set up before the text indexes used
+``english``, or before they carried the exact-lookup fields of the keyword indexes they replaced) is
+dropped and recreated: it holds nothing but what Neo4j derives from the graph again while it
+repopulates, which ``setup`` waits for. Indexes of earlier versions that nothing
 uses any more (``ddl.OBSOLETE_INDEXES``) are dropped.
 """
 
@@ -31,7 +32,7 @@ class IndexSpec:
     entity_type: str
     label: str
     properties: tuple[str, ...]
-    analyzer: str | None = None  # fulltext only (compared by stale_analyzers, not check)
+    analyzer: str | None = None  # fulltext only
 
 
 _NAME = re.compile(r"(?:CONSTRAINT|INDEX) (\w+) IF NOT EXISTS")
@@ -43,8 +44,8 @@ def _name(statement: str) -> str:
     return match.group(1)
 
 
-def _fields(fields: tuple[tuple[str, float], ...]) -> tuple[str, ...]:
-    return (*(name for name, _ in fields), "group_id")
+def _fields(fields: tuple[tuple[str, float], ...], *exact: str) -> tuple[str, ...]:
+    return (*(name for name, _ in fields), *exact, "group_id")
 
 
 VECTOR_SPECS = {
@@ -54,19 +55,21 @@ VECTOR_SPECS = {
 }
 FULLTEXT_SPECS = {
     q.ENTITY_TEXT_INDEX: IndexSpec(
-        "FULLTEXT", "NODE", "Entity", _fields(q.ENTITY_TEXT_FIELDS), q.TEXT_ANALYZER
+        "FULLTEXT",
+        "NODE",
+        "Entity",
+        _fields(q.ENTITY_TEXT_FIELDS, q.ENTITY_NAME_KEYS_FIELD),
+        q.TEXT_ANALYZER,
     ),
     q.FACT_TEXT_INDEX: IndexSpec(
-        "FULLTEXT", "RELATIONSHIP", "RELATES_TO", _fields(q.FACT_TEXT_FIELDS), q.TEXT_ANALYZER
+        "FULLTEXT",
+        "RELATIONSHIP",
+        "RELATES_TO",
+        _fields(q.FACT_TEXT_FIELDS, q.FACT_EPISODES_FIELD),
+        q.TEXT_ANALYZER,
     ),
     q.EPISODE_TEXT_INDEX: IndexSpec(
         "FULLTEXT", "NODE", "Episode", _fields(q.EPISODE_TEXT_FIELDS), q.TEXT_ANALYZER
-    ),
-    q.ENTITY_NAMES_INDEX: IndexSpec(
-        "FULLTEXT", "NODE", "Entity", ("name_keys", "group_id"), q.KEYWORD_ANALYZER
-    ),
-    q.FACT_EPISODES_INDEX: IndexSpec(
-        "FULLTEXT", "RELATIONSHIP", "RELATES_TO", ("episodes", "group_id"), q.KEYWORD_ANALYZER
     ),
 }
 ALL_STATEMENTS = (*ddl.CONSTRAINTS, *ddl.RANGE_INDEXES, *ddl.FULLTEXT_INDEXES, *ddl.VECTOR_INDEXES)
@@ -102,12 +105,14 @@ def check(existing: Mapping[str, Mapping[str, Any]], dim: int | None) -> list[st
         info = existing.get(name)
         if info is None:
             continue
+        # A fulltext index's fields and analyzer are not a mismatch: setup recreates it (stale_fulltext).
+        fulltext = spec.type == "FULLTEXT"
         actual = IndexSpec(
             str(info.get("type")),
             str(info.get("entityType")),
             ",".join(info.get("labelsOrTypes") or []),
-            tuple(info.get("properties") or ()),
-            spec.analyzer,  # another analyzer is not a mismatch: setup recreates it (stale_analyzers)
+            spec.properties if fulltext else tuple(info.get("properties") or ()),
+            spec.analyzer,
         )
         if actual != spec:
             raise SchemaMismatch(
@@ -127,17 +132,21 @@ def fulltext_analyzer(info: Mapping[str, Any]) -> str | None:
     return None if analyzer is None else str(analyzer)
 
 
-def stale_analyzers(existing: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Our fulltext indexes that exist with another analyzer than their spec's (to be recreated)."""
+def stale_fulltext(existing: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Our fulltext indexes that exist over other fields or with another analyzer (to be recreated)."""
     return [
         name
         for name, spec in FULLTEXT_SPECS.items()
-        if name in existing and fulltext_analyzer(existing[name]) != spec.analyzer
+        if name in existing
+        and (
+            tuple(existing[name].get("properties") or ()) != spec.properties
+            or fulltext_analyzer(existing[name]) != spec.analyzer
+        )
     ]
 
 
-async def _reanalyze(conn: Connection, names: list[str]) -> None:
-    """Drop the fulltext indexes in ``names``; setup then creates them with the right analyzer.
+async def _drop_stale(conn: Connection, names: list[str]) -> None:
+    """Drop the fulltext indexes in ``names``; setup then creates them as their spec says.
 
     Loses nothing: a fulltext index is derived data, repopulated by Neo4j from the graph (setup waits
     for it). Fulltext searches of other clients fail or come back short until it is online again.
@@ -198,14 +207,14 @@ async def setup(conn: Connection, dim: int) -> None:
         raise StoreError(f"embedding_dim must be a positive int, got {dim!r}")
     existing = await describe(conn)
     wrong_dim = check(existing, dim)
-    stale = stale_analyzers(existing)
+    stale = stale_fulltext(existing)
     obsolete = [name for name in ddl.OBSOLETE_INDEXES if name in existing]
     if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
     if ddl.FACT_VALID_FROM_INDEX not in existing:
         await _backfill_valid_from(conn)
-    await _reanalyze(conn, stale)
+    await _drop_stale(conn, stale)
     for name in obsolete:
         await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")
     for statement in ALL_STATEMENTS:
@@ -218,9 +227,9 @@ async def setup(conn: Connection, dim: int) -> None:
                 raise
     await conn.run_write(ddl.AWAIT_INDEXES, {"timeout": AWAIT_SECONDS}, what="waiting for indexes")
     final = await describe(conn)
-    if stale_analyzers(final):
+    if stale_fulltext(final):
         raise SchemaMismatch(
-            f"neo4j fulltext indexes {stale_analyzers(final)} do not use their analyzer after setup "
+            f"neo4j fulltext indexes {stale_fulltext(final)} lack their fields or analyzer after setup "
             "(concurrent setup by an older epigraph?)"
         )
     if check(final, dim):

@@ -224,14 +224,16 @@ class Neo4jStore:
         return _in_order([convert.fact_from(r["fact"]) for r in records], uuids)
 
     async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
-        """Exact lookup through the keyword index on hashed normalized names (no scan of the group)."""
+        """Exact lookup through the hashed normalized names in the entity index (no scan of the group)."""
         keys = convert.normalized(names)
         wanted = sorted(set(keys.values()))
         found: dict[str, Entity] = {}
         for i in range(0, len(wanted), NAMES_PER_QUERY):
             chunk = wanted[i : i + NAMES_PER_QUERY]
-            query = lucene.keyword_query("name_keys", [convert.name_key(n) for n in chunk], group_id)
-            params = {"index": q.ENTITY_NAMES_INDEX, "query": query, "group_id": group_id, "names": chunk}
+            query = lucene.exact_query(
+                q.ENTITY_NAME_KEYS_FIELD, [convert.name_key(n) for n in chunk], group_id
+            )
+            params = {"index": q.ENTITY_TEXT_INDEX, "query": query, "group_id": group_id, "names": chunk}
             for record in await self._conn.read(q.ENTITIES_BY_NAMES, params, what="entities_by_names"):
                 entity = convert.entity_from(record["e"])
                 found[entity.uuid] = entity
