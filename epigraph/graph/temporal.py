@@ -165,6 +165,15 @@ def latest_start(flt: TimeFilter, now: datetime) -> datetime | None:
     return _utc(now if flt.as_of is None else flt.as_of)
 
 
+def latest_creation(flt: TimeFilter, now: datetime) -> datetime | None:
+    """The latest ``created_at`` a fact can have and still pass ``flt``: its ``known_at`` (``now`` when
+    unset), or ``None`` (any) when retired facts are included. The Neo4j store seeks by it, so a search of
+    what was known at an early time reads only the facts recorded by then."""
+    if flt.include_retired:
+        return None
+    return _utc(now if flt.known_at is None else flt.known_at)
+
+
 def is_current(fact: Fact, now: datetime) -> bool:
     """Believed now to hold now: what the default :data:`~epigraph.graph.store.CURRENT` filter keeps.
 

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
-from epigraph.graph.model import Entity, Episode, Fact, Mention
+from epigraph.graph.model import Entity, Episode, Fact, Mention, epoch_us
 from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
 from epigraph.graph.neo4j.lucene import (
@@ -250,7 +250,8 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[list[Fact], np.ndarray]:
-    """12 facts in ``group`` (every third without valid_at, the others begun on day i) and, in another
+    """12 facts in ``group`` (recorded on day i; every third without valid_at, the others begun on day i) and,
+    in another
     group, a crowd of facts right on the returned query vector: the index offers only the crowd, so a
     search of ``group`` is answered by the exact scan."""
     rng = np.random.default_rng(11)
@@ -267,7 +268,7 @@ async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[li
     mine = [
         Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text=f"fact {i}",
              text_embedding=rng.normal(size=DIM).tolist(),
-             valid_at=None if i % 3 == 0 else T0 + timedelta(days=i))
+             valid_at=None if i % 3 == 0 else T0 + timedelta(days=i), created_at=T0 + timedelta(days=i))
         for i in range(12)
     ]  # fmt: skip
     await _write(store, group, [a, b], mine)
@@ -275,6 +276,8 @@ async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[li
 
 
 def _best(facts: list[Fact], query: np.ndarray, limit: int) -> list[str]:
+    if not facts:
+        return []
     matrix = np.asarray([f.text_embedding for f in facts])
     cos = matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
     return [facts[i].uuid for i in np.argsort(-cos)[:limit]]
@@ -293,6 +296,39 @@ async def _as_of_searches(store: Neo4jStore, group: str, mine: list[Fact], query
         assert [h.item.uuid for h in hits] == _best(valid, query, 5), time_filter
 
 
+async def _known_at_searches(store: Neo4jStore, group: str, mine: list[Fact], query: np.ndarray) -> None:
+    """Searches of what was known at several times, each answered by the exact scan, equal to brute force."""
+    day_3, day_5, before = T0 + timedelta(days=3.5), T0 + timedelta(days=5.5), T0 - timedelta(days=1)
+    cases = [
+        (TimeFilter(known_at=day_5), [f for f in mine if f.created_at <= day_5]),
+        (TimeFilter(known_at=before), []),
+        (TimeFilter(known_at=day_5, as_of=day_3),
+         [f for f in mine if f.created_at <= day_5 and (f.valid_at is None or f.valid_at <= day_3)]),
+    ]  # fmt: skip
+    for time_filter, known in cases:
+        hits = await store.search_facts_vector([group], query.tolist(), 5, FactFilter(time=time_filter))
+        assert [h.item.uuid for h in hits] == _best(known, query, 5), time_filter
+
+
+def _explain_params(group: str, query: np.ndarray) -> dict[str, object]:
+    return {"group_ids": [group], "vector": query.tolist(), "valid_from_max": 0, "known_from_max": 0,
+            "limit": 5, "cap": 10, "include_retired": False, "as_of": T0, "known_at": T0,
+            "relations": None}  # fmt: skip
+
+
+async def _assert_seeks(store: Neo4jStore, statements: Sequence[str], bound: str, params: dict) -> None:
+    """Each statement's plan scans nothing and seeks ``bound`` in an index."""
+    driver = await store._conn.driver()
+    for statement in statements:
+        async with driver.session(database=store._conn.database) as session:
+            summary = await (await session.run("EXPLAIN " + statement, params)).consume()
+        assert summary.plan is not None
+        operators = _operators(summary.plan)
+        assert not [op for op in operators if "Scan" in op], operators
+        seeks = [d for op, d in _details(summary.plan) if "Seek" in op]
+        assert [d for d in seeks if bound in d], seeks  # the bound is sought
+
+
 @pytest.mark.neo4j
 async def test_a_search_as_of_an_early_time_seeks_the_facts_begun_by_then(
     store: Neo4jStore, group: str, caplog: pytest.LogCaptureFixture
@@ -305,34 +341,51 @@ async def test_a_search_as_of_an_early_time_seeks_the_facts_begun_by_then(
     # as of a chosen time, 12 facts at most: the scan answers without asking the index; with retired
     # facts included, the index is asked first (it offers only the crowd)
     assert len([m for m in messages if "the index is skipped" in m]) == 2, messages
-    params = {"group_ids": [group], "vector": query.tolist(), "valid_from_max": 0, "limit": 5, "cap": 10,
-              "include_retired": False, "as_of": T0, "known_at": T0, "relations": None}  # fmt: skip
-    driver = await store._conn.driver()
-    for statement in (q.SCAN_FACTS_VECTOR, q.COUNT_FACTS_BEGUN):
-        async with driver.session(database=store._conn.database) as session:
-            summary = await (await session.run("EXPLAIN " + statement, params)).consume()
-        assert summary.plan is not None
-        operators = _operators(summary.plan)
-        assert not [op for op in operators if "Scan" in op], operators
-        seeks = [d for op, d in _details(summary.plan) if "Seek" in op]
-        assert [d for d in seeks if "valid_from_us <= $valid_from_max" in d], seeks  # the bound is sought
+    bound = "valid_from_us <= $valid_from_max"
+    await _assert_seeks(
+        store, (q.SCAN_FACTS_VECTOR, q.COUNT_FACTS_BEGUN), bound, _explain_params(group, query)
+    )
 
 
 @pytest.mark.neo4j
-async def test_setup_gives_facts_of_an_older_graph_their_as_of_key(store: Neo4jStore, group: str) -> None:
+async def test_a_search_of_what_was_known_early_seeks_the_facts_recorded_by_then(
+    store: Neo4jStore, group: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mine, query = await _dated_facts_beside_a_crowd(store, group)
+    with caplog.at_level(logging.DEBUG, logger="epigraph.neo4j"):
+        await _known_at_searches(store, group, mine, query)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if "the index is skipped" in m]) == 3, messages
+    statements = (q.SCAN_FACTS_KNOWN_VECTOR, q.COUNT_FACTS_KNOWN)
+    await _assert_seeks(store, statements, "known_from_us <= $known_from_max", _explain_params(group, query))
+
+
+@pytest.mark.neo4j
+async def test_setup_gives_facts_of_an_older_graph_their_time_keys(store: Neo4jStore, group: str) -> None:
     mine, query = await _dated_facts_beside_a_crowd(store, group)
     conn = store._conn
     # a graph written before the as-of index: no index, no keys
-    await conn.run_write("MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.valid_from_us", {"g": group})
-    await conn.run_write(ddl.DROP_INDEX, {"name": ddl.FACT_VALID_FROM_INDEX})
-    assert ddl.FACT_VALID_FROM_INDEX not in await describe(conn)
+    strip = "MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.valid_from_us, r.known_from_us"
+    await conn.run_write(strip, {"g": group})
+    for index in (ddl.FACT_VALID_FROM_INDEX, ddl.FACT_KNOWN_FROM_INDEX):
+        await conn.run_write(ddl.DROP_INDEX, {"name": index})
+        assert index not in await describe(conn)
     await store.setup(embedding_dim=DIM)
-    assert (await describe(conn))[ddl.FACT_VALID_FROM_INDEX]["state"] == "ONLINE"
-    keys = "MATCH ()-[r:RELATES_TO {group_id: $g}]->() RETURN r.uuid AS uuid, r.valid_from_us AS key"
-    stored = {r["uuid"]: r["key"] for r in await conn.read(keys, {"g": group})}
-    assert stored == {f.uuid: convert.valid_from_us(f.valid_at) for f in mine}
-    assert min(stored.values()) == q.VALID_FROM_UNBOUNDED
+    existing = await describe(conn)
+    assert (
+        existing[ddl.FACT_VALID_FROM_INDEX]["state"]
+        == existing[ddl.FACT_KNOWN_FROM_INDEX]["state"]
+        == "ONLINE"
+    )
+    keys = (
+        "MATCH ()-[r:RELATES_TO {group_id: $g}]->() "
+        "RETURN r.uuid AS uuid, r.valid_from_us AS valid, r.known_from_us AS known"
+    )
+    stored = {r["uuid"]: (r["valid"], r["known"]) for r in await conn.read(keys, {"g": group})}
+    assert stored == {f.uuid: (convert.valid_from_us(f.valid_at), epoch_us(f.created_at)) for f in mine}
+    assert min(valid for valid, _ in stored.values()) == q.VALID_FROM_UNBOUNDED
     await _as_of_searches(store, group, mine, query)
+    await _known_at_searches(store, group, mine, query)
 
 
 @pytest.mark.neo4j
@@ -630,7 +683,7 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
         p: [] if p in _LIST_PARAMS else "x" for p in re.findall(r"\$(\w+)", statement)
     }
     params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10, cap=10)
-    params.update(vector=[0.5] * DIM, valid_from_max=0)
+    params.update(vector=[0.5] * DIM, valid_from_max=0, known_from_max=0)
     driver = await store._conn.driver()
     replanned = "CYPHER replan=force EXPLAIN " + statement.removeprefix(q._FIXED_PLAN)
     async with driver.session(database=store._conn.database) as session:

@@ -19,6 +19,7 @@ from epigraph.graph.temporal import (
     is_current,
     is_known_at,
     is_valid_at,
+    latest_creation,
     latest_start,
     matches,
     overlaps,
@@ -476,6 +477,20 @@ def test_no_fact_begun_after_latest_start_passes_the_filter(
     if latest is not None:
         assert latest == (as_of or now)
         if f.valid_at is not None and f.valid_at > latest:
+            assert not matches(f, flt, now)
+
+
+@given(any_facts(), maybe_instants, maybe_instants, instants, st.booleans())
+def test_no_fact_created_after_latest_creation_passes_the_filter(
+    f: Fact, as_of: datetime | None, known_at: datetime | None, now: datetime, retired: bool
+) -> None:
+    """What the Neo4j store skips first (facts recorded after ``latest_creation``) is never kept."""
+    flt = TimeFilter(as_of=as_of, known_at=known_at, include_retired=retired)
+    latest = latest_creation(flt, now)
+    assert (latest is None) == retired
+    if latest is not None:
+        assert latest == (known_at or now)
+        if f.created_at > latest:
             assert not matches(f, flt, now)
 
 

@@ -23,8 +23,9 @@ Encoding (what every statement in ``cypher.py`` relies on):
   row differs (see ``writing``).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
   ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties. It also carries
-  ``valid_from_us``: its ``valid_at`` in epoch microseconds, or the least int64 when it has none, the key
-  of the as-of index the exact vector scan seeks (``cypher.SCAN_FACTS_VECTOR``).
+  two keys in epoch microseconds that the exact vector scan seeks (``cypher.SCAN_FACTS_VECTOR``,
+  ``cypher.SCAN_FACTS_KNOWN_VECTOR``): ``valid_from_us``, its ``valid_at`` or the least int64 when it has
+  none, and ``known_from_us``, its ``created_at``.
 """
 
 from __future__ import annotations
@@ -243,6 +244,7 @@ def fact_row(fact: Fact) -> Props:
         "invalidated_by_episode": None if inv is None else inv.episode_uuid,
         "attributes_json": to_json(fact.attributes),
         "valid_from_us": valid_from_us(fact.valid_at),
+        "known_from_us": epoch_us(fact.created_at),
     }
     return {
         "uuid": fact.uuid,

@@ -312,31 +312,54 @@ RETURN {item} AS item
 """
 
 
-# A fact's `valid_from_us` is its valid_at in epoch microseconds, or VALID_FROM_UNBOUNDED when it has none
-# (convert.fact_row). A fact valid at $as_of has valid_from_us <= $valid_from_max (that as_of, or the maximum
-# when retired facts are included), so the fact scan seeks (group_id, valid_from_us): a search as of an
-# early time reads the few facts begun by then, not the whole group.
+# Two keys of a fact, in epoch microseconds, each in a (group_id, key) range index, let the exact fact
+# scan seek only the facts a time filter can pass (convert.fact_row):
+# - `valid_from_us`: its valid_at, or VALID_FROM_UNBOUNDED when it has none. A fact valid at $as_of has
+#   valid_from_us <= $valid_from_max (that as_of, or the maximum when retired facts are included).
+# - `known_from_us`: its created_at. A fact known at $known_at has known_from_us <= $known_from_max.
+# So a search as of an early time, or of what was known at one, reads the few facts begun or recorded by
+# then, not the whole group.
 VALID_FROM_UNBOUNDED, VALID_FROM_MAX = -(2**63), 2**63 - 1
-# Setup's migration of a graph written before the as-of index: give every fact its key, a batch at a time.
-BACKFILL_VALID_FROM = f"""
-MATCH ()-[r:RELATES_TO]->() WHERE r.valid_from_us IS NULL
+
+
+def _backfill(key: str, value: str) -> str:
+    """Setup's migration of a graph written before ``key``'s index: give every fact its key, a batch at a
+    time (``$unbounded`` where ``value`` is null)."""
+    return f"""
+MATCH ()-[r:RELATES_TO]->() WHERE r.{key} IS NULL
 WITH r LIMIT $batch
-SET r.valid_from_us = coalesce({_micros("r.valid_at")}, $unbounded)
+SET r.{key} = coalesce({value}, $unbounded)
 RETURN count(r) AS updated
 """
-SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), ENTITY_MAP)
-_FACTS_BEGUN = "()-[r:RELATES_TO]->() USING INDEX SEEK r:RELATES_TO(group_id, valid_from_us)"
-SCAN_FACTS_VECTOR = _vector_scan(
-    _FACTS_BEGUN, "r", "text_embedding", f"r.valid_from_us <= $valid_from_max AND {FACT_PRED}", FACT_MAP
-)
-# How many facts of the groups had begun by $as_of, counted up to $cap (index entries only): few enough,
-# and the exact scan answers at once, without the index queries a filter that selective defeats.
-COUNT_FACTS_BEGUN = f"""
-MATCH {_FACTS_BEGUN}
-WHERE r.group_id IN $group_ids AND r.valid_from_us <= $valid_from_max
+
+
+def _facts_by(key: str) -> str:
+    return f"()-[r:RELATES_TO]->() USING INDEX SEEK r:RELATES_TO(group_id, {key})"
+
+
+def _scan_facts(key: str, bound: str) -> str:
+    pred = f"r.{key} <= ${bound} AND {FACT_PRED}"
+    return _vector_scan(_facts_by(key), "r", "text_embedding", pred, FACT_MAP)
+
+
+def _count_facts(key: str, bound: str) -> str:
+    """How many facts of the groups have ``key <= $bound``, counted up to $cap (index entries only): few
+    enough, and the exact scan answers at once, without the index queries a filter that selective defeats."""
+    return f"""
+MATCH {_facts_by(key)}
+WHERE r.group_id IN $group_ids AND r.{key} <= ${bound}
 WITH r LIMIT $cap
 RETURN count(r) AS n
 """
+
+
+BACKFILL_VALID_FROM = _backfill("valid_from_us", _micros("r.valid_at"))
+BACKFILL_KNOWN_FROM = _backfill("known_from_us", _micros("r.created_at"))
+SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), ENTITY_MAP)
+SCAN_FACTS_VECTOR = _scan_facts("valid_from_us", "valid_from_max")  # also the default fact scan
+COUNT_FACTS_BEGUN = _count_facts("valid_from_us", "valid_from_max")
+SCAN_FACTS_KNOWN_VECTOR = _scan_facts("known_from_us", "known_from_max")
+COUNT_FACTS_KNOWN = _count_facts("known_from_us", "known_from_max")
 SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
 
 # --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from .cypher import TEXT_ANALYZER
 
-FACT_VALID_FROM_INDEX = "epigraph_fact_valid_from"  # setup migrates older graphs when it creates this one
+# setup migrates older graphs when it creates these two (schema.MIGRATIONS)
+FACT_VALID_FROM_INDEX = "epigraph_fact_valid_from"
+FACT_KNOWN_FROM_INDEX = "epigraph_fact_known_from"
 CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
     "FOR (n:Episode) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
@@ -26,6 +28,9 @@ RANGE_INDEXES = (
     # The exact vector scan's way in: a group's facts that can be valid at $as_of (valid_from_us <= it).
     f"CREATE INDEX {FACT_VALID_FROM_INDEX} IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.valid_from_us)",
+    # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).
+    f"CREATE INDEX {FACT_KNOWN_FROM_INDEX} IF NOT EXISTS "
+    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.known_from_us)",
     "CREATE INDEX epigraph_fact_invalidated_by IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.invalidated_by_episode)",
     "CREATE INDEX epigraph_fact_invalidated_by_fact IF NOT EXISTS "

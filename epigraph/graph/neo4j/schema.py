@@ -188,16 +188,22 @@ async def _resize(
 
 
 BACKFILL_BATCH = 10_000
+# The indexes on a key every fact must carry, and the statement that gives it to the facts of a graph
+# written before the index existed.
+MIGRATIONS = {
+    ddl.FACT_VALID_FROM_INDEX: q.BACKFILL_VALID_FROM,
+    ddl.FACT_KNOWN_FROM_INDEX: q.BACKFILL_KNOWN_FROM,
+}
 
 
-async def _backfill_valid_from(conn: Connection) -> None:
-    """Facts written before the as-of index existed get its key (``valid_from_us``), in batches.
+async def _backfill(conn: Connection, statement: str) -> None:
+    """Give the facts written before an index existed its key, in batches.
 
     Runs when setup creates that index; on a new graph, one statement that finds nothing. Until it is
     done, an exact vector scan would miss the facts without a key, so setup does it before returning.
     """
     params = {"batch": BACKFILL_BATCH, "unbounded": q.VALID_FROM_UNBOUNDED}
-    while (await conn.run_write(q.BACKFILL_VALID_FROM, params, what="schema migration"))[0]["updated"]:
+    while (await conn.run_write(statement, params, what="schema migration"))[0]["updated"]:
         pass
 
 
@@ -212,8 +218,9 @@ async def setup(conn: Connection, dim: int) -> None:
     if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
-    if ddl.FACT_VALID_FROM_INDEX not in existing:
-        await _backfill_valid_from(conn)
+    for index, backfill in MIGRATIONS.items():
+        if index not in existing:
+            await _backfill(conn, backfill)
     await _drop_stale(conn, stale)
     for name in obsolete:
         await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")

@@ -12,8 +12,10 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
   survivors while the index had more: one more index query with ``k`` scaled by the observed survivor
   ratio (at most 2,000); still too few, or none at all: an exact scan of the groups' vectors
   (``vector.similarity.cosine``) replaces it, so top-k is right for every group size and filter. The fact
-  scan reads only the facts begun by ``as_of`` (a seek in the ``(group_id, valid_from_us)`` index), so a
-  search as of an early time, the usual reason the index path gives up, stays cheap in a big group. The
+  scan reads only the facts begun by ``as_of`` (a seek in the ``(group_id, valid_from_us)`` index), or,
+  when at most 1,000 facts had been recorded by a chosen ``known_at``, only those (``(group_id,
+  known_from_us)``), so a search as of an early time or of what was known then, the usual reasons the
+  index path gives up, stays cheap in a big group. The
   returned score is the plain cosine in ``[-1, 1]``, recomputed in float64 from the returned vectors
   (Neo4j reports ``(1 + cos) / 2`` in float32), and the top ``limit`` are cut after that rescoring: the
   same numbers and order the embedded store's numpy search gives.
@@ -93,13 +95,14 @@ async def vector(
     embedding_of: Callable[[Any], Sequence[float]],
     uuid_of: Callable[[Any], str],
     params: Mapping[str, Any] | None = None,
-    count_statement: str | None = None,
+    narrowings: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[Any, float]]:
     """``(item map, cosine)`` pairs, best first (ties by uuid), at most ``limit``.
 
     ``embedding_of(item)`` returns the stored vector of an item map (used for the exact float64 score).
-    ``count_statement`` (optional) counts the candidates the scan would read, up to ``$cap``: at most
-    ``SCAN_FIRST_MAX`` of them, and the scan answers without asking the index (see ``_few_candidates``).
+    ``narrowings``: ``(count, scan)`` statements, a narrower exact scan and how many candidates it would
+    read, counted up to ``$cap``. The first with at most ``SCAN_FIRST_MAX`` answers without asking the
+    index (see ``_few_candidates``).
     """
     vec = convert.to_vector(query)
     groups = list(dict.fromkeys(group_ids))
@@ -114,7 +117,9 @@ async def vector(
     }
     items: list[Any] | None = None
     if index_dim == len(vec):
-        if await _few_candidates(conn, count_statement, args):
+        narrow = await _few_candidates(conn, narrowings, args)
+        if narrow is not None:
+            scan_statement = narrow
             log.debug(
                 "vector search on %s: at most %d candidates, the index is skipped", index, SCAN_FIRST_MAX
             )
@@ -128,14 +133,17 @@ async def vector(
     return ranked[:limit]
 
 
-async def _few_candidates(conn: Connection, statement: str | None, args: dict[str, Any]) -> bool:
-    """Whether the exact scan would read at most ``SCAN_FIRST_MAX`` candidates (e.g. the facts begun by
-    an early ``as_of``): then it costs about one index query, is exact, and the index path (which such a
-    selective filter defeats, after up to two queries) is skipped."""
-    if statement is None:
-        return False
-    record = (await conn.read(statement, {**args, "cap": SCAN_FIRST_MAX + 1}, what="vector search"))[0]
-    return int(record["n"]) <= SCAN_FIRST_MAX
+async def _few_candidates(
+    conn: Connection, narrowings: Sequence[tuple[str, str]], args: dict[str, Any]
+) -> str | None:
+    """The scan of the first narrowing that would read at most ``SCAN_FIRST_MAX`` candidates (e.g. the
+    facts begun by an early ``as_of``), or ``None``. Such a scan costs about one index query, is exact,
+    and spares the index path, which a filter that selective defeats after up to two queries."""
+    for count, scan in narrowings:
+        record = (await conn.read(count, {**args, "cap": SCAN_FIRST_MAX + 1}, what="vector search"))[0]
+        if int(record["n"]) <= SCAN_FIRST_MAX:
+            return scan
+    return None
 
 
 async def _from_index(conn: Connection, statement: str, args: dict[str, Any], limit: int) -> list[Any] | None:

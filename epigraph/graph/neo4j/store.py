@@ -32,7 +32,7 @@ from ..store import (
     StoreStats,
     TimeFilter,
 )
-from ..temporal import latest_start
+from ..temporal import latest_creation, latest_start
 from . import convert, lucene, schema, search, writing
 from . import cypher as q
 from .connection import Connection
@@ -44,19 +44,26 @@ NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
 
 def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
-    latest = latest_start(flt, now)
+    latest, recorded = latest_start(flt, now), latest_creation(flt, now)
     return {
         "include_retired": flt.include_retired,
         "as_of": now if flt.as_of is None else to_utc(flt.as_of),
         "known_at": now if flt.known_at is None else to_utc(flt.known_at),
-        # the as-of index's bound (cypher.SCAN_FACTS_VECTOR): facts begun by then, or all of them
+        # the bounds the exact fact scans seek (cypher.SCAN_FACTS_VECTOR, SCAN_FACTS_KNOWN_VECTOR): facts
+        # begun, or recorded, by then; or all of them
         "valid_from_max": q.VALID_FROM_MAX if latest is None else epoch_us(latest),
+        "known_from_max": q.VALID_FROM_MAX if recorded is None else epoch_us(recorded),
     }
 
 
-def _as_of_given(flt: TimeFilter) -> bool:
-    """A search as of a chosen time (not now, not with retired facts): it may pass only a few facts."""
-    return flt.as_of is not None and not flt.include_retired
+def _narrowings(flt: TimeFilter) -> list[tuple[str, str]]:
+    """(count, scan) statements for the fact bounds a search chose (a time, not now; retired facts not
+    included): such a filter may pass only a few facts, which the scan then reads (search.vector)."""
+    if flt.include_retired:
+        return []
+    chosen = [(flt.as_of, q.COUNT_FACTS_BEGUN, q.SCAN_FACTS_VECTOR)]
+    chosen.append((flt.known_at, q.COUNT_FACTS_KNOWN, q.SCAN_FACTS_KNOWN_VECTOR))
+    return [(count, scan) for when, count, scan in chosen if when is not None]
 
 
 def _fact_params(flt: FactFilter) -> dict[str, Any]:
@@ -334,7 +341,7 @@ class Neo4jStore:
             index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
             uuid_of=lambda item: item["props"]["uuid"], params=_fact_params(flt),
-            count_statement=q.COUNT_FACTS_BEGUN if _as_of_given(flt.time) else None,
+            narrowings=_narrowings(flt.time),
         )  # fmt: skip
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
