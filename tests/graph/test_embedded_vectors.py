@@ -49,40 +49,49 @@ def test_a_large_index_ranks_exactly_like_brute_force() -> None:
 
 
 @pytest.mark.parametrize("rows", [40, 2 * PARALLEL_ROWS + 11])
-def test_a_search_begun_by_a_time_ranks_exactly_the_rows_begun_by_then(rows: int) -> None:
-    """``begun_by`` leaves out every row whose start is later (facts that had not begun), keeps unbounded
-    ones, and ranks the rest exactly as brute force over them alone; the first block is already theirs."""
+def test_a_search_bounded_in_time_ranks_exactly_the_rows_within_the_bounds(rows: int) -> None:
+    """``latest`` leaves out every row that began, or was recorded, after its bound (facts not begun or
+    not known yet), keeps unbounded ones, and ranks the rest exactly as brute force over them alone; the
+    first block is already theirs."""
     rng = np.random.default_rng(rows)
     data = rng.standard_normal((rows, 8))
-    starts = rng.integers(0, 1000, size=rows)
+    starts, recorded = rng.integers(0, 1000, size=rows), rng.integers(0, 1000, size=rows)
     index = VectorIndex(8)
     for i, v in enumerate(data):
-        index.upsert(f"k{i}", v, None if i % 7 == 0 else int(starts[i]))
+        index.upsert(f"k{i}", v, (None if i % 7 == 0 else int(starts[i]), int(recorded[i])))
     query = rng.standard_normal(8)
     cos = data @ query / (np.linalg.norm(data, axis=1) * np.linalg.norm(query))
-    for begun_by in (-1, 10, 500):
-        allowed = [i for i in range(rows) if i % 7 == 0 or starts[i] <= begun_by]
+    for begun_by, known_by in [(-1, None), (10, None), (500, None), (None, 300), (700, 600), (None, -1)]:
+        allowed = [
+            i
+            for i in range(rows)
+            if (begun_by is None or i % 7 == 0 or starts[i] <= begun_by)
+            and (known_by is None or recorded[i] <= known_by)
+        ]
         expected = [f"k{i}" for i in sorted(allowed, key=lambda i: -cos[i])]
-        blocks = list(index.ranked(query, 5, begun_by=begun_by))
+        blocks = list(index.ranked(query, 5, latest=(begun_by, known_by)))
         keys = [key for block in blocks for key, _ in block]
         scores = [score for block in blocks for _, score in block]
         assert sorted(keys) == sorted(expected) and len(keys) == len(set(keys))
         assert scores == sorted(scores, reverse=True)  # best first (float32: far-down near-ties may swap)
         assert keys[:20] == expected[:20]
-        assert [key for key, _ in blocks[0]] == expected[:5]
-    assert sum(len(b) for b in index.ranked(query, 5)) == rows  # without begun_by: every row
+        assert [key for key, _ in (blocks[0] if blocks else [])] == expected[:5]
+    assert sum(len(b) for b in index.ranked(query, 5)) == rows  # without bounds: every row
 
 
-def test_a_start_follows_its_row_through_removal_and_update() -> None:
+def test_times_follow_their_row_through_removal_and_update() -> None:
     index = VectorIndex(2)
-    index.upsert("early", np.array([1.0, 0.0]), 10)
-    index.upsert("late", np.array([0.9, 0.1]), 90)
-    index.upsert("open", np.array([0.0, 1.0]), None)
-    index.remove("early")  # "open" moves into its row and keeps its own (unbounded) start
+    index.upsert("early", np.array([1.0, 0.0]), (10, 10))
+    index.upsert("late", np.array([0.9, 0.1]), (90, 20))
+    index.upsert("open", np.array([0.0, 1.0]), (None, 30))
+    index.remove("early")  # "open" moves into its row and keeps its own times
 
-    def begun(by: int) -> list[str]:
-        return [key for block in index.ranked(np.array([1.0, 0.0]), 1, begun_by=by) for key, _ in block]
+    def within(begun_by: int | None, known_by: int | None) -> list[str]:
+        ranked = index.ranked(np.array([1.0, 0.0]), 1, latest=(begun_by, known_by))
+        return [key for block in ranked for key, _ in block]
 
-    assert begun(50) == ["open"]
-    index.upsert("late", np.array([0.9, 0.1]), 40)  # its valid_at moved earlier
-    assert begun(50) == ["late", "open"]
+    assert within(50, None) == ["open"]
+    assert within(None, 25) == ["late"]
+    index.upsert("late", np.array([0.9, 0.1]), (40, 35))  # its valid_at moved earlier, recorded later
+    assert within(50, None) == ["late", "open"]
+    assert within(None, 32) == ["open"]

@@ -728,6 +728,32 @@ async def test_facts_between_and_around(store: GraphStore, group: str) -> None:
 # --- time travel -----------------------------------------------------------------------------------
 
 
+async def test_a_vector_search_bounds_facts_written_after_an_earlier_search(
+    store: GraphStore, group: str
+) -> None:
+    """As of a time and known at one, for facts written once the group's vectors were in use (the
+    embedded store keeps its matrix, with each row's times, in step with writes)."""
+    a, b = make_entity(group, "A"), make_entity(group, "B")
+    ep = make_episode(group, "first", at=day(1))
+    first = make_fact(group, a, b, "first", [ep.uuid], seed=1, valid_at=day(1), created_at=day(1))
+    await store.write_episode(write_of(ep, [a, b], [first]))
+    assert uuids(await store.search_facts_vector([group], vec(1), 10)) == [first.uuid]
+    ep2 = make_episode(group, "second", at=day(10))
+    later = make_fact(group, a, b, "later", [ep2.uuid], seed=2, valid_at=day(2), created_at=day(10))
+    await store.write_episode(write_of(ep2, [a, b], [later]))
+
+    async def found(**bounds: datetime) -> set[str]:
+        flt = FactFilter(time=TimeFilter(**bounds))
+        return set(uuids(await store.search_facts_vector([group], vec(1), 10, flt)))
+
+    assert await found(known_at=day(5)) == {first.uuid}
+    assert await found(known_at=day(11)) == {first.uuid, later.uuid}
+    assert await found(as_of=day(1.5)) == {first.uuid}
+    assert await found(as_of=day(3)) == {first.uuid, later.uuid}
+    assert await found(as_of=day(3), known_at=day(9)) == {first.uuid}
+    assert await found(known_at=day(0)) == set()
+
+
 async def test_as_of_known_at_and_include_retired_on_a_fact_that_changed_twice(
     store: GraphStore, group: str
 ) -> None:

@@ -18,7 +18,7 @@ from . import fts, schema
 from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
-from .vectors import Kind, VectorCache, VectorIndex
+from .vectors import Kind, Times, VectorCache, VectorIndex
 
 _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episodes": "episode_vectors"}
 
@@ -145,16 +145,17 @@ class Db:
         self._check_data_version()
         if self.dim is None:
             return None
-        start = "x.valid_at" if kind == "facts" else "NULL"  # see VectorIndex: what as-of searches skip
+        # see vectors.Times: what searches as of a time, or of what was known then, skip
+        times = "x.valid_at, x.created_at" if kind == "facts" else "NULL, NULL"
         sql = (
-            f"SELECT x.uuid, v.vector, {start} FROM {kind} AS x"
+            f"SELECT x.uuid, v.vector, {times} FROM {kind} AS x"
             f" JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id WHERE x.group_id = ?"
         )
 
-        def load() -> Iterator[tuple[str, np.ndarray, int | None]]:
+        def load() -> Iterator[tuple[str, np.ndarray, Times]]:
             rows = self.conn.execute(sql, (group_id,))
-            for uuid, blob, begins in rows:
-                yield uuid, blob_array(blob), begins
+            for uuid, blob, begins, recorded in rows:
+                yield uuid, blob_array(blob), (begins, recorded)
 
         return self.vectors.index(kind, group_id, self.dim, load)
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
-from ..temporal import latest_start
+from ..temporal import latest_creation, latest_start
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us
 from .db import Db
 from .fts import query_words
 from .reads import IN_LIST, as_json, fact_clause, label_clause
-from .vectors import Kind
+from .vectors import NO_TIMES, Kind, Times
 
 T = TypeVar("T")
 
@@ -121,10 +121,10 @@ def search_entities_vector(
 def search_facts_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    latest = latest_start(flt.time, now)
-    begun_by = None if latest is None else to_us(latest)
+    begun, recorded = latest_start(flt.time, now), latest_creation(flt.time, now)
+    latest = (None if begun is None else to_us(begun), None if recorded is None else to_us(recorded))
     condition = fact_clause(flt, now, "x")
-    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, begun_by)
+    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, latest)
 
 
 def search_episodes_vector(
@@ -136,12 +136,13 @@ def search_episodes_vector(
 
 def _vector_search(
     db: Db, kind: Kind, spec: _Spec[T], group_ids: Sequence[str], vector: Sequence[float], limit: int,
-    condition: tuple[str, list[Any]], begun_by: int | None = None,
+    condition: tuple[str, list[Any]], latest: Times = NO_TIMES,
 ) -> list[Hit[T]]:  # fmt: skip
     """Cosine top-``limit`` over the groups' vectors of ``kind``, among rows passing ``condition``: each
-    group's matrix yields candidates best-first, read in blocks until ``limit`` passed. ``begun_by``
-    (epoch microseconds, facts only) leaves the rows that began later out of the blocks: part of
-    ``condition`` checked in memory, so a search as of an early time reads few rows from SQLite."""
+    group's matrix yields candidates best-first, read in blocks until ``limit`` passed. ``latest``
+    (epoch microseconds, facts only: ``vectors.Times``) leaves the rows that began or were recorded later
+    out of the blocks: part of ``condition`` checked in memory, so a search as of an early time, or of
+    what was known then, reads few rows from SQLite."""
     if limit <= 0:
         return []
     query = np.asarray(vector, dtype=np.float32)
@@ -152,7 +153,7 @@ def _vector_search(
             return []
         scope = _scope([group_id], *condition)
         mine: list[Candidate] = []
-        for block in index.ranked(query, first=max(2 * limit, 16), begun_by=begun_by):
+        for block in index.ranked(query, first=max(2 * limit, 16), latest=latest):
             rows = _in_scope(db.conn, spec, "uuid", [uuid for uuid, _ in block], scope)
             mine += [(uuid, score, rows[uuid]) for uuid, score in block if uuid in rows]
             if len(mine) >= limit:

@@ -21,9 +21,12 @@ import numpy as np
 from ...errors import StoreError
 
 Kind = str  # "entities" | "facts" | "episodes"
-# (uuid, vector, start): a fact's start is its valid_at in epoch microseconds; None = unbounded (and for
-# entities and episodes, which have none).
-Loader = Callable[[], Iterable[tuple[str, np.ndarray, int | None]]]
+# A row's times, in epoch microseconds: when its fact began (valid_at) and was recorded (created_at);
+# None = unbounded (entities and episodes have neither). Searches as of a time, or of what was known at
+# one, skip the rows whose times are later (VectorIndex.ranked).
+Times = tuple[int | None, int | None]
+NO_TIMES: Times = (None, None)
+Loader = Callable[[], Iterable[tuple[str, np.ndarray, Times]]]
 UNBOUNDED = np.iinfo(np.int64).min
 
 
@@ -88,16 +91,16 @@ def best(scores: np.ndarray, first: int) -> np.ndarray:
 
 
 class VectorIndex:
-    """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix, each with a start
-    (int64 epoch microseconds: a fact's valid_at, else ``UNBOUNDED``) that searches as of a time use to
-    skip the rows that had not begun by then."""
+    """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix, each with its
+    :data:`Times` (int64 epoch microseconds, ``UNBOUNDED`` for none) that searches as of a time, or of
+    what was known at one, use to skip the rows that had not begun or been recorded by then."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self._keys: list[str] = []
         self._pos: dict[str, int] = {}
         self._mat = np.empty((0, dim), dtype=np.float32)
-        self._start = np.empty(0, dtype=np.int64)
+        self._times = np.empty((0, 2), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -105,7 +108,7 @@ class VectorIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._pos
 
-    def upsert(self, key: str, vector: np.ndarray, start: int | None = None) -> None:
+    def upsert(self, key: str, vector: np.ndarray, times: Times = NO_TIMES) -> None:
         v = normalized(vector)
         if v.shape[0] != self.dim:
             raise StoreError(f"vector of dimension {v.shape[0]} in an index of dimension {self.dim}")
@@ -116,7 +119,7 @@ class VectorIndex:
             self._keys.append(key)
             self._pos[key] = row
         self._mat[row] = v
-        self._start[row] = UNBOUNDED if start is None else start
+        self._times[row] = [UNBOUNDED if t is None else t for t in times]
 
     def remove(self, key: str) -> None:
         """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim)."""
@@ -127,22 +130,23 @@ class VectorIndex:
         if row != last:
             moved = self._keys[last]
             self._mat[row] = self._mat[last]
-            self._start[row] = self._start[last]
+            self._times[row] = self._times[last]
             self._keys[row] = moved
             self._pos[moved] = row
         self._keys.pop()
 
     def ranked(
-        self, query: np.ndarray, first: int, begun_by: int | None = None
+        self, query: np.ndarray, first: int, latest: Times = NO_TIMES
     ) -> Iterator[list[tuple[str, float]]]:
-        """Every key with its cosine to ``query``, best first, in blocks of growing size; with
-        ``begun_by`` (epoch microseconds), only the keys whose start is not after it.
+        """Every key with its cosine to ``query``, best first, in blocks of growing size; only the keys
+        whose times are each no later than ``latest``'s (a ``None`` bound: any).
 
         The first block has ``first`` keys, each next one four times more: a caller that filters the
         candidates pulls blocks until it has enough, paying a full sort only when the filter is very
-        selective (``begun_by`` takes a search as of an early time out of that case: the rows not begun
-        never reach the caller). Ties are broken by key so results are deterministic (a tie across a
-        block boundary may come out of key order, never twice and never lost).
+        selective (``latest`` takes searches as of an early time, or of what was known then, out of that
+        case: the rows not begun or not recorded never reach the caller). Ties are broken by key so
+        results are deterministic (a tie across a block boundary may come out of key order, never twice
+        and never lost).
         """
         n = len(self._keys)
         if n == 0:
@@ -150,7 +154,11 @@ class VectorIndex:
         q = normalized(query)
         if q.shape[0] != self.dim:
             raise StoreError(f"query vector has dimension {q.shape[0]}, the stored vectors {self.dim}")
-        excluded = None if begun_by is None else self._start[:n] > begun_by
+        excluded = None
+        for column, bound in enumerate(latest):
+            if bound is not None:
+                late = self._times[:n, column] > bound
+                excluded = late if excluded is None else excluded | late
         wanted = n if excluded is None else n - int(np.count_nonzero(excluded))
         size = max(1, first)
         scores, top = scored(self._mat[:n], q, size, excluded)
@@ -178,9 +186,9 @@ class VectorIndex:
         bigger = np.empty((max(needed, capacity * 2, 64), self.dim), dtype=np.float32)
         bigger[:capacity] = self._mat
         self._mat = bigger
-        starts = np.empty(bigger.shape[0], dtype=np.int64)
-        starts[:capacity] = self._start
-        self._start = starts
+        times = np.empty((bigger.shape[0], 2), dtype=np.int64)
+        times[:capacity] = self._times
+        self._times = times
 
 
 class VectorCache:
@@ -195,15 +203,15 @@ class VectorCache:
         index = self._indexes.get(key)
         if index is None:
             index = VectorIndex(dim)
-            for uuid, vector, start in load():
-                index.upsert(uuid, vector, start)
+            for uuid, vector, times in load():
+                index.upsert(uuid, vector, times)
             self._indexes[key] = index
         return index
 
     def apply(
-        self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None, int | None]]
+        self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None, Times]]
     ) -> None:
-        """Mirror committed writes (uuid, vector, start) into a loaded index (``None`` vector = the row
+        """Mirror committed writes (uuid, vector, times) into a loaded index (``None`` vector = the row
         has none any more).
 
         Groups not loaded yet are skipped: they will read the committed rows when first searched.
@@ -211,11 +219,11 @@ class VectorCache:
         index = self._indexes.get((kind, group_id))
         if index is None:
             return
-        for uuid, vector, start in upserts:
+        for uuid, vector, times in upserts:
             if vector is None:
                 index.remove(uuid)
             else:
-                index.upsert(uuid, vector, start)
+                index.upsert(uuid, vector, times)
 
     def remove(self, kind: Kind, group_id: str, uuids: Iterable[str]) -> None:
         index = self._indexes.get((kind, group_id))

@@ -34,11 +34,13 @@ from .codec import (
     episode_row,
     fact_row,
     to_blob,
+    to_us,
     to_us_or_none,
 )
 from .db import Db
 from .reads import IN_LIST, as_json, get_facts
 from .schema import fts_index_new
+from .vectors import NO_TIMES, Times
 
 T = TypeVar("T", bound=Episode | Entity | Fact)
 Record = tuple[T, tuple[Any, ...], bytes | None, bytes]
@@ -131,16 +133,17 @@ def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list
                 table.name,
                 group_id,
                 (
-                    (item.uuid, None if b is None else blob_array(b), _start(item))
+                    (item.uuid, None if b is None else blob_array(b), _times(item))
                     for item, _, b, _ in changed
                 ),
             )
         )
 
 
-def _start(item: Entity | Fact | Episode) -> int | None:
-    """A record's start in its group's vector index (``VectorIndex``): a fact's valid_at, else none."""
-    return to_us_or_none(item.valid_at) if isinstance(item, Fact) else None
+def _times(item: Entity | Fact | Episode) -> Times:
+    """A record's times in its group's vector index (``vectors.Times``): a fact's valid_at and
+    created_at, else none."""
+    return (to_us_or_none(item.valid_at), to_us(item.created_at)) if isinstance(item, Fact) else NO_TIMES
 
 
 def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
