@@ -10,7 +10,8 @@ For each store and size it measures
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;
 - the vector p50 of the same 200 queries as of when only the first 200 facts had begun
-  (``vector_as_of_early_p50_ms``: a filter that selective defeats an approximate index);
+  (``vector_as_of_early_p50_ms``: a filter that selective defeats an approximate index), and of what
+  was known then, when only those had been recorded (``vector_known_at_early_p50_ms``);
 - memory: peak RSS of this process (embedded) or the Neo4j JVM's RSS (when its pid is known:
   ``EPIGRAPH_NEO4J_PID``, which ``neo4jctl.py run`` sets, else ``tools/neo4j/run/pid``);
 - this machine's speed right before each store is measured (``bench/_machine.py``: a memory-bound
@@ -198,14 +199,18 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
     vectors = unit_vectors(rng, queries).tolist()
     vec_calls = [functools.partial(store.search_facts_vector, [group], v, 10) for v in vectors]
-    early = FactFilter(time=TimeFilter(as_of=START + timedelta(minutes=EARLY_FACTS - 1)))
+    early_time = START + timedelta(minutes=EARLY_FACTS - 1)
+    early = FactFilter(time=TimeFilter(as_of=early_time))
     early_calls = [functools.partial(store.search_facts_vector, [group], v, 10, early) for v in vectors]
+    known = FactFilter(time=TimeFilter(known_at=early_time))
+    known_calls = [functools.partial(store.search_facts_vector, [group], v, 10, known) for v in vectors]
     await latencies(text_calls[:10] + vec_calls[:10])  # warm caches and indexes
     busy50, _ = await latencies(vec_calls[:50])  # right after the load: Neo4j may still be merging
     settled = await settle(name)
     ft50, ft95 = await latencies(text_calls)
     v50, v95 = await latencies(vec_calls)
     early50, _ = await latencies(early_calls)
+    known50, _ = await latencies(known_calls)
     prefix = f"{name}.{size // 1000}k."
     episodic_rate = episodic.facts / episodic.seconds
     return {
@@ -218,6 +223,7 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
         prefix + "vector_p50_ms": v50,
         prefix + "vector_p95_ms": v95,
         prefix + "vector_as_of_early_p50_ms": early50,
+        prefix + "vector_known_at_early_p50_ms": known50,
         prefix + "memory_mb": memory_mb(name),
         prefix + "settle_s": settled,
         prefix + "vector_p50_right_after_load_ms": busy50,
