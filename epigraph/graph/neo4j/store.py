@@ -61,9 +61,11 @@ def _narrowings(flt: TimeFilter) -> list[tuple[str, str]]:
     included): such a filter may pass only a few facts, which the scan then reads (search.vector)."""
     if flt.include_retired:
         return []
-    chosen = [(flt.as_of, q.COUNT_FACTS_BEGUN, q.SCAN_FACTS_VECTOR)]
-    chosen.append((flt.known_at, q.COUNT_FACTS_KNOWN, q.SCAN_FACTS_KNOWN_VECTOR))
-    return [(count, scan) for when, count, scan in chosen if when is not None]
+    bounds = [
+        (flt.as_of, q.COUNT_FACTS_BEGUN, q.SCAN_FACTS_VECTOR),
+        (flt.known_at, q.COUNT_FACTS_KNOWN, q.SCAN_FACTS_KNOWN_VECTOR),
+    ]
+    return [(count, scan) for chosen, count, scan in bounds if chosen is not None]
 
 
 def _fact_params(flt: FactFilter) -> dict[str, Any]:
