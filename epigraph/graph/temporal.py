@@ -41,6 +41,7 @@ __all__ = [
     "is_current",
     "is_known_at",
     "is_valid_at",
+    "latest_creation",
     "latest_start",
     "matches",
     "overlaps",
@@ -167,8 +168,8 @@ def latest_start(flt: TimeFilter, now: datetime) -> datetime | None:
 
 def latest_creation(flt: TimeFilter, now: datetime) -> datetime | None:
     """The latest ``created_at`` a fact can have and still pass ``flt``: its ``known_at`` (``now`` when
-    unset), or ``None`` (any) when retired facts are included. The Neo4j store seeks by it, so a search of
-    what was known at an early time reads only the facts recorded by then."""
+    unset), or ``None`` (any) when retired facts are included. Both stores skip the facts recorded later
+    before anything else, so a search of what was known at an early time reads only the few recorded."""
     if flt.include_retired:
         return None
     return _utc(now if flt.known_at is None else flt.known_at)

@@ -467,30 +467,17 @@ def test_matches_follows_the_time_filter_definition(
 
 
 @given(any_facts(), maybe_instants, maybe_instants, instants, st.booleans())
-def test_no_fact_begun_after_latest_start_passes_the_filter(
+def test_no_fact_begun_or_recorded_after_the_latest_bounds_passes_the_filter(
     f: Fact, as_of: datetime | None, known_at: datetime | None, now: datetime, retired: bool
 ) -> None:
-    """What both stores skip first (facts begun after ``latest_start``) is never a fact the filter keeps."""
+    """What both stores skip first (facts begun after ``latest_start``, or recorded after
+    ``latest_creation``) is never a fact the filter keeps."""
     flt = TimeFilter(as_of=as_of, known_at=known_at, include_retired=retired)
-    latest = latest_start(flt, now)
-    assert (latest is None) == retired
-    if latest is not None:
-        assert latest == (as_of or now)
-        if f.valid_at is not None and f.valid_at > latest:
-            assert not matches(f, flt, now)
-
-
-@given(any_facts(), maybe_instants, maybe_instants, instants, st.booleans())
-def test_no_fact_created_after_latest_creation_passes_the_filter(
-    f: Fact, as_of: datetime | None, known_at: datetime | None, now: datetime, retired: bool
-) -> None:
-    """What the Neo4j store skips first (facts recorded after ``latest_creation``) is never kept."""
-    flt = TimeFilter(as_of=as_of, known_at=known_at, include_retired=retired)
-    latest = latest_creation(flt, now)
-    assert (latest is None) == retired
-    if latest is not None:
-        assert latest == (known_at or now)
-        if f.created_at > latest:
+    begun, recorded = latest_start(flt, now), latest_creation(flt, now)
+    assert (begun is None) == (recorded is None) == retired
+    if begun is not None and recorded is not None:
+        assert (begun, recorded) == (as_of or now, known_at or now)
+        if (f.valid_at is not None and f.valid_at > begun) or f.created_at > recorded:
             assert not matches(f, flt, now)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
 from ..temporal import latest_creation, latest_start
-from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us
+from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us_or_none
 from .db import Db
 from .fts import query_words
 from .reads import IN_LIST, as_json, fact_clause, label_clause
@@ -121,8 +121,7 @@ def search_entities_vector(
 def search_facts_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    begun, recorded = latest_start(flt.time, now), latest_creation(flt.time, now)
-    latest = (None if begun is None else to_us(begun), None if recorded is None else to_us(recorded))
+    latest = (to_us_or_none(latest_start(flt.time, now)), to_us_or_none(latest_creation(flt.time, now)))
     condition = fact_clause(flt, now, "x")
     return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, latest)
 

@@ -32,7 +32,8 @@ EPISODE_TEXT_FIELDS = (("content", 1.0),)
 # The exact lookups ride in the same indexes, in fields no text search names (lucene.exact_query): an
 # entity's hashed normalized names, and the episodes a fact lists (its provenance). One index per kind
 # instead of a second, keyword-analyzed one halves the Lucene documents a write adds and the indexes its
-# commit refreshes (tools/neo4j/README.md "Performance": ~30% more 10-fact episode writes per second).
+# commit refreshes (tools/neo4j/README.md "Fewer fulltext indexes": a 10-fact episode write on a warm
+# server ~25% faster).
 ENTITY_NAME_KEYS_FIELD = "name_keys"
 FACT_EPISODES_FIELD = "episodes"
 # The analyzer of the three fulltext indexes: Lucene's EnglishAnalyzer (lower-case, English stop words
