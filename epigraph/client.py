@@ -11,11 +11,14 @@ pipeline (``Ingestor``) and to ``graph.search``::
 
 Every part can be injected instead (``store=``, ``llm=``, ``embedder=``), which is how tests run it
 with ``ScriptedLLM`` and ``HashEmbedder``. Without an LLM the graph is read-only: search and
-exploration work, ingestion raises :class:`~epigraph.errors.ConfigError`.
+exploration work, ingestion raises :class:`~epigraph.errors.ConfigError`. With ``EPIGRAPH_LLM=local``
+(``Settings(llm_local=True)``) entering the graph starts the local model (``epigraph.local_model``), or
+reuses the one ``epigraph model start`` left running, and leaving it stops what it started.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,6 +38,7 @@ from .graph.search import (
     subgraph,
 )
 from .graph.store import GraphStore, StoreStats
+from .local_model import LocalModel
 from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode
@@ -67,6 +71,11 @@ def llm_from_settings(settings: Settings) -> LLM | None:
     return OpenAIChat.from_settings(settings)
 
 
+def _local_model(settings: Settings) -> LocalModel | None:
+    """The local model when the settings ask for it (``EPIGRAPH_LLM=local``), else None."""
+    return LocalModel(settings) if settings.llm_local else None
+
+
 class KnowledgeGraph:
     """A temporal knowledge graph: ingest episodes, search, explore. An async context manager."""
 
@@ -84,7 +93,9 @@ class KnowledgeGraph:
         self.group_id = group_id or self.settings.group_id
         self.store = store if store is not None else store_from_settings(self.settings)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
-        self.llm = llm if llm is not None else llm_from_settings(self.settings)
+        self._local = _local_model(self.settings) if llm is None else None
+        self._started_local = False
+        self.llm = llm if llm is not None or self._local else llm_from_settings(self.settings)
         self._owns_llm = llm is None and self.llm is not None
         self.options = options or IngestOptions()
         self._ingestor: Ingestor | None = None
@@ -95,7 +106,18 @@ class KnowledgeGraph:
         if not self._opened:
             await self.store.setup(embedding_dim=self.embedder.dim)
             self._opened = True
+        if self._local is not None and self.llm is None:
+            await self._use_local_model(self._local)
         return self
+
+    async def _use_local_model(self, local: LocalModel) -> None:
+        """Start the local model's server, or reuse the one already running; point the LLM at it."""
+        from .llm import OpenAIChat
+
+        state, self._started_local = await asyncio.to_thread(local.ensure_running, detach=False)
+        self.settings = local.settings_for(state)
+        self.llm = OpenAIChat.from_settings(self.settings)
+        self._owns_llm = True
 
     async def close(self) -> None:
         self._opened = False
@@ -104,6 +126,10 @@ class KnowledgeGraph:
             aclose = getattr(self.llm, "aclose", None)
             if aclose is not None:
                 await aclose()
+        if self._local is not None and self._started_local:
+            self._started_local = False
+            self.llm, self._owns_llm, self._ingestor = None, False, None
+            await asyncio.to_thread(self._local.stop)
 
     async def __aenter__(self) -> KnowledgeGraph:
         return await self.open()

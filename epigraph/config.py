@@ -14,6 +14,8 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM_STRUCTURED | llm_structured | json_schema (or json_object, or none) |
 | EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 (unlimited) / 0 (unlimited) |
 | EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
+| EPIGRAPH_LLM=local (or _LLM_LOCAL=1) | llm_local | off (on: the local model, epigraph[local-model]) |
+| EPIGRAPH_LOCAL_MODEL_DIR / _CTX | local_model_dir / _ctx | ~/.cache/epigraph/models / 8192 tokens |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
@@ -60,6 +63,9 @@ class Settings(BaseModel):
     llm_tpm: int = 0
     llm_max_attempts: int = 5
     llm_max_retry_seconds: float = 120.0
+    llm_local: bool = False
+    local_model_dir: str | None = None
+    local_model_ctx: int = 8192
 
     embedder: EmbedderKind = "sentence-transformers"
     embed_base_url: str | None = None
@@ -70,6 +76,13 @@ class Settings(BaseModel):
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:
         return "neo4j" if self.neo4j_uri else "embedded"
+
+    @property
+    def local_model_cache(self) -> Path:
+        """Where the local model's weights and server state live (``local_model_dir`` or the default)."""
+        if self.local_model_dir:
+            return Path(self.local_model_dir).expanduser()
+        return Path.home() / ".cache" / "epigraph" / "models"
 
     @property
     def llm_configured(self) -> bool:
@@ -87,6 +100,10 @@ class Settings(BaseModel):
         for alias, name in (("EPIGRAPH_DB", "db_path"), ("EPIGRAPH_GROUP", "group_id")):
             if env.get(alias):
                 values[name] = env[alias]
+        if chosen := env.get("EPIGRAPH_LLM"):
+            if chosen.strip().lower() != "local":
+                raise ConfigError(f"invalid settings: EPIGRAPH_LLM: 'local' or unset, not {chosen!r}")
+            values["llm_local"] = True
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**values)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   ├── LLMRequestRejected     a non-retryable 4xx (auth, bad request, unknown model)
     │   └── StructuredOutputError  the reply never matched the prompt's schema; carries raw reply and usage
     ├── EmbeddingError             the embedder failed
+    ├── LocalModelError            the local model's weights or server failed (hash mismatch, no start)
     └── StoreError                 the graph store failed
         ├── StoreUnavailable       cannot reach / open the store
         └── SchemaMismatch         the store was written by an incompatible schema version
@@ -106,6 +107,10 @@ class StructuredOutputError(LLMError):
 
 class EmbeddingError(EpigraphError):
     pass
+
+
+class LocalModelError(EpigraphError):
+    """The local model (``epigraph[local-model]``) could not be assembled, verified or started."""
 
 
 class StoreError(EpigraphError):

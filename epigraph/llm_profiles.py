@@ -36,9 +36,13 @@ class EndpointProfile:
     """Remove ``<think>...</think>`` reasoning blocks from replies."""
     max_tokens_field: MaxTokensField = "max_tokens"
     """Request field for the output cap (OpenAI's reasoning models want ``max_completion_tokens``)."""
+    context_tokens: int | None = None
+    """The model's context window (prompt + reply) when known, to size output caps; None: unknown."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EndpointProfile:
+        if settings.llm_local:
+            return local_model_profile(settings.local_model_ctx)
         return cls(structured=settings.llm_structured)
 
     def weaker_structured(self) -> EndpointProfile | None:
@@ -87,6 +91,13 @@ class EndpointProfile:
                 },
             }
         return {"type": "json_object"}
+
+
+def local_model_profile(context_tokens: int) -> EndpointProfile:
+    """llama.cpp's server (``epigraph[local-model]``): it enforces the standard ``json_schema``
+    ``response_format`` by grammar, streams, reports usage at the end of a stream, and serves a
+    context of ``context_tokens`` (prompt and reply together, in one slot)."""
+    return EndpointProfile(structured="json_schema", stream_usage=True, context_tokens=context_tokens)
 
 
 def schema_name(prompt_name: str) -> str:

