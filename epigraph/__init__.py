@@ -10,6 +10,7 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
 
+from .ask import Answer, AskChunk, AskOptions, AskUsage, Citation
 from .client import KnowledgeGraph
 from .config import Settings
 from .errors import (
@@ -30,6 +31,11 @@ from .pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ontology, Prog
 
 __all__ = [
     "RECIPES",
+    "Answer",
+    "AskChunk",
+    "AskOptions",
+    "AskUsage",
+    "Citation",
     "ConfigError",
     "Entity",
     "EntityNotFound",

@@ -161,6 +161,10 @@ class RecordedRequest:
     """``time.monotonic()`` when the request was fully read."""
     status: int = 0
     finished_at: float | None = None
+    chunks_sent: int = 0
+    """Streaming: content chunks written to the client so far."""
+    client_closed: bool = False
+    """Streaming: the client closed the connection before the stream ended."""
 
 
 class FakeOpenAIServer:
@@ -327,7 +331,12 @@ class FakeOpenAIServer:
             delay = reply.chunk_delays[index] if reply.chunk_delays is not None else reply.chunk_delay_s
             if delay:
                 await asyncio.sleep(delay)
-            await send_event(writer, {**base, "choices": [_delta({"content": piece})]})
+            try:
+                await send_event(writer, {**base, "choices": [_delta({"content": piece})]})
+            except ConnectionError:
+                record.client_closed = True
+                raise
+            record.chunks_sent += 1
         await send_event(writer, {**base, "choices": [_delta({}, reply.finish_reason)]})
         if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
             await send_event(writer, {**base, "choices": [], "usage": self._usage(reply, body)})

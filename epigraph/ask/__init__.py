@@ -1,0 +1,91 @@
+"""Ask the graph: a small bounded agent that looks facts up and answers with citations.
+
+- :mod:`.chunks` — the one chunk schema (``AskChunk``), ``Answer``, ``Citation``, ``AskUsage``;
+- :mod:`.agent` — the loop (plan, look up, observe, answer) and ``AskOptions``;
+- :mod:`.lookups` — fact search, entity view, episodes, with the dialog's time rules;
+- :mod:`.observations` — the numbered facts and episodes the model sees, within a token budget;
+- :mod:`.citations` — cited ids checked as the answer streams.
+
+Use it through :meth:`epigraph.KnowledgeGraph.ask`; :func:`dialog` is the same without the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from datetime import datetime
+
+from ..embed import Embedder
+from ..errors import UsageError
+from ..graph.model import to_utc, utc_now
+from ..graph.store import GraphStore
+from ..prompts.protocol import LLM
+from .agent import NOTHING, AskOptions, Dialog, can_stream
+from .chunks import (
+    CHUNK_TYPES,
+    Answer,
+    AskChunk,
+    AskUsage,
+    ChunkType,
+    Citation,
+    answer_of,
+    check_dialog,
+    collect,
+)
+from .lookups import Lookup, Lookups
+
+__all__ = [
+    "CHUNK_TYPES",
+    "NOTHING",
+    "Answer",
+    "AskChunk",
+    "AskOptions",
+    "AskUsage",
+    "ChunkType",
+    "Citation",
+    "Lookup",
+    "Lookups",
+    "answer_of",
+    "can_stream",
+    "check_dialog",
+    "collect",
+    "dialog",
+]
+
+
+def _when(value: datetime | str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        result = to_utc(value)
+    except ValueError as exc:
+        raise UsageError(f"ask: bad {name} {value!r}: {exc}") from None
+    if not isinstance(result, datetime):
+        raise UsageError(f"ask: {name} must be a datetime or an ISO string, got {value!r}")
+    return result
+
+
+def dialog(
+    store: GraphStore,
+    embedder: Embedder,
+    llm: LLM,
+    group_id: str,
+    question: str,
+    *,
+    as_of: datetime | str | None = None,
+    known_at: datetime | str | None = None,
+    options: AskOptions | None = None,
+    stream_answer: bool = True,
+) -> AsyncGenerator[AskChunk, None]:
+    """The chunks of one question's dialog (see :mod:`.agent`). Bad arguments raise at once."""
+    text = question.strip()
+    if not text:
+        raise UsageError("ask needs a non-empty question")
+    when, known = _when(as_of, "as_of"), _when(known_at, "known_at")
+    opts = options or AskOptions()
+    lookups = Lookups(
+        store, embedder, group_id, as_of=when, known_at=known,
+        facts_limit=opts.facts_per_lookup, episodes_limit=opts.episodes_per_lookup,
+    )  # fmt: skip
+    now = when or utc_now()
+    run = Dialog(llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer)
+    return run.chunks()

@@ -1,0 +1,153 @@
+"""The agent's lookups over the graph: hybrid fact search, one entity's view, the episodes of a range.
+
+Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to a model. Time rules
+(the dialog's ``as_of`` is its "now", ``known_at`` its system time):
+
+- ``search_facts`` with an ``as_of`` date: the facts true then (the store's time filter). Without one:
+  current AND past facts, each with its window, so a question about the past finds what held then and
+  the answer can tell "ended" from "current"; facts begun after the dialog's ``as_of`` are left out.
+- ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
+- ``episodes``: by query (hybrid episode search), or the newest of a time range.
+
+With ``known_at`` every lookup keeps only what the graph had recorded by then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from ..embed import Embedder
+from ..errors import EntityNotFound
+from ..graph.model import Episode, Fact, to_utc
+from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
+from ..graph.store import GraphStore
+from ..graph.temporal import is_known_at
+
+Tool = Literal["search_facts", "entity", "episodes"]
+TOOLS: tuple[Tool, ...] = ("search_facts", "entity", "episodes")
+ARGS: dict[Tool, tuple[str, ...]] = {
+    "search_facts": ("query", "as_of"),
+    "entity": ("entity",),
+    "episodes": ("query", "since", "until"),
+}
+"""The arguments each lookup reads (others the model sends are ignored)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    tool: Tool
+    args: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``search_facts(query="Alice lives", as_of="2022-06-01")``."""
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"{self.tool}({inner})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "args": dict(self.args)}
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    facts: list[Fact] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    note: str = ""
+    """What the model should know beyond the items (an unknown name and the closest ones, a bad date)."""
+
+
+def parse_when(text: str | None) -> datetime | None:
+    """A date the model wrote: ``2022``, ``2022-06``, ``2022-06-01`` or an ISO datetime; None if not."""
+    if not text:
+        return None
+    value = text.strip()
+    if len(value) == 4 and value.isdigit():
+        value += "-01-01"
+    elif len(value) == 7 and value[:4].isdigit() and value[4] == "-":
+        value += "-01"
+    try:
+        parsed: datetime = to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+    return parsed
+
+
+class Lookups:
+    """Runs :class:`Lookup` s against one group of a store."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        group_id: str,
+        *,
+        as_of: datetime | None,
+        known_at: datetime | None,
+        facts_limit: int = 8,
+        episodes_limit: int = 5,
+    ) -> None:
+        self.store, self.embedder, self.group_id = store, embedder, group_id
+        self.as_of, self.known_at = as_of, known_at
+        self.facts_limit, self.episodes_limit = facts_limit, episodes_limit
+
+    async def run(self, lookup: Lookup) -> Found:
+        if lookup.tool == "search_facts":
+            return await self.search_facts(lookup.args.get("query", ""), lookup.args.get("as_of"))
+        if lookup.tool == "entity":
+            return await self.entity(lookup.args.get("entity", ""))
+        return await self.episodes(
+            lookup.args.get("query"), lookup.args.get("since"), lookup.args.get("until")
+        )
+
+    async def search_facts(self, query: str, as_of: str | None = None) -> Found:
+        if not query.strip():
+            return Found(note="search_facts needs a query")
+        when = parse_when(as_of)
+        note = f"could not read the date {as_of!r}; searched all times" if as_of and when is None else ""
+        if when is not None:
+            results = await search(
+                self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,
+                as_of=when, known_at=self.known_at, limit=self.facts_limit,
+            )  # fmt: skip
+            return Found([r.fact for r in results.facts], note=note)
+        during = (None, self.as_of) if self.as_of is not None else None
+        results = await search(
+            self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,
+            include_retired=True, during=during, limit=self.facts_limit * 2,
+        )  # fmt: skip
+        facts = [r.fact for r in results.facts if self._known(r.fact)]
+        return Found(facts[: self.facts_limit], note=note)
+
+    async def entity(self, name: str) -> Found:
+        if not name.strip():
+            return Found(note="entity needs a name")
+        try:
+            view = await entity_view(self.store, self.group_id, name.strip(), embedder=self.embedder)
+        except EntityNotFound as exc:
+            closest = f"; closest names: {', '.join(exc.closest)}" if exc.closest else ""
+            return Found(note=f"no entity named {name!r}{closest}")
+        facts = [*view.current, *(r.fact for r in view.history)]
+        facts = [f for f in facts if self._known(f) and self._begun(f.valid_at)]
+        episodes = [e for e in view.episodes if self._begun(e.reference_time)]
+        summary = f"{view.entity.name}: {view.entity.summary}" if view.entity.summary else ""
+        return Found(facts[: self.facts_limit * 2], episodes[: self.episodes_limit], note=summary)
+
+    async def episodes(self, query: str | None, since: str | None, until: str | None) -> Found:
+        start, end = parse_when(since), parse_when(until)
+        if self.as_of is not None and (end is None or end > self.as_of):
+            end = self.as_of
+        if query and query.strip():
+            results = await search(
+                self.store, self.embedder, query, group_ids=self.group_id, config=EPISODES_HYBRID,
+                during=(start, end) if start or end else None, limit=self.episodes_limit,
+            )  # fmt: skip
+            return Found(episodes=[r.episode for r in results.episodes])
+        found = await self.store.episodes(self.group_id, since=start, until=end, limit=self.episodes_limit)
+        return Found(episodes=list(found))
+
+    def _known(self, fact: Fact) -> bool:
+        return self.known_at is None or is_known_at(fact, self.known_at)
+
+    def _begun(self, when: datetime | None) -> bool:
+        return self.as_of is None or when is None or when <= self.as_of

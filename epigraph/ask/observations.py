@@ -1,0 +1,129 @@
+"""What the agent has seen: every fact and episode a lookup returned, numbered ``F1``, ``E1``, ...
+
+The numbers are the only ids the model sees and cites; a number is given once per uuid, so a fact found
+twice keeps its first number. Everything registered is shown to the model, within a token budget: an
+item that would overflow it is not registered (and so cannot be cited). Each fact line carries its
+validity window as the graph believes it at ``known_at`` and whether it still holds at the dialog's
+"now" (its ``as_of``): ``current`` or ``ended``. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from ..graph.model import Episode, Fact
+from ..graph.temporal import believed_interval
+from ..tokens import count_text_tokens
+from .chunks import Citation
+
+EPISODE_CHARS = 400
+"""An episode is shown to the model cut to this many characters."""
+
+
+def day(value: datetime | None) -> str:
+    """``2024-05-02``, or ``2024-05-02 14:30`` when the time of day is not midnight."""
+    if value is None:
+        return "?"
+    return value.strftime("%Y-%m-%d" if (value.hour, value.minute) == (0, 0) else "%Y-%m-%d %H:%M")
+
+
+def shorten(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One registered item: the number the model knows it by, and the line it was shown."""
+
+    label: str
+    kind: Literal["fact", "episode"]
+    uuid: str
+    line: str
+    citation: Citation
+
+
+class Observations:
+    """The numbered facts and episodes of one dialog. ``now``: the dialog's event time (its ``as_of``,
+    else the present); ``known_at``: its system time (None: the present)."""
+
+    def __init__(self, *, now: datetime, known_at: datetime | None, budget_tokens: int) -> None:
+        self.now, self.known_at, self.budget = now, known_at, budget_tokens
+        self.used_tokens = 0
+        self.left_out = 0
+        """Items a lookup returned that did not fit the budget."""
+        self._by_uuid: dict[tuple[str, str], Seen] = {}
+        self._by_label: dict[str, Seen] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_label)
+
+    def get(self, label: str) -> Seen | None:
+        return self._by_label.get(label)
+
+    @property
+    def facts(self) -> list[Seen]:
+        return [s for s in self._by_label.values() if s.kind == "fact"]
+
+    @property
+    def episodes(self) -> list[Seen]:
+        return [s for s in self._by_label.values() if s.kind == "episode"]
+
+    def add(self, facts: Iterable[Fact], episodes: Iterable[Episode]) -> list[Seen]:
+        """Register what a lookup returned; returns its items (new or seen before) that are registered."""
+        out = [s for s in map(self._add_fact, facts) if s is not None]
+        out += [s for s in map(self._add_episode, episodes) if s is not None]
+        return out
+
+    def _add_fact(self, fact: Fact) -> Seen | None:
+        if (known := self._by_uuid.get(("fact", fact.uuid))) is not None:
+            return known
+        start, end = self._interval(fact)
+        ended = end is not None and end <= self.now
+        label = f"F{len(self.facts) + 1}"
+        window = f"from {day(start)}" + (f" until {day(end)}" if end is not None else "")
+        line = f"{label}: {shorten(fact.text, 300)} ({window}; {'ended' if ended else 'current'})"
+        citation = Citation(
+            label, "fact", fact.uuid, fact.text, start, end, ended, tuple(dict.fromkeys(fact.episodes))
+        )
+        return self._register(Seen(label, "fact", fact.uuid, line, citation))
+
+    def _interval(self, fact: Fact) -> tuple[datetime | None, datetime | None]:
+        if self.known_at is None:
+            return fact.valid_at, fact.invalid_at
+        believed = believed_interval(fact, self.known_at)
+        return believed if believed is not None else (fact.valid_at, fact.invalid_at)
+
+    def _add_episode(self, episode: Episode) -> Seen | None:
+        if (known := self._by_uuid.get(("episode", episode.uuid))) is not None:
+            return known
+        label = f"E{len(self.episodes) + 1}"
+        line = f"{label} [{day(episode.reference_time)}]: {shorten(episode.content, EPISODE_CHARS)}"
+        uuid, when = episode.uuid, episode.reference_time
+        citation = Citation(label, "episode", uuid, episode.content, when, None, False, (uuid,))
+        return self._register(Seen(label, "episode", episode.uuid, line, citation))
+
+    def _register(self, seen: Seen) -> Seen | None:
+        tokens = count_text_tokens(seen.line) + 1
+        if self.used_tokens + tokens > self.budget:
+            self.left_out += 1
+            return None
+        self.used_tokens += tokens
+        self._by_uuid[(seen.kind, seen.uuid)] = seen
+        self._by_label[seen.label] = seen
+        return seen
+
+    def facts_block(self) -> str:
+        return "\n".join(s.line for s in self.facts) or "(none)"
+
+    def episodes_block(self) -> str:
+        return "\n".join(s.line for s in self.episodes) or "(none)"
+
+    def summary(self) -> str:
+        """Everything seen so far, for the planning prompt."""
+        if not self._by_label:
+            return "(nothing yet)"
+        return f"Facts:\n{self.facts_block()}\nEpisodes:\n{self.episodes_block()}"

@@ -1,0 +1,42 @@
+"""ask_answer (text, streamed): the answer of :meth:`KnowledgeGraph.ask`, citing facts as [F1], episodes
+as [E1].
+
+The facts block lists each fact with its validity window and whether it still holds "now" (the
+dialog's ``as_of``), so the model answers a question about the past from what held then and never
+presents an ended fact as current. The QA bench's baselines use the same prompt with other context
+(the whole conversation, or the top episodes), so the three are compared on equal terms.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from .base import Prompt
+
+
+class AskAnswerInput(BaseModel):
+    question: str
+    now: str
+    facts: str
+    """One line per fact: ``F1: text (from DATE until DATE; ended)``; "(none)" when empty."""
+    episodes: str
+    """One line per episode: ``E1 [DATE]: content``; "(none)" when empty."""
+
+
+EXAMPLE = AskAnswerInput(
+    question="Where did Alice live in 2022?",
+    now="2024-05-02",
+    facts="F1: Alice lives in Berlin. (from 2023-08-01; current)\n"
+    "F2: Alice lives in Paris. (from 2021-03-10 until 2023-08-01; ended)",
+    episodes="(none)",
+)
+
+PROMPT: Prompt[AskAnswerInput, str] = Prompt(
+    name="ask_answer",
+    version="1",
+    input_model=AskAnswerInput,
+    output_model=None,
+    response_type="text",
+    example=EXAMPLE,
+    max_tokens=400,
+)

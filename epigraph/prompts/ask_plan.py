@@ -1,0 +1,54 @@
+"""ask_plan (json): one step of :meth:`KnowledgeGraph.ask`'s bounded agent.
+
+Small models follow it: one flat JSON object per call, a short thought and one lookup (or ``answer``)
+with its arguments as plain optional strings. The agent validates the arguments and falls back to a
+search of the question when the reply stays unusable.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import Prompt
+
+Action = Literal["search_facts", "entity", "episodes", "answer"]
+
+
+class AskPlanInput(BaseModel):
+    question: str
+    now: str
+    observations: str
+    """What the earlier lookups found, one numbered line per fact/episode ("(nothing yet)" at first)."""
+    steps_left: int = Field(ge=0)
+
+
+class AskPlanOutput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    thought: str = ""
+    action: Action
+    query: str | None = None
+    entity: str | None = None
+    as_of: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+
+EXAMPLE = AskPlanInput(
+    question="Where did Alice live in 2022?",
+    now="2024-05-02",
+    observations="(nothing yet)",
+    steps_left=3,
+)
+
+PROMPT: Prompt[AskPlanInput, AskPlanOutput] = Prompt(
+    name="ask_plan",
+    version="1",
+    input_model=AskPlanInput,
+    output_model=AskPlanOutput,
+    response_type="json",
+    example=EXAMPLE,
+    max_tokens=300,
+)

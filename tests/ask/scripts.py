@@ -1,0 +1,41 @@
+"""Scripted models for the ask tests: plan replies as JSON, and an answerer that reads the facts block
+the way a careful model would (by the windows it shows)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from typing import Any
+
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import ScriptedReply
+
+_LINE = re.compile(r"^(F\d+): (.*) \(from (\S+)(?: until (\S+))?; (current|ended)\)$")
+
+
+def plan(action: str = "answer", thought: str = "", **args: Any) -> str:
+    return json.dumps({"thought": thought, "action": action, **args})
+
+
+def fact_lines(request: ChatRequest) -> list[tuple[str, str, str, str | None, str]]:
+    """(id, text, from, until, status) of each fact line shown to the answering call."""
+    out = []
+    for line in str(request.variables["facts"]).splitlines():
+        if m := _LINE.match(line):
+            out.append((m[1], m[2], m[3], m[4], m[5]))
+    return out
+
+
+def held_on(when: date, **reply: Any) -> Any:
+    """An answerer citing the fact whose window holds ``when`` (by the text the prompt shows)."""
+
+    def answer(request: ChatRequest) -> ScriptedReply:
+        for label, text, start, end, _ in fact_lines(request):
+            if date.fromisoformat(start[:10]) <= when and (
+                end is None or when < date.fromisoformat(end[:10])
+            ):
+                return ScriptedReply(f"{text} [{label}]", **reply)
+        return ScriptedReply("The graph holds nothing about this.", **reply)
+
+    return answer
