@@ -1,0 +1,74 @@
+"""The local model's settings, state file and commands, without the real weights."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from epigraph.cli import main
+from epigraph.config import Settings
+from epigraph.errors import ConfigError, LocalModelError
+from epigraph.llm_profiles import EndpointProfile
+from epigraph.local_model import LocalModel
+from epigraph.local_model.server import STATE_FILE, Launch, ServerState, read_state, running, start, stop
+
+
+def test_epigraph_llm_local_turns_it_on_and_picks_its_profile(tmp_path: Path) -> None:
+    settings = Settings.from_env({"EPIGRAPH_LLM": "local", "EPIGRAPH_LOCAL_MODEL_DIR": str(tmp_path)})
+    assert settings.llm_local and settings.local_model_cache == tmp_path
+    profile = EndpointProfile.from_settings(settings)
+    assert profile.structured == "json_schema" and profile.context_tokens == 8192
+    assert EndpointProfile.from_settings(Settings()).context_tokens is None
+    assert Settings.from_env({}).local_model_cache == Path.home() / ".cache" / "epigraph" / "models"
+    with pytest.raises(ConfigError, match="EPIGRAPH_LLM: 'local' or unset"):
+        Settings.from_env({"EPIGRAPH_LLM": "remote"})
+
+
+def test_settings_for_a_server_keep_what_the_user_chose(tmp_path: Path) -> None:
+    state = _state(os.getpid(), 5555)
+    fitted = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path))).settings_for(state)
+    assert fitted.llm_base_url == "http://127.0.0.1:5555/v1" and fitted.llm_configured
+    assert (fitted.llm_timeout, fitted.llm_max_in_flight) == (900.0, 1)
+    chosen = Settings(llm_local=True, local_model_dir=str(tmp_path), llm_timeout=30, llm_max_in_flight=3)
+    kept = LocalModel(chosen).settings_for(state)
+    assert (kept.llm_timeout, kept.llm_max_in_flight) == (30.0, 3)
+
+
+def test_a_recorded_pid_that_is_not_our_server_is_never_signalled(tmp_path: Path) -> None:
+    (tmp_path / STATE_FILE).write_text(json.dumps(asdict(_state(os.getpid(), 1))))
+    assert read_state(tmp_path) is not None
+    assert running(tmp_path) is None  # this test process is alive, but it is not our serve module
+    assert stop(tmp_path) is None  # and it is still alive to assert this
+    assert read_state(tmp_path) is None
+
+
+def test_status_and_stop_when_nothing_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = {"EPIGRAPH_LOCAL_MODEL_DIR": str(tmp_path)}
+    assert main(["model", "status"], environ=env) == 1
+    assert "no local model running (weights not assembled yet" in capsys.readouterr().out
+    assert main(["--json", "model", "status"], environ=env) == 1
+    assert json.loads(capsys.readouterr().out)["running"] is False
+    assert main(["model", "stop"], environ=env) == 0
+    assert "no local model was running" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed")
+def test_a_server_that_cannot_load_its_model_fails_with_its_log(tmp_path: Path) -> None:
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"GGUF but not really")
+    with pytest.raises(LocalModelError, match="exited with code") as error:
+        start(tmp_path, Launch(bogus, "m", 512, 1, timeout=60))
+    assert "server.log" in str(error.value)
+    assert read_state(tmp_path) is None
+
+
+def _state(pid: int, port: int) -> ServerState:
+    return ServerState(
+        pid=pid, port=port, model_path="/m.gguf", model_name="m", context_tokens=8192, threads=2,
+        started_at="2026-01-01T00:00:00+00:00", log_path="/dev/null",
+    )  # fmt: skip
