@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -258,16 +259,24 @@ class OpenAIChat:
             "model": self._model_for(request),
             "messages": [dict(m) for m in request.messages],
             "temperature": self.temperature,
-            profile.max_tokens_field: request.max_tokens or self.max_tokens,
+            profile.max_tokens_field: self._max_tokens(request),
         }
         response_format = profile.response_format(request)
         if response_format is not None:
             params["response_format"] = response_format
+        if profile.grammar and request.grammar and response_format is None:
+            params["extra_body"] = {"grammar": request.grammar}
         if stream:
             params["stream"] = True
             if profile.stream_usage:
                 params["stream_options"] = {"include_usage": True}
         return params
+
+    def _max_tokens(self, request: ChatRequest) -> int:
+        """The request's own cap (sized to its prompt and input), never above the client's maximum."""
+        if request.max_tokens is None:
+            return self.max_tokens
+        return max(1, min(request.max_tokens, self.max_tokens))
 
     async def _create(self, request: ChatRequest, profile: EndpointProfile, *, stream: bool) -> Any:
         """One SDK call; a 400 on a capability the request used raises ``_Fallback`` (weaker profile)."""
@@ -278,6 +287,8 @@ class OpenAIChat:
             weaker: EndpointProfile | None = None
             if stream and profile.stream_usage and mentions_stream_options(text):
                 weaker = profile.without_stream_usage()
+            elif profile.grammar and request.grammar and "grammar" in text.lower():
+                weaker = replace(profile, grammar=False)
             elif profile.response_format(request) is not None and mentions_response_format(text):
                 weaker = profile.weaker_format_for(request)
             if weaker is None:
@@ -290,7 +301,9 @@ class OpenAIChat:
     def _adopt(self, used: EndpointProfile) -> None:
         """Remember a weaker profile that just worked, so later calls skip the rejected capability."""
         if used != self._profile:
-            self._profile = self._profile.weakest_with(used)
+            self._profile = replace(
+                self._profile.weakest_with(used), grammar=self._profile.grammar and used.grammar
+            )
 
     async def _estimate_tokens(self, request: ChatRequest) -> int:
         if self.limiter.tokens is None:
@@ -303,7 +316,7 @@ class OpenAIChat:
         prompt = getattr(raw, "prompt_tokens", None) or 0
         completion = getattr(raw, "completion_tokens", None) or 0
         if raw is not None and (prompt or completion):
-            return Usage(input_tokens=int(prompt), output_tokens=int(completion))
+            return Usage(int(prompt), int(completion), cached_input_tokens=_cached_tokens(raw))
         await aload_encoding()
         return estimate_usage(request.messages, output_text)
 
@@ -365,6 +378,17 @@ def _status_failure(exc: openai.APIStatusError, secret: str) -> Failure:
         return Failure("unavailable", detail, retry_after)
     hint = {401: "check the API key", 403: "check the API key's permissions", 404: "check the model name"}
     return Failure("rejected", f"{detail} ({hint[status]})" if status in hint else detail)
+
+
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens the server took from its cache, when its usage block says so (OpenAI's
+    ``prompt_tokens_details.cached_tokens``; llama.cpp reports it there too)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        cached = details.get("cached_tokens")
+    else:
+        cached = getattr(details, "cached_tokens", None)
+    return int(cached) if isinstance(cached, int | float) else 0
 
 
 def _message_text(response: Any) -> str:

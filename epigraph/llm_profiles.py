@@ -36,6 +36,9 @@ class EndpointProfile:
     """Remove ``<think>...</think>`` reasoning blocks from replies."""
     max_tokens_field: MaxTokensField = "max_tokens"
     """Request field for the output cap (OpenAI's reasoning models want ``max_completion_tokens``)."""
+    grammar: bool = False
+    """Accepts a GBNF ``grammar`` request field (llama.cpp's server): JSONL replies are then constrained
+    to lines of the per-line schema (``prompts.grammar``). A 400 naming it turns it off."""
     context_tokens: int | None = None
     """The model's context window (prompt + reply) when known, to size output caps; None: unknown."""
 

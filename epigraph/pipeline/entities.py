@@ -27,6 +27,7 @@ from ..prompts import resolve_entity as rp
 from ..prompts.extract_entities import ExtractedEntity
 from ..prompts.runtime import run as run_prompt
 from .events import EntityExtracted, EntityResolved
+from .grounding import Grounding, episode_grounding, report_ungrounded
 from .names import plausible_duplicate
 from .ontology import clean_attributes
 from .state import EpisodeRun, clip
@@ -56,7 +57,17 @@ class EntityResolver:
     changed: set[str] = field(default_factory=set)
     by_surface: dict[str, str] = field(default_factory=dict)
     """normalized extracted name -> entity uuid"""
+    context: str = ""
+    """The previous-episodes window extraction was shown: names found only there are grounded too."""
     _mentions: dict[str, _Mention] = field(default_factory=dict)
+    _grounding: Grounding | None = None
+
+    @property
+    def grounding(self) -> Grounding:
+        """What extracted names must be found in (``pipeline.grounding``)."""
+        if self._grounding is None:
+            self._grounding = episode_grounding(self.run, self.context)
+        return self._grounding
 
     @property
     def names(self) -> list[str]:
@@ -67,6 +78,9 @@ class EntityResolver:
         surface = " ".join(extracted.name.split())
         norm = normalize_name(surface)
         if not norm or norm in self._mentions:
+            return
+        if not self.grounding.grounded(surface):
+            report_ungrounded(self.run, "entity", surface)
             return
         ontology = self.run.options.ontology
         label = ontology.label_for(extracted.entity_type)

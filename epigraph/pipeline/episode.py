@@ -60,7 +60,7 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
     """Run every stage and write; returns the result and the entities still wanting a model summary."""
     entity_context, fact_context = await _context(run)
-    resolver = EntityResolver(run)
+    resolver = EntityResolver(run, context=entity_context)
     try:
         if run.options.mode == "combined":
             lines = await _extract_combined(run, resolver, entity_context)

@@ -23,6 +23,7 @@ from ..prompts.runtime import run as run_prompt
 from .dating import parse_iso, resolve_expression
 from .entities import EntityResolver
 from .events import FactExtracted
+from .grounding import grounded_facts
 from .names import normalize_relation, normalize_text
 from .ontology import clean_attributes
 from .state import EpisodeRun
@@ -69,6 +70,7 @@ async def build_drafts(
 ) -> list[DraftFact]:
     """Map, check and date the extracted lines; drops are reported as warnings."""
     index = EndpointIndex(resolver)
+    lines = grounded_facts(run, resolver.grounding, lambda name: index.find(name) is not None, lines)
     await _lookup_unknown_names(run, index, lines)
     drafts: list[DraftFact] = []
     seen: set[tuple[str, str, str, str]] = set()

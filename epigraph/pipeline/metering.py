@@ -17,7 +17,8 @@ import numpy as np
 
 from ..embed import Embedder
 from ..graph.model import IngestReport, PromptUsage
-from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk
+from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk, Usage
+from ..tokens import aload_encoding, estimate_usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +56,21 @@ class MeteredLLM:
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
         started = time.perf_counter()
         last: StreamChunk | None = None
+        text: list[str] = []
         chunks = self.inner.stream(request)
         try:
             async for chunk in chunks:
                 last = chunk
+                text.append(chunk.text)
                 yield chunk
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
                 await aclose()
-            usage = last.usage if last is not None else None
             ok = last is not None and last.done and last.error is None
+            usage = last.usage if last is not None else None
+            if usage is None and text:  # the consumer closed a runaway stream: count what it cost
+                usage = await _estimate(request, "".join(text))
             self.records.append(
                 CallRecord(
                     request.prompt_name,
@@ -76,6 +81,11 @@ class MeteredLLM:
                     ok,
                 )
             )
+
+
+async def _estimate(request: ChatRequest, output: str) -> Usage:
+    await aload_encoding()
+    return estimate_usage(request.messages, output)
 
 
 @dataclass

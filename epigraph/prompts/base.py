@@ -9,6 +9,7 @@ parses; nothing here does I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -19,6 +20,36 @@ from .protocol import ResponseType
 
 InT = TypeVar("InT", bound=BaseModel)
 OutT = TypeVar("OutT")
+
+
+@dataclass(frozen=True)
+class OutputShape:
+    """How long an honest reply to a prompt can be, derived from its input.
+
+    A reply is ``items`` items (JSONL lines, or the elements of the reply's one list) of at most
+    ``per_item`` tokens each, plus ``base`` tokens around them; never fewer than ``floor`` tokens. The
+    caller's configured maximum (``EPIGRAPH_LLM_MAX_TOKENS``) stays the ceiling. A prompt whose honest
+    answer is a few lines must not be allowed 4,096 tokens: a small model that starts repeating itself
+    runs to the cap (2,700-4,035 tokens at 13 tokens/s on the local 1.5B model, minutes per call).
+    """
+
+    per_item: int
+    """Output tokens one item takes at most (a JSONL line, one decision, one summary)."""
+    items: Callable[[Any], int]
+    """The most items an honest reply holds, from the prompt's validated input."""
+    base: int = 16
+    floor: int = 96
+
+    def max_items(self, data: Any) -> int:
+        return max(1, self.items(data))
+
+    def max_tokens(self, data: Any) -> int:
+        return max(self.floor, self.base + self.per_item * self.max_items(data))
+
+
+def words(text: str) -> int:
+    """Whitespace-separated words of ``text``: the input size output bounds are derived from."""
+    return len(text.split())
 
 
 @dataclass(frozen=True)
@@ -35,6 +66,9 @@ class Prompt(Generic[InT, OutT]):
     small: bool = False
     """Route to the configured small model (short, cheap prompts)."""
     max_tokens: int | None = None
+    """A fixed output cap; ``shape`` (derived from the input) takes precedence when given."""
+    shape: OutputShape | None = None
+    """The reply's shape, from which each call's output cap (and a JSONL grammar's line bound) comes."""
     template_dir: Path | None = None
     """Folder holding the template; None means the packaged ``epigraph/prompts/templates``."""
 

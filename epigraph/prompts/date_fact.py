@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Prompt
+from .base import OutputShape, Prompt
 
 
 class FactToDate(BaseModel):
@@ -49,5 +49,6 @@ PROMPT: Prompt[DateFactInput, DateFactOutput] = Prompt(
     response_type="json",
     example=EXAMPLE,
     small=True,
-    max_tokens=400,
+    # One id and two ISO datetimes per fact.
+    shape=OutputShape(per_item=60, items=lambda d: len(d.facts), base=24),
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Prompt
+from .base import OutputShape, Prompt, words
 
 
 class ExtractEntitiesInput(BaseModel):
@@ -44,4 +44,7 @@ PROMPT: Prompt[ExtractEntitiesInput, ExtractedEntity] = Prompt(
     output_model=ExtractedEntity,
     response_type="jsonl",
     example=EXAMPLE,
+    # A line is ~20 tokens ({"name": "Melanie's kids", "entity_type": null, "attributes": {}}); a text
+    # names at most about one entity per three words, plus the speaker and one resolved reference.
+    shape=OutputShape(per_item=48, items=lambda d: 2 + words(d.episode) // 3),
 )

@@ -12,6 +12,10 @@ Two shapes, matching the prompt response types:
   final line (no trailing newline) is parsed by :meth:`JsonlParser.finish`; when the reply was cut
   (token limit or stream error) a final line that does not parse is dropped as incomplete.
 
+A line repeating an earlier one (the same text, or the same object however spaced or ordered) is
+dropped as ``repeated line`` and counted in :attr:`JsonlParser.repeats`: small models fall into loops
+that restate the same lines until the token cap, and the runtime stops reading such a stream.
+
 Leniency kept deliberately small, each for a failure seen in the wild on small/local models: a trailing
 comma after a line's object, several objects on one line, and a line holding a JSON array of objects
 (each element is validated as its own item).
@@ -142,6 +146,10 @@ def _decode_line(line: str) -> list[Any]:
     return values
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= _MAX_LINE_TEXT else text[:_MAX_LINE_TEXT] + "…"
 
@@ -159,9 +167,17 @@ class JsonlParser(Generic[T]):
         self._line_no = 0
         self._in_think = False
         self._finished = False
+        self._seen: set[str] = set()
         self.items: list[T] = []
         """Every item returned so far, in order."""
         self.dropped: list[DroppedLine] = []
+        self.repeats = 0
+        """Lines dropped because they repeated an earlier line or object."""
+
+    @property
+    def pending(self) -> str:
+        """The unterminated last line received so far."""
+        return self._buffer
 
     def feed(self, text: str) -> list[T]:
         if self._finished:
@@ -192,17 +208,31 @@ class JsonlParser(Generic[T]):
         try:
             values = _decode_line(content)
         except ReplyError as exc:
-            reason = f"{cut_reason}: incomplete final line" if cut_reason else str(exc)
+            if not self._first_time(" ".join(content.split())):
+                reason = "repeated line"
+            else:
+                reason = f"{cut_reason}: incomplete final line" if cut_reason else str(exc)
             self._drop(raw, reason)
             return []
         items: list[T] = []
         for value in values:
+            if not self._first_time(_canonical(value)):
+                self._drop(json.dumps(value, ensure_ascii=False), "repeated line")
+                continue
             try:
                 items.append(validate(self._adapter, value))
             except ReplyError as exc:
                 self._drop(json.dumps(value, ensure_ascii=False), str(exc))
         self.items.extend(items)
         return items
+
+    def _first_time(self, key: str) -> bool:
+        """False (and one more repeat counted) when ``key`` was seen before on this reply."""
+        if key in self._seen:
+            self.repeats += 1
+            return False
+        self._seen.add(key)
+        return True
 
     def _outside_think(self, line: str) -> str:
         """The part of ``line`` that is not inside a ``<think>`` block (the block may span lines)."""

@@ -19,12 +19,16 @@ class Usage:
     output_tokens: int = 0
     estimated: bool = False
     """True when the server sent no usage and the counts were computed locally with a BPE tokenizer."""
+    cached_input_tokens: int = 0
+    """Input tokens the server reused from its prompt cache instead of evaluating (when it says so:
+    ``usage.prompt_tokens_details.cached_tokens``, or llama.cpp's ``timings.cache_n``)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.estimated or other.estimated,
+            self.cached_input_tokens + other.cached_input_tokens,
         )
 
 
@@ -42,6 +46,11 @@ class ChatRequest:
     response_type: ResponseType = "text"
     json_schema: Mapping[str, Any] | None = None
     max_tokens: int | None = None
+    """The output cap of this call (derived from the prompt's shape and input); the client's own
+    maximum stays the ceiling."""
+    grammar: str | None = None
+    """A GBNF grammar the reply must follow (``jsonl`` prompts: only lines of the per-line schema).
+    Sent only to endpoints whose profile accepts one; the others get the unconstrained request."""
     small: bool = False
     """Prefer the configured small model (cheap, short prompts such as resolution)."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Prompt
+from .base import OutputShape, Prompt
 
 
 class FactCandidate(BaseModel):
@@ -68,4 +68,6 @@ PROMPT: Prompt[ResolveFactInput, ResolveFactOutput] = Prompt(
     response_type="json",
     example=EXAMPLE,
     small=True,
+    # One decision per new fact: an id, a reasoning of at most 600 characters, two short id lists.
+    shape=OutputShape(per_item=200, items=lambda d: len(d.facts), base=24),
 )

@@ -7,7 +7,16 @@
   :class:`~epigraph.errors.StructuredOutputError` carrying the last raw reply and the usage of both calls.
 - ``jsonl``: each line is validated on its own into ``result.items``; bad lines are dropped and listed
   in ``result.dropped``; a truncated or wholly invalid reply yields what was valid (never raises on
-  content). ``result.truncated`` says the token limit cut the reply.
+  content). ``result.truncated`` says the reply was cut short.
+
+Bounds on runaway output: each call's output cap comes from the prompt's :class:`~.base.OutputShape`
+and its input (the client's configured maximum stays the ceiling), and a ``jsonl`` prompt also carries
+a grammar allowing only lines of its per-line schema, up to the shape's line bound (sent to endpoints
+that accept one). A streamed ``jsonl`` reply is stopped (the stream closed, so the server stops
+generating) when it repeats lines (``REPEAT_STOP`` repeated lines or objects), when one line grows past
+any honest line's size, or when it runs past its token budget in characters (a server that ignores the
+cap): the valid lines before stand, ``result.stopped`` says why, ``result.truncated`` is set and the
+repeated or cut lines are in ``result.dropped``.
 
 :func:`stream` runs a ``jsonl`` prompt over ``llm.stream`` and yields each item as soon as its line is
 complete. A stream that fails part-way does NOT raise during iteration: the items already yielded stand,
@@ -28,7 +37,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..errors import InputError, LLMError, StructuredOutputError, UsageError
+from ..tokens import aload_encoding, estimate_usage
 from .base import Prompt
+from .grammar import jsonl_grammar
 from .parsing import DroppedLine, JsonlParser, ReplyError, parse_json_reply, parse_jsonl_reply
 from .protocol import LLM, ChatRequest, Completion, Usage
 from .render import output_adapter, output_schema, render
@@ -36,6 +47,13 @@ from .render import output_adapter, output_schema, render
 OutT = TypeVar("OutT")
 
 _TRUNCATED = "truncated"
+REPEAT_STOP = 2
+"""Repeated lines after which a streamed jsonl reply is stopped. One repeat may be a slip (the model
+restating an entity); two are a loop, and a loop of this model ran to the cap (4,035 tokens)."""
+_CHARS_PER_TOKEN_MAX = 6
+"""A generous characters-per-token bound: a reply longer than its cap times this ignored the cap."""
+_LINE_CHARS_PER_TOKEN = 12
+_MIN_LINE_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -49,7 +67,8 @@ class PromptResult(Generic[OutT]):
     """jsonl: the valid items in reply order."""
     dropped: list[DroppedLine] = field(default_factory=list)
     truncated: bool = False
-    """The (last) reply was cut by the token limit (``finish_reason == "length"``)."""
+    """The (last) reply was cut short: by the token limit (``finish_reason == "length"``), or stopped by
+    the runtime as a runaway (``stopped`` says why)."""
     usage: Usage = field(default_factory=Usage)
     """Summed over every call of this run (a json re-ask is a second call)."""
     calls: int = 0
@@ -62,6 +81,9 @@ class PromptResult(Generic[OutT]):
     finish_reason: str | None = None
     error: Exception | None = None
     """stream() only: the error that ended the stream early; ``items`` holds what came before it."""
+    stopped: str | None = None
+    """stream() only: why the runtime stopped reading a runaway reply (repeated lines, an overlong
+    line, past the token budget); None when the reply ended by itself."""
 
     @property
     def complete(self) -> bool:
@@ -90,13 +112,19 @@ def _check_input(prompt: Prompt[Any, Any], data: Any) -> BaseModel:
 def build_request(prompt: Prompt[Any, Any], data: Any) -> ChatRequest:
     """The request for one prompt call: rendered messages plus the metadata the client and fakes use."""
     model = _check_input(prompt, data)
+    schema = output_schema(prompt)
+    shape = prompt.shape
+    grammar = None
+    if prompt.response_type == "jsonl" and schema is not None:
+        grammar = jsonl_grammar(schema, shape.max_items(model) if shape else None)
     return ChatRequest(
         messages=render(prompt, model),
         prompt_name=prompt.name,
         variables=model.model_dump(mode="json"),
         response_type=prompt.response_type,
-        json_schema=output_schema(prompt),
-        max_tokens=prompt.max_tokens,
+        json_schema=schema,
+        max_tokens=shape.max_tokens(model) if shape else prompt.max_tokens,
+        grammar=grammar,
         small=prompt.small,
     )
 
@@ -224,24 +252,32 @@ class PromptStream(Generic[OutT]):
     async def _jsonl(self) -> AsyncIterator[OutT]:
         started = time.perf_counter()
         parser: JsonlParser[OutT] = JsonlParser(output_adapter(self._prompt))
+        guard = _RunawayGuard(self._prompt, self._request)
         raw: list[str] = []
         usage, finish_reason, error, attempts = Usage(), None, None, 1
-        ended = False
+        ended, stopped = False, None
         chunks = self._llm.stream(self._request)
-        async with _closing(chunks):
+        async with _closing(chunks):  # leaving early closes the stream: the server stops generating
             async for chunk in chunks:
                 if chunk.text:
                     raw.append(chunk.text)
                     for item in parser.feed(chunk.text):
                         yield item
+                    stopped = guard.check(parser, chunk.text)
+                    if stopped is not None:
+                        break
                 if chunk.error is not None or chunk.done:
                     usage = chunk.usage or usage
                     finish_reason, error, attempts = chunk.finish_reason, chunk.error, chunk.attempts
                     ended = True
                     break
-        if not ended:
+        if stopped is not None:  # no final chunk, so no usage from the server: count it here
+            finish_reason, attempts = "stopped", 1
+            await aload_encoding()
+            usage = estimate_usage(self._request.messages, "".join(raw))
+        elif not ended:
             error = LLMError(f"prompt {self._prompt.name!r}: the stream ended without a final chunk")
-        truncated = finish_reason == "length"
+        truncated = finish_reason in ("length", "stopped")
         cut = _TRUNCATED if truncated else ("stream error" if error is not None else None)
         for item in parser.finish(cut_reason=cut):
             yield item
@@ -257,7 +293,29 @@ class PromptStream(Generic[OutT]):
             raw="".join(raw),
             finish_reason=finish_reason,
             error=error,
+            stopped=stopped,
         )
+
+
+class _RunawayGuard:
+    """Decides when a streamed jsonl reply is a runaway worth cutting (see the module docstring)."""
+
+    def __init__(self, prompt: Prompt[Any, Any], request: ChatRequest) -> None:
+        per_item = prompt.shape.per_item if prompt.shape else None
+        self.line_chars = max(_MIN_LINE_CHARS, (per_item or 0) * _LINE_CHARS_PER_TOKEN)
+        cap = request.max_tokens
+        self.reply_chars = cap * _CHARS_PER_TOKEN_MAX if cap else None
+        self.received = 0
+
+    def check(self, parser: JsonlParser[Any], text: str) -> str | None:
+        self.received += len(text)
+        if parser.repeats >= REPEAT_STOP:
+            return f"{parser.repeats} repeated lines"
+        if len(parser.pending) > self.line_chars:
+            return f"a line longer than {self.line_chars} characters"
+        if self.reply_chars is not None and self.received > self.reply_chars:
+            return f"more than {self.reply_chars} characters, past the token cap"
+        return None
 
 
 @asynccontextmanager

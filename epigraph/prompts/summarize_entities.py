@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Prompt
+from .base import OutputShape, Prompt
 
 
 class EntityFacts(BaseModel):
@@ -46,4 +46,6 @@ PROMPT: Prompt[SummarizeEntitiesInput, SummarizeEntitiesOutput] = Prompt(
     response_type="json",
     example=EXAMPLE,
     small=True,
+    # At most two sentences (under 60 words) and an id per entity.
+    shape=OutputShape(per_item=130, items=lambda d: len(d.entities), base=24),
 )

@@ -191,12 +191,12 @@ async def test_entity_resolution_starts_while_extraction_still_streams(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     names = ["Ann", "Oslo", "Bo", "Cy", "Dee", "Eve"]
-    world = World({"Ann: many people": Turn([E(n) for n in names])}, latency=0.05)
+    world = World({"Ann: many people: Oslo, Bo, Cy, Dee, Eve": Turn([E(n) for n in names])}, latency=0.05)
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
     seen: list[float] = []
     async for event in ingestor.ingest(
-        [{"content": "Ann: many people", "reference_time": T0, "group_id": "g"}]
+        [{"content": "Ann: many people: Oslo, Bo, Cy, Dee, Eve", "reference_time": T0, "group_id": "g"}]
     ):
         if isinstance(event, EntityExtracted):
             seen.append(time.perf_counter())

@@ -106,7 +106,7 @@ def _hobbies(n: int) -> dict[str, Turn]:
     hobbies = ["chess", "golf", "judo", "yoga", "rowing", "poetry"][:n]
     facts = [F("Ann", h, "ENJOYS", f"Ann enjoys {h}.") for h in hobbies]
     facts += [F("Bo", h, "ENJOYS", f"Bo enjoys {h}.") for h in hobbies]
-    return {"Ann and Bo: hobbies": Turn(["Ann", "Bo", *hobbies], facts)}
+    return {"Ann and Bo: hobbies " + ", ".join(hobbies): Turn(["Ann", "Bo", *hobbies], facts)}
 
 
 async def test_big_entities_share_one_summary_call_per_episode(
@@ -115,12 +115,13 @@ async def test_big_entities_share_one_summary_call_per_episode(
     world = World(_hobbies(6))
     llm = world.llm()
     result = await Ingestor(store, llm, embedder).add_episode(
-        "Ann and Bo: hobbies", group_id="g", reference_time=T0
+        next(iter(_hobbies(6))), group_id="g", reference_time=T0
     )
     [call] = llm.calls_for("summarize_entities")
     assert sorted(e["name"] for e in call.variables["entities"]) == ["Ann", "Bo"]
     summaries = {e.name: e.summary for e in result.entities}
-    assert summaries["Ann"].startswith("Ann: ") and summaries["chess"] == "Ann enjoys chess. Bo enjoys chess."
+    assert summaries["Ann"].startswith("Ann: ")
+    assert summaries["chess"] in ("Ann enjoys chess. Bo enjoys chess.", "Bo enjoys chess. Ann enjoys chess.")
 
 
 async def test_batch_mode_summarizes_once_per_group_at_the_end(
@@ -153,7 +154,7 @@ async def test_summaries_can_be_turned_off(store: EmbeddedStore, embedder: HashE
     world = World(_hobbies(6))
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_mode="off", summary_compose_max=2))
-    await ingestor.add_episode("Ann and Bo: hobbies", group_id="g", reference_time=T0)
+    await ingestor.add_episode(next(iter(_hobbies(6))), group_id="g", reference_time=T0)
     assert not llm.calls_for("summarize_entities")
     ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]
     assert ann.summary.count("Ann enjoys") == 2, "the newest facts, composed"

@@ -130,7 +130,7 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     turns = {
-        "Ann: I joined the support group.": Turn(
+        "Ann: I joined the LGBTQ support group.": Turn(
             ["Ann", "LGBTQ support group"],
             [F("Ann", "LGBTQ support group", "MEMBER_OF", "Ann joined the LGBTQ support group.")],
         ),
@@ -168,7 +168,7 @@ async def test_an_unusable_json_reply_degrades_with_a_warning(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     turns = {
-        "Ann: hi group": Turn(["Ann", "LGBTQ support group"]),
+        "Ann: hi LGBTQ support group": Turn(["Ann", "LGBTQ support group"]),
         "Ann: the support group!": Turn(["Ann", "support group"]),
     }
     world = World(turns, overrides={"resolve_entity": lambda r: "I think it is probably the first one."})

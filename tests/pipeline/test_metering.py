@@ -24,7 +24,7 @@ async def test_every_call_is_recorded_and_the_report_sums_them() -> None:
     assert chunks[-1].done
     early = llm.stream(_request("b"))
     await anext(early)
-    await early.aclose()  # the consumer stopped early: still one recorded call
+    await early.aclose()  # the consumer stopped early (a runaway): one recorded call, cost estimated
     with pytest.raises(LLMUnavailable):
         await llm.complete(_request("c"))
     await embedder.embed(["x", "y"])
@@ -32,8 +32,10 @@ async def test_every_call_is_recorded_and_the_report_sums_them() -> None:
 
     report = ReportBuilder(llm, embedder).build()
     assert report.llm_calls == len(inner.calls) == 4
-    assert report.input_tokens == inner.usage.input_tokens
-    assert report.output_tokens == inner.usage.output_tokens
+    closed = llm.records[2]
+    assert closed.input_tokens > 0 and closed.output_tokens > 0, "what the closed stream cost is counted"
+    assert report.input_tokens == inner.usage.input_tokens + closed.input_tokens
+    assert report.output_tokens == inner.usage.output_tokens + closed.output_tokens
     assert report.per_prompt["b"].calls == 2 and report.per_prompt["c"].input_tokens == 0
     assert (report.embedding_requests, report.embedded_texts) == (1, 2)
     assert report.round_trips == 4, "four calls one after the other"

@@ -1,0 +1,101 @@
+"""The hallucination check: names found nowhere in the episode or its context are dropped and reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.pipeline import Ingestor
+from epigraph.pipeline.grounding import Grounding, stem, words
+from epigraph.testing import HashEmbedder
+
+from .world import F, Turn, World
+
+T0 = "2023-05-08T13:56:00Z"
+GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
+
+
+@pytest.mark.parametrize(
+    ("texts", "name", "grounded"),
+    [
+        ([GREETING], "Caroline", True),
+        ([GREETING], "Mel", True),
+        ([GREETING], "New York City", False),
+        ([GREETING], "Sam", False),
+        (["Evan: I just got back from a trip with my family."], "Prius", False),
+        (["Evan: My new Prius is great."], "Prius", True),
+        (["Melanie: My kids keep me busy.", "Melanie"], "Melanie's kids", True),
+        (["Melanie: My kids keep me busy."], "Melanie's children", True),
+        (["Caroline: I called my mom yesterday."], "Caroline's mother", True),
+        (["Caroline: I called my mom yesterday."], "Caroline's sister", False),
+        (["Caroline: I went to a support group for LGBTQ people."], "LGBTQ support group", True),
+        (["Caroline: I went to a support group."], "LGBTQ support group", False),
+        (["Melanie: I painted a lake sunrise."], "painting", True),
+        (["Jon: I moved to New York City."], "NYC", True),
+        (["Jon: I moved to New York City."], "NY", True),
+        (["Jon: I moved to Boston."], "NYC", False),
+        (["Jon: hi"], "the", False),
+        (["Jon: I love the Café Olé."], "cafe ole", True),
+        (["Caroline: you were great", "Melanie: thanks!"], "Melanie", True),
+    ],
+)
+def test_names_are_grounded_in_the_text(texts: list[str], name: str, grounded: bool) -> None:
+    assert Grounding(texts).grounded(name) is grounded
+
+
+def test_words_and_stems() -> None:
+    assert words("Melanie's KIDS, café!") == ["melanie", "kids", "cafe"]
+    assert [stem(w) for w in ("kids", "parties", "painting", "painted", "art")] == [
+        "kid", "party", "paint", "paint", "art",
+    ]  # fmt: skip
+
+
+async def test_invented_entities_and_facts_are_dropped_and_reported(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    world = World(
+        {
+            GREETING: Turn(
+                ["Caroline", "Sam", "New York City"],
+                [F("Sam", "New York City", "LIVES_IN", "Sam lives in New York City.")],
+            ),
+            "Evan: I just got back from a trip with my family.": Turn(
+                ["Evan", "Evan's family"],
+                [
+                    F("Evan", "Prius", "WORKS_AT", "Evan works at Prius."),
+                    F("Evan", "Evan's family", "TRAVELED_WITH", "Evan travelled with Evan's family."),
+                ],
+            ),
+        }
+    )
+    ingestor = Ingestor(store, world.llm(), embedder)
+    first = await ingestor.add_episode(GREETING, group_id="g", reference_time=T0)
+    second = await ingestor.add_episode(
+        "Evan: I just got back from a trip with my family.", group_id="g", reference_time=T0
+    )
+    assert first.ok and second.ok, "a hallucination is dropped, never a failure"
+    assert [e.name for e in first.entities] == ["Caroline"]
+    assert first.facts == [] and first.report.dropped_lines == 2
+    assert any("'New York City'" in w and "hallucinated" in w for w in first.report.warnings)
+    assert [f.text for f in second.facts] == ["Evan travelled with Evan's family."]
+    assert second.report.dropped_lines == 1
+    assert any("Evan works at Prius" in w and "'Prius'" in w for w in second.report.warnings)
+    assert not (await store.entities_by_names("g", ["Prius", "New York City", "Sam"]))["Sam"]
+
+
+async def test_a_name_from_the_context_window_is_kept(store: EmbeddedStore, embedder: HashEmbedder) -> None:
+    first, second = "Caroline: Melanie, I joined a choir!", "Melanie: That's wonderful, so proud of you!"
+    world = World(
+        {
+            first: Turn(["Caroline", "Melanie", "choir"]),
+            second: Turn(
+                ["Melanie", "Caroline"],
+                [F("Melanie", "Caroline", "PROUD_OF", "Melanie is proud of Caroline.")],
+            ),
+        }
+    )
+    ingestor = Ingestor(store, world.llm(), embedder)
+    await ingestor.add_episode(first, group_id="g", reference_time=T0)
+    result = await ingestor.add_episode(second, group_id="g", reference_time="2023-05-08T14:00:00Z")
+    assert [f.text for f in result.facts] == ["Melanie is proud of Caroline."]
+    assert result.report.dropped_lines == 0

@@ -1,0 +1,118 @@
+"""Bounds on runaway output, over real HTTP: the local OpenAI-compatible test server and the real client.
+
+A small model repeats lines until the token cap, never ends a line, or renames fields. Each call must
+stay bounded (the stream is closed and the server sees the client leave), keep the valid lines before
+the runaway, and say what it dropped and why; never crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from epigraph.llm import EndpointProfile
+from epigraph.prompts import extract_entities as ep
+from epigraph.prompts import extract_facts as fp
+from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
+from epigraph.testing_server import FakeOpenAIServer, Reply
+
+from tests.llm.helpers import make_client
+
+GREETING = ep.ExtractEntitiesInput(
+    episode="Caroline: Hey Mel! Good to see you! How have you been?", reference_time="2023-05-08T13:56:00Z"
+)
+MELANIE = json.dumps({"name": "Melanie", "entity_type": None, "attributes": {}})
+SLOW = 0.003
+"""Seconds per chunk: like a real model, the server writes as it generates (not all at once)."""
+CAROLINE = json.dumps({"name": "Caroline", "entity_type": None, "attributes": {}})
+
+
+async def _run(reply: Reply, data: Any = GREETING, prompt: Any = ep.PROMPT, **client: Any) -> Any:
+    async with FakeOpenAIServer(lambda body: reply) as srv, make_client(srv, **client) as llm:
+        lines = stream(llm, prompt, data)
+        items = [item async for item in lines]
+        await asyncio.sleep(0.05)  # let the server notice the closed connection
+        return items, lines.result, srv.chat_requests[-1]
+
+
+async def test_a_looping_reply_is_stopped_and_its_valid_prefix_kept() -> None:
+    loop = [f"{CAROLINE}\n", f"{MELANIE}\n"] * 400  # 800 lines: a model stuck in a cycle
+    items, result, request = await _run(Reply(chunks=loop, chunk_delay_s=SLOW))
+    assert [i.name for i in items] == ["Caroline", "Melanie"]
+    assert result.stopped is not None and "repeated" in result.stopped
+    assert result.truncated and result.finish_reason == "stopped"
+    assert [d.reason for d in result.dropped] == ["repeated line"] * REPEAT_STOP
+    assert request.client_closed, "the stream was closed, so the server stops generating"
+    assert request.chunks_sent < 50
+    assert result.usage.output_tokens > 0, "what the stopped call cost is counted (locally)"
+
+
+async def test_a_line_that_never_ends_is_stopped() -> None:
+    endless = ['{"name": "Mel', *(["anie and Caroline and"] * 3000)]
+    items, result, request = await _run(Reply(chunks=endless, chunk_delay_s=SLOW))
+    assert items == []
+    assert result.stopped is not None and "longer than" in result.stopped
+    assert [d.reason for d in result.dropped] == ["truncated: incomplete final line"]
+    assert request.client_closed and request.chunks_sent < 200
+
+
+async def test_a_server_that_ignores_the_cap_is_stopped_by_characters() -> None:
+    many = [json.dumps({"name": f"Person {i}"}) + "\n" for i in range(2000)]  # distinct, never repeats
+    items, result, request = await _run(Reply(chunks=many, chunk_delay_s=SLOW))
+    assert result.stopped is not None and "past the token cap" in result.stopped
+    cap = build_request(ep.PROMPT, GREETING).max_tokens
+    assert cap is not None and len(result.raw) <= cap * 6 + 100
+    assert 0 < len(items) < 2000 and request.client_closed
+
+
+async def test_renamed_fields_and_prose_are_dropped_and_the_good_lines_kept() -> None:
+    text = (
+        "Here are the entities:\n```json\n"
+        f'{{"entity": "Melanie", "type": "Person"}}\n{CAROLINE}\n'
+        '{"name": "Melanie", "entity_type": "Person", "attributes": {}, "extra": 1}\n```\n'
+    )
+    items, result, _ = await _run(Reply(text=text))
+    assert [i.name for i in items] == ["Caroline", "Melanie"]
+    assert result.stopped is None and not result.truncated
+    reasons = [d.reason for d in result.dropped]
+    assert len(reasons) == 2 and all("JSON" in r or "schema" in r for r in reasons), reasons
+
+
+async def test_output_caps_follow_the_input_not_the_settings() -> None:
+    greeting = build_request(ep.PROMPT, GREETING).max_tokens
+    long_turn = ep.ExtractEntitiesInput(episode="Caroline: " + "word " * 120, reference_time="2023-05-08")
+    longer = build_request(ep.PROMPT, long_turn).max_tokens
+    assert greeting is not None and longer is not None
+    assert 96 <= greeting <= 400 < longer, (greeting, longer)
+    facts = fp.ExtractFactsInput(episode=GREETING.episode, reference_time="2023", entities=["Caroline"])
+    assert (build_request(fp.PROMPT, facts).max_tokens or 0) <= 500
+    async with FakeOpenAIServer(lambda body: "") as srv, make_client(srv, max_tokens=200) as llm:
+        [_ async for _ in stream(llm, ep.PROMPT, long_turn)]
+        assert srv.chat_requests[-1].body["max_tokens"] == 200, "the client's maximum stays the ceiling"
+
+
+async def test_the_grammar_goes_only_to_endpoints_that_accept_one() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        seen.append(body)
+        if "grammar" in body and body.get("model") == "rejects":
+            return Reply.bad_request("unknown field: grammar", param="grammar")
+        return Reply(text=MELANIE + "\n")
+
+    async with FakeOpenAIServer(answer, models=("fake-model", "rejects")) as srv:
+        for model, profile in (
+            ("fake-model", EndpointProfile()),
+            ("fake-model", EndpointProfile(grammar=True)),
+            ("rejects", EndpointProfile(grammar=True)),
+        ):
+            async with make_client(srv, model=model, profile=profile) as llm:
+                items = [i async for i in stream(llm, ep.PROMPT, GREETING)]
+                assert [i.name for i in items] == ["Melanie"]
+                if model == "rejects":
+                    assert not llm.profile.grammar, "a 400 naming the grammar turns it off"
+    assert "grammar" not in seen[0]
+    grammar = seen[1]["grammar"]
+    assert grammar.startswith("root ::= line{0,") and '"\\"name\\""' in grammar
+    assert "grammar" in seen[2] and "grammar" not in seen[3], "rejected once, then sent without it"
