@@ -22,7 +22,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,150 +69,197 @@ def _parse_date(value: str) -> datetime | None:
         return None
 
 
+@dataclass
+class _Seen:
+    """What earlier turns established, for the rules that look back."""
+
+    names: set[str] = field(default_factory=set)
+    aliases: set[str] = field(default_factory=set)
+    facts: set[str] = field(default_factory=set)
+    sentences: dict[str, str] = field(default_factory=dict)
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.violations: list[Violation] = []
+
+    def __call__(self, where: str, what: str, message: str) -> None:
+        self.violations.append(Violation(where, what, message))
+
+
 def check(conversation: dict[str, Any], gold: dict[str, Any]) -> list[Violation]:
     """Every broken rule, in file order (empty when the gold set is sound)."""
-    out: list[Violation] = []
+    bad = _Report()
+    expected_turns = _check_file(conversation, gold, bad)
+    if expected_turns is None:
+        return bad.violations
+    speakers = gold["speakers"]
+    seen = _Seen()
+    for raw in expected_turns:
+        turn = gold["turns"].get(raw["dia_id"])
+        if isinstance(turn, dict):
+            _check_turn(raw, turn, speakers, seen, bad)
+    return bad.violations
 
-    def bad(where: str, field: str, message: str) -> None:
-        out.append(Violation(where, field, message))
 
+def _check_file(
+    conversation: dict[str, Any], gold: dict[str, Any], bad: _Report
+) -> list[dict[str, Any]] | None:
+    """The top level; returns the conversation's turns of the annotated sessions (None if unusable)."""
     missing = [k for k in TOP_KEYS if k not in gold]
     if missing:
         bad("file", "keys", f"missing {missing}")
-        return out
+        return None
     speakers = [conversation.get("speaker_a"), conversation.get("speaker_b")]
     if gold["speakers"] != speakers:
         bad("file", "speakers", f"{gold['speakers']} but the conversation has {speakers}")
     sessions = gold["sessions"]
     if not isinstance(sessions, list) or not sessions or not all(isinstance(s, int) for s in sessions):
         bad("file", "sessions", f"not a list of session numbers: {sessions!r}")
-        return out
-    expected_turns: list[dict[str, Any]] = []
+        return None
+    expected: list[dict[str, Any]] = []
     times: dict[str, str] = {}
     for session in sessions:
         if f"session_{session}" not in conversation:
             bad("file", "sessions", f"the conversation has no session {session}")
-            return out
-        expected_turns.extend(conversation[f"session_{session}"])
+            return None
+        expected.extend(conversation[f"session_{session}"])
         times[str(session)] = session_time_utc(conversation[f"session_{session}_date_time"])
     if gold["session_times_utc"] != times:
         bad("file", "session_times_utc", f"{gold['session_times_utc']} but the conversation gives {times}")
-
-    turns: dict[str, Any] = gold["turns"]
-    wanted_ids = [t["dia_id"] for t in expected_turns]
-    if list(turns) != wanted_ids:
-        extra = [i for i in turns if i not in wanted_ids]
-        lacking = [i for i in wanted_ids if i not in turns]
+    wanted = [t["dia_id"] for t in expected]
+    if list(gold["turns"]) != wanted:
+        extra = [i for i in gold["turns"] if i not in wanted]
+        lacking = [i for i in wanted if i not in gold["turns"]]
         detail = f"extra {extra}, missing {lacking}" if extra or lacking else "not in conversation order"
         bad("file", "turns", f"dia_ids differ from sessions {sessions}: {detail}")
+    return expected
 
-    seen_names: set[str] = set()
-    aliases: set[str] = set()
-    seen_facts: set[str] = set()
-    sentences: dict[str, str] = {}
-    for raw in expected_turns:
-        dia_id = raw["dia_id"]
-        turn = turns.get(dia_id)
-        if not isinstance(turn, dict):
+
+def _check_turn(
+    raw: dict[str, Any], turn: dict[str, Any], speakers: list[str], seen: _Seen, bad: _Report
+) -> None:
+    dia_id = raw["dia_id"]
+    if turn.get("speaker") != raw["speaker"]:
+        bad(dia_id, "speaker", f"{turn.get('speaker')!r} but the conversation has {raw['speaker']!r}")
+    if turn.get("text_sha1") != sha1_12(raw["text"]):
+        bad(dia_id, "text_sha1", f"{turn.get('text_sha1')!r}, the text gives {sha1_12(raw['text'])!r}")
+    names = _check_entities(dia_id, raw["speaker"], turn.get("entities", []), bad)
+    _check_kind(dia_id, turn, names, speakers, bad)
+    _check_duplicates(dia_id, turn.get("duplicates", []), names, seen, bad)
+    for i, fact in enumerate(turn.get("facts", [])):
+        _check_fact(dia_id, i, fact, names, seen, bad)
+    seen.names.update(n for n in names if isinstance(n, str))
+
+
+def _check_entities(dia_id: str, speaker: str, entities: list[Any], bad: _Report) -> list[Any]:
+    names = [e.get("name") if isinstance(e, dict) else None for e in entities]
+    for i, entity in enumerate(entities):
+        if not isinstance(entity, dict) or set(entity) != {"name", "type"}:
+            bad(dia_id, f"entities[{i}]", f"not a {{name, type}} entry: {entity!r}")
+        elif not isinstance(entity["name"], str) or not entity["name"]:
+            bad(dia_id, f"entities[{i}].name", f"{entity['name']!r} is not a name")
+        elif entity["type"] not in ENTITY_TYPES:
+            bad(dia_id, f"entities[{i}].type", f"{entity['type']!r} is not one of {ENTITY_TYPES}")
+    for name, n in Counter(names).items():
+        if n > 1:
+            bad(dia_id, "entities", f"{name!r} appears {n} times")
+    if names and names[0] != speaker:
+        bad(dia_id, "entities[0]", f"{names[0]!r}, the speaker {speaker!r} must come first")
+    return names
+
+
+def _check_kind(
+    dia_id: str, turn: dict[str, Any], names: list[Any], speakers: list[str], bad: _Report
+) -> None:
+    kind, facts = turn.get("kind"), turn.get("facts", [])
+    if kind not in KINDS:
+        bad(dia_id, "kind", f"{kind!r} is not one of {KINDS}")
+    elif kind == "greeting" and (names or facts or turn.get("duplicates")):
+        bad(dia_id, "kind", "a greeting turn has no entities, facts or duplicates")
+    elif kind == "minor":
+        if facts:
+            bad(dia_id, "facts", "a minor turn has no facts")
+        if not names or len(names) > 2 or (len(names) == 2 and names[1] not in speakers):
+            bad(dia_id, "entities", "a minor turn names the speaker, plus the addressee when named")
+    elif kind == "substantive":
+        lo, hi = SUBSTANTIVE_ENTITIES
+        if not lo <= len(names) <= hi:
+            bad(dia_id, "entities", f"{len(names)} entities, a substantive turn has {lo}-{hi}")
+        lo, hi = SUBSTANTIVE_FACTS
+        if not lo <= len(facts) <= hi:
+            bad(dia_id, "facts", f"{len(facts)} facts, a substantive turn has {lo}-{hi}")
+
+
+def _check_duplicates(
+    dia_id: str, duplicates: list[Any], names: list[Any], seen: _Seen, bad: _Report
+) -> None:
+    for i, dup in enumerate(duplicates):
+        where = f"duplicates[{i}]"
+        if not isinstance(dup, dict) or set(dup) != {"name", "same_as"}:
+            bad(dia_id, where, f"not a {{name, same_as}} entry: {dup!r}")
             continue
-        if turn.get("speaker") != raw["speaker"]:
-            bad(dia_id, "speaker", f"{turn.get('speaker')!r} but the conversation has {raw['speaker']!r}")
-        if turn.get("text_sha1") != sha1_12(raw["text"]):
-            bad(dia_id, "text_sha1", f"{turn.get('text_sha1')!r}, the text gives {sha1_12(raw['text'])!r}")
-        kind = turn.get("kind")
-        if kind not in KINDS:
-            bad(dia_id, "kind", f"{kind!r} is not one of {KINDS}")
-        entities = turn.get("entities", [])
-        facts = turn.get("facts", [])
-        names = [e.get("name") for e in entities]
-        for i, entity in enumerate(entities):
-            if set(entity) != {"name", "type"} or not isinstance(entity["name"], str) or not entity["name"]:
-                bad(dia_id, f"entities[{i}]", f"not a {{name, type}} entry: {entity!r}")
-            elif entity["type"] not in ENTITY_TYPES:
-                bad(dia_id, f"entities[{i}].type", f"{entity['type']!r} is not one of {ENTITY_TYPES}")
-        for name, n in Counter(names).items():
-            if n > 1:
-                bad(dia_id, "entities", f"{name!r} appears {n} times")
-        if names and names[0] != raw["speaker"]:
-            bad(dia_id, "entities[0]", f"{names[0]!r}, the speaker {raw['speaker']!r} must come first")
-        if kind == "greeting" and (entities or facts or turn.get("duplicates")):
-            bad(dia_id, "kind", "a greeting turn has no entities, facts or duplicates")
-        if kind == "minor":
-            if facts:
-                bad(dia_id, "facts", "a minor turn has no facts")
-            if not names or len(names) > 2 or (len(names) == 2 and names[1] not in speakers):
-                bad(dia_id, "entities", "a minor turn names the speaker, plus the addressee when named")
-        if kind == "substantive":
-            lo, hi = SUBSTANTIVE_ENTITIES
-            if not lo <= len(entities) <= hi:
-                bad(dia_id, "entities", f"{len(entities)} entities, a substantive turn has {lo}-{hi}")
-            lo, hi = SUBSTANTIVE_FACTS
-            if not lo <= len(facts) <= hi:
-                bad(dia_id, "facts", f"{len(facts)} facts, a substantive turn has {lo}-{hi}")
+        if dup["name"] not in names:
+            bad(dia_id, f"{where}.name", f"{dup['name']!r} is not an entity of the turn")
+        if dup["name"] in seen.names or dup["name"] in seen.aliases:
+            bad(dia_id, f"{where}.name", f"{dup['name']!r} was already named earlier")
+        if dup["same_as"] not in seen.names or dup["same_as"] == dup["name"]:
+            bad(dia_id, f"{where}.same_as", f"{dup['same_as']!r} is not an entity of an earlier turn")
+        seen.aliases.add(dup["name"])
 
-        for i, dup in enumerate(turn.get("duplicates", [])):
-            field = f"duplicates[{i}]"
-            if set(dup) != {"name", "same_as"}:
-                bad(dia_id, field, f"not a {{name, same_as}} entry: {dup!r}")
-                continue
-            if dup["name"] not in names:
-                bad(dia_id, f"{field}.name", f"{dup['name']!r} is not an entity of the turn")
-            if dup["name"] in seen_names or dup["name"] in aliases:
-                bad(dia_id, f"{field}.name", f"{dup['name']!r} was already named earlier")
-            if dup["same_as"] not in seen_names or dup["same_as"] == dup["name"]:
-                bad(dia_id, f"{field}.same_as", f"{dup['same_as']!r} is not an entity of an earlier turn")
-            aliases.add(dup["name"])
 
-        for i, fact in enumerate(facts):
-            field = f"facts[{i}]"
-            fid = fact.get("id")
-            if fid != f"{dia_id}#{i + 1}":
-                bad(dia_id, f"{field}.id", f"{fid!r}, expected {dia_id}#{i + 1}")
-            unknown = set(fact) - FACT_KEYS - set(FACT_LINKS)
-            if unknown or not FACT_KEYS <= set(fact):
-                bad(dia_id, field, f"keys {sorted(fact)}: needs {sorted(FACT_KEYS)}, optionally {FACT_LINKS}")
-                continue
-            for end in ("source", "target"):
-                if fact[end] not in names:
-                    bad(dia_id, f"{field}.{end}", f"{fact[end]!r} is not an entity of the turn")
-            if fact["source"] == fact["target"]:
-                bad(dia_id, f"{field}.target", "source and target are the same entity")
-            if not isinstance(fact["relation"], str) or not RELATION.match(fact["relation"]):
-                bad(dia_id, f"{field}.relation", f"{fact['relation']!r} is not SCREAMING_SNAKE_CASE")
-            text = fact["fact"]
-            if not isinstance(text, str) or not text.strip():
-                bad(dia_id, f"{field}.fact", "empty sentence")
-            elif text in sentences:
-                bad(dia_id, f"{field}.fact", f"same sentence as {sentences[text]}")
-            else:
-                sentences[text] = str(fid)
-            dates: dict[str, datetime] = {}
-            for key in ("valid_at", "invalid_at"):
-                value = fact[key]
-                parsed = _parse_date(value) if isinstance(value, str) else None
-                if value is not None and parsed is None:
-                    bad(dia_id, f"{field}.{key}", f"{value!r} is not YYYY-MM-DDTHH:MM:SSZ or null")
-                elif parsed is not None:
-                    dates[key] = parsed
-            if len(dates) == 2 and dates["valid_at"] > dates["invalid_at"]:
-                bad(dia_id, f"{field}.invalid_at", "before valid_at")
-            for link in FACT_LINKS:
-                if link not in fact:
-                    continue
-                ids = fact[link]
-                if not isinstance(ids, list) or not ids or len(set(ids)) != len(ids):
-                    bad(dia_id, f"{field}.{link}", f"not a non-empty list of distinct ids: {ids!r}")
-                    continue
-                for ref in ids:
-                    if ref not in seen_facts:
-                        bad(dia_id, f"{field}.{link}", f"{ref!r} is not an earlier fact")
-            both = set(fact.get("duplicate_of", [])) & set(fact.get("contradicts", []))
-            if both:
-                bad(dia_id, field, f"{sorted(both)} both restated and contradicted")
-            if isinstance(fid, str):
-                seen_facts.add(fid)
-        seen_names.update(n for n in names if isinstance(n, str))
-    return out
+def _check_fact(dia_id: str, i: int, fact: Any, names: list[Any], seen: _Seen, bad: _Report) -> None:
+    where = f"facts[{i}]"
+    if not isinstance(fact, dict) or not FACT_KEYS <= set(fact) or set(fact) - FACT_KEYS - set(FACT_LINKS):
+        keys = sorted(fact) if isinstance(fact, dict) else fact
+        bad(dia_id, where, f"keys {keys}: needs {sorted(FACT_KEYS)}, optionally {FACT_LINKS}")
+        return
+    fid = fact["id"]
+    if fid != f"{dia_id}#{i + 1}":
+        bad(dia_id, f"{where}.id", f"{fid!r}, expected {dia_id}#{i + 1}")
+    for end in ("source", "target"):
+        if fact[end] not in names:
+            bad(dia_id, f"{where}.{end}", f"{fact[end]!r} is not an entity of the turn")
+    if fact["source"] == fact["target"]:
+        bad(dia_id, f"{where}.target", "source and target are the same entity")
+    if not isinstance(fact["relation"], str) or not RELATION.match(fact["relation"]):
+        bad(dia_id, f"{where}.relation", f"{fact['relation']!r} is not SCREAMING_SNAKE_CASE")
+    text = fact["fact"]
+    if not isinstance(text, str) or not text.strip():
+        bad(dia_id, f"{where}.fact", "empty sentence")
+    elif text in seen.sentences:
+        bad(dia_id, f"{where}.fact", f"same sentence as {seen.sentences[text]}")
+    else:
+        seen.sentences[text] = str(fid)
+    _check_dates(dia_id, where, fact, bad)
+    for link in FACT_LINKS:
+        if link not in fact:
+            continue
+        ids = fact[link]
+        if not isinstance(ids, list) or not ids or len(set(ids)) != len(ids):
+            bad(dia_id, f"{where}.{link}", f"not a non-empty list of distinct ids: {ids!r}")
+            continue
+        for ref in ids:
+            if ref not in seen.facts:
+                bad(dia_id, f"{where}.{link}", f"{ref!r} is not an earlier fact")
+    both = set(fact.get("duplicate_of", [])) & set(fact.get("contradicts", []))
+    if both:
+        bad(dia_id, where, f"{sorted(both)} both restated and contradicted")
+    if isinstance(fid, str):
+        seen.facts.add(fid)
+
+
+def _check_dates(dia_id: str, where: str, fact: dict[str, Any], bad: _Report) -> None:
+    dates: dict[str, datetime] = {}
+    for key in ("valid_at", "invalid_at"):
+        value = fact[key]
+        parsed = _parse_date(value) if isinstance(value, str) else None
+        if value is not None and parsed is None:
+            bad(dia_id, f"{where}.{key}", f"{value!r} is not YYYY-MM-DDTHH:MM:SSZ or null")
+        elif parsed is not None:
+            dates[key] = parsed
+    if len(dates) == 2 and dates["valid_at"] > dates["invalid_at"]:
+        bad(dia_id, f"{where}.invalid_at", "before valid_at")
 
 
 def counts(gold: dict[str, Any]) -> dict[str, Any]:
