@@ -5,6 +5,7 @@
     epigraph ingest episodes.jsonl                 # JSONL episodes; live progress bar, summary table
     epigraph import locomo.json --dry-run          # a raw dataset through a field mapping (no LLM needed)
     epigraph search "where does Alice live?" --as-of 2023-06-01
+    epigraph ask "where did Alice live in 2022?"    # streamed answer with cited facts and episodes
     epigraph entity Alice --html alice.html
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
     epigraph model start                           # the local model (epigraph[local-model]); stop, status
@@ -34,6 +35,7 @@ from typing import Any
 from rich.console import Console
 
 from . import cli_render as show
+from .cli_ask import AskPrinter, print_json_lines
 from .cli_input import (
     batched,
     date_arg,
@@ -75,7 +77,7 @@ LLM_HELP = (
 ENVIRONMENT = """\
 environment:
   EPIGRAPH_DB, EPIGRAPH_GROUP                  store file (./epigraph.db) and group (default)
-  EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM used to ingest (ingest, import, retry, remove)
+  EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM (ingest, import, retry, remove, ask)
   EPIGRAPH_LLM=local                           or the local model (see `epigraph model start`)
   EPIGRAPH_EMBEDDER                            sentence-transformers (default), openai or hash
   EPIGRAPH_NEO4J_URI, _USER, _PASSWORD         use Neo4j instead of the embedded store
@@ -178,6 +180,13 @@ def _reading_commands(command: AddCommand) -> None:
     p.add_argument("--include-retired", action="store_true", help="retired facts too")
     p.add_argument("--recipe", type=recipe_arg, metavar="NAME", help=f"one of {', '.join(sorted(RECIPES))}")
     p.add_argument("--limit", type=positive_arg, metavar="N", help="results per kind")
+
+    p = command("ask", cmd_ask, "answer a question from the graph, citing facts and episodes (streamed)")
+    p.add_argument("question", metavar="QUESTION")
+    p.add_argument("--as-of", type=date_arg, metavar="DATE", help="answer as of DATE (its 'now')")
+    p.add_argument("--known-at", type=date_arg, metavar="DATE", help="from what the graph knew at DATE")
+    p.add_argument("--no-streaming", action="store_true", help="print the whole answer once it is done")
+    p.add_argument("--quiet", action="store_true", help="hide thoughts, lookups and usage")
 
     p = command("entity", cmd_entity, "one entity: summary, aliases, facts, history, episodes")
     p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid")
@@ -316,6 +325,28 @@ async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
     else:
         cli.out.print(results)
     return 0
+
+
+async def cmd_ask(cli: Cli, args: argparse.Namespace) -> int:
+    async with _graph(cli) as kg:
+        await kg.open()  # the local model, when configured, starts here
+        _require_llm(kg, "ask")
+        when = {"as_of": args.as_of, "known_at": args.known_at}
+        if args.no_streaming:
+            answer = await kg.ask(args.question, streaming=False, **when)
+            if cli.as_json:
+                cli.write(answer.to_json())
+                return 0 if answer.ok else 1
+            printer = AskPrinter(cli, quiet=args.quiet)
+            printer.answer(answer)
+            return printer.exit_code
+        chunks = kg.ask(args.question, **when)
+        if cli.as_json:
+            return await print_json_lines(cli, chunks)
+        printer = AskPrinter(cli, quiet=args.quiet)
+        async for chunk in chunks:
+            printer.chunk(chunk)
+        return printer.exit_code
 
 
 def _save_picture(drawing: GraphDrawing, svg: str | None, html: str | None) -> Path:

@@ -16,9 +16,10 @@ local model, one per HTTP request (batch) for the OpenAI-compatible one. Ingesti
 from __future__ import annotations
 
 import asyncio
+import importlib
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,6 +61,32 @@ def _normalized(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     result: np.ndarray = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
     return result
+
+
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Silence transformers' progress bars while a model loads, then restore them as they were.
+
+    transformers 5 draws a tqdm "Loading weights" bar on stderr for every model it loads, which ended up
+    in the output of ``epigraph search``. Its switch is process-wide (``transformers.utils.logging``,
+    shared with ``huggingface_hub``'s bars), so it is turned off only for the load (under the embedder's
+    lock) and both libraries' settings are put back afterwards.
+    """
+    try:
+        hub: Any = importlib.import_module("huggingface_hub.utils")
+        hf_logging: Any = importlib.import_module("transformers.utils.logging")
+    except ImportError:  # pragma: no cover - sentence-transformers brings both
+        yield
+        return
+    bars_on, hub_off = hf_logging.is_progress_bar_enabled(), hub.are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars_on:
+            hf_logging.enable_progress_bar()
+        if hub_off:
+            hub.disable_progress_bars()
 
 
 class SentenceTransformerEmbedder:
@@ -124,7 +151,8 @@ class SentenceTransformerEmbedder:
             ) from None
         path = self._model_path()
         try:
-            st = SentenceTransformer(path, device=self.device, local_files_only=True)
+            with _no_progress_bars():
+                st = SentenceTransformer(path, device=self.device, local_files_only=True)
         except Exception as exc:
             raise EmbeddingError(f"cannot load embedding model {self.model!r} offline: {exc}") from exc
         dimension = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension

@@ -31,6 +31,10 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def _parse(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
 @dataclass(frozen=True, slots=True)
 class Citation:
     """A fact or an episode the answer cites (by ``id``: ``F1``, ``E2``, ... as the model saw them)."""
@@ -59,6 +63,19 @@ class Citation:
             "retired": self.retired,
             "episode_uuids": list(self.episode_uuids),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Citation:
+        return cls(
+            id=data["id"],
+            kind=data["kind"],
+            uuid=data["uuid"],
+            text=data["text"],
+            valid_at=_parse(data.get("valid_at")),
+            invalid_at=_parse(data.get("invalid_at")),
+            retired=bool(data.get("retired")),
+            episode_uuids=tuple(data.get("episode_uuids") or ()),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +138,22 @@ class AskChunk:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AskChunk:
+        """The chunk :meth:`to_dict` describes (e.g. a line of ``epigraph --json ask``)."""
+        usage = data.get("usage")
+        return cls(
+            chunk_type=data["chunk_type"],
+            content=data.get("content", ""),
+            end_of_message=bool(data.get("end_of_message")),
+            end_of_dialog=bool(data.get("end_of_dialog")),
+            data=data.get("data") or {},
+            citations=tuple(Citation.from_dict(c) for c in data.get("citations") or ()),
+            dropped=tuple(data.get("dropped") or ()),
+            usage=AskUsage(**usage) if usage else None,
+            latency_ms=data.get("latency_ms"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
