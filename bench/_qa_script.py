@@ -1,0 +1,101 @@
+"""The scripted model of ``locomo_qa.py --scripted``: every prompt the harness sends (ingestion, the ask
+agent, the baselines' answers, the judge) answered deterministically and offline, so the harness itself
+runs end to end in the test suite. Its J figures measure the plumbing, not a model.
+
+- ingestion: the speaker and the capitalized words of a turn are its entities; a turn naming someone or
+  something other than its speaker becomes one fact ``"<Speaker> said: <text>"``; nothing is merged
+  unless the names match, nothing retired, no dates;
+- ``ask_plan``: one fact search of the question, then answer;
+- ``ask_answer``: the first fact (else episode) shown, cited;
+- ``qa_judge``: CORRECT when at least half of the gold answer's words appear in the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import ScriptedLLM
+
+_WORD = re.compile(r"[A-Za-z0-9']+")
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_COMMON = {"The", "This", "That", "What", "When", "Where", "Thanks", "Hey", "Yes", "Wow", "And", "But"}
+_SHOWN = re.compile(r"^([FE]\d+)(?: \[[^\]]*\])?: (.*?)(?: \(from .*\))?$")
+
+
+def _speaker_text(episode: str) -> tuple[str, str]:
+    speaker, _, text = episode.partition(": ")
+    return (speaker, text) if text else ("someone", episode)
+
+
+def _names(episode: str) -> list[str]:
+    speaker, text = _speaker_text(episode)
+    others = [n for n in dict.fromkeys(_NAME.findall(text)) if n not in _COMMON and n != speaker]
+    return [speaker, *others[:2]]
+
+
+def _facts(episode: str) -> list[dict[str, Any]]:
+    speaker, text = _speaker_text(episode)
+    names = _names(episode)
+    if len(names) < 2:
+        return []
+    fact = {"source": speaker, "target": names[1], "relation": "MENTIONED", "fact": f"{speaker} said: {text}"}
+    return [{**fact, "valid_at": None, "invalid_at": None, "temporal_expression": None}]
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def answer(request: ChatRequest) -> str:
+    v: Any = request.variables
+    name = request.prompt_name
+    if name == "extract_entities":
+        return "\n".join(json.dumps({"name": n}) for n in _names(v["episode"]))
+    if name == "extract_facts":
+        return "\n".join(json.dumps(f) for f in _facts(v["episode"]))
+    if name == "extract_combined":
+        lines = [{"type": "entity", "name": n} for n in _names(v["episode"])]
+        lines += [{"type": "fact", **f} for f in _facts(v["episode"])]
+        return "\n".join(json.dumps(line) for line in lines)
+    if name == "resolve_entity":
+        same = [c["id"] for c in v["candidates"] if c["name"].casefold() == v["entity"]["name"].casefold()]
+        return json.dumps({"reasoning": "by name", "duplicate_of": same[0] if same else None})
+    if name == "resolve_fact":
+        decisions = [
+            {"id": f["id"], "duplicate_of": [c["id"] for c in f["candidates"] if c["fact"] == f["fact"]]}
+            for f in v["facts"]
+        ]
+        return json.dumps({"decisions": decisions})
+    if name == "date_fact":
+        return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
+    if name == "summarize_entities":
+        return json.dumps(
+            {"summaries": [{"id": e["id"], "summary": " ".join(e["facts"][:2])} for e in v["entities"]]}
+        )
+    return _asking(name, v)
+
+
+def _asking(name: str, v: Any) -> str:
+    if name == "ask_plan":
+        if v["observations"] == "(nothing yet)":
+            return json.dumps(
+                {"thought": "Search the question.", "action": "search_facts", "query": v["question"]}
+            )
+        return json.dumps({"thought": "Answer from what was found.", "action": "answer"})
+    if name == "ask_answer":
+        for line in [*v["facts"].splitlines(), *v["episodes"].splitlines()]:
+            if m := _SHOWN.match(line):
+                return f"{m[2]} [{m[1]}]"
+        return "The graph holds nothing about this question."
+    if name == "qa_judge":
+        gold = _words(v["gold_answer"])
+        hit = len(gold & _words(v["generated_answer"])) * 2 >= len(gold) > 0
+        return json.dumps({"reasoning": "word overlap", "label": "CORRECT" if hit else "WRONG"})
+    raise KeyError(f"the QA script has no answer for prompt {name!r}")
+
+
+def scripted_llm() -> ScriptedLLM:
+    return ScriptedLLM(answer, model="scripted-qa")
