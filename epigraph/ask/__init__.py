@@ -16,7 +16,8 @@ from datetime import datetime
 
 from ..embed import Embedder
 from ..errors import UsageError
-from ..graph.model import to_utc, utc_now
+from ..graph.model import utc_now
+from ..graph.search.filters import make_filters
 from ..graph.store import GraphStore
 from ..prompts.protocol import LLM
 from .agent import NOTHING, AskOptions, Dialog, can_stream
@@ -52,18 +53,6 @@ __all__ = [
 ]
 
 
-def _when(value: datetime | str | None, name: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        result = to_utc(value)
-    except ValueError as exc:
-        raise UsageError(f"ask: bad {name} {value!r}: {exc}") from None
-    if not isinstance(result, datetime):
-        raise UsageError(f"ask: {name} must be a datetime or an ISO string, got {value!r}")
-    return result
-
-
 def dialog(
     store: GraphStore,
     embedder: Embedder,
@@ -80,7 +69,8 @@ def dialog(
     text = question.strip()
     if not text:
         raise UsageError("ask needs a non-empty question")
-    when, known = _when(as_of, "as_of"), _when(known_at, "known_at")
+    times = make_filters(group_id, as_of=as_of, known_at=known_at)  # validated, UTC
+    when, known = times.as_of, times.known_at
     opts = options or AskOptions()
     lookups = Lookups(
         store, embedder, group_id, as_of=when, known_at=known,

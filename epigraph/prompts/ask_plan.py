@@ -7,9 +7,9 @@ search of the question when the reply stays unusable.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .base import Prompt
 
@@ -34,6 +34,39 @@ class AskPlanOutput(BaseModel):
     as_of: str | None = None
     since: str | None = None
     until: str | None = None
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _known_action(cls, value: Any) -> Any:
+        """Small models write ``search``, ``search_facts(...)`` or ``final_answer``: read them as meant."""
+        if not isinstance(value, str):
+            return value
+        name = value.strip().lower().split("(", 1)[0].strip().replace(" ", "_").replace("-", "_")
+        return _ACTION_ALIASES.get(name, name)
+
+    @field_validator("query", "entity", "as_of", "since", "until", mode="before")
+    @classmethod
+    def _no_null_words(cls, value: Any) -> Any:
+        """``"null"``, ``"none"`` or ``""`` written as a string mean no value."""
+        if isinstance(value, str) and value.strip().lower() in ("", "null", "none", "n/a"):
+            return None
+        return value
+
+
+_ACTION_ALIASES = {
+    "search": "search_facts",
+    "facts": "search_facts",
+    "search_fact": "search_facts",
+    "fact_search": "search_facts",
+    "lookup_entity": "entity",
+    "get_entity": "entity",
+    "entity_view": "entity",
+    "search_episodes": "episodes",
+    "episode": "episodes",
+    "final_answer": "answer",
+    "respond": "answer",
+    "finish": "answer",
+}
 
 
 EXAMPLE = AskPlanInput(

@@ -282,5 +282,5 @@ async def test_bad_calls_raise_at_once(store: EmbeddedStore, embedder: HashEmbed
         kg.llm = ScriptedLLM({})
         with pytest.raises(UsageError, match="non-empty question"):
             await kg.ask("  ", streaming=False)
-        with pytest.raises(UsageError, match="bad as_of"):
+        with pytest.raises(UsageError, match="bad time"):
             await kg.ask("Where?", as_of="yesterday", streaming=False)

@@ -1,0 +1,97 @@
+"""The pure parts of ask: the citation filter (split-invariant), the observation budget and numbering,
+the dates a model writes, the plan's tolerance of small-model spellings."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from epigraph.ask.citations import HOLD_LIMIT, CitationFilter
+from epigraph.ask.lookups import parse_when
+from epigraph.ask.observations import Observations
+from epigraph.graph.model import Episode, Fact
+from epigraph.prompts.ask_plan import AskPlanOutput
+
+KNOWN = {"F1", "F2", "E1"}
+
+
+def filtered(pieces: list[str]) -> tuple[str, list[str], list[str]]:
+    flt = CitationFilter(KNOWN.__contains__)
+    text = "".join(flt.feed(p) for p in pieces) + flt.finish()
+    return text, flt.cited, flt.dropped
+
+
+def test_known_ids_stay_and_unknown_ones_go() -> None:
+    text, cited, dropped = filtered(["Lisbon [F1, F9] and Berlin [F2][E7], [sic] [1] [E1;F1]."])
+    assert text == "Lisbon [F1] and Berlin [F2], [sic] [1] [E1, F1]."
+    assert cited == ["F1", "F2", "E1"] and dropped == ["F9", "E7"]
+
+
+def test_an_unclosed_or_long_bracket_is_ordinary_text() -> None:
+    assert filtered(["a [F1 b"])[0] == "a [F1 b"
+    long = "[" + "x" * (HOLD_LIMIT + 5) + "] done"
+    assert filtered([long])[0] == long
+    assert filtered(["[[F1]"])[0] == "[[F1]"
+
+
+@given(
+    st.lists(
+        st.sampled_from(["Alice ", "[F1]", "[F9]", "[", "]", "F2", ", ", "[sic]", "[E1, F7]", "x"]),
+        max_size=25,
+    ),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=8),
+)
+def test_the_filter_does_not_depend_on_how_the_text_was_split(parts: list[str], cuts: list[int]) -> None:
+    text = "".join(parts)
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    assert filtered(pieces) == filtered([text])
+
+
+def _fact(uuid: str, text: str, start: datetime, end: datetime | None = None) -> Fact:
+    return Fact(
+        uuid=uuid,
+        group_id="g",
+        source_uuid="a",
+        target_uuid="b",
+        relation="LIVES_IN",
+        text=text,
+        valid_at=start,
+        invalid_at=end,
+        episodes=["ep1"],
+    )
+
+
+def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    seen = Observations(now=now, known_at=None, budget_tokens=60)
+    paris = _fact(
+        "p", "Alice lives in Paris.", datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
+    )
+    lisbon = _fact("l", "Alice lives in Lisbon.", datetime(2024, 2, 1, tzinfo=UTC))
+    first = seen.add([paris, lisbon], [])
+    assert [s.label for s in first] == ["F1", "F2"]
+    assert first[0].line == "F1: Alice lives in Paris. (from 2020-01-01 until 2022-01-01; ended)"
+    assert first[1].line == "F2: Alice lives in Lisbon. (from 2024-02-01; current)"
+    assert first[0].citation.retired and not first[1].citation.retired
+    again = seen.add([lisbon], [])
+    assert [s.label for s in again] == ["F2"], "a fact found twice keeps its number"
+    episode = Episode(group_id="g", content="Alice: " + "word " * 200, reference_time=now)
+    assert seen.add([], [episode]) == [] and seen.left_out == 1, "over the budget: not shown, not citable"
+    assert seen.get("E1") is None and seen.used_tokens <= 60
+
+
+def test_dates_a_model_writes() -> None:
+    assert parse_when("2022") == datetime(2022, 1, 1, tzinfo=UTC)
+    assert parse_when("2022-06") == datetime(2022, 6, 1, tzinfo=UTC)
+    assert parse_when("2022-06-03T10:00:00Z") == datetime(2022, 6, 3, 10, tzinfo=UTC)
+    assert parse_when("last summer") is None and parse_when(None) is None
+
+
+def test_the_plan_reads_small_model_spellings() -> None:
+    plan = AskPlanOutput.model_validate({"action": "Search(query=Alice)", "query": "null", "as_of": "None"})
+    assert (plan.action, plan.query, plan.as_of) == ("search_facts", None, None)
+    assert AskPlanOutput.model_validate({"action": "final answer"}).action == "answer"
+    assert AskPlanOutput.model_validate({"action": "Get-Entity", "entity": "Alice"}).action == "entity"
