@@ -3,8 +3,8 @@
 The numbers are the only ids the model sees and cites; a number is given once per uuid, so a fact found
 twice keeps its first number. Everything registered is shown to the model, within a token budget: an
 item that would overflow it is not registered (and so cannot be cited). Each fact line carries its
-validity window as the graph believes it at ``known_at`` and whether it still holds at the dialog's
-"now" (its ``as_of``): ``current`` or ``ended``. Pure: no I/O.
+validity window as the graph believes it at ``known_at`` and where it stands at the dialog's "now" (its
+``as_of``): ``current``, ``ended`` or ``not yet`` (begins later). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ class Observations:
             return known
         start, end = self._interval(fact)
         ended = end is not None and end <= self.now
+        status = "ended" if ended else "not yet" if start is not None and start > self.now else "current"
         label = f"F{len(self.facts) + 1}"
         window = f"from {day(start)}" + (f" until {day(end)}" if end is not None else "")
-        line = f"{label}: {shorten(fact.text, 300)} ({window}; {'ended' if ended else 'current'})"
+        line = f"{label}: {shorten(fact.text, 300)} ({window}; {status})"
         citation = Citation(
             label, "fact", fact.uuid, fact.text, start, end, ended, tuple(dict.fromkeys(fact.episodes))
         )

@@ -66,7 +66,7 @@ def _fact(uuid: str, text: str, start: datetime, end: datetime | None = None) ->
 
 def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
     now = datetime(2024, 6, 1, tzinfo=UTC)
-    seen = Observations(now=now, known_at=None, budget_tokens=60)
+    seen = Observations(now=now, known_at=None, budget_tokens=80)
     paris = _fact(
         "p", "Alice lives in Paris.", datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
     )
@@ -76,11 +76,13 @@ def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
     assert first[0].line == "F1: Alice lives in Paris. (from 2020-01-01 until 2022-01-01; ended)"
     assert first[1].line == "F2: Alice lives in Lisbon. (from 2024-02-01; current)"
     assert first[0].citation.retired and not first[1].citation.retired
+    later = _fact("m", "Alice moves to Rome.", datetime(2025, 1, 1, tzinfo=UTC))
+    assert seen.add([later], [])[0].line.endswith("(from 2025-01-01; not yet)")
     again = seen.add([lisbon], [])
     assert [s.label for s in again] == ["F2"], "a fact found twice keeps its number"
     episode = Episode(group_id="g", content="Alice: " + "word " * 200, reference_time=now)
     assert seen.add([], [episode]) == [] and seen.left_out == 1, "over the budget: not shown, not citable"
-    assert seen.get("E1") is None and seen.used_tokens <= 60
+    assert seen.get("E1") is None and seen.used_tokens <= 80
 
 
 def test_dates_a_model_writes() -> None:
