@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast bench lint clean
+.PHONY: install demo demo-live test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,13 +23,19 @@ install: $(STAMP)
 demo: install
 	$(PY) examples/quickstart.py
 
+# The same conversation live on the local model (epigraph[local-model]: llama.cpp on this CPU, offline;
+# started for the run unless `epigraph model start` left one running). Minutes, not seconds.
+demo-live: install
+	EPIGRAPH_LLM=local $(PY) examples/quickstart.py
+
 # Builds Neo4j from Maven Central (first run downloads), starts it, runs every test, always stops it.
 test: install neo4j-build
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) -m pytest -q -p no:cacheprovider
 
-# The suite without Neo4j (its tests skip with a reason; outside CI only).
+# The suite without Neo4j (its tests skip with a reason; outside CI only) and without the real local
+# model (tests/live: minutes on 2 cores; `make test` runs it).
 test-fast: install
-	$(PY) -m pytest -q -x
+	$(PY) -m pytest -q -x -m "not live"
 
 BENCH_DATA ?= ../shared/datasets/locomo
 bench: install neo4j-build

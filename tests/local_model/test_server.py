@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from dataclasses import asdict
+import subprocess
+import sys
+import time
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ from epigraph.cli import main
 from epigraph.config import Settings
 from epigraph.errors import ConfigError, LocalModelError
 from epigraph.llm_profiles import EndpointProfile
-from epigraph.local_model import LocalModel
+from epigraph.local_model import LocalModel, leases
 from epigraph.local_model.server import STATE_FILE, Launch, ServerState, read_state, running, start, stop
 
 
@@ -72,3 +75,44 @@ def _state(pid: int, port: int) -> ServerState:
         pid=pid, port=port, model_path="/m.gguf", model_name="m", context_tokens=8192, threads=2,
         started_at="2026-01-01T00:00:00+00:00", log_path="/dev/null",
     )  # fmt: skip
+
+
+def _stand_in(tmp_path: Path, *, detached: bool) -> subprocess.Popen[bytes]:
+    """A process that passes for our server (its command line names the serve module), recorded."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", "epigraph.local_model.serve"]
+    )
+    cmdline = Path(f"/proc/{process.pid}/cmdline")
+    while b"epigraph.local_model.serve" not in cmdline.read_bytes():  # empty until exec has finished
+        time.sleep(0.01)
+    state = replace(_state(process.pid, 1), detached=detached)
+    (tmp_path / STATE_FILE).write_text(json.dumps(asdict(state)))
+    return process
+
+
+def _gone(process: subprocess.Popen[bytes]) -> bool:
+    process.wait(timeout=30)  # stop() may have reaped it already
+    return not Path(f"/proc/{process.pid}").exists()
+
+
+def test_the_last_lease_stops_a_library_started_server(tmp_path: Path) -> None:
+    local = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path)))
+    process = _stand_in(tmp_path, detached=False)
+    first, second = leases.take(tmp_path), leases.take(tmp_path)
+    (tmp_path / leases.USERS / "999999999-dead").touch()  # a crashed user's lease does not count
+    assert local.release(first) is None and process.poll() is None  # another user still holds it
+    assert leases.held(tmp_path) == [second]
+    stopped = local.release(second)
+    assert stopped is not None and stopped.pid == process.pid
+    assert _gone(process) and read_state(tmp_path) is None
+
+
+def test_a_server_from_model_start_outlives_its_leases(tmp_path: Path) -> None:
+    local = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path)))
+    process = _stand_in(tmp_path, detached=True)
+    try:
+        assert local.release(leases.take(tmp_path)) is None and process.poll() is None
+        assert local.stop() is not None and _gone(process)
+    finally:
+        process.kill()
+        process.wait()
