@@ -19,10 +19,12 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from contextlib import aclosing
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, overload
 
+from .ask import Answer, AskChunk, AskOptions, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
@@ -269,3 +271,72 @@ class KnowledgeGraph:
     async def stats(self, *, group_id: str | None = None) -> StoreStats:
         await self.open()
         return await self.store.stats(group_id or self.group_id)
+
+    # --- asking ---------------------------------------------------------------------------------
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: Literal[True] = True,
+        group_id: str | None = None,
+        options: AskOptions | None = None,
+    ) -> AsyncIterator[AskChunk]: ...
+
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: Literal[False],
+        group_id: str | None = None,
+        options: AskOptions | None = None,
+    ) -> Coroutine[Any, Any, Answer]: ...
+
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: bool = True,
+        group_id: str | None = None,
+        options: AskOptions | None = None,
+    ) -> AsyncIterator[AskChunk] | Coroutine[Any, Any, Answer]:
+        """Answer ``question`` from the graph, citing the facts (with their validity windows) and episodes
+        used. ``as_of``: answer as of that time (its "now"); ``known_at``: from what the graph knew then.
+
+        ``streaming=True``: ``async for chunk in kg.ask(q)`` yields thought / action / observation /
+        answer / error chunks as they happen (the last one carries citations, usage and latency);
+        ``streaming=False``: ``await kg.ask(q, streaming=False)`` returns one :class:`Answer` with the
+        same content. See :mod:`epigraph.ask`.
+        """
+        chunks = self._ask(question, as_of, known_at, streaming, group_id, options)
+        return chunks if streaming else collect(question, chunks)
+
+    async def _ask(
+        self,
+        question: str,
+        as_of: datetime | str | None,
+        known_at: datetime | str | None,
+        streaming: bool,
+        group_id: str | None,
+        options: AskOptions | None,
+    ) -> AsyncIterator[AskChunk]:
+        await self.open()
+        if self.llm is None:
+            raise ConfigError(
+                "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
+                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
+            )
+        chunks = dialog(
+            self.store, self.embedder, self.llm, group_id or self.group_id, question,
+            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming,
+        )  # fmt: skip
+        async with aclosing(chunks) as dialog_chunks:
+            async for chunk in dialog_chunks:
+                yield chunk
