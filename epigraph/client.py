@@ -116,7 +116,7 @@ class KnowledgeGraph:
         """Start the local model's server, or reuse the one already running; point the LLM at it."""
         from .llm import OpenAIChat
 
-        state, self._lease, _ = await asyncio.to_thread(local.acquire)
+        state, self._lease = await asyncio.to_thread(local.acquire)
         self.settings = local.settings_for(state)
         self.llm = OpenAIChat.from_settings(self.settings)
         self._owns_llm = True

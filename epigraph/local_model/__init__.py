@@ -59,19 +59,19 @@ class LocalModel:
         """The state file's server, alive or not."""
         return read_state(self.cache_dir)
 
-    def ensure_running(self, *, detach: bool, progress: Progress | None = None) -> tuple[ServerState, bool]:
+    def ensure_running(self, *, detach: bool) -> tuple[ServerState, bool]:
         """The running server (started now when none answers); True when this call started it.
         ``detach``: the server outlives this process and no lease stops it (``epigraph model start``)."""
-        path = self.ensure_weights(progress)
+        path = self.ensure_weights()
         with exclusive(self.cache_dir):
             return self._running_or_start(path, detach)
 
-    def acquire(self) -> tuple[ServerState, str, bool]:
-        """For a library user: the running or a new server, a lease on it, and whether it was started."""
+    def acquire(self) -> tuple[ServerState, str]:
+        """For a library user: the running server (or a new one) and a lease on it."""
         path = self.ensure_weights()
         with exclusive(self.cache_dir):
-            state, started = self._running_or_start(path, detach=False)
-            return state, leases.take(self.cache_dir), started
+            state, _ = self._running_or_start(path, detach=False)
+            return state, leases.take(self.cache_dir)
 
     def release(self, lease: str) -> ServerState | None:
         """Drop ``lease``; stop a library-started server nobody else holds. The stopped server, or None."""
