@@ -2,8 +2,9 @@
 
 It builds xllamacpp's ``CommonParams``, starts llama.cpp's own HTTP server in this process
 (``xllamacpp.Server``: OpenAI-compatible ``/v1/chat/completions``, ``/health``, ``/v1/models``) and
-serves until SIGTERM or SIGINT. :mod:`epigraph.local_model.server` runs it as a child process, so a
-later command can find it (state file) and stop it.
+serves until SIGTERM or SIGINT, or, with ``--parent PID``, until that process is gone (a program that
+started it for itself and was killed leaves no 2 GB server behind). :mod:`epigraph.local_model.server`
+runs it as a child process, so a later command can find it (state file) and stop it.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--alias", default="local")
+    parser.add_argument("--parent", type=int, default=0, help="stop when this process is gone")
     args = parser.parse_args(argv)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     try:
@@ -55,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     server = xlc.Server(params(args))
     print(f"epigraph: serving {args.model} at {server.listening_address}", flush=True)
-    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    while signal.sigtimedwait({signal.SIGTERM, signal.SIGINT}, 1.0) is None:
+        if args.parent and os.getppid() != args.parent:
+            print(f"epigraph: process {args.parent} is gone", flush=True)
+            break
     print("epigraph: stopping", flush=True)
     return 0
 

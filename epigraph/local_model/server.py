@@ -91,6 +91,8 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
         sys.executable, "-m", SERVE_MODULE, "--model", str(launch.model_path), "--port", str(port),
         "--ctx", str(launch.context_tokens), "--threads", str(launch.threads), "--alias", launch.model_name,
     ]  # fmt: skip
+    if not launch.detach:
+        command += ["--parent", str(os.getpid())]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
