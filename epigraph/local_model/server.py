@@ -110,12 +110,8 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
         detached=launch.detach,
     )
     _wait_until_healthy(process, state, launch.timeout)
-    record(cache_dir, state)
-    return state
-
-
-def record(cache_dir: Path, state: ServerState) -> None:
     write_json(cache_dir / STATE_FILE, asdict(state))
+    return state
 
 
 def stop(cache_dir: Path, timeout: float = 20.0) -> ServerState | None:
