@@ -60,15 +60,16 @@ def answer(request: ChatRequest) -> str:
         lines = [{"type": "entity", "name": n} for n in _names(v["episode"])]
         lines += [{"type": "fact", **f} for f in _facts(v["episode"])]
         return "\n".join(json.dumps(line) for line in lines)
-    if name == "resolve_entity":
-        same = [c["id"] for c in v["candidates"] if c["name"].casefold() == v["entity"]["name"].casefold()]
-        return json.dumps({"reasoning": "by name", "duplicate_of": same[0] if same else None})
-    if name == "resolve_fact":
+    if name == "resolve_episode":
+        entities = [
+            {"id": q["id"], "duplicate_of": next((c["id"] for c in q["candidates"] if _same(c, q)), None)}
+            for q in v["entities"]
+        ]
         decisions = [
             {"id": f["id"], "duplicate_of": [c["id"] for c in f["candidates"] if c["fact"] == f["fact"]]}
             for f in v["facts"]
         ]
-        return json.dumps({"decisions": decisions})
+        return json.dumps({"entities": entities, "facts": decisions})
     if name == "date_fact":
         return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
     if name == "summarize_entities":
@@ -99,3 +100,7 @@ def _asking(name: str, v: Any) -> str:
 
 def scripted_llm() -> ScriptedLLM:
     return ScriptedLLM(answer, model="scripted-qa")
+
+
+def _same(candidate: dict[str, Any], asked: dict[str, Any]) -> bool:
+    return bool(candidate["name"].casefold() == asked["name"].casefold())

@@ -78,11 +78,16 @@ class Replay:
         return str(getattr(self, name)(v))
 
     def resolve_entity(self, v: Mapping[str, Any]) -> str:
-        same = (self.r["resolve_entity"].get(v["entity"]["name"]) or "").casefold()
+        same = (self.r["resolve_entity"].get(v["name"]) or "").casefold()
         match = next((c["id"] for c in v["candidates"] if same and c["name"].casefold() == same), None)
         return json.dumps(
             {"reasoning": f"same as {same}" if match else "a different entity", "duplicate_of": match}
         )
+
+    def resolve_episode(self, v: Mapping[str, Any]) -> str:
+        entities = [{"id": q["id"], **json.loads(self.resolve_entity(q))} for q in v["entities"]]
+        facts = json.loads(self.resolve_fact(v))["decisions"]
+        return json.dumps({"entities": entities, "facts": facts})
 
     def resolve_fact(self, v: Mapping[str, Any]) -> str:
         decisions = []

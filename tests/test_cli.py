@@ -77,10 +77,8 @@ class World:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if system.startswith("You map raw dataset records"):
             return Reply(json.dumps(PROPOSED_MAPPING))
-        if system.startswith("You decide whether"):
-            return self._resolve_entity(user)
-        if system.startswith("For each new fact"):
-            return self._resolve_fact(user)
+        if system.startswith("Entities: decide whether"):
+            return self._resolve_episode(user)
         if system.startswith("Resolve each fact"):
             facts = json.loads(user.split("Facts: ", 1)[1])
             return Reply(json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in facts]}))
@@ -112,16 +110,17 @@ class World:
         return [dict(zip(keys, f, strict=True)) for f in FACTS.get(episode, [])]
 
     @staticmethod
-    def _resolve_entity(user: str) -> Reply:
-        new = json.loads(user.split("New entity: ", 1)[1].split("\n", 1)[0])
-        candidates = json.loads(user.split("Candidates: ", 1)[1])
-        same = [c["id"] for c in candidates if c["name"].casefold() == new["name"].casefold()]
-        return Reply(json.dumps({"reasoning": "by name", "duplicate_of": same[0] if same else None}))
-
-    @staticmethod
-    def _resolve_fact(user: str) -> Reply:
+    def _resolve_episode(user: str) -> Reply:
+        asked = user.split("New entities with their candidates: ", 1)[1]
+        entities, facts = asked.split("\nNew facts with their candidates: ", 1)
+        answers = []
+        for new in json.loads(entities):
+            same = [c["id"] for c in new["candidates"] if c["name"].casefold() == new["name"].casefold()]
+            answers.append(
+                {"id": new["id"], "reasoning": "by name", "duplicate_of": same[0] if same else None}
+            )
         decisions = []
-        for item in json.loads(user.split("New facts with their candidates: ", 1)[1]):
+        for item in json.loads(facts):
             retired = CONTRADICTS.get(item["fact"], [])
             cands = item["candidates"]
             decisions.append(
@@ -132,7 +131,7 @@ class World:
                     "contradicts": [c["id"] for c in cands if c["fact"] in retired],
                 }
             )
-        return Reply(json.dumps({"decisions": decisions}))
+        return Reply(json.dumps({"entities": answers, "facts": decisions}))
 
 
 class ServerThread:

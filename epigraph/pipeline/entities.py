@@ -7,30 +7,32 @@ added, and each entity is decided:
 - an exact name/alias match is merged deterministically, whatever the embeddings say (two stored
   entities named "DGIA" can never coexist because their vectors disagree); only a clash of declared
   types (the person "Paris" vs the city) sends it to the model instead;
-- no plausible candidate (see :func:`names.plausible_duplicate` and ``vector_threshold``): a new entity;
-- otherwise one small resolve_entity call with at most ``max_entity_candidates`` candidates. A reply
-  naming an id that was not offered is ignored and reported.
+- no plausible candidate: a new entity. Candidates are the lexically plausible names
+  (:func:`names.plausible_duplicate`), names whose vector is close (``vector_threshold``), and names that
+  share a word with it and are related in meaning (``related_name_threshold``: "Jon's dance studio" /
+  "Jon's business" 0.62, "dance session" / "dance class" 0.77 with all-MiniLM-L6-v2, where names of
+  different things reach 0.87: "Melanie's family" / "Melanie's kids"; the model decides);
+- otherwise it is *ambiguous*: kept as a provisional new entity with its candidates (``questions``, at
+  most ``max_entity_candidates``) until the episode's one resolve_episode call (``pipeline.resolution``)
+  answers, and :meth:`EntityResolver.settle` merges it or keeps it. A reply naming an id that was not
+  offered is ignored and reported there.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import StructuredOutputError
 from ..graph.model import Entity, normalize_name
 from ..graph.store import Hit
-from ..prompts import resolve_entity as rp
 from ..prompts.extract_entities import ExtractedEntity
-from ..prompts.runtime import run as run_prompt
 from .events import EntityExtracted, EntityResolved
 from .grounding import Grounding, episode_grounding, report_ungrounded
-from .names import plausible_duplicate
+from .names import never_same, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
-from .state import EpisodeRun, clip
+from .state import EpisodeRun
 
 
 @dataclass
@@ -47,6 +49,17 @@ class _Candidate:
     score: float
 
 
+@dataclass(frozen=True)
+class Question:
+    """An ambiguous entity: provisionally new (``uuid``), decided by the episode's resolve call."""
+
+    norm: str
+    surface: str
+    label: str | None
+    uuid: str
+    candidates: list[Entity]
+
+
 @dataclass
 class EntityResolver:
     """Resolves the entities of one episode; ``entities`` holds the final version of each touched one."""
@@ -59,6 +72,8 @@ class EntityResolver:
     """normalized extracted name -> entity uuid"""
     context: str = ""
     """The previous-episodes window extraction was shown: names found only there are grounded too."""
+    questions: dict[str, Question] = field(default_factory=dict)
+    """normalized name -> the ambiguous entity's question, until :meth:`settle`"""
     _mentions: dict[str, _Mention] = field(default_factory=dict)
     _grounding: Grounding | None = None
 
@@ -107,8 +122,8 @@ class EntityResolver:
         return [], hits
 
     async def finish(self) -> None:
-        """Decide every added entity (after extraction ended): exact merges, one embedding batch, the
-        model for the ambiguous ones (in parallel)."""
+        """Decide what needs no model (after extraction ended): exact merges, then one embedding batch
+        and the candidates of the rest; an entity with candidates stays provisional (``questions``)."""
         looked = {norm: await m.lookup for norm, m in self._mentions.items()}
         undecided: list[str] = []
         for norm, (exact, _) in looked.items():
@@ -139,11 +154,8 @@ class EntityResolver:
         if not candidates:
             self._create(norm, vector, outcome="new")
             return
-        chosen, better_name = await self._ask(mention, candidates)
-        if chosen is None:
-            self._create(norm, vector, outcome="distinct")
-        else:
-            self._merge(norm, chosen, outcome="merged", better_name=better_name)
+        uuid = self._create(norm, vector, outcome=None)
+        self.questions[norm] = Question(norm, mention.surface, mention.label, uuid, candidates)
 
     def _candidates(
         self, surface: str, exact: list[Entity], text_hits: list[Hit[Entity]], vector_hits: list[Hit[Entity]]
@@ -153,53 +165,39 @@ class EntityResolver:
         for hit in text_hits:
             if hit.item.uuid not in pool and _plausible(surface, hit.item):
                 pool[hit.item.uuid] = _Candidate(hit.item, 1.0)
+        related = self.run.options.related_name_threshold
         for hit in vector_hits:
             close = hit.score >= threshold or _plausible(surface, hit.item)
+            close = close or (hit.score >= related and _related(surface, hit.item))
             if close:
                 old = pool.get(hit.item.uuid)
                 pool[hit.item.uuid] = _Candidate(hit.item, max(hit.score, old.score if old else 0.0))
         ranked = sorted(pool.values(), key=lambda c: -c.score)
         return [c.entity for c in ranked[: self.run.options.max_entity_candidates]]
 
-    async def _ask(self, mention: _Mention, candidates: Sequence[Entity]) -> tuple[Entity | None, str | None]:
-        run = self.run
-        offered = {str(i + 1): e for i, e in enumerate(candidates)}
-        data = rp.ResolveEntityInput(
-            entity=rp.NewEntity(name=mention.surface, entity_type=mention.label),
-            episode=clip(run.episode.content, run.options.clip_chars),
-            candidates=[
-                rp.EntityCandidate(
-                    id=key,
-                    name=e.name,
-                    entity_type=e.labels[0] if e.labels else None,
-                    summary=clip(e.summary, 160),
+    def settle(self, answers: dict[str, tuple[Entity, str | None]]) -> dict[str, str]:
+        """Apply the model's answers (normalized name -> (chosen candidate, better name)); every other
+        question stays a new entity. Returns provisional uuid -> merged-into uuid, to re-point facts."""
+        moved: dict[str, str] = {}
+        for norm, question in self.questions.items():
+            answer = answers.get(norm)
+            if answer is None:
+                self.run.event(
+                    EntityResolved, name=question.surface, entity_uuid=question.uuid, outcome="distinct"
                 )
-                for key, e in offered.items()
-            ],
-        )
-        try:
-            result = await run_prompt(run.llm, rp.PROMPT, data)
-        except StructuredOutputError as exc:
-            run.report.warn(
-                f"resolve_entity for {mention.surface!r} gave no usable reply ({exc}); kept it new"
-            )
-            return None, None
-        answer: rp.EntityResolution = result.value
-        chosen = (answer.duplicate_of or "").strip()
-        if chosen.casefold() in ("", "null", "none"):
-            return None, None
-        if chosen not in offered:
-            run.report.warn(
-                f"resolve_entity for {mention.surface!r} named candidate {chosen!r}, "
-                "which was not offered; ignored"
-            )
-            return None, None
-        better = (answer.name or "").strip() or None
-        return offered[chosen], better
+                continue
+            target, better_name = answer
+            self.entities.pop(question.uuid, None)
+            self.new.discard(question.uuid)
+            self._merge(norm, target, outcome="merged", better_name=better_name)
+            moved[question.uuid] = target.uuid
+        self.questions = {}
+        return moved
 
     # --- outcomes -------------------------------------------------------------------------------
 
-    def _create(self, norm: str, vector: np.ndarray, *, outcome: str) -> None:
+    def _create(self, norm: str, vector: np.ndarray, *, outcome: str | None) -> str:
+        """A new entity (``outcome`` None: provisional, no event until :meth:`settle`); its uuid."""
         run, mention = self.run, self._mentions[norm]
         entity = Entity(
             uuid=run.child_uuid("entity", norm),
@@ -213,7 +211,9 @@ class EntityResolver:
         self.entities[entity.uuid] = entity
         self.new.add(entity.uuid)
         self.by_surface[norm] = entity.uuid
-        run.event(EntityResolved, name=mention.surface, entity_uuid=entity.uuid, outcome=outcome)
+        if outcome is not None:
+            run.event(EntityResolved, name=mention.surface, entity_uuid=entity.uuid, outcome=outcome)
+        return entity.uuid
 
     def _merge(self, norm: str, target: Entity, *, outcome: str, better_name: str | None = None) -> None:
         mention = self._mentions[norm]
@@ -228,6 +228,12 @@ class EntityResolver:
 
 def _plausible(surface: str, entity: Entity) -> bool:
     return any(plausible_duplicate(surface, name) for name in (entity.name, *entity.aliases))
+
+
+def _related(surface: str, entity: Entity) -> bool:
+    """Shares a word with one of its names and no veto applies (``names.never_same``)."""
+    names = (entity.name, *entity.aliases)
+    return any(share_a_word(surface, n) for n in names) and not any(never_same(surface, n) for n in names)
 
 
 def _exact_target(matches: list[Entity], label: str | None) -> Entity | None:

@@ -3,10 +3,12 @@
 Separate mode, with the LLM round trips on the critical path numbered::
 
     context -> (1) extract_entities, streamed: each line starts its exact/alias + BM25 lookups
-            -> (2) extract_facts  ||  one name-embedding batch, vector candidates, resolve_entity calls
-            -> map fact endpoints, check types, date deterministically
-            -> (3) resolve_fact  ||  date_fact  ||  one fact-embedding batch
-            -> apply contradictions (graph.temporal) -> (4) summarize_entities (only when needed)
+            -> (2) extract_facts  ||  one name-embedding batch, vector candidates (exact merges settled)
+            -> map fact endpoints (ambiguous entities provisionally new), check types, date
+            -> one fact-embedding batch, fact candidates ranked by meaning, then (3) ONE
+               resolve_episode call for the ambiguous entities and the facts  ||  date_fact
+            -> re-point facts to merged entities, apply contradictions (graph.temporal)
+            -> (4) summarize_entities (only when needed)
             -> ONE atomic write of everything, with the episode marked done and its report
 
 Combined mode replaces (1) and (2)'s extract_facts by one extract_combined call. Nothing is written
@@ -31,6 +33,7 @@ from .entities import EntityResolver
 from .events import EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts, date_unresolved
+from .resolution import Decision
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
 
@@ -75,8 +78,8 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
         resolver.cancel()
     drafts = await build_drafts(run, resolver, lines)
     started = time.perf_counter()
-    decisions, _, vectors = await together(
-        decide(run, drafts), date_unresolved(run, drafts), _embed_facts(run, drafts)
+    (decisions, vectors), _ = await together(
+        _resolve_facts(run, drafts, resolver), date_unresolved(run, drafts)
     )
     changes = apply(run, drafts, decisions)
     _attach_vectors(changes, drafts, vectors)
@@ -186,6 +189,15 @@ async def _extract_combined(
     _absorb(run, lines.result)
     run.report.stage("extract_combined", started)
     return facts
+
+
+async def _resolve_facts(
+    run: EpisodeRun, drafts: list[DraftFact], resolver: EntityResolver
+) -> tuple[dict[str, Decision], dict[str, list[float]]]:
+    """The facts' one embedding batch first (their candidates are ranked by meaning), then the one
+    resolve call, which also settles the ambiguous entities."""
+    vectors = await _embed_facts(run, drafts)
+    return await decide(run, drafts, vectors, resolver), vectors
 
 
 async def _embed_facts(run: EpisodeRun, drafts: list[DraftFact]) -> dict[str, list[float]]:

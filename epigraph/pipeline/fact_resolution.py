@@ -1,13 +1,9 @@
 """Fact resolution: duplicates extend provenance, contradictions retire facts, scoped structurally.
 
-Candidates of a new fact ``s -REL-> t`` are the facts the graph still believes (not expired) that
-
-- join the same endpoint pair, in either direction, whatever their relation; or
-- have the same source ``s`` (the subject) and a compatible relation (equal, or one family such as
-  LIVES_IN / MOVED_TO: see ``IngestOptions.relation_families``).
-
-Never group-wide: a fact that shares neither endpoint can never be a candidate, so it can never be
-retired by this fact. Decisions:
+A new fact is compared only with its candidates (``fact_candidates``): believed facts on the same
+endpoint pair, or sharing an endpoint (never only the object of both), ranked by meaning. Never
+group-wide: a fact that shares no endpoint can never be a candidate, so it can never be retired by this
+fact. Decisions:
 
 - same endpoints, same relation and the same normalized sentence: a duplicate, without a model;
 - no candidates: new, without a model;
@@ -20,28 +16,18 @@ statement, so within one session a later turn retires an earlier one) and record
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import StructuredOutputError
-from ..graph.model import Fact
-from ..graph.store import EVERYTHING, FactFilter
+from ..graph.model import Entity, Fact
 from ..graph.temporal import effective_valid_at, resolve_contradiction
-from ..prompts import resolve_fact as rp
-from ..prompts.runtime import run as run_prompt
+from .entities import EntityResolver
 from .events import FactInvalidated
+from .fact_candidates import candidate_pool, in_scope, rank, select
 from .facts import DraftFact
-from .names import compatible_relations, normalize_text
+from .names import normalize_text
+from .resolution import Decision, resolve_episode
 from .state import EpisodeRun
-
-_AROUND_LIMIT = 100
-
-
-@dataclass
-class Decision:
-    duplicate_of: list[Fact] = field(default_factory=list)
-    contradicts: list[Fact] = field(default_factory=list)
 
 
 @dataclass
@@ -57,17 +43,65 @@ class FactChanges:
         return self.updated.get(fact.uuid, fact)
 
 
-async def scoped_candidates(run: EpisodeRun, fact: Fact) -> list[Fact]:
-    """The structurally scoped candidates of ``fact``, newest first, at most ``max_fact_candidates``."""
-    store, group = run.store, run.group_id
-    pair = await store.facts_between(group, fact.source_uuid, fact.target_uuid, FactFilter(time=EVERYTHING))
-    related = compatible_relations(fact.relation, run.options.relation_families)
-    flt = FactFilter(time=EVERYTHING, relations=tuple(sorted(related)))
-    around = await store.facts_around(group, [fact.source_uuid], flt, limit=_AROUND_LIMIT)
-    around = [f for f in around if f.source_uuid == fact.source_uuid]
-    unique = {f.uuid: f for f in (*pair, *around) if f.expired_at is None and f.uuid != fact.uuid}
-    ranked = sorted(unique.values(), key=lambda f: f.created_at, reverse=True)
-    return ranked[: run.options.max_fact_candidates]
+def hypotheses(fact: Fact, questions: Mapping[str, Sequence[Entity]]) -> list[Fact]:
+    """The fact as extracted, then with each ambiguous endpoint (provisional uuid -> its candidate
+    entities) replaced by each candidate: the candidates it would have under every answer."""
+    out = [fact]
+    for end, other in (("source_uuid", fact.target_uuid), ("target_uuid", fact.source_uuid)):
+        for candidate in questions.get(getattr(fact, end), ()):
+            if candidate.uuid != other:
+                out.append(fact.model_copy(update={end: candidate.uuid}))
+    return out
+
+
+async def scoped_candidates(
+    run: EpisodeRun,
+    drafts: Sequence[DraftFact],
+    vectors: Mapping[str, Sequence[float]],
+    resolver: EntityResolver,
+) -> dict[str, list[Fact]]:
+    """Each draft's candidates (by draft key), best first, at most ``max_fact_candidates``."""
+    questions = {q.uuid: q.candidates for q in resolver.questions.values()}
+    guesses = {d.key: hypotheses(d.fact, questions) for d in drafts}
+    every = [f for facts in guesses.values() for f in facts]
+    pool = await candidate_pool(run, every, vectors)
+    names = await _endpoint_names(run, [*every, *pool], resolver.entities)
+    options = run.options
+    out: dict[str, list[Fact]] = {}
+    for key, facts in guesses.items():
+        lists = [
+            select(
+                rank(f, vectors.get(f.uuid), pool, names, options.relation_families),
+                options.max_fact_candidates,
+                options.fact_similarity_floor,
+                options.fact_candidates_always,
+            )
+            for f in facts
+        ]
+        out[key] = _interleave(lists)[: options.max_fact_candidates]
+    return out
+
+
+def _interleave(lists: Sequence[Sequence[Fact]]) -> list[Fact]:
+    """Round robin over the lists (each best first), each fact once."""
+    seen: dict[str, Fact] = {}
+    for position in range(max((len(x) for x in lists), default=0)):
+        for facts in lists:
+            if position < len(facts):
+                seen.setdefault(facts[position].uuid, facts[position])
+    return list(seen.values())
+
+
+async def _endpoint_names(
+    run: EpisodeRun, facts: Sequence[Fact], known: Mapping[str, Entity]
+) -> dict[str, tuple[str, Sequence[float] | None]]:
+    """uuid -> (name, name vector) of every endpoint, from the episode's entities or the store."""
+    wanted = {u for f in facts for u in (f.source_uuid, f.target_uuid)}
+    found = {u: known[u] for u in wanted if u in known}
+    missing = sorted(wanted - set(found))
+    if missing:
+        found.update((e.uuid, e) for e in await run.store.get_entities(run.group_id, missing))
+    return {u: (e.name, e.name_embedding) for u, e in found.items()}
 
 
 def deterministic_duplicate(fact: Fact, candidates: Sequence[Fact]) -> Fact | None:
@@ -79,12 +113,23 @@ def deterministic_duplicate(fact: Fact, candidates: Sequence[Fact]) -> Fact | No
     return None
 
 
-async def decide(run: EpisodeRun, drafts: Sequence[DraftFact]) -> dict[str, Decision]:
-    """A decision per draft key: deterministic where possible, else batched resolve_fact calls."""
-    candidates = await asyncio.gather(*(scoped_candidates(run, d.fact) for d in drafts))
+async def decide(
+    run: EpisodeRun,
+    drafts: Sequence[DraftFact],
+    vectors: Mapping[str, Sequence[float]],
+    resolver: EntityResolver,
+) -> dict[str, Decision]:
+    """A decision per draft key, and the ambiguous entities settled, with ONE resolve_episode call.
+
+    ``vectors``: the drafts' fact vectors (by fact uuid). After the call the drafts' facts point at the
+    entities their ambiguous endpoints were merged into, and a picked candidate that no longer shares
+    an endpoint with its fact (it was offered for an answer the model did not give) is dropped.
+    """
+    candidates = await scoped_candidates(run, drafts, vectors, resolver)
     decisions: dict[str, Decision] = {}
     ask: list[tuple[DraftFact, list[Fact]]] = []
-    for draft, found in zip(drafts, candidates, strict=True):
+    for draft in drafts:
+        found = candidates[draft.key]
         duplicate = deterministic_duplicate(draft.fact, found)
         if duplicate is not None:
             decisions[draft.key] = Decision(duplicate_of=[duplicate])
@@ -92,63 +137,37 @@ async def decide(run: EpisodeRun, drafts: Sequence[DraftFact]) -> dict[str, Deci
             decisions[draft.key] = Decision()
         else:
             ask.append((draft, found))
-    size = max(1, run.options.fact_batch)
-    chunks = [ask[i : i + size] for i in range(0, len(ask), size)]
-    for answered in await asyncio.gather(*(_ask(run, chunk) for chunk in chunks)):
-        decisions.update(answered)
+    answers = await resolve_episode(run, list(resolver.questions.values()), ask)
+    moved = resolver.settle(answers.entities)
+    for draft in drafts:
+        draft.fact = _repointed(draft.fact, moved)
+    for draft, _ in ask:
+        decisions[draft.key] = _still_in_scope(run, draft.fact, answers.facts.get(draft.key, Decision()))
     return decisions
 
 
-async def _ask(run: EpisodeRun, chunk: Sequence[tuple[DraftFact, list[Fact]]]) -> dict[str, Decision]:
-    offered: dict[str, dict[str, Fact]] = {}
-    items = []
-    for draft, found in chunk:
-        block = {f"{draft.key}.{j + 1}": c for j, c in enumerate(found)}
-        offered[draft.key] = block
-        items.append(
-            rp.FactToResolve(
-                id=draft.key,
-                fact=draft.fact.text,
-                valid_at=_iso(draft.fact.valid_at),
-                candidates=[
-                    rp.FactCandidate(
-                        id=cid, fact=c.text, valid_at=_iso(c.valid_at), invalid_at=_iso(c.invalid_at)
-                    )
-                    for cid, c in block.items()
-                ],
-            )
-        )
-    decisions = {key: Decision() for key in offered}
-    try:
-        result = await run_prompt(run.llm, rp.PROMPT, rp.ResolveFactInput(facts=items))
-    except StructuredOutputError as exc:
-        run.report.warn(f"resolve_fact gave no usable reply ({exc}); {len(items)} fact(s) kept as new")
-        return decisions
-    answer: rp.ResolveFactOutput = result.value
-    for decision in answer.decisions:
-        asked = offered.get(decision.id)
-        if asked is None:
-            run.report.warn(
-                f"resolve_fact answered for fact id {decision.id!r}, which was not asked; ignored"
-            )
-            continue
-        decisions[decision.id] = Decision(
-            duplicate_of=_pick(run, asked, decision.duplicate_of, decision.id),
-            contradicts=_pick(run, asked, decision.contradicts, decision.id),
-        )
-    return decisions
+def _repointed(fact: Fact, moved: Mapping[str, str]) -> Fact:
+    source, target = (
+        moved.get(fact.source_uuid, fact.source_uuid),
+        moved.get(fact.target_uuid, fact.target_uuid),
+    )
+    if (source, target) == (fact.source_uuid, fact.target_uuid):
+        return fact
+    return fact.model_copy(update={"source_uuid": source, "target_uuid": target})
 
 
-def _pick(run: EpisodeRun, block: dict[str, Fact], ids: Sequence[str], fact_id: str) -> list[Fact]:
-    picked: list[Fact] = []
-    for cid in dict.fromkeys(str(i).strip() for i in ids):
-        if cid in block:
-            picked.append(block[cid])
-        else:
-            run.report.warn(
-                f"resolve_fact named candidate {cid!r} for fact {fact_id}, which was not offered; ignored"
-            )
-    return picked
+def _still_in_scope(run: EpisodeRun, fact: Fact, decision: Decision) -> Decision:
+    def keep(picked: list[Fact]) -> list[Fact]:
+        kept = [old for old in picked if in_scope(fact, old)]
+        for old in picked:
+            if old not in kept:
+                run.report.warn(
+                    f"resolve_episode picked {old.text[:80]!r} for {fact.text[:80]!r}, which shares no "
+                    "endpoint with it once the entities were decided; ignored"
+                )
+        return kept
+
+    return Decision(duplicate_of=keep(decision.duplicate_of), contradicts=keep(decision.contradicts))
 
 
 def apply(run: EpisodeRun, drafts: Sequence[DraftFact], decisions: dict[str, Decision]) -> FactChanges:
@@ -195,7 +214,3 @@ def _contradict(run: EpisodeRun, changes: FactChanges, existing: Fact, actor: Fa
             changes.invalidated.append(existing.uuid)
         run.event(FactInvalidated, fact_uuid=existing.uuid, by_fact_uuid=actor.uuid)
     return actor_after
-
-
-def _iso(value: object) -> str | None:
-    return None if value is None else value.isoformat()  # type: ignore[attr-defined]

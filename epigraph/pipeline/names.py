@@ -48,7 +48,8 @@ def _parts(name: str) -> tuple[frozenset[str], list[str], frozenset[str]]:
     return frozenset(possessors), core, frozenset(rest)
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A crude singular: "agencies" -> "agency", "kids" -> "kid" (enough to compare names and words)."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
@@ -57,7 +58,7 @@ def _stem(word: str) -> str:
 
 
 def _head_in_core(a: list[str], b: list[str]) -> bool:
-    return bool(a) and _stem(a[-1]) in {_stem(w) for w in b}
+    return bool(a) and stem(a[-1]) in {stem(w) for w in b}
 
 
 def _lone_proper_noun(name: str) -> bool:
@@ -74,20 +75,42 @@ def plausible_duplicate(new: str, candidate: str) -> bool:
     """Lexical rule: is ``candidate`` worth asking the model about as a duplicate of ``new``?"""
     if normalize_name(new) == normalize_name(candidate):
         return True
-    p_new, core_new, _ = _parts(new)
-    p_cand, core_cand, _ = _parts(candidate)
-    if p_new != p_cand and (p_new and p_cand):
+    if never_same(new, candidate):
         return False
-    if (p_new and not p_cand and set(core_cand) <= p_new) or (
-        p_cand and not p_new and set(core_new) <= p_cand
-    ):
-        return False  # "Melanie's kids" vs "Melanie": a possession is not its possessor
-    for lone, other in ((new, candidate), (candidate, new)):
-        if _lone_proper_noun(lone) and _describes(other):
-            return False
+    _, core_new, _ = _parts(new)
+    _, core_cand, _ = _parts(candidate)
     if _head_in_core(core_new, core_cand) or _head_in_core(core_cand, core_new):
         return True
     return _prefix_match(frozenset(core_new), frozenset(core_cand))
+
+
+def never_same(new: str, candidate: str) -> bool:
+    """The vetoes, whatever the vectors say: different possessors ("Melanie's kids" / "Caroline's
+    kids"), a possession and its possessor ("Melanie's kids" / "Melanie"), a lone proper noun and a
+    description that merely mentions it ("Caroline" / "painting Caroline shared"; but not one named
+    after it: "Marley" / "Marley flooring")."""
+    p_new, core_new, _ = _parts(new)
+    p_cand, core_cand, _ = _parts(candidate)
+    if p_new != p_cand and (p_new and p_cand):
+        return True
+    if (p_new and not p_cand and set(core_cand) <= p_new) or (
+        p_cand and not p_new and set(core_new) <= p_cand
+    ):
+        return True
+    for lone, other in ((new, candidate), (candidate, new)):
+        named_after = other.split()[:1] == lone.split()
+        if _lone_proper_noun(lone) and _describes(other) and not named_after:
+            return True
+    return False
+
+
+def share_a_word(a: str, b: str) -> bool:
+    """The names share a possessor or a content word (singular and plural alike)."""
+    possessors_a, words_a = name_words(a)
+    possessors_b, words_b = name_words(b)
+    stems_a = {stem(w) for w in words_a} | {f"{p}'s" for p in possessors_a}
+    stems_b = {stem(w) for w in words_b} | {f"{p}'s" for p in possessors_b}
+    return bool(stems_a & stems_b)
 
 
 def _prefix_match(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -13,16 +13,17 @@ from .ontology import Ontology
 Mode = Literal["separate", "combined"]
 SummaryMode = Literal["episode", "batch", "off"]
 
-DEFAULT_RELATION_FAMILIES: tuple[frozenset[str], ...] = (
+EXAMPLE_RELATION_FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"LIVES_IN", "LIVED_IN", "RESIDES_IN", "MOVED_TO", "MOVED_FROM", "LOCATED_IN", "BASED_IN"}),
     frozenset({"WORKS_AT", "WORKS_FOR", "WORKED_AT", "EMPLOYED_BY", "JOINED", "LEFT", "HIRED_BY", "QUIT"}),
     frozenset({"MARRIED_TO", "DATING", "ENGAGED_TO", "DIVORCED_FROM", "PARTNER_OF", "BROKE_UP_WITH"}),
     frozenset({"STUDIES_AT", "STUDIED_AT", "ENROLLED_IN", "GRADUATED_FROM"}),
     frozenset({"OWNS", "OWNED", "SOLD", "BOUGHT"}),
 )
-"""Relations that can contradict each other across different targets (moving city, changing job).
-Facts sharing one endpoint are contradiction candidates only when their relations are equal or in one
-family; facts on the same endpoint pair always are."""
+"""An opt-in table of relations that can contradict each other across different targets, for
+``IngestOptions(relation_families=...)``. Not the default: candidates are found by meaning
+(``fact_candidates``), because a model names relations freely and no table lists them all; a table only
+makes sure the same-subject facts of a listed relation are shown first."""
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,22 @@ class IngestOptions:
     clip_chars: int = 600
     """Episode text sent to resolution prompts is clipped to this many characters."""
     max_entity_candidates: int = 10
-    max_fact_candidates: int = 8
+    max_fact_candidates: int = 5
+    """Candidates shown per new fact: every fact on the same endpoint pair first, then the closest in
+    meaning among the facts sharing an endpoint (``fact_candidates``)."""
+    fact_similarity_floor: float = 0.3
+    """Residual cosine (shared endpoints' names projected out) a further candidate needs; on
+    all-MiniLM-L6-v2 unrelated facts of one person score about 0.15, updates 0.35-0.7."""
+    fact_candidates_always: int = 1
+    """The closest in meaning shown whatever their score (after the pair facts)."""
     fact_batch: int = 6
-    """New facts per resolve_fact call (each with its own candidate block); 1 = one fact per call."""
+    """New facts per resolve_episode call (each with its own candidate block); an episode with more
+    facts to resolve makes further calls of facts only."""
     vector_threshold: float = 0.82
     """Name cosine at or above which a vector hit is a plausible duplicate (lexical rules catch the rest)."""
+    related_name_threshold: float = 0.6
+    """Name cosine at or above which a vector hit that shares a word (or a possessor) with the new name
+    is a candidate too; the one resolve call per episode asks about all candidates at once."""
     summary_mode: SummaryMode = "episode"
     """``episode``: at most one summarize call per episode; ``batch``: one per group at the end of
     ``add_episodes`` / ``ingest`` (entities get composed summaries in between; ``add_episode`` alone
@@ -57,6 +69,7 @@ class IngestOptions:
     summary_facts_max: int = 15
     summary_batch: int = 20
     """Entities per summarize call."""
-    relation_families: tuple[frozenset[str], ...] = DEFAULT_RELATION_FAMILIES
+    relation_families: tuple[frozenset[str], ...] = ()
+    """Optional relation families (see ``EXAMPLE_RELATION_FAMILIES``); none by default."""
     clock: Callable[[], datetime] = utc_now
     """System time (created_at / expired_at); injectable for reproducible tests."""

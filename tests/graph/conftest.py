@@ -22,7 +22,7 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import GraphStore
 
-DIM = 8
+DIM = 384
 """Embedding dimension of the suite (test_store_contract.DIM must be the same)."""
 
 NEO4J_SKIP = "EPIGRAPH_NEO4J_URI not set: run `make test` to start a real Neo4j"

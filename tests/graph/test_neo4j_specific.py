@@ -42,7 +42,7 @@ from epigraph.graph.neo4j.schema import FULLTEXT_SPECS, describe, fulltext_analy
 from epigraph.graph.stopwords import STOP_WORDS
 from epigraph.graph.store import EpisodeWrite, FactFilter, TimeFilter
 
-DIM = 8
+DIM = 384
 HOSTILE = [
     'a:"b" \\ / ~ ^ * ? - + && || ! ( ) { } [ ]',
     "AND",

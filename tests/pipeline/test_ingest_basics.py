@@ -67,7 +67,9 @@ async def test_exact_name_duplicates_merge_whatever_their_vectors(store: Embedde
     found = await store.entities_by_names("g", ["DGIA"])
     assert len(found["DGIA"]) == 1
     assert (await store.stats("g")).entities == 3
-    assert not llm.calls_for("resolve_entity"), "an exact name match needs no model"
+    assert not any(c.variables["entities"] for c in llm.calls_for("resolve_episode")), (
+        "an exact name match needs no model"
+    )
     facts = await store.facts_around("g", [found["DGIA"][0].uuid], FactFilter(time=EVERYTHING))
     assert {f.text for f in facts} == {"Ann is a member of DGIA.", "Ben works for DGIA."}
 
@@ -128,7 +130,7 @@ async def test_report_tokens_equal_the_recorded_calls(store: EmbeddedStore, embe
     assert sum(r.input_tokens for r in reports) == llm.usage.input_tokens
     assert sum(r.output_tokens for r in reports) == llm.usage.output_tokens
     second = reports[1]
-    assert second.per_prompt["resolve_fact"].calls == 1
+    assert second.per_prompt["resolve_episode"].calls == 1
     assert sum(p.input_tokens for p in second.per_prompt.values()) == second.input_tokens
     assert second.embedding_requests <= 2
     assert {"context", "extract_entities", "extract_facts", "resolve_facts"} <= set(second.stage_ms)
@@ -156,7 +158,7 @@ async def test_separate_mode_keeps_to_four_round_trips(store: EmbeddedStore, emb
     for content in world.turns:
         result = await ingestor.add_episode(content, group_id="g", reference_time=T0)
         assert 1 <= result.report.round_trips <= 4
-    assert {c.prompt_name for c in llm.calls} >= {"resolve_fact", "date_fact", "summarize_entities"}
+    assert {c.prompt_name for c in llm.calls} >= {"resolve_episode", "date_fact", "summarize_entities"}
     milan = next(f for f in result.facts if f.text == "Ann lives in Milan.")
     assert milan.valid_at is not None and milan.valid_at.month == 9
 

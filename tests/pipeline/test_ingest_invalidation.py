@@ -13,6 +13,10 @@ from .conftest import T0
 from .world import F, Turn, World
 
 LONDON = "Bob: I live in London."
+EVERY_SCOPED_FACT = IngestOptions(fact_similarity_floor=0.0)
+"""HashEmbedder's vectors carry no meaning ("lives in Paris" / "moved to Berlin" share no word), so the
+tests of invalidation mechanics show the model every fact in scope; tests/pipeline/test_probes.py ranks
+by meaning with the real model."""
 PARIS = "Alice: I live in Paris."
 
 
@@ -32,14 +36,14 @@ async def test_a_fact_sharing_no_endpoint_is_never_invalidated(
 
         facts = request.variables["facts"]
         decisions = [{"id": f["id"], "contradicts": [c["id"] for c in f["candidates"]]} for f in facts]
-        return json.dumps({"decisions": decisions})
+        return json.dumps({"entities": [], "facts": decisions})
 
     world = World(
         {
             LONDON: Turn(["Bob", "London"], [F("Bob", "London", "LIVES_IN", "Bob lives in London.")]),
             PARIS: Turn(["Alice", "Paris"], [F("Alice", "Paris", "LIVES_IN", "Alice lives in Paris.")]),
         },
-        overrides={"resolve_fact": contradict_everything},
+        overrides={"resolve_episode": contradict_everything},
     )
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
@@ -47,7 +51,7 @@ async def test_a_fact_sharing_no_endpoint_is_never_invalidated(
     result = await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 + timedelta(days=1))
 
     assert result.invalidated == []
-    assert not llm.calls_for("resolve_fact"), "Bob's fact is not even a candidate for Alice's"
+    assert not llm.calls_for("resolve_episode"), "Bob's fact is not even a candidate for Alice's"
     bob = (await _facts(store, ["Bob"]))["Bob lives in London."]
     assert (bob.invalid_at, bob.expired_at, bob.invalidated_by) == (None, None, None)  # type: ignore[attr-defined]
 
@@ -99,7 +103,7 @@ async def test_moving_city_retires_the_old_city_through_a_shared_subject(
         },
         contradicts={"Alice moved to Berlin.": ["Alice lives in Paris."]},
     )
-    ingestor = Ingestor(store, world.llm(), embedder)
+    ingestor = Ingestor(store, world.llm(), embedder, EVERY_SCOPED_FACT)
     await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
     moved = await ingestor.add_episode("Alice: I moved to Berlin.", group_id="g", reference_time=T0)
 
@@ -125,7 +129,7 @@ async def test_a_fact_that_ended_before_it_was_said_retires_nothing(
         },
         contradicts={berlin: ["Alice lives in Paris."]},
     )
-    ingestor = Ingestor(store, world.llm(), embedder)
+    ingestor = Ingestor(store, world.llm(), embedder, EVERY_SCOPED_FACT)
     await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
     said = await ingestor.add_episode("Alice: I lived in Berlin until 2020.", group_id="g", reference_time=T0)
 
@@ -166,7 +170,7 @@ async def test_restated_facts_extend_provenance_instead_of_duplicating(
     assert stats.facts == 1
     fact = next(iter((await _facts(store, ["Ann"])).values()))
     assert fact.episodes == [r.episode.uuid for r in results]  # type: ignore[attr-defined]
-    assert len(llm.calls_for("resolve_fact")) == 1, "the third restatement is a deterministic duplicate"
+    assert len(llm.calls_for("resolve_episode")) == 1, "the third restatement is a deterministic duplicate"
 
 
 async def test_removing_an_episode_restores_what_it_retired_and_refreshes_summaries(

@@ -145,11 +145,12 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
     world = World(
         turns,
         overrides={
-            "resolve_entity": lambda r: json.dumps({"reasoning": "x", "duplicate_of": "99"}),
-            "resolve_fact": lambda r: json.dumps(
+            "resolve_episode": lambda r: json.dumps(
                 {
-                    "decisions": [{"id": f["id"], "contradicts": ["7.7"]} for f in r.variables["facts"]]
-                    + [{"id": "42"}]
+                    "entities": [{"id": q["id"], "duplicate_of": "99"} for q in r.variables["entities"]]
+                    + [{"id": "E9", "duplicate_of": "E9.1"}],
+                    "facts": [{"id": f["id"], "contradicts": ["7.7"]} for f in r.variables["facts"]]
+                    + [{"id": "42"}],
                 }
             ),
         },
@@ -158,6 +159,7 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
     results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in turns]
 
     assert any("'99'" in w and "not offered" in w for w in results[1].report.warnings)
+    assert any("'E9'" in w and "not asked" in w for w in results[1].report.warnings)
     assert (await store.stats("g")).entities == 3, "the unmatched id leaves 'support group' a new entity"
     assert results[2].invalidated == []
     assert any("'7.7'" in w for w in results[2].report.warnings)
@@ -171,13 +173,14 @@ async def test_an_unusable_json_reply_degrades_with_a_warning(
         "Ann: hi LGBTQ support group": Turn(["Ann", "LGBTQ support group"]),
         "Ann: the support group!": Turn(["Ann", "support group"]),
     }
-    world = World(turns, overrides={"resolve_entity": lambda r: "I think it is probably the first one."})
+    world = World(turns, overrides={"resolve_episode": lambda r: "I think it is probably the first one."})
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
     results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in turns]
     assert results[1].ok
-    assert len(llm.calls_for("resolve_entity")) == 2, "one bounded re-ask, then a typed failure"
-    assert any("resolve_entity" in w and "no usable reply" in w for w in results[1].report.warnings)
+    assert len(llm.calls_for("resolve_episode")) == 2, "one bounded re-ask, then a typed failure"
+    assert any("resolve_episode" in w and "no usable reply" in w for w in results[1].report.warnings)
+    assert (await store.stats("g")).entities == 3, "the ambiguous entity is kept new"
 
 
 async def test_an_interrupted_episode_stays_pending_and_a_retry_completes_it(

@@ -116,7 +116,7 @@ async def test_an_exact_name_with_a_clashing_type_goes_to_the_model(
     for content in world.turns:
         await ingestor.add_episode(content, group_id="g", reference_time=T0)
     assert len((await store.entities_by_names("g", ["Paris"]))["Paris"]) == 2
-    assert len(llm.calls_for("resolve_entity")) == 1
+    assert len(llm.calls_for("resolve_episode")) == 1
 
 
 def test_relation_names_and_bad_declarations() -> None:

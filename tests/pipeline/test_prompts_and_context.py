@@ -15,8 +15,7 @@ from epigraph.prompts import (
     extract_combined,
     extract_entities,
     extract_facts,
-    resolve_entity,
-    resolve_fact,
+    resolve_episode,
     summarize_entities,
 )
 from epigraph.prompts.parsing import parse_jsonl_reply
@@ -29,8 +28,7 @@ MODULES = [
     extract_entities,
     extract_facts,
     extract_combined,
-    resolve_entity,
-    resolve_fact,
+    resolve_episode,
     date_fact,
     summarize_entities,
 ]

@@ -18,7 +18,7 @@ from epigraph.pipeline.names import (
     normalize_text,
     plausible_duplicate,
 )
-from epigraph.pipeline.options import DEFAULT_RELATION_FAMILIES
+from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
 from epigraph.pipeline.reports import merge_reports
 from epigraph.prompts.extract_facts import ExtractedFact
 
@@ -70,8 +70,8 @@ def test_normalize_relation(raw: str, relation: str | None) -> None:
 
 
 def test_relation_families_and_text_normalization() -> None:
-    assert "MOVED_TO" in compatible_relations("LIVES_IN", DEFAULT_RELATION_FAMILIES)
-    assert compatible_relations("ENJOYS", DEFAULT_RELATION_FAMILIES) == {"ENJOYS"}
+    assert "MOVED_TO" in compatible_relations("LIVES_IN", EXAMPLE_RELATION_FAMILIES)
+    assert compatible_relations("ENJOYS", EXAMPLE_RELATION_FAMILIES) == {"ENJOYS"}
     assert normalize_text("Ann  works at Acme!") == normalize_text("ann works at acme.")
 
 

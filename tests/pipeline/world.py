@@ -63,7 +63,7 @@ class Turn:
 class World:
     turns: dict[str, Turn] = field(default_factory=dict)
     same_as: dict[str, str] = field(default_factory=dict)
-    """entity name -> the earlier name it is an alias of (answers of resolve_entity)"""
+    """entity name -> the earlier name it is an alias of (answers of resolve_episode)"""
     duplicates: dict[str, list[str]] = field(default_factory=dict)
     """fact sentence -> earlier sentences it restates"""
     contradicts: dict[str, list[str]] = field(default_factory=dict)
@@ -112,6 +112,15 @@ class World:
                 "contradicts": [c["id"] for c in item["candidates"] if c["fact"] in con],
             })  # fmt: skip
         return json.dumps({"decisions": decisions})
+
+    def resolve_episode(self, v: Mapping[str, Any]) -> str:
+        """Both parts of the one resolve call, answered as the two questions above."""
+        entities = [
+            {"id": q["id"], **json.loads(self.resolve_entity({"entity": q, "candidates": q["candidates"]}))}
+            for q in v["entities"]
+        ]
+        facts = json.loads(self.resolve_fact(v))["decisions"]
+        return json.dumps({"entities": entities, "facts": facts})
 
     def date_fact(self, v: Mapping[str, Any]) -> str:
         out = []
