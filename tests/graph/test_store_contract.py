@@ -46,7 +46,7 @@ from epigraph.graph.store import (
 )
 from epigraph.graph.temporal import matches, resolve_contradiction
 
-DIM = 8  # = conftest.DIM
+DIM = 384  # = conftest.DIM
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
