@@ -35,7 +35,7 @@ class Turn:
 @dataclass(frozen=True)
 class GoldSet:
     name: str
-    """``locomo<conversation>``: the prefix of the set's metrics and its group id."""
+    """``set_name``: the prefix of the set's metrics and its group id."""
     gold: dict[str, Any]
     turns: list[Turn]
 
@@ -72,8 +72,16 @@ def load_sets(golds: Sequence[Path], conversations: Sequence[Path]) -> list[Gold
     sets = []
     for gold_path, conversation in pairs:
         gold = json.loads(gold_path.read_text(encoding="utf-8"))
-        sets.append(GoldSet(f"locomo{gold['conversation']}", gold, load_turns(conversation, gold)))
+        sets.append(GoldSet(set_name(gold), gold, load_turns(conversation, gold)))
     return sets
+
+
+def set_name(gold: dict[str, Any]) -> str:
+    """``locomo<conversation>`` for sessions 1-3 (DESIGN.md's keys), else with its sessions:
+    ``locomo30_s1-6``."""
+    sessions = [int(x) for x in gold["sessions"]]
+    name = f"locomo{gold['conversation']}"
+    return name if sessions == [1, 2, 3] else f"{name}_s{sessions[0]}-{sessions[-1]}"
 
 
 def canonical_ids(gold: dict[str, Any]) -> dict[str, str]:
