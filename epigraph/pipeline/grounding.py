@@ -14,7 +14,8 @@ words (possessive ``'s`` removed):
 2. or the name is an acronym (2-6 capitals) of consecutive words of the text ("NYC" after "New York
    City").
 
-A name with no content word at all ("I", "the") is not an entity and is dropped too. Pure logic plus
+A name with no content word at all ("I", "You", "the": stop words and pronouns are not content) is not
+an entity and is dropped too. Pure logic plus
 two report helpers; the pipeline calls them as lines arrive.
 """
 
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_PRONOUNS = frozenset(
+    "i me my mine myself you your yours yourself we us our ours he him his she her hers it its they them "
+    "their theirs someone everyone".split()
+)
+_NOT_CONTENT = STOP_WORDS | _PRONOUNS
 _ENDINGS = ("ies", "es", "s", "ing", "ed", "er")
 _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"mom", "mother", "mum", "mommy", "mama", "mam"}),
@@ -76,7 +82,7 @@ class Grounding:
 
     def grounded(self, name: str) -> bool:
         """Whether ``name`` is supported by the text (see the module docstring for the rule)."""
-        content = [w for w in words(name) if w not in STOP_WORDS]
+        content = [w for w in words(name) if w not in _NOT_CONTENT]
         if not content:
             return False
         if all(self._has(w) for w in content):
@@ -106,9 +112,7 @@ def episode_grounding(run: EpisodeRun, context: str) -> Grounding:
 def report_ungrounded(run: EpisodeRun, what: str, name: str) -> None:
     """Count and warn about one dropped hallucination (``what``: "entity" or a fact's text)."""
     run.report.dropped_lines += 1
-    run.report.warn(
-        f"{what} dropped: {name!r} appears nowhere in the episode or its context (hallucinated)"
-    )
+    run.report.warn(f"{what} dropped: {name!r} appears nowhere in the episode or its context (hallucinated)")
 
 
 def grounded_facts(

@@ -29,13 +29,22 @@ class CallRecord:
     input_tokens: int = 0
     output_tokens: int = 0
     ok: bool = True
+    cached_input_tokens: int = 0
+    """Input tokens the server reused from its prompt cache (when it said so)."""
+    finish_reason: str | None = None
+    """How the reply ended: ``stop``, ``length``; None when it failed or the consumer closed it."""
+    followup: bool = False
+    """The request carried an earlier reply of the model (a json re-ask)."""
+    text: str = ""
+    """The reply as the model wrote it (kept only when the meter was asked to: ``keep_text``)."""
 
 
 class MeteredLLM:
-    """An ``LLM`` that forwards to ``inner`` and records every call."""
+    """An ``LLM`` that forwards to ``inner`` and records every call (``keep_text``: with its reply)."""
 
-    def __init__(self, inner: LLM) -> None:
+    def __init__(self, inner: LLM, *, keep_text: bool = False) -> None:
         self.inner = inner
+        self.keep_text = keep_text
         self.records: list[CallRecord] = []
 
     async def complete(self, request: ChatRequest) -> Completion:
@@ -45,12 +54,7 @@ class MeteredLLM:
         except BaseException:
             self.records.append(CallRecord(request.prompt_name, started, time.perf_counter(), ok=False))
             raise
-        usage = completion.usage
-        self.records.append(
-            CallRecord(
-                request.prompt_name, started, time.perf_counter(), usage.input_tokens, usage.output_tokens
-            )
-        )
+        self._record(request, started, completion.usage, True, completion.finish_reason, completion.text)
         return completion
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
@@ -71,16 +75,26 @@ class MeteredLLM:
             usage = last.usage if last is not None else None
             if usage is None and text:  # the consumer closed a runaway stream: count what it cost
                 usage = await _estimate(request, "".join(text))
-            self.records.append(
-                CallRecord(
-                    request.prompt_name,
-                    started,
-                    time.perf_counter(),
-                    usage.input_tokens if usage else 0,
-                    usage.output_tokens if usage else 0,
-                    ok,
-                )
+            finish = last.finish_reason if last is not None and last.done else None
+            self._record(request, started, usage or Usage(), ok, finish, "".join(text))
+
+    def _record(
+        self, request: ChatRequest, started: float, usage: Usage, ok: bool, finish: str | None, text: str
+    ) -> None:
+        self.records.append(
+            CallRecord(
+                request.prompt_name,
+                started,
+                time.perf_counter(),
+                usage.input_tokens,
+                usage.output_tokens,
+                ok,
+                usage.cached_input_tokens,
+                finish,
+                any(m.get("role") == "assistant" for m in request.messages),
+                text if self.keep_text else "",
             )
+        )
 
 
 async def _estimate(request: ChatRequest, output: str) -> Usage:

@@ -47,6 +47,11 @@ class OutputShape:
         return max(self.floor, self.base + self.per_item * self.max_items(data))
 
 
+def attributes_unless_declared(types_text: str) -> frozenset[str]:
+    """``{"attributes"}`` unless the rendered custom types declare attributes (``grammar_omit``)."""
+    return frozenset() if "Attributes:" in types_text else frozenset({"attributes"})
+
+
 def words(text: str) -> int:
     """Whitespace-separated words of ``text``: the input size output bounds are derived from."""
     return len(text.split())
@@ -69,6 +74,9 @@ class Prompt(Generic[InT, OutT]):
     """A fixed output cap; ``shape`` (derived from the input) takes precedence when given."""
     shape: OutputShape | None = None
     """The reply's shape, from which each call's output cap (and a JSONL grammar's line bound) comes."""
+    grammar_omit: Callable[[Any], frozenset[str]] | None = None
+    """Optional line fields a JSONL grammar leaves out for this input: without custom types a small
+    model fills a free-form ``attributes`` object with inventions (age, occupation, home town)."""
     template_dir: Path | None = None
     """Folder holding the template; None means the packaged ``epigraph/prompts/templates``."""
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .base import OutputShape, Prompt, words
+from .base import OutputShape, Prompt, attributes_unless_declared, words
 from .extract_entities import ExtractedEntity
 from .extract_facts import ExtractedFact
 
@@ -48,5 +48,6 @@ PROMPT: Prompt[ExtractCombinedInput, EntityLine | FactLine] = Prompt(
     response_type="jsonl",
     example=EXAMPLE,
     # The entity bound of extract_entities plus the fact bound of extract_facts, at a mean line size.
+    grammar_omit=lambda d: attributes_unless_declared(d.entity_types + d.relation_types),
     shape=OutputShape(per_item=80, items=lambda d: 4 + words(d.episode) // 3 + words(d.episode) // 5),
 )

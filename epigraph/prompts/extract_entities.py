@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import OutputShape, Prompt, words
+from .base import OutputShape, Prompt, attributes_unless_declared, words
 
 
 class ExtractEntitiesInput(BaseModel):
@@ -46,5 +46,6 @@ PROMPT: Prompt[ExtractEntitiesInput, ExtractedEntity] = Prompt(
     example=EXAMPLE,
     # A line is ~20 tokens ({"name": "Melanie's kids", "entity_type": null, "attributes": {}}); a text
     # names at most about one entity per three words, plus the speaker and one resolved reference.
+    grammar_omit=lambda d: attributes_unless_declared(d.entity_types),
     shape=OutputShape(per_item=48, items=lambda d: 2 + words(d.episode) // 3),
 )

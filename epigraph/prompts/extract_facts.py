@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import OutputShape, Prompt, words
+from .base import OutputShape, Prompt, attributes_unless_declared, words
 
 
 class ExtractFactsInput(BaseModel):
@@ -54,6 +54,7 @@ PROMPT: Prompt[ExtractFactsInput, ExtractedFact] = Prompt(
     example=EXAMPLE,
     # A line is 60-100 tokens (two names, a relation, one sentence, two dates); a text states at most
     # about one fact per five words, and never more than three per entity it names.
+    grammar_omit=lambda d: attributes_unless_declared(d.relation_types),
     shape=OutputShape(
         per_item=110, items=lambda d: min(2 + words(d.episode) // 5, 3 * max(1, len(d.entities)))
     ),

@@ -10,7 +10,8 @@ name; the other endpoints get the unconstrained request.
 
 Covered: objects with properties (discriminator consts and required properties first, in schema order,
 then the optional ones, each optional in turn), ``anyOf``/``oneOf`` (including pydantic's discriminated
-unions), ``$ref`` into ``$defs``, ``const``, ``enum``, strings (with ``minLength``/``maxLength``),
+unions), ``$ref`` into ``$defs``, ``const``, ``enum``, strings (``minLength``; ``maxLength`` is left to
+the token cap: a bounded repetition expands into nested rules that slow llama.cpp's sampler),
 numbers, integers, booleans, null, arrays, and free-form objects (``additionalProperties``). Anything
 else becomes any JSON value. Pure: no I/O.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _BASE_RULES = r"""ws ::= " "?
@@ -33,8 +34,6 @@ value ::= object | array | string | number | boolean | null
 object ::= "{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* )? ws "}"
 array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
 """
-_MAX_BOUNDED_STRING = 400
-"""Longer ``maxLength`` bounds are left to the token cap (a bounded repetition expands into rules)."""
 
 
 def literal(text: str) -> str:
@@ -49,8 +48,9 @@ def json_literal(value: Any) -> str:
 
 
 class _Builder:
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], omit: frozenset[str] = frozenset()) -> None:
         self.defs: Mapping[str, Any] = schema.get("$defs") or {}
+        self.omit = omit
         self.rules: dict[str, str] = {}
         self._names: dict[str, str] = {}
 
@@ -97,12 +97,7 @@ class _Builder:
         return "value"
 
     def _string(self, schema: Mapping[str, Any]) -> str:
-        low = int(schema.get("minLength") or 0)
-        high = schema.get("maxLength")
-        if high is None or int(high) > _MAX_BOUNDED_STRING:
-            chars = "char*" if low == 0 else ("char+" if low == 1 else f"char{{{low},}}")
-        else:
-            chars = f"char{{{low},{int(high)}}}"
+        chars = "char*" if int(schema.get("minLength") or 0) == 0 else "char+"
         return f'"\\"" {chars} "\\""'
 
     def _object(self, schema: Mapping[str, Any], name: str) -> str:
@@ -112,7 +107,7 @@ class _Builder:
         required = set(schema.get("required") or ())
         consts = [k for k, v in properties.items() if "const" in v]
         needed = [k for k in properties if k in required and k not in consts]
-        optional = [k for k in properties if k not in required and k not in consts]
+        optional = [k for k in properties if k not in required and k not in consts and k not in self.omit]
         first = [*consts, *needed] or optional[:1]
         rest = [k for k in optional if k not in first]
         members = [self._member(k, properties[k], name) for k in first]
@@ -125,10 +120,13 @@ class _Builder:
         return f'{json_literal(key)} ws ":" ws {self.visit(schema, f"{owner}-{key}")}'
 
 
-def jsonl_grammar(line_schema: Mapping[str, Any], max_lines: int | None = None) -> str:
+def jsonl_grammar(
+    line_schema: Mapping[str, Any], max_lines: int | None = None, *, omit: Iterable[str] = ()
+) -> str:
     """A GBNF grammar whose sentences are at most ``max_lines`` lines (None: unbounded), each one JSON
-    object of ``line_schema`` on one line, ended by a newline. The empty reply is allowed."""
-    builder = _Builder(line_schema)
+    object of ``line_schema`` on one line, ended by a newline. The empty reply is allowed. Optional
+    properties named in ``omit`` are left out of every object."""
+    builder = _Builder(line_schema, frozenset(omit))
     line = builder.rule("line", builder.visit(line_schema, "item") + ' "\\n"')
     repeat = "*" if max_lines is None else f"{{0,{max(1, int(max_lines))}}}"
     rules = [f"root ::= {line}{repeat}"]

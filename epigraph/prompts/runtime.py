@@ -116,7 +116,8 @@ def build_request(prompt: Prompt[Any, Any], data: Any) -> ChatRequest:
     shape = prompt.shape
     grammar = None
     if prompt.response_type == "jsonl" and schema is not None:
-        grammar = jsonl_grammar(schema, shape.max_items(model) if shape else None)
+        omit = prompt.grammar_omit(model) if prompt.grammar_omit else frozenset()
+        grammar = jsonl_grammar(schema, shape.max_items(model) if shape else None, omit=omit)
     return ChatRequest(
         messages=render(prompt, model),
         prompt_name=prompt.name,

@@ -35,6 +35,7 @@ GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
         (["Jon: I moved to New York City."], "NY", True),
         (["Jon: I moved to Boston."], "NYC", False),
         (["Jon: hi"], "the", False),
+        ([GREETING], "You", False),
         (["Jon: I love the Café Olé."], "cafe ole", True),
         (["Caroline: you were great", "Melanie: thanks!"], "Melanie", True),
     ],

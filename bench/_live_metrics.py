@@ -1,0 +1,198 @@
+"""What ``live_bench.py`` measures: every model call (a recording LLM), and a built graph against a gold
+graph when the model wrote its own names and sentences (so nothing can be compared by exact text).
+
+Matching rules (stated in the results' notes):
+
+- entities: the same normalized name or alias, or the same content words up to plural/verb endings
+  ("Melanie's kids" = "kids of Melanie"; "Mel" is not "Melanie" unless the graph merged them);
+- facts: a gold fact is recalled by a built fact joining the same two entities (either direction), or
+  by a built fact saying the same thing: cosine of the two sentences' embeddings >= the threshold;
+- a gold contradiction (a later fact retiring an earlier one) is applied when a built fact matching the
+  earlier one was retired by a built fact matching the later one; every other retirement is spurious.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from _gold import GoldSet, Turn, canonical_ids
+
+from epigraph.embed import Embedder
+from epigraph.graph.model import Entity, Fact, normalize_name
+from epigraph.graph.store import GraphStore
+from epigraph.pipeline import EpisodeResult
+from epigraph.pipeline.grounding import stem, words
+from epigraph.pipeline.metering import CallRecord, MeteredLLM
+from epigraph.prompts.protocol import LLM
+
+# ------------------------------------------------------------------------------------------- calls
+
+
+def recording(inner: LLM) -> MeteredLLM:
+    """The pipeline's own meter over the whole run, keeping every reply's text (fixtures, table)."""
+    return MeteredLLM(inner, keep_text=True)
+
+
+def cut_short(call: CallRecord) -> bool:
+    """Cut by the token cap, or closed by the runtime as a runaway (text came, no end ever did)."""
+    return call.finish_reason == "length" or (not call.ok and call.finish_reason is None and bool(call.text))
+
+
+def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
+    """Each reply as written, with its prompt, how it ended and its episode; ``ends``: (number of calls
+    recorded when the episode ended, its text), in order (one group: episodes never interleave)."""
+    rows, start = [], 0
+    for end, episode in ends:
+        for call in calls[start:end]:
+            rows.append(
+                {"prompt": call.prompt, "finish": call.finish_reason, "episode": episode, "text": call.text}
+            )
+        start = end
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- graph
+
+
+def name_key(name: str) -> frozenset[str]:
+    """Content words of a name up to endings: the loose identity of an entity name."""
+    return frozenset(stem(w) for w in words(name) if w not in ("s", "the", "a", "an", "of"))
+
+
+def same_entity(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two entities (each as its name and aliases) are one by name or by content words."""
+    exact = {normalize_name(n) for n in a} & {normalize_name(n) for n in b}
+    return bool(exact) or bool({name_key(n) for n in a} & {name_key(n) for n in b} - {frozenset()})
+
+
+@dataclass
+class Built:
+    """The final state of every entity and fact the episodes wrote."""
+
+    entities: dict[str, Entity]
+    facts: list[Fact]
+
+    def names(self, uuid: str) -> list[str]:
+        entity = self.entities.get(uuid)
+        return [entity.name, *entity.aliases] if entity else []
+
+
+async def built_graph(store: GraphStore, group: str, results: Sequence[EpisodeResult]) -> Built:
+    entity_ids = sorted({e.uuid for r in results for e in r.entities})
+    fact_ids = sorted({f.uuid for r in results for f in (*r.facts, *r.invalidated)})
+    facts = await store.get_facts(group, fact_ids)
+    ends = sorted({u for f in facts for u in (f.source_uuid, f.target_uuid)} | set(entity_ids))
+    entities = {e.uuid: e for e in await store.get_entities(group, ends)}
+    return Built(entities, facts)
+
+
+def _gold_in(gold_set: GoldSet, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    chosen = {t.dia_id for t in turns}
+    return [t for dia_id, t in gold_set.gold["turns"].items() if dia_id in chosen]
+
+
+async def graph_quality(
+    store: GraphStore,
+    gold_set: GoldSet,
+    turns: Sequence[Turn],
+    results: Sequence[EpisodeResult],
+    embedder: Embedder,
+    threshold: float,
+) -> dict[str, float]:
+    """Entity recall/precision, fact recall, contradictions against the gold of the turns that ran."""
+    gold_turns = _gold_in(gold_set, turns)
+    built = await built_graph(store, gold_set.name, results)
+    metrics = entity_quality(gold_turns, built)
+    metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold))
+    return metrics
+
+
+def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[str, float]:
+    aliases = {normalize_name(d["name"]): d["same_as"] for t in gold_turns for d in t.get("duplicates", [])}
+    gold: dict[str, list[str]] = {}
+    for turn in gold_turns:
+        for entity in turn["entities"]:
+            norm = normalize_name(entity["name"])
+            canonical = normalize_name(aliases.get(norm, entity["name"]))
+            gold.setdefault(canonical, [aliases.get(norm, entity["name"])]).append(entity["name"])
+    entities = [built.names(u) for u in built.entities]
+    found = [g for g in gold.values() if any(same_entity(g, e) for e in entities)]
+    exact = [
+        g
+        for g in gold.values()
+        if any({normalize_name(n) for n in g} & {normalize_name(n) for n in e} for e in entities)
+    ]
+    correct = [e for e in entities if any(same_entity(g, e) for g in gold.values())]
+    return {
+        "entities_expected": len(gold),
+        "entities_built": len(entities),
+        "entity_recall": _share(len(found), len(gold)),
+        "entity_recall_exact": _share(len(exact), len(gold)),
+        "entity_precision": _share(len(correct), len(entities)),
+    }
+
+
+async def fact_quality(
+    gold_set: GoldSet,
+    gold_turns: Sequence[dict[str, Any]],
+    built: Built,
+    embedder: Embedder,
+    threshold: float,
+) -> dict[str, float]:
+    canonical = canonical_ids(gold_set.gold)
+    every = {f["id"]: f for t in gold_turns for f in t["facts"]}
+    gold = [f for fid, f in every.items() if canonical[fid] == fid]
+    similar = await _cosines([f["fact"] for f in gold], [f.text for f in built.facts], embedder)
+    by_meaning: dict[str, set[int]] = {}
+    by_ends: dict[str, set[int]] = {}
+    for i, fact in enumerate(gold):
+        by_meaning[fact["id"]] = {j for j in range(len(built.facts)) if similar[i, j] >= threshold}
+        by_ends[fact["id"]] = {j for j, f in enumerate(built.facts) if _same_ends(fact, f, built)}
+    recalled = [fid for fid in by_meaning if by_meaning[fid] or by_ends[fid]]
+    pairs = [
+        (canonical[f["id"]], canonical[old])
+        for f in every.values()
+        for old in f.get("contradicts", [])
+        if old in every or canonical[old] in every
+    ]
+    applied, explained = 0, set()
+    for new, old in pairs:
+        olds = by_meaning.get(old, set()) | by_ends.get(old, set())
+        news = {built.facts[j].uuid for j in by_meaning.get(new, set()) | by_ends.get(new, set())}
+        hit = [j for j in olds if (by := built.facts[j].invalidated_by) is not None and by.fact_uuid in news]
+        applied += bool(hit)
+        explained.update(hit)
+    retired = [j for j, f in enumerate(built.facts) if f.invalidated_by is not None]
+    return {
+        "facts_expected": len(gold),
+        "facts_built": len(built.facts),
+        "fact_recall": _share(len(recalled), len(gold)),
+        "fact_recall_endpoints": _share(sum(1 for s in by_ends.values() if s), len(gold)),
+        "fact_recall_meaning": _share(sum(1 for s in by_meaning.values() if s), len(gold)),
+        "contradictions_expected": len(pairs),
+        "contradictions_applied": applied,
+        "invalidations_spurious": len([j for j in retired if j not in explained]),
+    }
+
+
+def _same_ends(gold: dict[str, Any], fact: Fact, built: Built) -> bool:
+    source, target = built.names(fact.source_uuid), built.names(fact.target_uuid)
+    forward = same_entity([gold["source"]], source) and same_entity([gold["target"]], target)
+    backward = same_entity([gold["source"]], target) and same_entity([gold["target"]], source)
+    return forward or backward
+
+
+async def _cosines(left: list[str], right: list[str], embedder: Embedder) -> np.ndarray:
+    if not left or not right:
+        return np.zeros((len(left), len(right)))
+    a, b = await embedder.embed(left), await embedder.embed(right)
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return np.asarray(a @ b.T)
+
+
+def _share(hits: int, total: int) -> float:
+    return round(hits / total, 4) if total else 1.0

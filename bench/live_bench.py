@@ -1,0 +1,283 @@
+"""Live benchmark: the ingest bench's gold comparison with a REAL model instead of scripted answers.
+
+LoCoMo turns (conversation 26 sessions 1-3, and every other ``--gold`` set) go through
+``Ingestor.ingest`` in both extraction modes (separate prompts, one combined prompt), each mode into a
+fresh in-memory embedded store, with the real embedder (all-MiniLM-L6-v2). The built graph is compared
+with the hand-made gold graph, and every model call is recorded (prompt, tokens evaluated vs reused
+from the server's prompt cache, seconds, re-asks). Written to ``bench/results/live.json``.
+
+By default it runs a SLICE: session 1 of each gold set (18 turns of conversation 26), because the local
+1.5B model on 2 cores takes tens of seconds per episode; ``--full`` runs every session of the gold set.
+The model is the bundled local one (started, or reused, like ``epigraph model start``), or any
+OpenAI-compatible endpoint::
+
+    python bench/live_bench.py                          # local model, session 1 of LoCoMo 26
+    python bench/live_bench.py --full --gold ../shared/datasets/locomo/annotations/locomo26_s1-3.json \\
+        --gold bench/data/locomo30_s1-3.json
+    python bench/live_bench.py --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key $KEY \\
+        --structured json_schema
+
+How the graph is compared (pure functions in ``_live_metrics``): a gold entity is found when a built
+entity has its name or alias, or the same content words (``entity_recall``; ``entity_recall_exact``
+needs the exact name); a built entity is correct when it matches a gold one the same way
+(``entity_precision``); a gold fact is recalled when a built fact joins the same two entities
+(``fact_recall_endpoints``) or says the same thing (MiniLM cosine of the sentences >= ``--threshold``,
+``fact_recall_meaning``); ``fact_recall`` is either. A gold contradiction is applied when the fact
+matched to the earlier statement was retired by the fact matched to the later one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _gold import GoldSet, load_sets, merged_aliases
+from _live_metrics import cut_short, graph_quality, recording, reply_rows
+from _results import write_results
+
+from epigraph.config import Settings
+from epigraph.embed import Embedder, SentenceTransformerEmbedder
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import to_utc
+from epigraph.llm import EndpointProfile, OpenAIChat
+from epigraph.llm_profiles import local_model_profile
+from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
+from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
+from epigraph.pipeline.metering import CallRecord
+from epigraph.testing import HashEmbedder
+
+HERE = Path(__file__).resolve().parent
+DATASETS = HERE.parent.parent / "shared" / "datasets" / "locomo"
+DEFAULT_GOLD = DATASETS / "annotations" / "locomo26_s1-3.json"
+MODES = ("separate", "combined")
+
+
+@dataclass
+class Endpoint:
+    base_url: str
+    model: str
+    api_key: str
+    profile: EndpointProfile
+    described: str
+
+
+@dataclass
+class ModeRun:
+    results: list[EpisodeResult]
+    failed: int
+    wall_s: float
+    quality: dict[str, float]
+    calls: list[CallRecord]
+    ends: list[tuple[int, str]]
+    """(calls recorded when each episode ended, its text)"""
+
+
+def local_endpoint(context: int) -> Endpoint:
+    """The bundled local model, started now unless one is running (``epigraph model start``)."""
+    from epigraph.local_model import API_KEY, MODEL_NAME, LocalModel
+
+    state, started = LocalModel(Settings.load()).ensure_running(detach=True)
+    how = "started" if started else "reused"
+    return Endpoint(
+        state.base_url,
+        MODEL_NAME,
+        API_KEY,
+        replace(local_model_profile(context), grammar=True),
+        f"local {MODEL_NAME} (Q4_K_M GGUF, llama.cpp via xllamacpp, {how}) at {state.base_url}",
+    )
+
+
+async def run_mode(
+    gold_set: GoldSet, turns: int | None, mode: str, endpoint: Endpoint, embedder: Embedder, args: Any
+) -> ModeRun:
+    chat = OpenAIChat(
+        model=endpoint.model,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        max_tokens=args.max_tokens,
+        timeout=args.timeout,
+        profile=endpoint.profile,
+    )
+    llm = recording(chat)
+    chosen = gold_set.turns if turns is None else gold_set.turns[:turns]
+    items = [
+        EpisodeInput(
+            content=t.text, speaker=t.speaker, reference_time=to_utc(t.reference_time), group_id=gold_set.name
+        )
+        for t in chosen
+    ]
+    results: dict[str, EpisodeResult] = {}
+    failed, ends = 0, []
+    async with chat, EmbeddedStore(":memory:") as store:
+        await store.setup(embedder.dim)
+        ingestor = Ingestor(store, llm, embedder, IngestOptions(mode=mode))  # type: ignore[arg-type]
+        started = time.perf_counter()
+        async for event in ingestor.ingest(items):
+            if isinstance(event, EpisodeDone | EpisodeUpdated | EpisodeFailed) and event.result is not None:
+                results[event.result.episode.uuid] = event.result
+            if isinstance(event, EpisodeDone | EpisodeFailed):
+                ends.append((len(llm.records), chosen[event.index].text))
+            if isinstance(event, EpisodeFailed):
+                failed += 1
+                print(f"  {mode} episode {event.index + 1} FAILED: {event.error}", flush=True)
+            elif isinstance(event, EpisodeDone) and event.result is not None:
+                _progress(mode, event.index, len(items), event.result, time.perf_counter() - started)
+        wall = time.perf_counter() - started
+        done = list(results.values())
+        quality = await graph_quality(store, gold_set, chosen, done, embedder, args.threshold)
+        quality["aliases_merged"] = len(await merged_aliases(store, gold_set.name, gold_set.gold))
+    return ModeRun(done, failed, wall, quality, llm.records, ends)
+
+
+def _progress(mode: str, index: int, total: int, result: EpisodeResult, elapsed: float) -> None:
+    report = result.report
+    print(
+        f"  {mode} {index + 1}/{total}: {report.llm_calls} calls, {report.input_tokens} in / "
+        f"{report.output_tokens} out tokens, {len(result.entities)} entities, {len(result.facts)} facts, "
+        f"{report.dropped_lines} dropped{' TRUNCATED' if report.truncated else ''} ({elapsed:.0f} s so far)",
+        flush=True,
+    )
+
+
+def mode_metrics(run: ModeRun) -> dict[str, float]:
+    reports = [r.report for r in run.results]
+    episodes = max(1, len(run.results))
+    calls = run.calls
+    evaluated = sum(c.input_tokens - c.cached_input_tokens for c in calls)
+    return {
+        **run.quality,
+        "dropped_lines": sum(r.dropped_lines for r in reports),
+        "truncated_replies": sum(cut_short(c) for c in calls),
+        "hallucinations_dropped": sum(w.count("hallucinated") for r in reports for w in r.warnings),
+        "reasks": sum(c.followup for c in calls),
+        "failed_episodes": run.failed,
+        "episodes": len(run.results),
+        "calls_mean": round(sum(r.llm_calls for r in reports) / episodes, 3),
+        "input_tokens_mean": round(sum(r.input_tokens for r in reports) / episodes, 1),
+        "output_tokens_mean": round(sum(r.output_tokens for r in reports) / episodes, 1),
+        "cached_input_tokens_mean": round(sum(c.cached_input_tokens for c in calls) / episodes, 1),
+        "evaluated_input_tokens_mean": round(evaluated / episodes, 1),
+        "seconds_per_episode": round(run.wall_s / episodes, 2),
+        "seconds_per_episode_max": round(
+            max((sum(r.stage_ms.values()) for r in reports), default=0) / 1000, 2
+        ),
+        "warnings": sum(len(r.warnings) for r in reports),
+    }
+
+
+def prompt_metrics(run: ModeRun) -> dict[str, float]:
+    """Where the time goes, per prompt: calls, prompt tokens evaluated vs reused, generated, seconds."""
+    out: dict[str, float] = {}
+    for name in sorted({c.prompt for c in run.calls}):
+        calls = [c for c in run.calls if c.prompt == name]
+        out.update(
+            {
+                f"prompts.{name}.calls": len(calls),
+                f"prompts.{name}.input_tokens": sum(c.input_tokens for c in calls),
+                f"prompts.{name}.cached_tokens": sum(c.cached_input_tokens for c in calls),
+                f"prompts.{name}.output_tokens": sum(c.output_tokens for c in calls),
+                f"prompts.{name}.seconds": round(sum(c.finished - c.started for c in calls), 1),
+                f"prompts.{name}.seconds_max": round(max(c.finished - c.started for c in calls), 1),
+            }
+        )
+    return out
+
+
+def print_table(metrics: dict[str, float], prefix: str) -> None:
+    rows = sorted({k.split(".", 2)[2] for k in metrics if k.startswith(prefix) and k.count(".") >= 2})
+    rows = [r for r in rows if not r.startswith("prompts.")]
+    print(f"\n{prefix.rstrip('.'):32} {'separate':>10} {'combined':>10}")
+    for key in rows:
+        values = [metrics.get(f"{prefix}{mode}.{key}", "") for mode in MODES]
+        print(f"{key:32} {values[0]!s:>10} {values[1]!s:>10}")
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gold", type=Path, action="append", help="a gold set (more than once: several)")
+    parser.add_argument("--conversation", type=Path, action="append", help="its conversation, or a folder")
+    parser.add_argument("--full", action="store_true", help="every session of each gold set (slow)")
+    parser.add_argument("--turns", type=int, help="only the first N turns of each set (a smoke run)")
+    parser.add_argument("--modes", default=",".join(MODES), help="separate,combined")
+    parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the local model)")
+    parser.add_argument("--model", default="local", help="model name at --base-url")
+    parser.add_argument("--api-key", default="not-needed")
+    parser.add_argument("--structured", default="json_schema", choices=("json_schema", "json_object", "none"))
+    parser.add_argument("--grammar", action="store_true", help="the endpoint accepts a GBNF grammar field")
+    parser.add_argument("--context", type=int, default=8192, help="the local model's context size")
+    parser.add_argument("--max-tokens", type=int, default=4096, help="the client's output ceiling")
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--threshold", type=float, default=0.7, help="MiniLM cosine for a fact match")
+    parser.add_argument("--results-dir", type=Path)
+    parser.add_argument("--save-replies", type=Path, help="write every model reply here (JSON Lines)")
+    parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
+    args = parser.parse_args(argv)
+    golds = args.gold or [DEFAULT_GOLD]
+    sets = load_sets(golds, args.conversation or [DATASETS])
+    if args.base_url:
+        profile = EndpointProfile(structured=args.structured, grammar=args.grammar)
+        endpoint = Endpoint(
+            args.base_url, args.model, args.api_key, profile, f"{args.model} at {args.base_url}"
+        )
+    else:
+        endpoint = local_endpoint(args.context)
+    embedder: Embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder()
+    metrics: dict[str, float] = {}
+    notes = [f"model: {endpoint.described}; profile {endpoint.profile}", f"embedder: {args.embedder}"]
+    for number, gold_set in enumerate(sets):
+        turns = _slice(gold_set, args)
+        prefix = "" if number == 0 else f"{gold_set.name}."
+        shown = len(gold_set.turns) if turns is None else turns
+        notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)} ({shown} turns)")
+        for mode in args.modes.split(","):
+            print(f"{gold_set.name} {mode}: {shown} turns on {endpoint.described}", flush=True)
+            run = await run_mode(gold_set, turns, mode, endpoint, embedder, args)
+            metrics.update({f"{prefix}{mode}.{k}": v for k, v in mode_metrics(run).items()})
+            metrics.update({f"{prefix}{mode}.{k}": v for k, v in prompt_metrics(run).items()})
+            if args.save_replies:
+                with args.save_replies.open("a", encoding="utf-8") as out:
+                    for reply in reply_rows(run.calls, run.ends):
+                        out.write(json.dumps({"set": gold_set.name, "mode": mode, **reply}) + "\n")
+            path = write_results("live", metrics, notes, results_dir=args.results_dir)
+            print(f"  wrote {path}", flush=True)
+        print_table({f"x.{k}" if not prefix else k: v for k, v in metrics.items()}, prefix or "x.")
+    notes += [
+        f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
+        "entity match: same normalized name or alias, or the same content words",
+        "cached input tokens: prompt tokens the server reused from its prompt cache (usage."
+        "prompt_tokens_details.cached_tokens); evaluated = input - cached",
+    ]
+    print(f"\nwrote {write_results('live', metrics, notes, results_dir=args.results_dir)}")
+
+
+def _slice(gold_set: GoldSet, args: Any) -> int | None:
+    """How many of the set's turns run: all with --full, else session 1 (or --turns)."""
+    if args.turns is not None:
+        return min(args.turns, len(gold_set.turns))
+    if args.full:
+        return None
+    first = gold_set.gold["sessions"][0]
+    return sum(1 for t in gold_set.turns if t.dia_id.startswith(f"D{first}:"))
+
+
+def _describe(gold_set: GoldSet, turns: int | None, full: bool) -> str:
+    sessions = gold_set.gold["sessions"]
+    if turns is None:
+        return f"sessions {sessions[0]}-{sessions[-1]} in full"
+    if full:
+        return "a slice"
+    every = f"{sessions[0]}-{sessions[-1]}"
+    return f"a SLICE: the first {turns} turns (session {sessions[0]}); --full runs sessions {every}"
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
