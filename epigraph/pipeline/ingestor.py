@@ -161,6 +161,15 @@ class Ingestor:
             results.append(result)
         return results
 
+    async def process(
+        self, episode: Episode, *, emit: Emit | None = None, mode: Mode | None = None
+    ) -> EpisodeResult:
+        """Ingest one episode already built (e.g. stored ``pending`` by a server that accepted it),
+        under the group's lock, with its progress events sent to ``emit``; never raises for a failed
+        episode (the result says ``ok == False``). A ``done`` episode is skipped."""
+        result, _ = await self._process(episode, 0, emit or _ignore, self._options(mode, None), [])
+        return result
+
     async def remove_episode(self, group_id: str, uuid: str) -> RemovalResult:
         """Delete an episode with provenance cleanup (facts it retired are restored) and regenerate
         the summaries of the entities it touched."""

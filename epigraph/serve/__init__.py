@@ -1,0 +1,12 @@
+"""The graph as a service: ``epigraph serve`` (HTTP API, :mod:`.app`) and ``epigraph mcp`` (MCP server,
+:mod:`.mcp`), with API keys scoped to groups (:mod:`.auth`), limits (:mod:`.schemas`) and ingestion
+workers that survive restarts (:mod:`.worker`). Needs the ``serve`` extra: ``pip install
+'epigraph[serve]'``."""
+
+from __future__ import annotations
+
+from .app import create_app
+from .auth import Keys
+from .schemas import Limits
+
+__all__ = ["Keys", "Limits", "create_app"]

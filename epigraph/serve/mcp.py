@@ -1,0 +1,106 @@
+"""``epigraph mcp``: the graph as an MCP server (the official MCP Python SDK), over stdio or streamable
+HTTP, with the same keys, groups, limits and ingestion workers as the HTTP API.
+
+Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``.
+Over HTTP the key comes with each request (``Authorization: Bearer KEY``); over stdio the host that
+starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 401/403, nothing more.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+
+from ..client import KnowledgeGraph
+from ..config import Settings
+from . import service
+from .auth import AuthError, Keys, key_from_headers
+from .schemas import EpisodeIn, Limits
+from .service import ServerState, running
+from .worker import GroupRegistry, Workers
+
+INSTRUCTIONS = (
+    "A temporal knowledge graph of chat episodes, one graph per group. Add episodes (they are ingested "
+    "in the background: check episode_status), search facts/entities/episodes (as_of: what was true "
+    "then; known_at: what the graph knew then), read an entity, ask a question (a cited answer)."
+)
+
+
+def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
+    """The MCP server's tools over ``state``; ``stdio_key``: the key of a stdio session."""
+    server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS)
+
+    def group(ctx: Context, group_id: str) -> str:
+        headers = ctx.headers
+        key = key_from_headers({k.lower(): v for k, v in headers.items()}) if headers else stdio_key
+        try:
+            return state.keys.group(key, group_id)
+        except AuthError as exc:
+            raise PermissionError(f"{exc.status}: {exc.detail}") from None
+
+    @server.tool()
+    async def add_episodes(group_id: str, episodes: list[EpisodeIn], ctx: Context) -> dict[str, Any]:
+        """Add episodes to a group, in order; returns their ids once each is stored (status pending)."""
+        accepted = await service.add(state, group(ctx, group_id), episodes)
+        return accepted.model_dump()
+
+    @server.tool()
+    async def episode_status(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
+        """An episode's status (pending, done, failed), error and ingestion report."""
+        return await service.episode(state, group(ctx, group_id), uuid)
+
+    @server.tool()
+    async def search(
+        group_id: str,
+        query: str,
+        ctx: Context,
+        scope: Literal["all", "facts", "entities", "episodes"] = "all",
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        limit: int = 10,
+    ) -> dict[str, Any]:
+        """Hybrid search of the group's facts, entities and episodes."""
+        return await service.search(
+            state, group(ctx, group_id), query, scope=scope, as_of=as_of, known_at=known_at, limit=limit
+        )
+
+    @server.tool()
+    async def read_entity(group_id: str, name: str, ctx: Context) -> dict[str, Any]:
+        """An entity by name, alias or uuid: summary, current facts, history, episodes."""
+        return await service.entity(state, group(ctx, group_id), name)
+
+    @server.tool()
+    async def ask(
+        group_id: str, question: str, ctx: Context, as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Answer a question from the group's graph, citing the facts and episodes used."""
+        answer = await state.kg.ask(
+            question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id)
+        )
+        return answer.to_dict()
+
+    @server.tool()
+    async def remove_episode(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
+        """Delete an episode; facts only it supported go, facts it retired come back."""
+        return await service.remove(state, group(ctx, group_id), uuid)
+
+    return server
+
+
+async def run_mcp(
+    settings: Settings, keys: Keys, transport: str, host: str, port: int, groups_file: Path | None
+) -> None:
+    """Serve until stopped: ``transport`` is ``stdio`` or ``http`` (streamable HTTP at ``/mcp``)."""
+    stdio_key = settings.api_key.get_secret_value() if settings.api_key else None
+    kg = KnowledgeGraph(settings)
+    state = ServerState(kg, keys, Limits(), Workers(kg, GroupRegistry(groups_file)))
+    async with running(state):
+        server = build_server(state, stdio_key)
+        if transport == "stdio":
+            await server.run_stdio_async()
+        else:
+            await server.run_streamable_http_async(host=host, port=port)

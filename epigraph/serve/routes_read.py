@@ -1,0 +1,80 @@
+"""Routes that read: search, an entity's view and history, episodes of a time range, group stats."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from ..graph.model import EpisodeStatus
+from . import service
+from .app import Group, state_of
+from .routes_episodes import _ERRORS
+from .schemas import SearchScope
+from .service import episode_body
+
+router = APIRouter(prefix="/groups/{group_id}", tags=["reading"])
+
+Limit = Annotated[int, Query(ge=1, le=100, description="results per kind")]
+
+
+@router.get("/search", responses=_ERRORS)
+async def search(
+    request: Request,
+    group_id: Group,
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="the query")],
+    scope: SearchScope = "all",
+    recipe_name: Annotated[str | None, Query(alias="recipe", max_length=64)] = None,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
+    include_retired: bool = False,
+    limit: Limit = 10,
+) -> dict[str, Any]:
+    """Hybrid search of facts, entities and episodes (``scope``), or by a named ``recipe``; facts true
+    now unless ``as_of`` (event time) or ``known_at`` (what the graph knew then) say otherwise."""
+    return await service.search(
+        state_of(request), group_id, q, scope=scope, recipe_name=recipe_name, as_of=as_of,
+        known_at=known_at, include_retired=include_retired, limit=limit,
+    )  # fmt: skip
+
+
+@router.get("/entities/{name:path}/history", responses={**_ERRORS, 404: {"description": "no such entity"}})
+async def entity_history(request: Request, group_id: Group, name: str) -> dict[str, Any]:
+    """An entity's retired facts: when each ended, which fact and episode retired it."""
+    data = await service.entity(state_of(request), group_id, name)
+    return {"entity": data["entity"], "history": data["history"]}
+
+
+@router.get("/entities/{name:path}", responses={**_ERRORS, 404: {"description": "no such entity"}})
+async def entity(request: Request, group_id: Group, name: str) -> dict[str, Any]:
+    """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes."""
+    return await service.entity(state_of(request), group_id, name)
+
+
+@router.get("/episodes", responses=_ERRORS)
+async def episodes(
+    request: Request,
+    group_id: Group,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    status: EpisodeStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Episodes whose reference time is in ``[since, until)``, newest first."""
+    found = await state_of(request).kg.episodes(
+        group_id=group_id, since=since, until=until, status=status, limit=limit
+    )
+    return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
+
+
+@router.get("/stats", responses=_ERRORS)
+async def stats(request: Request, group_id: Group) -> dict[str, Any]:
+    """Counts of the group's episodes (and how many are pending / failed), entities and facts."""
+    state = state_of(request)
+    counts = asdict(await state.kg.stats(group_id=group_id))
+    for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
+        found = await state.kg.store.episodes(group_id, status=status, limit=1_000_000)
+        counts[f"{status.value}_episodes"] = len(found)
+    return {"group_id": group_id, **counts}

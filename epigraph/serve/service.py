@@ -1,0 +1,104 @@
+"""What the HTTP routes and the MCP tools both do, as plain async functions over a ``ServerState``:
+one behaviour, two transports. Groups are already authorized by the caller."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from ..client import KnowledgeGraph
+from ..errors import EpisodeNotFound
+from ..graph.model import Episode
+from ..graph.search import COMBINED, ENTITIES_HYBRID, EPISODES_HYBRID, FACTS_HYBRID, SearchConfig, recipe
+from .auth import Keys
+from .schemas import Accepted, EpisodeIn, Limits, checked_inputs
+from .worker import Workers
+
+log = logging.getLogger("epigraph.serve")
+
+_SCOPES: dict[str, SearchConfig] = {
+    "all": COMBINED, "facts": FACTS_HYBRID, "entities": ENTITIES_HYBRID, "episodes": EPISODES_HYBRID,
+}  # fmt: skip
+
+
+@dataclass
+class ServerState:
+    """What the routes and tools use: the graph, the keys, the limits and the ingestion workers."""
+
+    kg: KnowledgeGraph
+    keys: Keys
+    limits: Limits
+    workers: Workers
+    ready: bool = False
+
+
+@asynccontextmanager
+async def running(state: ServerState, *, close_graph: bool = True) -> AsyncIterator[ServerState]:
+    """Open the graph and resume every group's pending episodes; at the end stop the workers (an
+    interrupted episode stays ``pending``, resumed at the next start) and close the graph."""
+    await state.kg.open()
+    try:
+        resumed = await state.workers.resume()
+        if resumed:
+            log.info("resuming the pending episodes of %d group(s)", len(resumed))
+        state.ready = True
+        yield state
+    finally:
+        state.ready = False
+        await state.workers.close()
+        if close_graph:
+            await state.kg.close()
+
+
+def episode_body(episode: Episode) -> dict[str, Any]:
+    """An episode with its status, error and ingestion report (never its embedding)."""
+    return episode.model_dump(mode="json", exclude={"content_embedding"})
+
+
+async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> Accepted:
+    """Store the episodes ``pending`` (within the limits) and queue them; returns their ids."""
+    inputs = checked_inputs(group_id, episodes, state.limits)
+    return Accepted.of(group_id, await state.workers.accept(group_id, inputs))
+
+
+async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
+    found = await state.kg.store.get_episode(group_id, uuid)
+    if found is None:
+        raise EpisodeNotFound(uuid, group_id)
+    return episode_body(found)
+
+
+async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
+    if await state.kg.store.get_episode(group_id, uuid) is None:
+        raise EpisodeNotFound(uuid, group_id)
+    result = await state.kg.remove_episode(uuid, group_id=group_id)
+    return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
+
+
+async def search(
+    state: ServerState,
+    group_id: str,
+    query: str,
+    *,
+    scope: str = "all",
+    recipe_name: str | None = None,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
+    include_retired: bool = False,
+    limit: int = 10,
+) -> dict[str, Any]:
+    config = recipe(recipe_name) if recipe_name else _SCOPES[scope]
+    results = await state.kg.search(
+        query, group_ids=group_id, config=config, as_of=as_of, known_at=known_at,
+        include_retired=include_retired, limit=max(1, min(limit, state.limits.max_results)),
+    )  # fmt: skip
+    return results.to_dict()
+
+
+async def entity(state: ServerState, group_id: str, name: str) -> dict[str, Any]:
+    view = await state.kg.entity(name, group_id=group_id)
+    return view.to_dict()

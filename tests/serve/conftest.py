@@ -1,0 +1,89 @@
+"""Fixtures of the serve tests: the scripted LLM behind the local OpenAI-compatible test server, and
+``epigraph serve``'s app under uvicorn on a free loopback port in a background thread."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from epigraph.client import KnowledgeGraph
+from epigraph.config import Settings
+from epigraph.serve import Keys, Limits, create_app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _serve_harness import LLM_KEY, LLMThread, World, free_port
+
+KEYS = {"key-alpha": frozenset({"alpha"}), "key-beta": frozenset({"beta"}), "key-all": frozenset({"*"})}
+LIMITS = Limits(max_body_bytes=20_000, max_batch=5, max_episode_chars=2_000)
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return World()
+
+
+@pytest.fixture(scope="module")
+def llm(world: World) -> Iterator[LLMThread]:
+    with LLMThread(world) as thread:
+        yield thread
+
+
+def graph_settings(db: Path, llm_url: str) -> Settings:
+    return Settings(
+        db_path=str(db), llm_base_url=llm_url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
+        embedder="hash", llm_timeout=2.0, llm_max_attempts=2, llm_max_retry_seconds=2.0,
+    )  # fmt: skip
+
+
+@dataclass
+class Served:
+    url: str
+    world: World
+
+    def client(self, key: str | None = "key-all") -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers=auth(key) if key else {}, timeout=30.0)
+
+
+@pytest.fixture(scope="module")
+def served(llm: LLMThread, world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The app with keys on, under uvicorn in a thread (its own event loop), on a free loopback port."""
+    tmp = tmp_path_factory.mktemp("serve")
+    kg = KnowledgeGraph(graph_settings(tmp / "graph.db", llm.url))
+    app = create_app(kg, keys=Keys(KEYS), limits=LIMITS, groups_file=tmp / "graph.db.groups")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield Served(f"http://127.0.0.1:{port}", world)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def wait_done(client: httpx.Client, group: str, uuids: list[str], timeout_s: float = 60.0) -> dict[str, str]:
+    """Poll each episode until none is pending; returns uuid -> status."""
+    deadline = time.monotonic() + timeout_s
+    status: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        status = {u: client.get(f"/v1/groups/{group}/episodes/{u}").json()["status"] for u in uuids}
+        if all(s != "pending" for s in status.values()):
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"episodes still pending after {timeout_s} s: {status}")

@@ -1,0 +1,148 @@
+"""The HTTP API over the wire: uvicorn on a free loopback port, httpx, SSE parsed from the bytes sent,
+the pipeline answered by the local OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from .conftest import Served, wait_done
+
+T = "2024-05-02T10:00:00Z"
+
+
+def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
+    """The JSON ``data:`` of each server-sent event, as the bytes arrive."""
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif line == "" and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
+def add(client: httpx.Client, group: str, *contents: str) -> list[str]:
+    body = {"episodes": [{"content": c, "reference_time": T, "speaker": None} for c in contents]}
+    response = client.post(f"/v1/groups/{group}/episodes/batch", json=body)
+    assert response.status_code == 202, response.text
+    return [e["uuid"] for e in response.json()["episodes"]]
+
+
+def test_added_episodes_are_ingested_in_order_with_progress_events_on_the_wire(served: Served) -> None:
+    events: list[dict[str, Any]] = []
+    subscribed = threading.Event()
+
+    def listen() -> None:
+        with served.client() as c, c.stream("GET", "/v1/groups/alpha/events") as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            for event in sse_events(response):
+                if event["type"] == "Subscribed":
+                    subscribed.set()
+                    continue
+                events.append(event)
+                if sum(e["type"] == "EpisodeDone" for e in events) == 3:
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert subscribed.wait(10)
+    with served.client() as c:
+        ids = add(c, "alpha", "Alice met Bob in Paris.", "Carol called Dave.", "Erin visited Frank.")
+        assert wait_done(c, "alpha", ids) == dict.fromkeys(ids, "done")
+        episode = c.get(f"/v1/groups/alpha/episodes/{ids[0]}").json()
+        assert episode["content"] == "Alice met Bob in Paris." and episode["report"]["llm_calls"] >= 2
+    listener.join(20)
+    done = [e["episode_uuid"] for e in events if e["type"] == "EpisodeDone"]
+    assert done == ids  # one group: in the order accepted
+    saved = [e["episode_uuid"] for e in events if e["type"] == "EpisodeSaved"]
+    assert saved == ids
+
+
+def test_search_entity_history_range_and_stats(served: Served) -> None:
+    with served.client() as c:
+        ids = add(c, "alpha", "Grace trusts Heidi.")
+        wait_done(c, "alpha", ids)
+        found = c.get("/v1/groups/alpha/search", params={"q": "Grace Heidi", "scope": "facts"}).json()
+        assert [f["fact"]["text"] for f in found["facts"]][:1] == ["Grace knows Heidi."]
+        assert found["entities"] == [] and found["group_ids"] == ["alpha"]
+        past = c.get("/v1/groups/alpha/search", params={"q": "Grace", "as_of": "2000-01-01T00:00:00Z"})
+        assert past.status_code == 200 and past.json()["as_of"].startswith("2000-01-01")
+        view = c.get("/v1/groups/alpha/entities/Grace").json()
+        assert view["entity"]["name"] == "Grace"
+        history = c.get("/v1/groups/alpha/entities/Grace/history").json()
+        assert history["entity"]["name"] == "Grace" and history["history"] == []
+        assert c.get("/v1/groups/alpha/entities/Nobody").status_code == 404
+        listed = c.get("/v1/groups/alpha/episodes", params={"since": "2024-05-01", "until": "2024-05-03"})
+        assert ids[0] in [e["uuid"] for e in listed.json()["episodes"]]
+        none = c.get("/v1/groups/alpha/episodes", params={"until": "2024-05-01"}).json()
+        assert none["episodes"] == []
+        stats = c.get("/v1/groups/alpha/stats").json()
+        assert stats["episodes"] >= 4 and stats["pending_episodes"] == 0 and stats["facts"] >= 4
+
+
+def test_ask_streams_the_dialog_as_sse_and_answers_one_json_otherwise(served: Served) -> None:
+    with served.client() as c:
+        wait_done(c, "alpha", add(c, "alpha", "Alice knows Bob."))
+        body = {"question": "Who does Alice know?", "streaming": True}
+        with c.stream("POST", "/v1/groups/alpha/ask", json=body) as response:
+            assert response.status_code == 200
+            chunks = list(sse_events(response))
+        kinds = [chunk["chunk_type"] for chunk in chunks]
+        assert "action" in kinds and kinds[-1] == "answer"
+        assert [chunk["end_of_dialog"] for chunk in chunks] == [False] * (len(chunks) - 1) + [True]
+        assert "Alice knows Bob" in "".join(ch["content"] for ch in chunks if ch["chunk_type"] == "answer")
+        whole = c.post("/v1/groups/alpha/ask", json={"question": "Who does Alice know?"}).json()
+        assert "Alice knows Bob" in whole["text"] and whole["error"] is None
+        assert [c["kind"] for c in whole["citations"]] == ["fact"]
+
+
+def test_an_ask_that_fails_ends_with_one_error_event(served: Served) -> None:
+    served.world.fault = None
+    with served.client() as c:
+        body = {"question": "Who?", "streaming": True, "as_of": "2024-01-01T00:00:00Z",
+                "known_at": "2023-01-01T00:00:00Z"}  # fmt: skip
+        with c.stream("POST", "/v1/groups/empty-group/ask", json=body) as response:
+            chunks = list(sse_events(response))
+    assert chunks[-1]["end_of_dialog"] is True
+    assert sum(ch["end_of_dialog"] for ch in chunks) == 1
+
+
+def test_failed_episodes_are_retried_and_deleted_ones_are_gone(served: Served) -> None:
+    with served.client() as c:
+        served.world.fault = "500"
+        try:
+            ids = add(c, "alpha", "Ivan owes Judy.")
+            assert wait_done(c, "alpha", ids) == {ids[0]: "failed"}
+        finally:
+            served.world.fault = None
+        failed = c.get(f"/v1/groups/alpha/episodes/{ids[0]}").json()
+        assert "LLM" in (failed["error"] or "")
+        retried = c.post("/v1/groups/alpha/episodes/retry")
+        assert retried.status_code == 202 and [e["uuid"] for e in retried.json()["episodes"]] == ids
+        assert wait_done(c, "alpha", ids) == {ids[0]: "done"}
+        removed = c.delete(f"/v1/groups/alpha/episodes/{ids[0]}")
+        assert removed.status_code == 200 and removed.json()["episode"] == ids[0]
+        assert c.get(f"/v1/groups/alpha/episodes/{ids[0]}").status_code == 404
+        assert c.delete(f"/v1/groups/alpha/episodes/{ids[0]}").status_code == 404
+
+
+def test_re_adding_an_episode_changes_nothing(served: Served) -> None:
+    with served.client() as c:
+        first = add(c, "alpha", "Kim hired Leo.")
+        wait_done(c, "alpha", first)
+        again = c.post("/v1/groups/alpha/episodes", json={"content": "Kim hired Leo.", "reference_time": T})
+        assert again.status_code == 202
+        assert again.json()["episodes"] == [{"uuid": first[0], "status": "done"}]
+
+
+def test_health_and_readiness_need_no_key(served: Served) -> None:
+    with served.client(key=None) as c:
+        assert c.get("/v1/health").json() == {"status": "ok"}
+        assert c.get("/v1/ready").json() == {"ready": True, "llm": True}
+        spec = c.get("/openapi.json").json()
+        assert "/v1/groups/{group_id}/episodes/batch" in spec["paths"]
