@@ -1,0 +1,91 @@
+"""``kill -9`` during ingestion loses nothing and duplicates nothing: ``epigraph serve`` as a real
+subprocess (embedded SQLite file), the LLM the local test server answering slowly, a restart resumes
+every group's pending episodes in order."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from _serve_harness import ServerProcess, server_env
+
+from .conftest import LLMThread, World
+
+NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Kevin",
+         "Laura", "Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent", "Ursula",
+         "Victor", "Walter", "Xavier", "Yvonne", "Zoe"]  # fmt: skip
+T = "2024-05-02T10:00:00Z"
+
+
+def _episodes(group: int) -> list[dict[str, str]]:
+    out = []
+    for i in range(6):
+        a, b = NAMES[group * 12 + 2 * i], NAMES[group * 12 + 2 * i + 1]
+        out.append({"content": f"{a} met {b}.", "reference_time": T})
+    return out
+
+
+def _statuses(url: str, group: str) -> dict[str, str]:
+    listed = httpx.get(f"{url}/v1/groups/{group}/episodes", params={"limit": 1000}, timeout=10).json()
+    return {e["uuid"]: e["status"] for e in listed["episodes"]}
+
+
+def _add_all(url: str) -> dict[str, list[str]]:
+    accepted: dict[str, list[str]] = {}
+    for g in range(2):
+        for episode in _episodes(g):  # one request each: every 202 is a promise
+            r = httpx.post(f"{url}/v1/groups/g{g}/episodes", json=episode, timeout=10)
+            assert r.status_code == 202, r.text
+            accepted.setdefault(f"g{g}", []).append(r.json()["episodes"][0]["uuid"])
+    return accepted
+
+
+def _wait_until(url: str, groups: list[str], done: int | None, timeout_s: float) -> dict[str, dict[str, str]]:
+    """Poll until ``done`` episodes are done (None: until none is pending); returns the statuses."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        statuses = {g: _statuses(url, g) for g in groups}
+        flat = [s for st in statuses.values() for s in st.values()]
+        if (flat.count("done") >= done) if done is not None else "pending" not in flat:
+            return statuses
+        assert time.monotonic() < deadline, statuses
+        time.sleep(0.05)
+
+
+def _check_written_once(url: str, group: str) -> None:
+    """Each episode's one fact is in the graph once, from that one episode."""
+    params = {"q": "met knows", "scope": "facts", "limit": 100}
+    facts = httpx.get(f"{url}/v1/groups/{group}/search", params=params, timeout=10).json()["facts"]
+    by_text: dict[str, list[list[str]]] = {}
+    for f in facts:
+        by_text.setdefault(f["fact"]["text"], []).append(f["fact"]["episodes"])
+    expected = [
+        f"{a} knows {b[:-1]}." for a, _, b in (e["content"].split() for e in _episodes(int(group[1])))
+    ]
+    assert sorted(by_text) == sorted(expected)
+    assert all(len(v) == 1 and len(v[0]) == 1 for v in by_text.values())
+    stats = httpx.get(f"{url}/v1/groups/{group}/stats", timeout=10).json()
+    assert (stats["episodes"], stats["facts"], stats["pending_episodes"]) == (6, 6, 0)
+
+
+def test_kill_9_mid_ingestion_then_restart_runs_every_accepted_episode_exactly_once(tmp_path: Path) -> None:
+    with LLMThread(World(delay_s=0.15)) as llm:
+        env = server_env(tmp_path / "graph.db", llm.url)
+        first = ServerProcess(env, tmp_path / "serve.log").start()
+        try:
+            accepted = _add_all(first.url)
+            before = _wait_until(first.url, list(accepted), 2, 60)
+        finally:
+            first.kill()
+        done_before = [s for st in before.values() for s in st.values()].count("done")
+        assert 2 <= done_before < 12, "the kill must land mid-ingestion"
+        second = ServerProcess(env, tmp_path / "serve.log").start()
+        try:
+            after = _wait_until(second.url, list(accepted), None, 120)
+            for group, ids in accepted.items():
+                assert after[group] == dict.fromkeys(ids, "done")  # none lost, none extra
+                _check_written_once(second.url, group)
+        finally:
+            second.stop()
+    assert "API keys OFF" in (tmp_path / "serve.log").read_text(encoding="utf-8")  # said at each start
