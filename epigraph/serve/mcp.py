@@ -8,25 +8,43 @@ starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 40
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from ..client import KnowledgeGraph
 from ..config import Settings
+from ..errors import NotFound, UsageError
 from . import service
-from .auth import AuthError, Keys, key_from_headers
-from .schemas import EpisodeIn, Limits
+from .auth import AuthError, BadGroup, Keys, key_from_headers
+from .schemas import EpisodeIn, LimitExceeded, Limits
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
+
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "A temporal knowledge graph of chat episodes, one graph per group. Add episodes (they are ingested "
     "in the background: check episode_status), search facts/entities/episodes (as_of: what was true "
     "then; known_at: what the graph knew then), read an entity, ask a question (a cited answer)."
 )
+
+
+async def guarded(call: Awaitable[T]) -> T:
+    """The call's result; an anticipated failure becomes a ``ToolError`` the model can read."""
+    try:
+        return await call
+    except LimitExceeded as exc:
+        raise ToolError(f"{exc.status} {exc.field}: {exc.message}") from None
+    except (NotFound, UsageError, ValueError) as exc:
+        raise ToolError(str(exc)) from None
+
+
+GroupOf = Callable[[Context, str], str]
 
 
 def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
@@ -39,19 +57,34 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
         try:
             return state.keys.group(key, group_id)
         except AuthError as exc:
-            raise PermissionError(f"{exc.status}: {exc.detail}") from None
+            raise ToolError(f"{exc.status}: {exc.detail}") from None
+        except BadGroup as exc:
+            raise ToolError(f"422 group_id: {exc}") from None
 
+    _writing_tools(server, state, group)
+    _reading_tools(server, state, group)
+    return server
+
+
+def _writing_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def add_episodes(group_id: str, episodes: list[EpisodeIn], ctx: Context) -> dict[str, Any]:
         """Add episodes to a group, in order; returns their ids once each is stored (status pending)."""
-        accepted = await service.add(state, group(ctx, group_id), episodes)
+        accepted = await guarded(service.add(state, group(ctx, group_id), episodes))
         return accepted.model_dump()
 
     @server.tool()
     async def episode_status(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
         """An episode's status (pending, done, failed), error and ingestion report."""
-        return await service.episode(state, group(ctx, group_id), uuid)
+        return await guarded(service.episode(state, group(ctx, group_id), uuid))
 
+    @server.tool()
+    async def remove_episode(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
+        """Delete an episode; facts only it supported go, facts it retired come back."""
+        return await guarded(service.remove(state, group(ctx, group_id), uuid))
+
+
+def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def search(
         group_id: str,
@@ -63,14 +96,15 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
         limit: int = 10,
     ) -> dict[str, Any]:
         """Hybrid search of the group's facts, entities and episodes."""
-        return await service.search(
+        found = service.search(
             state, group(ctx, group_id), query, scope=scope, as_of=as_of, known_at=known_at, limit=limit
         )
+        return await guarded(found)
 
     @server.tool()
     async def read_entity(group_id: str, name: str, ctx: Context) -> dict[str, Any]:
         """An entity by name, alias or uuid: summary, current facts, history, episodes."""
-        return await service.entity(state, group(ctx, group_id), name)
+        return await guarded(service.entity(state, group(ctx, group_id), name))
 
     @server.tool()
     async def ask(
@@ -78,17 +112,12 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
         known_at: datetime | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """Answer a question from the group's graph, citing the facts and episodes used."""
-        answer = await state.kg.ask(
-            question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id)
+        answer = await guarded(
+            state.kg.ask(
+                question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id)
+            )
         )
         return answer.to_dict()
-
-    @server.tool()
-    async def remove_episode(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
-        """Delete an episode; facts only it supported go, facts it retired come back."""
-        return await service.remove(state, group(ctx, group_id), uuid)
-
-    return server
 
 
 async def run_mcp(

@@ -1,0 +1,75 @@
+"""``epigraph mcp`` over stdio, driven by the MCP SDK's own client: the tools add, check, search, read,
+ask and remove, with the same keys and groups as the HTTP API (the stdio session presents
+``EPIGRAPH_API_KEY``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from _serve_harness import LLMThread, World, server_env
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TOOLS = {"add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode"}
+
+
+async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, Any]:
+    result = await session.call_tool(tool, args)
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    if result.is_error:
+        return False, text
+    return True, result.structured_content if result.structured_content is not None else json.loads(text)
+
+
+async def _until_done(session: ClientSession, group: str, uuid: str) -> dict[str, Any]:
+    for _ in range(300):
+        ok, episode = await _call(session, "episode_status", group_id=group, uuid=uuid)
+        assert ok, episode
+        if episode["status"] != "pending":
+            return dict(episode)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"episode {uuid} still pending")
+
+
+async def _session_checks(session: ClientSession) -> None:
+    tools = await session.list_tools()
+    assert {t.name for t in tools.tools} == TOOLS
+    episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z"}]
+    ok, accepted = await _call(session, "add_episodes", group_id="alpha", episodes=episodes)
+    assert ok and accepted["episodes"][0]["status"] == "pending", accepted
+    uuid = accepted["episodes"][0]["uuid"]
+    assert (await _until_done(session, "alpha", uuid))["status"] == "done"
+    ok, found = await _call(session, "search", group_id="alpha", query="Alice Bob", scope="facts")
+    assert ok and found["facts"][0]["fact"]["text"] == "Alice knows Bob."
+    ok, view = await _call(session, "read_entity", group_id="alpha", name="Alice")
+    assert ok and view["entity"]["name"] == "Alice"
+    ok, answer = await _call(session, "ask", group_id="alpha", question="Who does Alice know?")
+    assert ok and "Alice knows Bob" in answer["text"]
+    for tool, args in [("search", {"query": "Alice"}), ("episode_status", {"uuid": uuid}),
+                       ("add_episodes", {"episodes": episodes})]:  # fmt: skip
+        ok, refused = await _call(session, tool, group_id="beta", **args)
+        assert not ok and "403" in refused and "Alice" not in refused
+    ok, removed = await _call(session, "remove_episode", group_id="alpha", uuid=uuid)
+    assert ok and removed["episode"] == uuid
+    ok, gone = await _call(session, "episode_status", group_id="alpha", uuid=uuid)
+    assert not ok and "no episode" in gone
+
+
+async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
+    with LLMThread(World()) as llm:
+        env = server_env(tmp_path / "graph.db", llm.url, EPIGRAPH_API_KEYS="k-alpha=alpha;k-beta=beta",
+                         EPIGRAPH_API_KEY="k-alpha")  # fmt: skip
+        params = StdioServerParameters(command=sys.executable, args=["-m", "epigraph", "mcp"], env=env)
+        with (tmp_path / "mcp.log").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await _session_checks(session)
+    log = (tmp_path / "mcp.log").read_text(encoding="utf-8")
+    assert "API keys on" in log and "k-alpha" not in log
