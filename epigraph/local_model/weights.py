@@ -72,7 +72,7 @@ def ensure_weights(spec: WeightsSpec, cache_dir: Path, progress: Progress | None
     with exclusive(cache_dir):
         if is_trusted(spec, target):
             return target
-        if target.exists() and _digest(target) == spec.sha256:  # a file without a matching stamp
+        if _has_size(target, spec.size) and _digest(target) == spec.sha256:  # a file without a stamp
             _stamp(target, spec.sha256)
             return target
         target.unlink(missing_ok=True)
@@ -125,6 +125,10 @@ def _copy(part: Path, out: BinaryIO, digest: Any) -> int:
             digest.update(chunk)
             written += len(chunk)
     return written
+
+
+def _has_size(path: Path, size: int) -> bool:
+    return path.is_file() and path.stat().st_size == size
 
 
 def _digest(path: Path) -> str:
