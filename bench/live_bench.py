@@ -33,7 +33,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -96,9 +96,20 @@ def local_endpoint(context: int) -> Endpoint:
     )
 
 
+Snapshot = Callable[[ModeRun], None]
+
+
 async def run_mode(
-    gold_set: GoldSet, turns: int | None, mode: str, endpoint: Endpoint, embedder: Embedder, args: Any
+    gold_set: GoldSet,
+    turns: int | None,
+    mode: str,
+    endpoint: Endpoint,
+    embedder: Embedder,
+    args: Any,
+    snapshot: Snapshot,
 ) -> ModeRun:
+    """Ingest the turns in one mode; ``snapshot`` gets the run so far after every episode (a slow model
+    may not finish in the time there is: what it did is written as it goes)."""
     chat = OpenAIChat(
         model=endpoint.model,
         base_url=endpoint.base_url,
@@ -117,25 +128,34 @@ async def run_mode(
     ]
     results: dict[str, EpisodeResult] = {}
     failed, ends = 0, []
+    run: ModeRun | None = None
     async with chat, EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
         ingestor = Ingestor(store, llm, embedder, IngestOptions(mode=mode))  # type: ignore[arg-type]
         started = time.perf_counter()
+
+        async def so_far() -> ModeRun:
+            done = list(results.values())
+            ran = chosen[: len(ends)]
+            quality = await graph_quality(store, gold_set, ran, done, embedder, args.threshold)
+            quality["aliases_merged"] = len(await merged_aliases(store, gold_set.name, gold_set.gold))
+            wall = time.perf_counter() - started
+            return ModeRun(done, failed, wall, quality, list(llm.records), list(ends))
+
         async for event in ingestor.ingest(items):
             if isinstance(event, EpisodeDone | EpisodeUpdated | EpisodeFailed) and event.result is not None:
                 results[event.result.episode.uuid] = event.result
-            if isinstance(event, EpisodeDone | EpisodeFailed):
-                ends.append((len(llm.records), chosen[event.index].text))
             if isinstance(event, EpisodeFailed):
                 failed += 1
                 print(f"  {mode} episode {event.index + 1} FAILED: {event.error}", flush=True)
             elif isinstance(event, EpisodeDone) and event.result is not None:
                 _progress(mode, event.index, len(items), event.result, time.perf_counter() - started)
-        wall = time.perf_counter() - started
-        done = list(results.values())
-        quality = await graph_quality(store, gold_set, chosen, done, embedder, args.threshold)
-        quality["aliases_merged"] = len(await merged_aliases(store, gold_set.name, gold_set.gold))
-    return ModeRun(done, failed, wall, quality, llm.records, ends)
+            if isinstance(event, EpisodeDone | EpisodeFailed):
+                ends.append((len(llm.records), chosen[event.index].text))
+                if len(ends) < len(items):
+                    snapshot(await so_far())
+        run = await so_far()
+    return run
 
 
 def _progress(mode: str, index: int, total: int, result: EpisodeResult, elapsed: float) -> None:
@@ -160,7 +180,7 @@ def mode_metrics(run: ModeRun) -> dict[str, float]:
         "hallucinations_dropped": sum(w.count("hallucinated") for r in reports for w in r.warnings),
         "reasks": sum(c.followup for c in calls),
         "failed_episodes": run.failed,
-        "episodes": len(run.results),
+        "episodes": len(run.ends),
         "calls_mean": round(sum(r.llm_calls for r in reports) / episodes, 3),
         "input_tokens_mean": round(sum(r.input_tokens for r in reports) / episodes, 1),
         "output_tokens_mean": round(sum(r.output_tokens for r in reports) / episodes, 1),
@@ -219,6 +239,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.7, help="MiniLM cosine for a fact match")
     parser.add_argument("--results-dir", type=Path)
     parser.add_argument("--save-replies", type=Path, help="write every model reply here (JSON Lines)")
+    parser.add_argument("--note", action="append", default=[], help="a note for the results (repeatable)")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
     args = parser.parse_args(argv)
     golds = args.gold or [DEFAULT_GOLD]
@@ -232,7 +253,15 @@ async def main(argv: Sequence[str] | None = None) -> None:
         endpoint = local_endpoint(args.context)
     embedder: Embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder()
     metrics: dict[str, float] = {}
-    notes = [f"model: {endpoint.described}; profile {endpoint.profile}", f"embedder: {args.embedder}"]
+    notes = [
+        f"model: {endpoint.described}; profile {endpoint.profile}",
+        *args.note,
+        f"embedder: {args.embedder}",
+        f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
+        "entity match: same normalized name or alias, or the same content words",
+        "cached input tokens: prompt tokens the server reused from its prompt cache (usage."
+        "prompt_tokens_details.cached_tokens); evaluated = input - cached",
+    ]
     for number, gold_set in enumerate(sets):
         turns = _slice(gold_set, args)
         prefix = "" if number == 0 else f"{gold_set.name}."
@@ -240,22 +269,19 @@ async def main(argv: Sequence[str] | None = None) -> None:
         notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)} ({shown} turns)")
         for mode in args.modes.split(","):
             print(f"{gold_set.name} {mode}: {shown} turns on {endpoint.described}", flush=True)
-            run = await run_mode(gold_set, turns, mode, endpoint, embedder, args)
-            metrics.update({f"{prefix}{mode}.{k}": v for k, v in mode_metrics(run).items()})
-            metrics.update({f"{prefix}{mode}.{k}": v for k, v in prompt_metrics(run).items()})
-            if args.save_replies:
-                with args.save_replies.open("a", encoding="utf-8") as out:
-                    for reply in reply_rows(run.calls, run.ends):
-                        out.write(json.dumps({"set": gold_set.name, "mode": mode, **reply}) + "\n")
-            path = write_results("live", metrics, notes, results_dir=args.results_dir)
-            print(f"  wrote {path}", flush=True)
+
+            def record(run: ModeRun, name: str = gold_set.name, mode: str = mode, pre: str = prefix) -> None:
+                metrics.update({f"{pre}{mode}.{k}": v for k, v in mode_metrics(run).items()})
+                metrics.update({f"{pre}{mode}.{k}": v for k, v in prompt_metrics(run).items()})
+                if args.save_replies:
+                    path = args.save_replies.with_suffix(f".{name}.{mode}.jsonl")
+                    rows = [json.dumps(r) for r in reply_rows(run.calls, run.ends)]
+                    path.write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
+                write_results("live", metrics, notes, results_dir=args.results_dir)
+
+            record(await run_mode(gold_set, turns, mode, endpoint, embedder, args, record))
+            print(f"  wrote {mode}", flush=True)
         print_table({f"x.{k}" if not prefix else k: v for k, v in metrics.items()}, prefix or "x.")
-    notes += [
-        f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
-        "entity match: same normalized name or alias, or the same content words",
-        "cached input tokens: prompt tokens the server reused from its prompt cache (usage."
-        "prompt_tokens_details.cached_tokens); evaluated = input - cached",
-    ]
     print(f"\nwrote {write_results('live', metrics, notes, results_dir=args.results_dir)}")
 
 

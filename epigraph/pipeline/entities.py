@@ -29,7 +29,7 @@ from ..graph.model import Entity, normalize_name
 from ..graph.store import Hit
 from ..prompts.extract_entities import ExtractedEntity
 from .events import EntityExtracted, EntityResolved
-from .grounding import Grounding, episode_grounding, report_ungrounded
+from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .names import never_same, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
 from .state import EpisodeRun
@@ -93,6 +93,9 @@ class EntityResolver:
         surface = " ".join(extracted.name.split())
         norm = normalize_name(surface)
         if not norm or norm in self._mentions:
+            return
+        if not_an_entity(extracted.entity_type):
+            report_ungrounded(self.run, "entity", surface, f"{surface!r} typed {extracted.entity_type!r}")
             return
         if not self.grounding.grounded(surface):
             report_ungrounded(self.run, "entity", surface)

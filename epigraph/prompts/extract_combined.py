@@ -49,5 +49,5 @@ PROMPT: Prompt[ExtractCombinedInput, EntityLine | FactLine] = Prompt(
     example=EXAMPLE,
     # The entity bound of extract_entities plus the fact bound of extract_facts, at a mean line size.
     grammar_omit=lambda d: attributes_unless_declared(d.entity_types + d.relation_types),
-    shape=OutputShape(per_item=80, items=lambda d: 4 + words(d.episode) // 3 + words(d.episode) // 5),
+    shape=OutputShape(per_item=70, items=lambda d: 2 + words(d.episode) // 4 + words(d.episode) // 6),
 )

@@ -53,7 +53,7 @@ restating an entity); two are a loop, and a loop of this model ran to the cap (4
 _CHARS_PER_TOKEN_MAX = 6
 """A generous characters-per-token bound: a reply longer than its cap times this ignored the cap."""
 _LINE_CHARS_PER_TOKEN = 12
-_MIN_LINE_CHARS = 1000
+_MIN_LINE_CHARS = 400
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline import Ingestor
-from epigraph.pipeline.grounding import Grounding, stem, words
+from epigraph.pipeline.grounding import Grounding, not_an_entity, stem, words
 from epigraph.testing import HashEmbedder
 
-from .world import F, Turn, World
+from .world import E, F, Turn, World
 
 T0 = "2023-05-08T13:56:00Z"
 GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
@@ -29,7 +29,12 @@ GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
         (["Caroline: I called my mom yesterday."], "Caroline's mother", True),
         (["Caroline: I called my mom yesterday."], "Caroline's sister", False),
         (["Caroline: I went to a support group for LGBTQ people."], "LGBTQ support group", True),
-        (["Caroline: I went to a support group."], "LGBTQ support group", False),
+        (["Caroline: I went to a support group."], "LGBTQ support group", True),
+        (["Caroline: I went to a meeting."], "LGBTQ support group", False),
+        (["Caroline: I'll continue my edu."], "Caroline's education", True),
+        (["Gina: Hey Jon! The store's doing great!"], "Gina's clothing store", True),
+        (["Melanie: Hey Caroline! Anything new?"], "New York City", False),
+        (["Melanie: Hey Caroline! Anything new?"], "Mel's house", False),
         (["Melanie: I painted a lake sunrise."], "painting", True),
         (["Jon: I moved to New York City."], "NYC", True),
         (["Jon: I moved to New York City."], "NY", True),
@@ -42,6 +47,11 @@ GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
 )
 def test_names_are_grounded_in_the_text(texts: list[str], name: str, grounded: bool) -> None:
     assert Grounding(texts).grounded(name) is grounded
+
+
+def test_word_classes_and_feelings_are_no_entities() -> None:
+    assert not_an_entity("Adjective") and not_an_entity(" verb ") and not_an_entity("Feeling")
+    assert not not_an_entity("Person") and not not_an_entity(None) and not not_an_entity("Action figure")
 
 
 def test_words_and_stems() -> None:
@@ -57,7 +67,7 @@ async def test_invented_entities_and_facts_are_dropped_and_reported(
     world = World(
         {
             GREETING: Turn(
-                ["Caroline", "Sam", "New York City"],
+                ["Caroline", "Sam", "New York City", E("Good", "Adjective")],
                 [F("Sam", "New York City", "LIVES_IN", "Sam lives in New York City.")],
             ),
             "Evan: I just got back from a trip with my family.": Turn(
@@ -76,7 +86,8 @@ async def test_invented_entities_and_facts_are_dropped_and_reported(
     )
     assert first.ok and second.ok, "a hallucination is dropped, never a failure"
     assert [e.name for e in first.entities] == ["Caroline"]
-    assert first.facts == [] and first.report.dropped_lines == 2
+    assert first.facts == [] and first.report.dropped_lines == 3
+    assert any("'Good' typed 'Adjective'" in w for w in first.report.warnings)
     assert any("'New York City'" in w and "hallucinated" in w for w in first.report.warnings)
     assert [f.text for f in second.facts] == ["Evan travelled with Evan's family."]
     assert second.report.dropped_lines == 1

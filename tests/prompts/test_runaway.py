@@ -16,7 +16,6 @@ from epigraph.prompts import extract_entities as ep
 from epigraph.prompts import extract_facts as fp
 from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
 from epigraph.testing_server import FakeOpenAIServer, Reply
-
 from tests.llm.helpers import make_client
 
 GREETING = ep.ExtractEntitiesInput(
