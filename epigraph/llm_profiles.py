@@ -99,8 +99,11 @@ class EndpointProfile:
 def local_model_profile(context_tokens: int) -> EndpointProfile:
     """llama.cpp's server (``epigraph[local-model]``): it enforces the standard ``json_schema``
     ``response_format`` by grammar, streams, reports usage at the end of a stream, and serves a
-    context of ``context_tokens`` (prompt and reply together, in one slot)."""
-    return EndpointProfile(structured="json_schema", stream_usage=True, context_tokens=context_tokens)
+    context of ``context_tokens`` (prompt and reply together, in one slot). It also takes a GBNF
+    ``grammar``, so JSONL replies are constrained to lines of their schema (``prompts.grammar``)."""
+    return EndpointProfile(
+        structured="json_schema", stream_usage=True, context_tokens=context_tokens, grammar=True
+    )
 
 
 def schema_name(prompt_name: str) -> str:

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from epigraph.llm import EndpointProfile
+from epigraph.llm_profiles import local_model_profile
 from epigraph.prompts import extract_entities as ep
 from epigraph.prompts import extract_facts as fp
 from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
@@ -115,3 +116,7 @@ async def test_the_grammar_goes_only_to_endpoints_that_accept_one() -> None:
     grammar = seen[1]["grammar"]
     assert grammar.startswith("root ::= line{0,") and '"\\"name\\""' in grammar
     assert "grammar" in seen[2] and "grammar" not in seen[3], "rejected once, then sent without it"
+
+
+def test_the_local_models_profile_constrains_jsonl_by_grammar() -> None:
+    assert local_model_profile(8192).grammar and not EndpointProfile().grammar
