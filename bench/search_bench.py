@@ -163,6 +163,20 @@ def episode_recipes() -> dict[str, SearchConfig]:
         grid[f"default_pool{pool}"] = SearchConfig(
             episodes=replace(recipes.DEFAULT.episodes or base, candidates=pool)
         )
+    # the default's steps, each measured alone, and its neighbours (the same rule with other constants)
+    context = recipes.DEFAULT.episodes or base
+    grid["steps_fusion"] = SearchConfig(episodes=replace(context, context_window=0, speaker_weight=1.0))
+    grid["steps_neighbours"] = SearchConfig(episodes=replace(context, speaker_weight=1.0))
+    grid["steps_speakers"] = SearchConfig(episodes=replace(context, context_window=0))
+    for window in (1, 3):
+        grid[f"context_w{window}"] = SearchConfig(episodes=replace(context, context_window=window))
+    for discount in (0.3, 0.7):
+        grid[f"context_d{round(discount * 10):02d}"] = SearchConfig(
+            episodes=replace(context, context_discount=discount)
+        )
+    for factor in (1.5, 3.0, 10.0):
+        grid[f"speaker_x{factor:g}"] = SearchConfig(episodes=replace(context, speaker_weight=factor))
+    grid["context_no_sessions"] = SearchConfig(episodes=replace(context, session_gap=timedelta.max))
     return {name: cfg.with_limit(10).with_name(name) for name, cfg in grid.items()}
 
 
@@ -211,6 +225,7 @@ async def locomo(store: GraphStore, paths: list[Path]) -> tuple[dict[str, float]
         hits = {5: 0.0, 10: 0.0}
         recall = {5: 0.0, 10: 0.0}
         per_category: dict[int, list[int]] = {}
+        per_conversation: dict[str, list[int]] = {}
         for group, question, evidence, category, dia_of in cases:
             results = await search(store, embedder, question, group_ids=[group], config=cfg)
             ranked = [dia_of.get(r.uuid, "") for r in results.episodes]
@@ -218,7 +233,9 @@ async def locomo(store: GraphStore, paths: list[Path]) -> tuple[dict[str, float]
                 found = evidence & set(ranked[:k])
                 hits[k] += bool(found)
                 recall[k] += len(found) / len(evidence)
-            per_category.setdefault(category, []).append(int(bool(evidence & set(ranked[:10]))))
+            hit10 = int(bool(evidence & set(ranked[:10])))
+            per_category.setdefault(category, []).append(hit10)
+            per_conversation.setdefault(group.removeprefix("locomo-"), []).append(hit10)
         n = len(cases)
         for k in (5, 10):
             metrics[f"locomo.hit{k}.{name}"] = round(hits[k] / n, 4)
@@ -226,17 +243,25 @@ async def locomo(store: GraphStore, paths: list[Path]) -> tuple[dict[str, float]
         if name == "default":
             for category, values in sorted(per_category.items()):
                 metrics[f"locomo.hit10.default.category{category}"] = round(sum(values) / len(values), 4)
+        for conversation, values in per_conversation.items():  # a change must help each, not one
+            metrics[f"locomo.hit10.{name}.conversation{conversation}"] = round(sum(values) / len(values), 4)
+        each = "  ".join(f"{c} {sum(v) / len(v):.3f}" for c, v in per_conversation.items())
         print(
             f"  {name:26s} hit@5 {hits[5] / n:.3f}  hit@10 {hits[10] / n:.3f}  recall@10 {recall[10] / n:.3f}"
+            f"  (hit@10 {each})"
         )
     notes = [
         f"locomo: {', '.join(p.name for p in paths)}; {len(cases)} questions of categories 1-4; "
         "turn = 'Speaker: text'; all-MiniLM-L6-v2; episodes written directly (no LLM); top 10 episodes; "
         f"embedded store, FTS5 tokenizer '{TOKENIZER}'",
         "recipes: bm25 = EPISODES_BM25, vector = EPISODES_VECTOR, default = the episode scope of the default "
-        "search recipe; <norm>_wNN = score fusion, BM25 weight NN%, after <norm> normalization; rrf_kN = RRF "
-        "with k=N (30 candidates); rrf_k5_wNN = RRF k=5 with BM25 weight NN%; default_poolN = the default "
-        "with N candidates per retriever",
+        "search recipe (RRF k=5 of BM25 and vectors, then session neighbours, then speakers); <norm>_wNN = "
+        "score fusion, BM25 weight NN%, after <norm> normalization; rrf_kN = RRF with k=N (30 candidates); "
+        "rrf_k5_wNN = RRF k=5 with BM25 weight NN% (the fusion grid has no neighbours or speakers); "
+        "default_poolN = the default with N candidates per retriever; steps_fusion / steps_neighbours / "
+        "steps_speakers = the default's fusion alone, + neighbours, + speakers alone; context_wN = N turns "
+        "each side; context_dNN = discount 0.NN; speaker_xF = speaker factor F; context_no_sessions = "
+        "neighbours across session boundaries",
     ]
     return metrics, notes
 

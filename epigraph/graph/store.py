@@ -167,6 +167,12 @@ class GraphStore(Protocol):
         self, group_id: str, entity_uuid: str, limit: int = 100
     ) -> list[Episode]: ...
 
+    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
+        """The neighbours of the episodes ``uuids``: the episodes 1 to ``window`` places before or after
+        one of them in the group's episode order (reference_time, then created_at, then uuid), except
+        ``uuids`` themselves; oldest first, each once. Unknown uuids have none. Search reads the turns
+        around its hits with it (their session neighbours)."""
+
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         """Remove an episode with provenance cleanup, atomically.
 

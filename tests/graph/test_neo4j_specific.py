@@ -682,7 +682,7 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
     params: dict[str, object] = {
         p: [] if p in _LIST_PARAMS else "x" for p in re.findall(r"\$(\w+)", statement)
     }
-    params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10, cap=10)
+    params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10, cap=10, window=2)
     params.update(vector=[0.5] * DIM, valid_from_max=0, known_from_max=0)
     driver = await store._conn.driver()
     replanned = "CYPHER replan=force EXPLAIN " + statement.removeprefix(q._FIXED_PLAN)

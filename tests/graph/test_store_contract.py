@@ -1205,6 +1205,38 @@ async def test_episodes_by_time_window_and_status(store: GraphStore, group: str)
     assert await store.episodes(group, since=day(10)) == []
 
 
+async def test_episodes_around_are_the_neighbours_in_the_group_order(
+    store: GraphStore, group: str, other_group: str
+) -> None:
+    eps = [make_episode(group, f"turn {i}", at=day(i)) for i in range(5)]
+    # a tie in reference time is ordered by created_at, a tie in both by uuid
+    tie = make_episode(
+        group, "same time, created later", at=day(2), created_at=eps[2].created_at + timedelta(seconds=1)
+    )
+    twins = [make_episode(group, f"twin {c}", at=day(6), created_at=T0, uuid=f"twin-{c}") for c in "bca"]
+    stranger = make_episode(other_group, "another group", at=day(2))
+    for ep in (*eps, tie, *twins, stranger):
+        await store.save_episode(ep)
+    a, b, c = sorted(twins, key=lambda e: e.uuid)
+
+    async def around(ids: Sequence[str], window: int = 1) -> list[str]:
+        return uuids(await store.episodes_around(group, ids, window))
+
+    assert await around([eps[2].uuid]) == [eps[1].uuid, tie.uuid]
+    assert await around([tie.uuid]) == [eps[2].uuid, eps[3].uuid]
+    assert await around([eps[2].uuid], 2) == [eps[0].uuid, eps[1].uuid, tie.uuid, eps[3].uuid]
+    # the ends of the group; overlapping windows give each episode once, oldest first, never a given one
+    assert await around([eps[4].uuid, eps[0].uuid, eps[1].uuid]) == [eps[2].uuid, eps[3].uuid, a.uuid]
+    assert await around([b.uuid]) == [a.uuid, c.uuid]
+    assert await around([c.uuid], 3) == [eps[4].uuid, a.uuid, b.uuid]
+    assert await around([eps[3].uuid, eps[3].uuid], 0) == []
+    # unknown uuids and other groups' episodes have no neighbours here; nothing of another group comes back
+    assert await around(["nope", stranger.uuid]) == []
+    assert await around([]) == []
+    assert (await store.episodes_around(group, [eps[0].uuid], 1)) == [eps[1]]  # whole episodes
+    assert uuids(await store.episodes_around(other_group, [stranger.uuid], 5)) == []
+
+
 async def test_episodes_mentioning_and_mention_counts(store: GraphStore, group: str) -> None:
     a, b, c = make_entity(group, "a"), make_entity(group, "b"), make_entity(group, "c")
     e1, e2, e3 = (make_episode(group, f"turn {i}", at=day(i)) for i in range(3))

@@ -129,6 +129,41 @@ def episodes(
     return [decode_episode(row) for row in conn.execute(sql, params)]
 
 
+# The group's episode order is (reference_time, created_at, uuid); `episodes_by_time` covers the first two,
+# so each side is an index range read that stops after `window` rows (uuid only sorts exact ties).
+_BEFORE = (
+    "SELECT id FROM episodes WHERE group_id = ? AND reference_time <= ?"
+    " AND (reference_time < ? OR created_at < ? OR (created_at = ? AND uuid < ?))"
+    " ORDER BY reference_time DESC, created_at DESC, uuid DESC LIMIT ?"
+)
+_AFTER = (
+    "SELECT id FROM episodes WHERE group_id = ? AND reference_time >= ?"
+    " AND (reference_time > ? OR created_at > ? OR (created_at = ? AND uuid > ?))"
+    " ORDER BY reference_time, created_at, uuid LIMIT ?"
+)
+
+
+def episodes_around(
+    conn: sqlite3.Connection, group_id: str, uuids: Sequence[str], window: int
+) -> list[Episode]:
+    if window <= 0:
+        return []
+    keys = conn.execute(
+        f"SELECT id, reference_time, created_at, uuid FROM episodes WHERE group_id = ? AND uuid IN {IN_LIST}",
+        (group_id, as_json(uuids)),
+    ).fetchall()
+    ids: set[int] = set()
+    for _, at, created, uuid in keys:
+        for sql in (_BEFORE, _AFTER):
+            ids.update(r[0] for r in conn.execute(sql, (group_id, at, at, created, created, uuid, window)))
+    ids -= {row[0] for row in keys}
+    sql = (
+        f"SELECT {_P} FROM episodes AS p WHERE p.id IN {IN_LIST}"
+        " ORDER BY p.reference_time, p.created_at, p.uuid"
+    )
+    return [decode_episode(row) for row in conn.execute(sql, (as_json(sorted(ids)),))]
+
+
 def episodes_mentioning(
     conn: sqlite3.Connection, group_id: str, entity_uuid: str, limit: int
 ) -> list[Episode]:

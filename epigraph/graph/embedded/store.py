@@ -145,6 +145,9 @@ class EmbeddedStore:
     async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]:
         return await self._read(reads.episodes_mentioning, group_id, entity_uuid, limit)
 
+    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
+        return await self._read(reads.episodes_around, group_id, list(uuids), window)
+
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         return await self._run(writes.delete_episode, group_id, uuid)
 

@@ -210,6 +210,44 @@ RETURN {EPISODE_MAP} AS ep
 """
 EPISODES_NEWEST = _EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit"
 EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
+
+
+# Up to $window episodes on each side of each given one in the group's episode order (reference_time,
+# created_at, uuid), the given ones left out. An ORDER BY over the whole key reads every earlier episode
+# of the group (PROFILE: 6,000 rows for 30 hits in 420 episodes), so each side first takes the $window
+# nearest other reference times in (group_id, reference_time) index order (ordering by both properties
+# is what lets the planner read the index in order and stop), then reads the range from the farthest of
+# them to the hit's own time (the nearest $window and any ties) in full order. The tie test is a CASE so
+# the planner cannot split it into a scan of the uuid index.
+def _episodes_side(before: bool) -> str:
+    """The $window episodes just before (or after) episode ``c``, nearest first."""
+    cmp, order = ("<", "DESC") if before else (">", "ASC")
+    low, high = ("bound", "at") if before else ("at", "bound")
+    return f"""
+    WITH c, COLLECT {{
+        MATCH (x:Episode {{group_id: $group_id}}) WHERE x.reference_time {cmp} c.reference_time
+        RETURN x.reference_time ORDER BY x.group_id {order}, x.reference_time {order} LIMIT $window
+    }} AS nearest
+    WITH c, c.reference_time AS at, coalesce(nearest[-1], c.reference_time) AS bound
+    MATCH (ep:Episode {{group_id: $group_id}})
+    WHERE ep.reference_time >= {low} AND ep.reference_time <= {high}
+      AND CASE WHEN ep.reference_time = at
+          THEN ep.created_at {cmp} c.created_at OR (ep.created_at = c.created_at AND ep.uuid {cmp} c.uuid)
+          ELSE true END
+    WITH ep ORDER BY ep.reference_time {order}, ep.created_at {order}, ep.uuid {order} LIMIT $window
+    RETURN ep"""
+
+
+EPISODES_AROUND = f"""
+UNWIND $uuids AS u
+MATCH (c:Episode {{group_id: $group_id, uuid: u}}) {_seek("c", "Episode")}
+CALL (c) {{{_episodes_side(before=True)}
+  UNION{_episodes_side(before=False)}
+}}
+WITH DISTINCT ep
+WHERE NOT ep.uuid IN $uuids
+RETURN {EPISODE_MAP} AS ep
+"""
 EPISODES_MENTIONING = f"""
 MATCH (e:Entity {{group_id: $group_id, uuid: $entity_uuid}})<-[:MENTIONS]-(ep:Episode {{group_id: $group_id}})
 {_seek("e", "Entity")}

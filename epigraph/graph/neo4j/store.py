@@ -182,6 +182,13 @@ class Neo4jStore:
         params = {"group_id": group_id, "entity_uuid": entity_uuid, "limit": limit}
         return [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_MENTIONING, params)]
 
+    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
+        if not uuids or window <= 0:
+            return []
+        params = {"group_id": group_id, "uuids": list(dict.fromkeys(uuids)), "window": window}
+        found = [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_AROUND, params)]
+        return sorted(found, key=lambda e: (e.reference_time, e.created_at, e.uuid))
+
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         async def work(tx: neo4j.AsyncManagedTransaction) -> DeletionResult:
             return await delete_episode_tx(tx, group_id, uuid)

@@ -27,6 +27,7 @@ from ..store import GraphStore, Hit
 from . import fusion
 from ._tasks import gather
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
+from .context import names, session_links, speaker_of
 from .entity import resolve_center
 from .filters import Filters, make_filters
 from .results import EntityResult, EpisodeResult, FactResult, SearchResults
@@ -128,6 +129,8 @@ async def _run_scope(
     pool = max(sc.candidates, limit) * (3 if req.filters.post_filters else 1)
     lists = await gather([retrieve(store, scope, r, req, pool, sc.bfs_depth) for r in sc.retrievers])
     candidates = fuse(sc, lists)
+    if scope == "episodes" and sc.uses_context:
+        candidates = await episode_context(store, sc, req.text, candidates)
     candidates = await _post_filter(store, scope, req.filters, candidates)
     reranked = await _rerank(store, scope, sc, req, candidates)
     return reranked[:limit]
@@ -150,6 +153,52 @@ def fuse(sc: ScopeConfig, lists: Sequence[Sequence[Hit[Any]]]) -> list[Ranked]:
     else:
         fused = fusion.score_fusion(keyed, weights=sc.weight_list(), method=sc.normalization)
     return [Ranked(items[k], score, {**raw[k], "fused": score}) for k, score in fused]
+
+
+async def episode_context(
+    store: GraphStore, sc: ScopeConfig, query: str, candidates: list[Ranked]
+) -> list[Ranked]:
+    """Re-score fused episode hits by their session neighbours, then by their speakers (see :mod:`.context`).
+
+    The first ``sc.candidates`` hits share their scores: one ``episodes_around`` call per group fetches
+    the turns within ``sc.context_window`` of them, and the turns that were no hit join the candidates
+    with what their neighbours gave them.
+    """
+    if not candidates:
+        return candidates
+    items: dict[str, Any] = {c.item.uuid: c.item for c in candidates}
+    ranked = [(c.item.uuid, c.score) for c in candidates]
+    steps: dict[str, dict[str, float]] = {}
+    if sc.context_window > 0:
+        sharing = candidates[: sc.candidates]
+        groups = _by_group((c.item.group_id, c.item.uuid) for c in sharing)
+        found = await gather(
+            [store.episodes_around(g, uuids, sc.context_window) for g, uuids in groups.items()]
+        )
+        items.update((e.uuid, e) for episodes in found for e in episodes)
+        # every group's hits and neighbours in the group's order (around each sharing hit, all of its
+        # neighbours are there, so steps counted in this list are steps in the group); groups never link
+        ordered = sorted(items.values(), key=lambda e: (e.group_id, e.reference_time, e.created_at, e.uuid))
+        linked = session_links(ordered, sc.session_gap)
+        sequence = [e.uuid for e in ordered]
+        ranked = fusion.spread_to_neighbours(
+            ranked, sequence, sc.context_window, sc.context_discount, linked, spreading=len(sharing)
+        )
+        steps["context"] = dict(ranked)
+    if sc.speaker_weight != 1.0:
+        named: dict[str, bool] = {}
+        factors = {}
+        for uuid, _ in ranked:
+            speaker = speaker_of(items[uuid])
+            if speaker is not None and named.setdefault(speaker, names(query, speaker)):
+                factors[uuid] = sc.speaker_weight
+        ranked = fusion.boost(ranked, factors)
+        steps["speaker"] = dict(ranked)
+    before = {c.item.uuid: c.scores for c in candidates}
+    return [
+        Ranked(items[k], score, {**before.get(k, {}), **{step: s[k] for step, s in steps.items()}})
+        for k, score in ranked
+    ]
 
 
 async def _post_filter(

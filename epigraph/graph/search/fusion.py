@@ -211,3 +211,69 @@ def rerank_by_mentions(keys: Sequence[K], counts: Mapping[K, int]) -> Ranked[K]:
     unique = list(dict.fromkeys(keys))
     order = sorted(range(len(unique)), key=lambda i: (-counts.get(unique[i], 0), i))
     return [(unique[i], float(counts.get(unique[i], 0))) for i in order]
+
+
+def spread_to_neighbours(
+    ranked: Sequence[tuple[K, float]],
+    sequence: Sequence[K],
+    window: int,
+    discount: float,
+    linked: Sequence[bool] | None = None,
+    spreading: int | None = None,
+) -> Ranked[K]:
+    """Session context: a hit shares its score with the items around it in ``sequence``.
+
+    ``sequence`` is an ordered run of keys, such as a conversation's turns; ``linked[i]`` says whether
+    ``sequence[i]`` and ``sequence[i + 1]`` are neighbours at all (False: a session ends between them;
+    default: all linked). Every key of ``sequence`` within ``window`` steps of one of the first
+    ``spreading`` hits of ``ranked`` (default: all), not across a break, gains ``discount ** j`` times
+    the hit's score at ``j`` steps, on top of its own score (0 if it is no hit): a turn between two hits
+    gains from both. Only positive scores are shared; a sharing hit absent from ``sequence`` shares
+    nothing. Ties keep the hits' input order, then the new keys by ``str(key)``.
+    """
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    if not 0.0 <= discount <= 1.0:
+        raise ValueError(f"discount must be in [0, 1], got {discount}")
+    links = list(linked) if linked is not None else [True] * max(0, len(sequence) - 1)
+    if len(links) != max(0, len(sequence) - 1):
+        raise ValueError(f"{len(links)} links for {len(sequence)} keys")
+    hits = dedupe(ranked)
+    own = dict(hits)
+    parts: dict[K, list[float]] = {key: [score] for key, score in hits}
+    first_at: dict[K, int] = {}
+    for i, key in enumerate(sequence):
+        first_at.setdefault(key, i)
+    for key, score in hits[:spreading]:
+        at = first_at.get(key)
+        if at is None or score <= 0:
+            continue
+        for step in (-1, 1):
+            j, i = 1, at
+            while j <= window and 0 <= i + step < len(sequence) and links[min(i, i + step)]:
+                i += step
+                neighbour = sequence[i]
+                if neighbour != key:
+                    parts.setdefault(neighbour, []).append(score * discount**j)
+                j += 1
+    scores = {key: math.fsum(sorted(p)) for key, p in parts.items()}
+    last = len(own)
+    best_rank = {key: own_rank for own_rank, (key, _) in enumerate(hits)}
+    for key in scores:
+        best_rank.setdefault(key, last)
+    return _order(scores, best_rank)
+
+
+def boost(ranked: Sequence[tuple[K, float]], factors: Mapping[K, float]) -> Ranked[K]:
+    """Scores times per-key ``factors`` (a missing key: 1), best first; ties keep the input order.
+
+    A negative score is divided instead, so a factor above 1 always moves a key up, below 1 down.
+    """
+    if any(f <= 0 or not math.isfinite(f) for f in factors.values()):
+        raise ValueError("factors must be finite and > 0")
+    hits = dedupe(ranked)
+    scores = {}
+    for key, score in hits:
+        factor = factors.get(key, 1.0)
+        scores[key] = score * factor if score >= 0 else score / factor
+    return _order(scores, {key: rank for rank, (key, _) in enumerate(hits)})
