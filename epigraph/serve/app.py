@@ -143,6 +143,10 @@ def _error_handlers(app: FastAPI) -> None:
     async def value_error(_: Request, exc: ValueError) -> JSONResponse:
         return _json_error(422, None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
+    @app.exception_handler(TimeoutError)
+    async def timeout(_: Request, exc: TimeoutError) -> JSONResponse:
+        return _json_error(504, None, "the request took longer than its time limit")
+
     @app.exception_handler(OverflowError)
     async def overflow(_: Request, exc: OverflowError) -> JSONResponse:
         return _json_error(422, None, f"a value is out of range: {exc}")

@@ -4,6 +4,7 @@ stream and the model call behind it (Starlette cancels the generator)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -36,9 +37,10 @@ def error_chunk(exc: BaseException) -> AskChunk:
                     end_of_dialog=True, data={"type": type(exc).__name__})  # fmt: skip
 
 
-async def _dialog_events(chunks: AsyncIterator[AskChunk]) -> AsyncIterator[str]:
+async def _dialog_events(chunks: AsyncIterator[AskChunk], limit_s: float) -> AsyncIterator[str]:
+    """The dialog as SSE; past ``limit_s`` seconds it ends with an error chunk (``TimeoutError``)."""
     try:
-        async with aclosing(chunks) as dialog:  # type: ignore[type-var]
+        async with asyncio.timeout(limit_s), aclosing(chunks) as dialog:  # type: ignore[type-var]
             async for chunk in dialog:
                 yield sse(chunk.to_json())
                 if chunk.end_of_dialog:
@@ -57,10 +59,11 @@ async def ask(request: Request, group_id: Group, body: AskIn) -> Any:
         raise LimitExceeded(422, "question", f"at most {state.limits.max_question_chars} characters")
     kwargs: dict[str, Any] = {"as_of": body.as_of, "known_at": body.known_at, "group_id": group_id}
     if not body.streaming:
-        answer = await state.kg.ask(body.question, streaming=False, **kwargs)
+        async with asyncio.timeout(state.limits.ask_timeout_s):
+            answer = await state.kg.ask(body.question, streaming=False, **kwargs)
         return answer.to_dict()
     chunks = state.kg.ask(body.question, streaming=True, **kwargs)
-    return StreamingResponse(_dialog_events(chunks), **_SSE)
+    return StreamingResponse(_dialog_events(chunks, state.limits.ask_timeout_s), **_SSE)
 
 
 @router.get("/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})

@@ -27,6 +27,8 @@ class Limits:
     max_episode_chars: int = 20_000
     max_question_chars: int = 2_000
     max_results: int = 100
+    ask_timeout_s: float = 120.0
+    """A question (streamed or not) ends after this long: an error chunk, or 504."""
 
 
 class LimitExceeded(Exception):

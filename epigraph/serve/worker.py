@@ -78,7 +78,7 @@ class Workers:
         self._wake: dict[str, asyncio.Event] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._subscribers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
-        self._accept_lock = asyncio.Lock()
+        self._accept_locks: dict[str, asyncio.Lock] = {}
         self._last: datetime | None = None
         self.processed = 0
 
@@ -107,7 +107,7 @@ class Workers:
         """Store each episode ``pending`` (one already stored is returned as it is, a failed one is
         set pending again) and wake the group's worker. Returns the stored episodes, in order."""
         out: list[Episode] = []
-        async with self._accept_lock:
+        async with self._accept_locks.setdefault(group_id, asyncio.Lock()):
             await asyncio.to_thread(self.registry.add, group_id)
             for item in items:
                 episode = item.to_episode(created_at=self._created_at())

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _serve_harness import LLM_KEY, LLMThread, World, free_port
 
 KEYS = {"key-alpha": frozenset({"alpha"}), "key-beta": frozenset({"beta"}), "key-all": frozenset({"*"})}
-LIMITS = Limits(max_body_bytes=20_000, max_batch=5, max_episode_chars=2_000)
+LIMITS = Limits(max_body_bytes=20_000, max_batch=5, max_episode_chars=2_000, ask_timeout_s=1.5)
 
 
 def auth(key: str) -> dict[str, str]:

@@ -146,3 +146,18 @@ def test_health_and_readiness_need_no_key(served: Served) -> None:
         assert c.get("/v1/ready").json() == {"ready": True, "llm": True}
         spec = c.get("/openapi.json").json()
         assert "/v1/groups/{group_id}/episodes/batch" in spec["paths"]
+
+
+def test_a_question_past_its_time_limit_ends_with_an_error_event(served: Served) -> None:
+    served.world.delay_s = 1.0  # two plan calls of 1 s each: past the 1.5 s limit
+    try:
+        with served.client() as c:
+            body = {"question": "Who does Alice know?", "streaming": True}
+            with c.stream("POST", "/v1/groups/alpha/ask", json=body) as response:
+                chunks = list(sse_events(response))
+            whole = c.post("/v1/groups/alpha/ask", json={"question": "Who does Alice know?"})
+    finally:
+        served.world.delay_s = 0.0
+    assert chunks[-1]["chunk_type"] == "error" and chunks[-1]["data"]["type"] == "TimeoutError"
+    assert [ch["end_of_dialog"] for ch in chunks].count(True) == 1
+    assert whole.status_code == 504
