@@ -34,7 +34,10 @@ async def serve(settings: Settings, host: str, port: int, groups: str | None = N
 
     keys = keys_for(settings, host)
     app = create_app(KnowledgeGraph(settings), keys=keys, groups_file=groups_file(settings, groups))
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on")
+    # open event streams never end by themselves: give them 5 s at shutdown, then close them
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="info", lifespan="on", timeout_graceful_shutdown=5
+    )
     await uvicorn.Server(config).serve()
     return 0
 

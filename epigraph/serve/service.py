@@ -73,9 +73,10 @@ async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any
 
 
 async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
-    if await state.kg.store.get_episode(group_id, uuid) is None:
-        raise EpisodeNotFound(uuid, group_id)
-    result = await state.kg.remove_episode(uuid, group_id=group_id)
+    async with state.workers.lock(group_id):
+        if await state.kg.store.get_episode(group_id, uuid) is None:
+            raise EpisodeNotFound(uuid, group_id)
+        result = await state.kg.remove_episode(uuid, group_id=group_id)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
 
 

@@ -79,6 +79,7 @@ class Workers:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._subscribers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._accept_locks: dict[str, asyncio.Lock] = {}
+        self._run_locks: dict[str, asyncio.Lock] = {}
         self._last: datetime | None = None
         self.processed = 0
 
@@ -161,7 +162,16 @@ class Workers:
             if not pending:
                 await wake.wait()
 
+    def lock(self, group_id: str) -> asyncio.Lock:
+        """Held while one of the group's episodes is checked and run; a removal takes it too, so an
+        episode deleted while it waited is not stored again by its run."""
+        return self._run_locks.setdefault(group_id, asyncio.Lock())
+
     async def _run_one(self, group_id: str, episode: Episode) -> None:
+        async with self.lock(group_id):
+            await self._run_checked(group_id, episode)
+
+    async def _run_checked(self, group_id: str, episode: Episode) -> None:
         current = await self.kg.store.get_episode(group_id, episode.uuid)
         if current is None or current.status != EpisodeStatus.PENDING:
             return  # deleted, or already run meanwhile

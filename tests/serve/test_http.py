@@ -161,3 +161,16 @@ def test_a_question_past_its_time_limit_ends_with_an_error_event(served: Served)
     assert chunks[-1]["chunk_type"] == "error" and chunks[-1]["data"]["type"] == "TimeoutError"
     assert [ch["end_of_dialog"] for ch in chunks].count(True) == 1
     assert whole.status_code == 504
+
+
+def test_a_pending_episode_deleted_while_it_waits_is_never_run(served: Served) -> None:
+    served.world.delay_s = 0.3
+    try:
+        with served.client() as c:
+            first, second = add(c, "waiting", "Nora met Otto.", "Pia met Quinn.")
+            assert c.delete(f"/v1/groups/waiting/episodes/{second}").status_code == 200
+            assert wait_done(c, "waiting", [first]) == {first: "done"}
+            assert c.get(f"/v1/groups/waiting/episodes/{second}").status_code == 404
+            assert c.get("/v1/groups/waiting/stats").json()["episodes"] == 1
+    finally:
+        served.world.delay_s = 0.0

@@ -89,3 +89,17 @@ def test_kill_9_mid_ingestion_then_restart_runs_every_accepted_episode_exactly_o
         finally:
             second.stop()
     assert "API keys OFF" in (tmp_path / "serve.log").read_text(encoding="utf-8")  # said at each start
+
+
+def test_a_stopped_server_closes_its_open_event_streams(tmp_path: Path) -> None:
+    with LLMThread(World()) as llm:
+        server = ServerProcess(server_env(tmp_path / "graph.db", llm.url), tmp_path / "serve.log").start()
+        try:
+            with httpx.stream("GET", f"{server.url}/v1/groups/g0/events", timeout=30) as response:
+                assert next(response.iter_lines()).startswith("data:")
+                assert server.proc is not None
+                server.proc.terminate()
+                assert server.proc.wait(30) in (0, -15)  # uvicorn re-raises SIGTERM once shut down
+        finally:
+            server.kill()
+    assert "Finished server process" in (tmp_path / "serve.log").read_text(encoding="utf-8")
