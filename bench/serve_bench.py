@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import statistics
@@ -102,30 +103,51 @@ async def wait_drained(client: httpx.AsyncClient, timeout_s: float) -> bool:
     return False
 
 
-async def load(url: str, per_group: int, clients: int, time_limit: float) -> dict[str, float]:
+async def search_process(url: str, per_group: int) -> list[float]:
+    """The searching clients, in a process of their own (``--search-only``): searches until a line
+    arrives on stdin, then prints the latencies (ms) as one JSON line. Apart from the adding clients and
+    the test LLM, their timings do not include this bench's own scheduling."""
     latencies: list[float] = []
     stop = asyncio.Event()
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        searchers = [asyncio.create_task(searcher(client, stop, per_group, latencies)) for _ in range(4)]
+        tasks = [asyncio.create_task(searcher(client, stop, per_group, latencies)) for _ in range(4)]
+        await asyncio.to_thread(sys.stdin.readline)
+        stop.set()
+        await asyncio.gather(*tasks)
+    return latencies
+
+
+async def _searching(url: str, per_group: int) -> asyncio.subprocess.Process:
+    cmd = [sys.executable, __file__, "--search-only", url, "--episodes", str(per_group * 8)]
+    return await asyncio.create_subprocess_exec(
+        *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+
+
+async def _stop_searching(proc: asyncio.subprocess.Process) -> list[float]:
+    out, _ = await proc.communicate(b"stop\n")
+    latencies: list[float] = json.loads(out.decode().strip().splitlines()[-1])
+    return latencies
+
+
+async def load(url: str, per_group: int, clients: int, time_limit: float) -> dict[str, float]:
+    searching = await _searching(url, per_group)
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         started = time.perf_counter()
         accepted = await add_all(client, per_group, clients)
         accept_s = time.perf_counter() - started
         drained = await wait_drained(client, time_limit)
         drain_s = time.perf_counter() - started
-        stop.set()
-        await asyncio.gather(*searchers)
-        idle: list[float] = []
-        stop = asyncio.Event()
-        quiet = asyncio.create_task(searcher(client, stop, per_group, idle))
-        await asyncio.sleep(5.0)  # the same searches with ingestion finished: this machine's baseline
-        stop.set()
-        await quiet
+    latencies = await _stop_searching(searching)
+    quiet = await _searching(url, per_group)
+    await asyncio.sleep(5.0)  # the same searches with ingestion finished: this machine's baseline
+    idle = await _stop_searching(quiet)
     total = sum(len(v) for v in accepted.values())
-    q = statistics.quantiles(latencies, n=100)
     return {
         "accepted": total, "accepted_per_s": total / accept_s, "search_p50_ms": statistics.median(latencies),
-        "search_p95_ms": q[94], "searches": len(latencies), "episodes_done_per_s": total / drain_s,
-        "drained": float(drained), "search_idle_p50_ms": statistics.median(idle),
+        "search_p95_ms": statistics.quantiles(latencies, n=100)[94], "searches": len(latencies),
+        "episodes_done_per_s": total / drain_s, "drained": float(drained),
+        "search_idle_p50_ms": statistics.median(idle),
         "search_idle_p95_ms": statistics.quantiles(idle, n=100)[94],
     }  # fmt: skip
 
@@ -215,7 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", nargs="*", choices=ROWS, default=list(ROWS), help="fault rows to run")
     parser.add_argument("--time-limit", type=float, default=240.0, help="load phase: drain at most this long")
     parser.add_argument("--results-dir", type=Path, help="where serve.json goes (default bench/results)")
+    parser.add_argument("--search-only", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.search_only:
+        print(json.dumps(asyncio.run(search_process(args.search_only, max(1, args.episodes // 8)))))
+        return 0
     metrics: dict[str, float] = {"llm_delay_s": args.delay}
     with (
         tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp,
@@ -242,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             metrics.update({f"faults.{row}.{k}": float(v) for k, v in result.items()})
     notes = [
         f"setup: embedded SQLite store, hash embedder, the local test LLM answering after {args.delay} s; "
-        f"{args.clients} adding clients (batches of 4) and 4 searching clients over 8 groups, loopback",
+        f"{args.clients} adding clients (batches of 4) and 4 searching clients (a process of their own, "
+        "50 ms between searches) over 8 groups, loopback",
         "faults: each row a fresh server, 24 episodes over 8 groups, one retry of failed episodes after "
         "the fault window; lost = accepted but missing or still pending; duplicated = an episode or fact "
         "stored twice",
