@@ -233,10 +233,16 @@ async def graph_metrics(store: GraphStore, group: str, gold: dict[str, Any]) -> 
 
 
 def contradiction_pairs(gold: dict[str, Any]) -> list[tuple[str, str]]:
-    """(new fact id, earlier fact id) for every ``contradicts`` link."""
-    return [
-        (f["id"], c) for t in gold["turns"].values() for f in t["facts"] for c in f.get("contradicts", [])
-    ]
+    """(new fact id, earlier fact id) for every ``contradicts`` link, once per pair of canonical facts
+    (a restatement is stored as its first statement, so two links to restatements of one fact count
+    once)."""
+    canonical = canonical_ids(gold)
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}
+    for turn in gold["turns"].values():
+        for fact in turn["facts"]:
+            for old in fact.get("contradicts", []):
+                pairs.setdefault((canonical[fact["id"]], canonical[old]), (fact["id"], old))
+    return list(pairs.values())
 
 
 def candidate_recall(gold: dict[str, Any], shown: Shown, merged_names: Iterable[str]) -> dict[str, float]:

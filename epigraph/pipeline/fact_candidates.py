@@ -5,8 +5,10 @@ when it is still believed (not expired) and
 
 - it joins the same endpoint pair, in either direction (always kept, whatever its wording); or
 - it shares an endpoint with the new fact, except when the only endpoint they share is the *object*
-  of both: "Bob lives in Paris" never meets "Alice lives in Paris" (two subjects of one object), so
-  facts of two different people can never retire each other, whatever a model answers.
+  of both under the same relation: "Bob lives in Paris" never meets "Alice lives in Paris", so two
+  people with the same relation to one thing can never retire each other, whatever a model answers.
+  Under different relations the model decides ("Alice bought the house" does retire "Bob owns the
+  house"; "Jon performed at the festival" retires "Jon's dance group will perform at the festival").
 
 A fact that shares no endpoint is never read, so it can never be retired.
 
@@ -67,7 +69,8 @@ class Ranked:
 
 
 def in_scope(new: Fact, old: Fact) -> bool:
-    """Structural scope: same endpoint pair, or a shared endpoint that is not only both facts' object."""
+    """Structural scope: same endpoint pair, or a shared endpoint that is not only both facts' object
+    under one relation."""
     if old.uuid == new.uuid or old.expired_at is not None:
         return False
     ends = {new.source_uuid, new.target_uuid}
@@ -75,11 +78,11 @@ def in_scope(new: Fact, old: Fact) -> bool:
         return True
     shared = ends & {old.source_uuid, old.target_uuid}
     only_the_object = shared == {new.target_uuid} and old.target_uuid == new.target_uuid
-    return bool(shared) and not only_the_object
+    return bool(shared) and not (only_the_object and old.relation == new.relation)
 
 
-def shared_endpoints(new: Fact, old: Fact) -> list[str]:
-    return sorted({new.source_uuid, new.target_uuid} & {old.source_uuid, old.target_uuid})
+def endpoints(new: Fact, old: Fact) -> list[str]:
+    return sorted({new.source_uuid, new.target_uuid, old.source_uuid, old.target_uuid})
 
 
 async def candidate_pool(run: EpisodeRun, facts: Sequence[Fact], vectors: Mapping[str, Vector]) -> list[Fact]:
@@ -163,7 +166,7 @@ def _residual_cosine(
         return 0.0
     a = np.asarray(vector, dtype=np.float64)
     b = np.asarray(old.text_embedding, dtype=np.float64)
-    basis = _orthonormal([names[u][1] for u in shared_endpoints(new, old) if u in names])
+    basis = _orthonormal([names[u][1] for u in endpoints(new, old) if u in names])
     for axis in basis:
         a = a - (a @ axis) * axis
         b = b - (b @ axis) * axis

@@ -43,6 +43,11 @@ class FactChanges:
         return self.updated.get(fact.uuid, fact)
 
 
+_MOST_SHOWN = 12
+"""Candidates one fact may be shown when an ambiguous endpoint multiplies its versions (the prompt's
+bound): ``max_fact_candidates`` per version, round robin."""
+
+
 def hypotheses(fact: Fact, questions: Mapping[str, Sequence[Entity]]) -> list[Fact]:
     """The fact as extracted, then with each ambiguous endpoint (provisional uuid -> its candidate
     entities) replaced by each candidate: the candidates it would have under every answer."""
@@ -78,7 +83,7 @@ async def scoped_candidates(
             )
             for f in facts
         ]
-        out[key] = _interleave(lists)[: options.max_fact_candidates]
+        out[key] = _interleave(lists)[: min(_MOST_SHOWN, options.max_fact_candidates * len(facts))]
     return out
 
 

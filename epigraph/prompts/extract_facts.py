@@ -57,6 +57,9 @@ PROMPT: Prompt[ExtractFactsInput, ExtractedFact] = Prompt(
     # and 30 gold sets fits: 177 turns).
     grammar_omit=lambda d: attributes_unless_declared(d.relation_types),
     shape=OutputShape(
-        per_item=100, items=lambda d: min(1 + words(d.episode) // 6, 2 * max(1, len(d.entities)))
+        # a short list ("hobbies: chess, golf, judo") holds a fact per entity pair it names: the
+        # entities bound it as much as the words do
+        per_item=100,
+        items=lambda d: max(1 + words(d.episode) // 6, 2 * max(1, len(d.entities))),
     ),
 )

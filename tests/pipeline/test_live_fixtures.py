@@ -35,7 +35,9 @@ async def replay(name: str) -> tuple[list[Any], PromptResult[Any]]:
     """Stream the recorded reply, in model-sized pieces, through the prompt it answered."""
     data = fixture(name)
     module = PROMPTS[data["prompt"]]
-    reply = ScriptedReply(data["text"], chunk_size=7, finish_reason=data.get("finish_reason", "stop"))
+    finish = data.get("finish_reason", "stop")
+    finish = "stop" if finish == "stopped" else finish  # the runtime closed it: it decides again here
+    reply = ScriptedReply(data["text"], chunk_size=7, finish_reason=finish)
     llm = ScriptedLLM({data["prompt"]: reply})
     variables = {"episode": data["episode"], "reference_time": "2023-05-08T13:56:00Z"}
     if data["prompt"] != "extract_facts":
@@ -70,6 +72,21 @@ async def test_invented_attributes_parse_but_never_reach_the_graph(
     assert sorted(e.name for e in done.entities) == ["Caroline", "Melanie"]
     assert all(e.attributes == {} for e in done.entities), "no declared type: the inventions are dropped"
     assert any("dropped: no declared type" in w for w in done.report.warnings)
+
+
+async def test_a_reply_the_runtime_closed_in_the_live_run_is_closed_again() -> None:
+    items, result = await replay("entities_stopped_on_repeats")
+    assert [i.name for i in items] == ["Melanie"], "the same line three times: one item"
+    assert result.stopped == "2 repeated lines"
+
+
+async def test_a_reply_cut_at_its_cap_keeps_its_whole_lines() -> None:
+    data = fixture("combined_cut_at_cap")
+    items, result = await replay("combined_cut_at_cap")
+    whole = [line for line in data["text"].split("\n")[:-1] if line.strip()]
+    assert result.truncated and result.finish_reason == "length"
+    assert len(items) + sum(d.reason == "repeated line" for d in result.dropped) == len(whole)
+    assert result.dropped[-1].reason == "truncated: incomplete final line"
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.json")))
