@@ -117,8 +117,12 @@ def _absorb(run: EpisodeRun, result: PromptResult[Any]) -> None:
     if result.truncated:
         run.report.truncated = True
         run.report.warn(
-            f"{result.prompt_name}: reply cut at the token limit; kept {len(result.items)} valid line(s)"
+            f"{result.prompt_name}: reply {_cut_why(result)}; kept {len(result.items)} valid line(s)"
         )
+
+
+def _cut_why(result: PromptResult[Any]) -> str:
+    return f"stopped ({result.stopped})" if result.stopped else "cut at the token limit"
 
 
 async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:
