@@ -221,7 +221,10 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         raise SystemExit(
             f"{args.conversation}: no turns or no questions of categories 1-4 in the sessions read"
         )
+    # The graph is always the embedded store (a file with --db, else in memory), even where the
+    # environment names a Neo4j server: a reused graph must be the one this harness wrote.
     settings = Settings.from_env(db_path=str(args.db) if args.db else ":memory:", group_id=GROUP)
+    settings = settings.model_copy(update={"neo4j_uri": None})
     llm = scripted_llm() if args.scripted else llm_from_settings(settings)
     if llm is None:
         raise SystemExit(
