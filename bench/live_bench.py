@@ -85,7 +85,7 @@ def local_endpoint(context: int) -> Endpoint:
     """The bundled local model, started now unless one is running (``epigraph model start``)."""
     from epigraph.local_model import API_KEY, MODEL_NAME, LocalModel
 
-    state, started = LocalModel(Settings.load()).ensure_running(detach=True)
+    state, started = LocalModel(Settings.from_env()).ensure_running(detach=True)
     how = "started" if started else "reused"
     return Endpoint(
         state.base_url,
