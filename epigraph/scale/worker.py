@@ -1,0 +1,328 @@
+"""``epigraph worker``: one member of a Kafka consumer group that ingests its partitions' episodes.
+
+Guarantees (at-least-once delivery + deterministic episode ids = every episode takes effect once):
+
+- **in order per group**: a topic is keyed by group id, so a group's episodes are on one partition; each
+  assigned partition has one *lane* (a task) that runs its episodes strictly one after another through
+  ``Ingestor.process`` (the group lock, the episode's one atomic write). Different partitions run
+  concurrently; the LLM client's limiter bounds the calls of the whole process.
+- **commit after the write**: auto-commit is off; a lane commits ``offset + 1`` only once the episode's
+  write (``done`` or ``failed``) is in the store. A crash before the commit re-delivers the episode to the
+  next owner, which redoes it from scratch if it is still ``pending`` (nothing of it was written) or
+  skips it if it is ``done`` (the write landed; the redelivery is a no-op: no LLM call, no write).
+- **rebalance**: on revoke each lane of a revoked partition stops taking episodes; an episode in flight
+  gets ``revoke_grace_s`` to finish (and commit), else it is cancelled without a commit and the next
+  owner redoes it. Fetching never stops while episodes run (partitions with a full buffer are paused),
+  so a slow episode never exceeds ``max.poll.interval.ms`` and never costs the worker its membership.
+- **failures**: an episode that fails (the LLM after its retries, a reply that cannot be used) is saved
+  ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored. Both are
+  published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
+  on (``epigraph retry`` / the server's retry route rerun failed episodes later). A store that refuses
+  a write (down, unreachable) is retried with backoff and never committed past: an outage stops progress
+  on that partition, it does not drop episodes.
+
+The LLM limit is per process: with N workers sharing one endpoint limit L, give each ``L / N``
+(``share_llm_limits``; ``epigraph worker --llm-share N`` divides ``EPIGRAPH_LLM_MAX_IN_FLIGHT``, ``_RPM``
+and ``_TPM`` by N).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import KafkaError
+
+from ..client import KnowledgeGraph
+from ..config import Settings
+from ..errors import InputError
+from ..graph.model import Episode, to_utc
+from ..pipeline.events import EpisodeResult
+from ..pipeline.inputs import parse_episode_lines
+from .logs import note
+
+log = logging.getLogger("epigraph.worker")
+
+DEFAULT_TOPIC = "epigraph.episodes"
+DEFAULT_GROUP = "epigraph-workers"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Where the worker reads and how it behaves (``epigraph worker`` options)."""
+
+    bootstrap: str
+    topic: str = DEFAULT_TOPIC
+    group_id: str = DEFAULT_GROUP
+    client_id: str = "epigraph-worker"
+    buffer: int = 32
+    """Messages held per partition; fetching from a partition pauses while its buffer is full."""
+    revoke_grace_s: float = 5.0
+    """On revoke (or stop), how long an episode in flight may run on before it is abandoned."""
+    session_timeout_ms: int = 10_000
+    """How long the group waits for a silent (crashed) member before moving its partitions."""
+    heartbeat_interval_ms: int = 2_000
+    retry_s: float = 1.0
+    """First wait before retrying a store write or a dead-letter publish (doubles, at most 30 s)."""
+
+    @property
+    def dead_topic(self) -> str:
+        return f"{self.topic}.dead"
+
+
+def share_llm_limits(settings: Settings, workers: int) -> Settings:
+    """The settings of one of ``workers`` processes that share one LLM endpoint's limits: in-flight calls,
+    requests and tokens per minute each divided by ``workers`` (at least 1 call in flight; 0 stays
+    unlimited)."""
+    if workers < 1:
+        raise ValueError(f"--llm-share must be a positive number of workers, not {workers}")
+
+    def part(limit: int) -> int:
+        return max(1, limit // workers) if limit else 0
+
+    return settings.model_copy(
+        update={
+            "llm_max_in_flight": max(1, settings.llm_max_in_flight // workers),
+            "llm_rpm": part(settings.llm_rpm),
+            "llm_tpm": part(settings.llm_tpm),
+        }
+    )
+
+
+@dataclass
+class Counts:
+    """What this worker did since it started (episodes by outcome; commits that failed)."""
+
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+    dead: int = 0
+    abandoned: int = 0
+    commit_failures: int = 0
+
+
+def decode_episode(value: bytes | None) -> Episode:
+    """PROVISIONAL until scale/envelope.py lands: the envelope's episode, or InputError."""
+    try:
+        data = json.loads(value or b"")
+        line = json.dumps(data["episode"] | {"group": data["group"]})
+        created = to_utc(data["created_at"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"not an episode envelope: {exc}") from None
+    item = next(iter(parse_episode_lines([line])))
+    if isinstance(item, InputError):
+        raise item
+    return item.to_episode(created_at=created)
+
+
+@dataclass(eq=False)
+class _Lane:
+    """One assigned partition: its buffered records, run one at a time by ``task``."""
+
+    tp: Any
+    queue: deque[Any] = field(default_factory=deque)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    closing: bool = False
+    task: asyncio.Task[None] | None = None
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, worker: KafkaWorker) -> None:
+        self.worker = worker
+
+    async def on_partitions_revoked(self, revoked: Sequence[Any]) -> None:
+        await self.worker.release(list(revoked))
+
+    async def on_partitions_assigned(self, assigned: Sequence[Any]) -> None:
+        self.worker.assign(list(assigned))
+
+
+class KafkaWorker:
+    """Consumes ``config.topic`` in ``config.group_id`` and ingests into ``kg`` (module docstring)."""
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        config: WorkerConfig,
+        decode: Callable[[bytes | None], Episode] | None = None,
+    ) -> None:
+        self.kg, self.config = kg, config
+        self.decode = decode or decode_episode
+        self.counts = Counts()
+        self._lanes: dict[Any, _Lane] = {}
+        self._consumer: Any = None
+        self._producer: Any = None
+
+    async def run(self, stop: asyncio.Event) -> Counts:
+        """Consume until ``stop`` is set; then finish or abandon what runs, leave the group, return."""
+        cfg = self.config
+        await self.kg.open()
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=cfg.bootstrap, acks="all", enable_idempotence=True
+        )
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=cfg.bootstrap, group_id=cfg.group_id, client_id=cfg.client_id,
+            enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=cfg.buffer,
+            session_timeout_ms=cfg.session_timeout_ms, heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+        )  # fmt: skip
+        self._consumer.subscribe([cfg.topic], listener=_Listener(self))
+        await self._producer.start()
+        try:
+            await self._consumer.start()
+            note(log, "worker.started", topic=cfg.topic, group_id=cfg.group_id, client_id=cfg.client_id,
+                 store=self.kg.settings.store_kind)  # fmt: skip
+            await self._fetch(stop)
+        finally:
+            await self.release(list(self._lanes))
+            with contextlib.suppress(Exception):
+                await self._consumer.stop()
+            await self._producer.stop()
+            note(log, "worker.stopped", **vars(self.counts))
+        return self.counts
+
+    # --- fetching and the partitions' lanes -------------------------------------------------------
+    async def _fetch(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                batches = await self._consumer.getmany(timeout_ms=200)
+            except KafkaError as exc:
+                if not getattr(exc, "retriable", False):
+                    raise
+                note(log, "fetch.retry", logging.WARNING, reason=repr(exc))
+                await asyncio.sleep(self.config.retry_s)
+                continue
+            for tp, records in batches.items():
+                lane = self._lanes.get(tp)
+                if lane is None or lane.closing:
+                    continue
+                lane.queue.extend(records)
+                lane.wake.set()
+                if len(lane.queue) >= self.config.buffer:
+                    self._consumer.pause(tp)
+
+    def assign(self, tps: list[Any]) -> None:
+        """Start a lane for each newly assigned partition (it reads from the committed offset)."""
+        for tp in tps:
+            if tp not in self._lanes:
+                lane = _Lane(tp)
+                lane.idle.set()
+                lane.task = asyncio.create_task(self._drain(lane), name=f"lane:{tp.topic}:{tp.partition}")
+                self._lanes[tp] = lane
+        note(log, "partitions.assigned", partitions=sorted(tp.partition for tp in tps))
+
+    async def release(self, tps: list[Any]) -> None:
+        """Stop the lanes of ``tps``: an episode in flight may finish (and commit) within the grace
+        period, else it is cancelled uncommitted (the next owner redoes it); buffered records are
+        dropped (they were not committed either)."""
+        lanes = [self._lanes.pop(tp) for tp in tps if tp in self._lanes]
+        for lane in lanes:
+            lane.closing = True
+            lane.wake.set()
+        running = [asyncio.create_task(lane.idle.wait()) for lane in lanes if not lane.idle.is_set()]
+        abandoned = 0
+        if running:
+            _, late = await asyncio.wait(running, timeout=self.config.revoke_grace_s)
+            for waiter in late:
+                waiter.cancel()
+            abandoned = len(late)
+            self.counts.abandoned += abandoned
+        tasks = [lane.task for lane in lanes if lane.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if lanes:
+            note(log, "partitions.released", partitions=sorted(lane.tp.partition for lane in lanes),
+                 abandoned=abandoned)  # fmt: skip
+
+    async def _drain(self, lane: _Lane) -> None:
+        while not lane.closing:
+            if not lane.queue:
+                lane.wake.clear()
+                await lane.wake.wait()
+                continue
+            record = lane.queue[0]
+            lane.idle.clear()
+            try:
+                await self._handle(record)
+                await self._commit(lane.tp, record.offset + 1)
+                lane.queue.popleft()
+            finally:
+                lane.idle.set()
+            if len(lane.queue) <= self.config.buffer // 2 and lane.tp in self._consumer.paused():
+                self._consumer.resume(lane.tp)
+
+    async def _commit(self, tp: Any, offset: int) -> None:
+        try:
+            await self._consumer.commit({tp: offset})
+        except KafkaError as exc:  # the partition moved: its next owner redoes the episode (a no-op)
+            self.counts.commit_failures += 1
+            note(log, "offset.commit_failed", logging.WARNING, partition=tp.partition, offset=offset,
+                 reason=type(exc).__name__)  # fmt: skip
+
+    # --- one record ---------------------------------------------------------------------------------
+    async def _handle(self, record: Any) -> None:
+        where = {"partition": record.partition, "offset": record.offset}
+        try:
+            episode = self.decode(record.value)
+        except InputError as exc:
+            self.counts.failed += 1
+            await self._dead(record, f"bad payload: {exc}", None)
+            return
+        result = await self._ingest(episode, where)
+        fields = {"group": episode.group_id, "uuid": episode.uuid, **where}
+        if result.skipped:
+            self.counts.skipped += 1
+            note(log, "episode.skipped", **fields, reason="already done")
+        elif result.ok:
+            self.counts.done += 1
+            report = result.report
+            note(log, "episode.done", **fields, llm_calls=report.llm_calls, facts=len(result.facts),
+                 invalidated=len(result.invalidated))  # fmt: skip
+        else:
+            self.counts.failed += 1
+            await self._dead(record, result.error or "failed", episode)
+
+    async def _ingest(self, episode: Episode, where: dict[str, int]) -> EpisodeResult:
+        """``Ingestor.process`` (which saves a failing episode ``failed`` itself); what escapes it is the
+        store failing, retried with backoff until it takes the write."""
+        wait = self.config.retry_s
+        while True:
+            try:
+                return await self.kg.ingestor.process(episode)
+            except Exception as exc:
+                note(log, "store.retry", logging.WARNING, group=episode.group_id, uuid=episode.uuid,
+                     **where, reason=f"{type(exc).__name__}: {exc}"[:500], wait_s=wait)  # fmt: skip
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 30.0)
+
+    async def _dead(self, record: Any, reason: str, episode: Episode | None) -> None:
+        """Publish the record to the dead-letter topic with ``reason`` (retried until Kafka takes it)."""
+        letter = {
+            "v": 1, "reason": reason, "group": episode.group_id if episode else None,
+            "uuid": episode.uuid if episode else None, "topic": record.topic,
+            "partition": record.partition, "offset": record.offset,
+            "payload": record.value.decode("utf-8", "replace") if record.value is not None else None,
+        }  # fmt: skip
+        wait = self.config.retry_s
+        while True:
+            try:
+                await self._producer.send_and_wait(
+                    self.config.dead_topic, json.dumps(letter).encode(), key=record.key
+                )
+                break
+            except KafkaError as exc:
+                note(log, "dead_letter.retry", logging.WARNING, reason=repr(exc), wait_s=wait)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 30.0)
+        self.counts.dead += 1
+        note(log, "episode.dead_lettered", logging.WARNING, group=letter["group"], uuid=letter["uuid"],
+             partition=record.partition, offset=record.offset, reason=reason[:500])  # fmt: skip
