@@ -45,6 +45,7 @@ from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode
 from .prompts.protocol import LLM
+from .scale.producer import EpisodeProducer, Published
 
 
 def store_from_settings(settings: Settings) -> GraphStore:
@@ -101,6 +102,7 @@ class KnowledgeGraph:
         self._owns_llm = llm is None and self.llm is not None
         self.options = options or IngestOptions()
         self._ingestor: Ingestor | None = None
+        self._producer: EpisodeProducer | None = None
         self._opened = False
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -124,6 +126,9 @@ class KnowledgeGraph:
     async def close(self) -> None:
         self._opened = False
         await self.store.close()
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await producer.close()
         if self._owns_llm:
             aclose = getattr(self.llm, "aclose", None)
             if aclose is not None:
@@ -193,6 +198,19 @@ class KnowledgeGraph:
         await self.open()
         async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
             yield event
+
+    async def enqueue(self, items: Iterable[Item]) -> list[Published]:
+        """Hand episodes to ``epigraph worker`` processes through Kafka (``settings.kafka_bootstrap``,
+        topic ``settings.kafka_topic``), keyed by group so each group stays in order; returns once Kafka
+        acknowledged every one (partition and offset). All are validated first: a malformed episode
+        raises InputError and none of them is published. Without a bootstrap they are ingested here, as
+        by :meth:`add_episodes`, and each ``Published`` carries its ``result``."""
+        if not self.settings.kafka_bootstrap:
+            results = await self.add_episodes(items)
+            return [Published(r.episode.uuid, r.episode.group_id, result=r) for r in results]
+        if self._producer is None:
+            self._producer = EpisodeProducer(self.settings.kafka_bootstrap, self.settings.kafka_topic)
+        return await self._producer.publish(self._grouped(items))
 
     async def remove_episode(self, uuid: str, *, group_id: str | None = None) -> RemovalResult:
         """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""

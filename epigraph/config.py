@@ -20,6 +20,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 | EPIGRAPH_API_KEYS / _API_KEYS_FILE | api_keys* | unset: `epigraph serve` / `mcp` open on loopback only |
 | EPIGRAPH_API_KEY | api_key | the key an `epigraph mcp` stdio session presents (its host sets it) |
+| EPIGRAPH_KAFKA_BOOTSTRAP / _TOPIC | kafka_* | unset: `enqueue` ingests here / epigraph.episodes |
 
 API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
 ``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
@@ -82,6 +83,9 @@ class Settings(BaseModel):
     api_keys: SecretStr | None = None
     api_keys_file: str | None = None
     api_key: SecretStr | None = None
+
+    kafka_bootstrap: str | None = None
+    kafka_topic: str = "epigraph.episodes"
 
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:

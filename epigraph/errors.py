@@ -17,6 +17,7 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   └── StructuredOutputError  the reply never matched the prompt's schema; carries raw reply and usage
     ├── EmbeddingError             the embedder failed
     ├── LocalModelError            the local model's weights or server failed (hash mismatch, no start)
+    ├── QueueError                 Kafka did not take the episodes (unreachable, refused, not acknowledged)
     └── StoreError                 the graph store failed
         ├── StoreUnavailable       cannot reach / open the store
         └── SchemaMismatch         the store was written by an incompatible schema version
@@ -111,6 +112,12 @@ class EmbeddingError(EpigraphError):
 
 class LocalModelError(EpigraphError):
     """The local model (``epigraph[local-model]``) could not be assembled, verified or started."""
+
+
+class QueueError(EpigraphError):
+    """The message queue (Kafka) did not take what was published: unreachable, refused or not
+    acknowledged in time. Says the bootstrap and topic; re-publishing is safe (episode ids are
+    deterministic, so a worker ingests a repeated episode once)."""
 
 
 class StoreError(EpigraphError):
