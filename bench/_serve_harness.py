@@ -1,5 +1,5 @@
 """What the serve bench and the serve tests share: a scripted world behind the local OpenAI-compatible
-test server (``epigraph.testing_server``, run on its own loop in a thread, with a fixed reply delay and
+test server (``epigraph.testing.server``, run on its own loop in a thread, with a fixed reply delay and
 switchable faults), and ``epigraph serve`` as a real subprocess on a free loopback port.
 
 The world answers each of the pipeline's prompts from the episode's own words: every capitalized word
@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 
 LLM_KEY = "llm-test-key-not-a-secret"
 _EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)

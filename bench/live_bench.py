@@ -49,7 +49,7 @@ from epigraph.embed import Embedder, SentenceTransformerEmbedder
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
 from epigraph.llm import EndpointProfile, OpenAIChat
-from epigraph.llm_profiles import local_model_profile
+from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.pipeline.metering import CallRecord

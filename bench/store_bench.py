@@ -53,7 +53,8 @@ from _results import write_results
 from _stores import open_store as open_bench_store
 
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
-from epigraph.graph.store import EpisodeWrite, FactFilter, GraphStore, TimeFilter
+from epigraph.graph.store import EpisodeWrite, FactFilter, GraphStore
+from epigraph.graph.temporal import TimeFilter
 
 DIM = 384
 SETTLE_LIMIT_S = 300.0

@@ -44,7 +44,7 @@ class Embedder(Protocol):
 
 
 class RequestLimiter(Protocol):
-    """What the embedder needs from the LLM client's shared limiter (``epigraph.llm_limiter.Limiter``):
+    """What the embedder needs from the LLM client's shared limiter (``epigraph.llm.limiter.Limiter``):
     an async context manager slot per request, sized by its estimated tokens."""
 
     def slot(self, estimated_tokens: int = 0) -> AbstractAsyncContextManager[Any]: ...

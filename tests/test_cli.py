@@ -1,5 +1,5 @@
 """The ``epigraph`` command, end to end: a real embedded store on a temp file, the real OpenAI client
-talking HTTP to the local test server (``epigraph.testing_server``), the model-free HashEmbedder.
+talking HTTP to the local test server (``epigraph.testing.server``), the model-free HashEmbedder.
 
 In-process runs call ``epigraph.cli.main(argv, environ=...)``: ``environ`` replaces ``os.environ`` as
 the source of ``EPIGRAPH_*`` settings, so nothing is monkeypatched and the user's environment never
@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from epigraph.cli import main
-from epigraph.cli_input import batched, date_arg, default_mapping_path
-from epigraph.cli_render import Tally
+from epigraph.cli.inputs import batched, date_arg, default_mapping_path
+from epigraph.cli.render import Tally
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, IngestReport
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 
 HERE = Path(__file__).resolve().parent / "cli"
 EPISODES = HERE / "episodes.jsonl"

@@ -10,7 +10,8 @@ Rules every implementation follows:
   invalidated), mentions and the episode itself, or nothing; ``write_episodes`` (bulk loads) writes many
   in order, each atomically, and stops at the first that fails (the ones before it stay written);
 - upserts are idempotent (by uuid): writing the same thing twice changes nothing;
-- temporal filtering follows ``graph.temporal`` exactly (see :class:`TimeFilter`);
+- temporal filtering follows ``graph.temporal`` exactly (see :class:`~epigraph.graph.temporal.TimeFilter`,
+  defined there with its one executable definition and re-exported here);
 - strings are stored verbatim; user text never becomes query syntax.
 """
 
@@ -23,6 +24,9 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, inverted_interval
+from .temporal import CURRENT as CURRENT
+from .temporal import EVERYTHING as EVERYTHING
+from .temporal import TimeFilter as TimeFilter
 
 T = TypeVar("T")
 
@@ -33,43 +37,6 @@ class Hit(Generic[T]):
 
     item: T
     score: float
-
-
-@dataclass(frozen=True, slots=True)
-class TimeFilter:
-    """Which facts count, in event time (``as_of``) and system time (``known_at``).
-
-    A retired fact is one record holding two beliefs. Contradictions shrink facts in place
-    (``graph.temporal.resolve_contradiction``): the retired fact gets a new ``invalid_at``, an
-    ``expired_at`` (when the graph retired it) and an ``invalidated_by`` that keeps the
-    ``previous_invalid_at``. So before ``expired_at`` the graph believed the interval
-    ``[valid_at, previous_invalid_at)``; from ``expired_at`` on it believes ``[valid_at, invalid_at)``.
-
-    - ``include_retired=True``: every fact, whatever its intervals.
-    - otherwise, with ``k = known_at`` and ``t = as_of`` (``None`` for either means "now"):
-
-      1. not known yet: ``created_at > k`` -> excluded;
-      2. withdrawn: ``expired_at`` set, no ``invalidated_by`` and ``expired_at <= k`` -> excluded
-         (retired without an interval update, so no longer believed at all);
-      3. the interval believed at ``k`` ends at ``invalidated_by.previous_invalid_at`` when the fact is
-         invalidated (``invalidated_by`` and ``expired_at`` set) and ``k < expired_at``, else at
-         ``invalid_at``;
-      4. the fact counts iff ``valid_at <= t < end`` (a missing bound being unbounded).
-
-    So the default (now, now) hides facts whose ``invalid_at`` has passed, which includes every fact
-    retired by a contradiction that has started; ``as_of`` in the past shows what was true then as the
-    graph believes it now (a fact retired later still counts for its own interval); ``known_at`` in the
-    past shows what the graph believed then (before a contradiction arrived, the old interval).
-    ``graph.temporal.matches`` is the executable definition.
-    """
-
-    as_of: datetime | None = None
-    known_at: datetime | None = None
-    include_retired: bool = False
-
-
-CURRENT = TimeFilter()
-EVERYTHING = TimeFilter(include_retired=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ for an end). A fact lives on two time axes:
 - **system time** ``created_at`` / ``expired_at``: when the graph learned it, and when it retired it
   (contradicted it, changing its event-time end, or withdrew it).
 
-:func:`matches` is THE definition of :class:`~epigraph.graph.store.TimeFilter`; stores translate it to
+:func:`matches` is THE definition of :class:`TimeFilter`; stores translate it to
 their query language and the contract suite checks that they agree with it.
 
 Contradictions are applied by shrinking, never by deleting: the retired fact keeps its row, gets an end
@@ -28,12 +28,15 @@ and ``known_at`` a past instant sees the interval the graph held then.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from .model import Fact, Invalidation, to_utc
-from .store import TimeFilter
 
 __all__ = [
+    "CURRENT",
+    "EVERYTHING",
+    "TimeFilter",
     "apply_contradiction",
     "believed_end",
     "believed_interval",
@@ -49,6 +52,43 @@ __all__ = [
     "revert_invalidation",
     "valid_overlap",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeFilter:
+    """Which facts count, in event time (``as_of``) and system time (``known_at``).
+
+    A retired fact is one record holding two beliefs. Contradictions shrink facts in place
+    (``graph.temporal.resolve_contradiction``): the retired fact gets a new ``invalid_at``, an
+    ``expired_at`` (when the graph retired it) and an ``invalidated_by`` that keeps the
+    ``previous_invalid_at``. So before ``expired_at`` the graph believed the interval
+    ``[valid_at, previous_invalid_at)``; from ``expired_at`` on it believes ``[valid_at, invalid_at)``.
+
+    - ``include_retired=True``: every fact, whatever its intervals.
+    - otherwise, with ``k = known_at`` and ``t = as_of`` (``None`` for either means "now"):
+
+      1. not known yet: ``created_at > k`` -> excluded;
+      2. withdrawn: ``expired_at`` set, no ``invalidated_by`` and ``expired_at <= k`` -> excluded
+         (retired without an interval update, so no longer believed at all);
+      3. the interval believed at ``k`` ends at ``invalidated_by.previous_invalid_at`` when the fact is
+         invalidated (``invalidated_by`` and ``expired_at`` set) and ``k < expired_at``, else at
+         ``invalid_at``;
+      4. the fact counts iff ``valid_at <= t < end`` (a missing bound being unbounded).
+
+    So the default (now, now) hides facts whose ``invalid_at`` has passed, which includes every fact
+    retired by a contradiction that has started; ``as_of`` in the past shows what was true then as the
+    graph believes it now (a fact retired later still counts for its own interval); ``known_at`` in the
+    past shows what the graph believed then (before a contradiction arrived, the old interval).
+    :func:`matches` is the executable definition.
+    """
+
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    include_retired: bool = False
+
+
+CURRENT = TimeFilter()
+EVERYTHING = TimeFilter(include_retired=True)
 
 
 def _utc(value: datetime) -> datetime:
@@ -176,7 +216,7 @@ def latest_creation(flt: TimeFilter, now: datetime) -> datetime | None:
 
 
 def is_current(fact: Fact, now: datetime) -> bool:
-    """Believed now to hold now: what the default :data:`~epigraph.graph.store.CURRENT` filter keeps.
+    """Believed now to hold now: what the default :data:`CURRENT` filter keeps.
 
     A fact retired by a contradiction is current until its new ``invalid_at`` (which can lie ahead).
     """

@@ -43,7 +43,8 @@ from rank_bm25 import BM25Okapi
 from ..graph.model import Fact
 from ..graph.search.fusion import rrf
 from ..graph.stopwords import STOP_WORDS
-from ..graph.store import EVERYTHING, FactFilter
+from ..graph.store import FactFilter
+from ..graph.temporal import EVERYTHING
 from .names import compatible_relations, stem
 from .state import EpisodeRun
 

@@ -14,7 +14,8 @@ from datetime import datetime
 
 from ..errors import StructuredOutputError
 from ..graph.model import Entity, Fact
-from ..graph.store import EVERYTHING, FactFilter, GraphStore
+from ..graph.store import FactFilter, GraphStore
+from ..graph.temporal import EVERYTHING
 from ..prompts import summarize_entities as sp
 from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt

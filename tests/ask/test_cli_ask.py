@@ -19,7 +19,7 @@ from epigraph.ask import AskChunk, check_dialog
 from epigraph.cli import main
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.testing import HashEmbedder
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 
 from .conftest import BERLIN, ingest
 

@@ -14,7 +14,7 @@ from epigraph.ask import check_dialog
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.llm import OpenAIChat
 from epigraph.testing import HashEmbedder
-from epigraph.testing_server import FakeOpenAIServer, RecordedRequest, Reply
+from epigraph.testing.server import FakeOpenAIServer, RecordedRequest, Reply
 
 PIECES = [f"word{i} " for i in range(30)] + ["[F1]."]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "locomo"

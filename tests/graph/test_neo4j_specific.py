@@ -40,7 +40,8 @@ from epigraph.graph.neo4j.lucene import (
 )
 from epigraph.graph.neo4j.schema import FULLTEXT_SPECS, describe, fulltext_analyzer, stale_fulltext
 from epigraph.graph.stopwords import STOP_WORDS
-from epigraph.graph.store import EpisodeWrite, FactFilter, TimeFilter
+from epigraph.graph.store import EpisodeWrite, FactFilter
+from epigraph.graph.temporal import TimeFilter
 
 DIM = 384
 HOSTILE = [

@@ -10,8 +10,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from epigraph.graph.model import Fact, Invalidation
-from epigraph.graph.store import CURRENT, EVERYTHING, TimeFilter
 from epigraph.graph.temporal import (
+    CURRENT,
+    EVERYTHING,
+    TimeFilter,
     apply_contradiction,
     believed_end,
     believed_interval,

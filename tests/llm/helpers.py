@@ -6,7 +6,7 @@ from typing import Any
 
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
 from epigraph.prompts.protocol import ChatRequest
-from epigraph.testing_server import FakeOpenAIServer
+from epigraph.testing.server import FakeOpenAIServer
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 

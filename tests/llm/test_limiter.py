@@ -12,9 +12,9 @@ import pytest
 
 from epigraph.errors import LLMError
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
-from epigraph.llm_limiter import Failure, TokenBucket, parse_retry_after
+from epigraph.llm.limiter import Failure, TokenBucket, parse_retry_after
 from epigraph.prompts.protocol import Completion
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 
 from .helpers import ask, make_client
 

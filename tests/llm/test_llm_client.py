@@ -13,7 +13,7 @@ from epigraph.config import Settings
 from epigraph.errors import ConfigError, LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
 from epigraph.llm import EndpointProfile, OpenAIChat, RetryPolicy
 from epigraph.prompts.protocol import LLM, Completion
-from epigraph.testing_server import FakeOpenAIServer, Reply, reject_response_format, script
+from epigraph.testing.server import FakeOpenAIServer, Reply, reject_response_format, script
 from epigraph.tokens import count_message_tokens, count_text_tokens
 
 from .helpers import API_KEY, ask, make_client

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from epigraph.errors import LLMError, LLMTimeout, LLMUnavailable, RateLimited
 from epigraph.llm import EndpointProfile, Limiter, OpenAIChat, RetryPolicy
-from epigraph.llm_profiles import ThinkStripper, strip_think
+from epigraph.llm.profiles import ThinkStripper, strip_think
 from epigraph.prompts.protocol import ChatRequest, StreamChunk
-from epigraph.testing_server import FakeOpenAIServer, Reply, script
+from epigraph.testing.server import FakeOpenAIServer, Reply, script
 from epigraph.tokens import count_text_tokens
 
 from .helpers import ask, make_client

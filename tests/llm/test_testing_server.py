@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from epigraph.testing_server import FakeOpenAIServer, Reply, script, unit_vector
+from epigraph.testing.server import FakeOpenAIServer, Reply, script, unit_vector
 
 
 def sdk(srv: FakeOpenAIServer, key: str = "sk-raw") -> openai.AsyncOpenAI:

@@ -16,7 +16,7 @@ import pytest
 from epigraph.cli import main
 from epigraph.config import Settings
 from epigraph.errors import ConfigError, LocalModelError
-from epigraph.llm_profiles import EndpointProfile
+from epigraph.llm.profiles import EndpointProfile
 from epigraph.local_model import LocalModel, leases
 from epigraph.local_model.server import STATE_FILE, Launch, ServerState, read_state, running, start, stop
 

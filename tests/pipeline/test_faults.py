@@ -21,7 +21,7 @@ from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
 from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
 from epigraph.testing import HashEmbedder
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 from epigraph.tokens import load_encoding
 
 from .conftest import T0

@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 from epigraph.llm import EndpointProfile
-from epigraph.llm_profiles import local_model_profile
+from epigraph.llm.profiles import local_model_profile
 from epigraph.prompts import extract_entities as ep
 from epigraph.prompts import extract_facts as fp
 from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
-from epigraph.testing_server import FakeOpenAIServer, Reply
+from epigraph.testing.server import FakeOpenAIServer, Reply
 from tests.llm.helpers import make_client
 
 GREETING = ep.ExtractEntitiesInput(

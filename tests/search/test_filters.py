@@ -10,8 +10,7 @@ from epigraph.errors import UsageError
 from epigraph.graph.model import Entity, Episode, Fact
 from epigraph.graph.search.filters import make_filters, valid_during
 from epigraph.graph.search.retrievers import keyword_query
-from epigraph.graph.store import TimeFilter
-from epigraph.graph.temporal import apply_contradiction, believed_interval, matches
+from epigraph.graph.temporal import TimeFilter, apply_contradiction, believed_interval, matches
 
 
 def t(year: int, month: int = 1) -> datetime:

@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..model import Entity, Episode, EpisodeStatus, Fact, normalize_name
-from ..store import EntityFilter, FactFilter, StoreStats, TimeFilter
+from ..store import EntityFilter, FactFilter, StoreStats
+from ..temporal import TimeFilter
 from .codec import (
     ENTITIES,
     EPISODES,

@@ -24,8 +24,8 @@ from typing import Any
 from ...embed import Embedder
 from ...errors import EntityNotFound
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..store import EVERYTHING, FactFilter, GraphStore
-from ..temporal import is_current
+from ..store import FactFilter, GraphStore
+from ..temporal import EVERYTHING, is_current
 from . import render
 from ._tasks import gather
 from .draw import GraphDrawing

@@ -1,7 +1,7 @@
 """Search filters: what the caller asked for, and the pure predicates the engine applies after retrieval.
 
 Time travel (``as_of`` / ``known_at``) is the stores' job: :meth:`Filters.store_time` hands them a
-:class:`~epigraph.graph.store.TimeFilter`, whose docstring (and ``graph.temporal.matches``, its executable
+:class:`~epigraph.graph.temporal.TimeFilter`, whose docstring (and ``graph.temporal.matches``, its executable
 definition) says what a retired fact means at a point in event time and in system time. Both stores apply
 it inside their queries, so a time-travelling search ranks exactly the facts valid then and needs no
 over-fetch. What is left to the engine: ``during`` (validity overlapping a window) and entity labels of a
@@ -16,8 +16,8 @@ from datetime import datetime
 
 from ...errors import UsageError
 from ..model import Entity, Episode, Fact, check_group_id, check_label, check_relation, to_utc
-from ..store import EntityFilter, FactFilter, TimeFilter
-from ..temporal import overlaps
+from ..store import EntityFilter, FactFilter
+from ..temporal import TimeFilter, overlaps
 
 
 def valid_during(fact: Fact, start: datetime | None, end: datetime | None) -> bool:

@@ -1,4 +1,4 @@
-"""The wire side of :mod:`epigraph.testing_server`: a minimal HTTP/1.1 (keep-alive, chunked bodies,
+"""The wire side of :mod:`epigraph.testing.server`: a minimal HTTP/1.1 (keep-alive, chunked bodies,
 server-sent events) and the OpenAI embedding body. Pure stdlib; nothing here knows about faults."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the ``epigraph`` command prints: the ingestion tally, its live progress bar and summary, and the
 tables of ``episodes``, ``stats``, ``entity`` and ``import --dry-run``. No I/O beyond the consoles it
-is given; ``cli.py`` decides what to run and where output goes.
+is given; the command modules decide what to run and where output goes.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .errors import InputError
-from .graph.model import Episode
-from .graph.search import EntityView
-from .graph.search import render as R
-from .graph.store import StoreStats
-from .pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
-from .pipeline.importers import DryRun
+from ..errors import InputError
+from ..graph.model import Episode
+from ..graph.search import EntityView
+from ..graph.search import render as R
+from ..graph.store import StoreStats
+from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
+from ..pipeline.importers import DryRun
 
 SHOWN_PROBLEMS = 20
 """At most this many invalid lines / failed episodes are listed one by one."""

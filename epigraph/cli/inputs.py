@@ -17,10 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TypeVar
 
-from .errors import InputError
-from .graph.model import to_utc
-from .graph.search import RECIPES, SearchConfig
-from .pipeline.inputs import EpisodeInput, parse_episode_lines
+from ..errors import InputError
+from ..graph.model import to_utc
+from ..graph.search import RECIPES, SearchConfig
+from ..pipeline.inputs import EpisodeInput, parse_episode_lines
 
 T = TypeVar("T")
 KEPT_ERRORS = 20

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .config import Settings, StructuredMode
-from .prompts.protocol import ChatRequest
+from ..config import Settings, StructuredMode
+from ..prompts.protocol import ChatRequest
 
 # Strongest first: each 400 on response_format steps one place to the right.
 _MODE_ORDER: tuple[StructuredMode, ...] = ("json_schema", "json_object", "none")

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UsageError
-from .prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
-from .tokens import aload_encoding, count_message_tokens, count_text_tokens
+from ..errors import UsageError
+from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
+from ..tokens import aload_encoding, count_message_tokens, count_text_tokens
 
 __all__ = ["HashEmbedder", "RecordedCall", "ScriptError", "ScriptedLLM", "ScriptedReply"]
 

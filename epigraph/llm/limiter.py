@@ -30,8 +30,8 @@ from typing import Literal, TypeVar
 
 from asyncio_throttle.throttler import Throttler
 
-from .config import Settings
-from .errors import LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
+from ..config import Settings
+from ..errors import LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
 
 T = TypeVar("T")
 _MAX_FALLBACKS = 4  # capabilities only get weaker, so a handful is plenty; this is the hard stop

@@ -14,10 +14,10 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from .errors import LLMUnavailable
-from .llm_limiter import Failure, Limiter, Slot, typed_error
-from .llm_profiles import EndpointProfile, ThinkStripper
-from .prompts.protocol import ChatRequest, StreamChunk, Usage
+from ..errors import LLMUnavailable
+from ..prompts.protocol import ChatRequest, StreamChunk, Usage
+from .limiter import Failure, Limiter, Slot, typed_error
+from .profiles import EndpointProfile, ThinkStripper
 
 UsageFn = Callable[[Any, ChatRequest, str], Awaitable[Usage]]
 Classify = Callable[[Exception], Failure]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any
 
-from .testing_http import (
+from .http import (
     HTTPRequest,
     approx_tokens,
     embeddings_body,

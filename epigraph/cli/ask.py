@@ -1,19 +1,54 @@
-"""What ``epigraph ask`` prints: the answer as it arrives, thoughts and lookups dimmed (hidden with
+"""``epigraph ask``: the answer printed as it arrives, thoughts and lookups dimmed (hidden with
 ``--quiet``), the citations as a table at the end; with ``--json`` one JSON chunk per line (streamed) or
-the whole answer (``--no-streaming``). No I/O beyond the :class:`~epigraph.cli_render.Output` given.
+the whole answer (``--no-streaming``). The printers do no I/O beyond the :class:`~epigraph.cli.render.Output`
+given.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import AsyncIterable
 from dataclasses import dataclass, field
 
 from rich.table import Table
 from rich.text import Text
 
-from .ask import Answer, AskChunk, AskUsage, Citation
-from .ask.observations import day, shorten
-from .cli_render import Output
+from ..ask import Answer, AskChunk, AskUsage, Citation
+from ..ask.observations import day, shorten
+from .context import AddCommand, Cli, graph, require_llm
+from .inputs import date_arg
+from .render import Output
+
+
+def register(command: AddCommand) -> None:
+    p = command("ask", cmd_ask, "answer a question from the graph, citing facts and episodes (streamed)")
+    p.add_argument("question", metavar="QUESTION")
+    p.add_argument("--as-of", type=date_arg, metavar="DATE", help="answer as of DATE (its 'now')")
+    p.add_argument("--known-at", type=date_arg, metavar="DATE", help="from what the graph knew at DATE")
+    p.add_argument("--no-streaming", action="store_true", help="print the whole answer once it is done")
+    p.add_argument("--quiet", action="store_true", help="hide thoughts, lookups and usage")
+
+
+async def cmd_ask(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        await kg.open()  # the local model, when configured, starts here
+        require_llm(kg, "ask")
+        when = {"as_of": args.as_of, "known_at": args.known_at}
+        if args.no_streaming:
+            answer = await kg.ask(args.question, streaming=False, **when)
+            if cli.as_json:
+                cli.write(answer.to_json())
+                return 0 if answer.ok else 1
+            printer = AskPrinter(cli, quiet=args.quiet)
+            printer.answer(answer)
+            return printer.exit_code
+        chunks = kg.ask(args.question, **when)
+        if cli.as_json:
+            return await print_json_lines(cli, chunks)
+        printer = AskPrinter(cli, quiet=args.quiet)
+        async for chunk in chunks:
+            printer.chunk(chunk)
+        return printer.exit_code
 
 
 def citations_table(citations: tuple[Citation, ...]) -> Table:

@@ -2,9 +2,9 @@
 
 Any OpenAI-compatible endpoint works (OpenAI, Azure, vLLM, Ollama, LM Studio, llama.cpp server). The
 SDK's own retries are off: every HTTP attempt goes through the client's one shared
-:class:`~epigraph.llm_limiter.Limiter` and the bounded retry loop, so concurrency, RPM, TPM and 429
+:class:`~epigraph.llm.limiter.Limiter` and the bounded retry loop, so concurrency, RPM, TPM and 429
 pauses hold across every caller. What the endpoint supports (JSON schema, JSON object, stream usage)
-comes from an :class:`~epigraph.llm_profiles.EndpointProfile`; a 400 on a capability steps the profile
+comes from an :class:`~epigraph.llm.profiles.EndpointProfile`; a 400 on a capability steps the profile
 down once per step and the client remembers the weaker profile.
 
 Bound: ``complete`` returns or raises ONE ``LLMError`` subtype within about ``max_retry_seconds`` plus
@@ -27,19 +27,19 @@ import httpx
 import openai
 from pydantic import SecretStr
 
-from .config import Settings
-from .errors import ConfigError, LLMError
-from .llm_limiter import Failure, Limiter, LimiterStats, RetryPolicy, parse_retry_after, run_with_retries
-from .llm_profiles import (
+from ..config import Settings
+from ..errors import ConfigError, LLMError
+from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
+from ..tokens import aload_encoding, count_message_tokens, estimate_usage
+from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, parse_retry_after, run_with_retries
+from .profiles import (
     EndpointProfile,
     error_text,
     mentions_response_format,
     mentions_stream_options,
     strip_think,
 )
-from .llm_stream import StreamSession
-from .prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
-from .tokens import aload_encoding, count_message_tokens, estimate_usage
+from .stream import StreamSession
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -346,7 +346,7 @@ def classify_openai_error(exc: Exception, *, secret: str = "", timeout: float | 
     """Map a failure of one ``openai`` SDK call to a retry kind, with a short, redacted detail.
 
     Shared by every client of an OpenAI-compatible endpoint (chat, embeddings) so that they retry the
-    same things the same way under :func:`~epigraph.llm_limiter.run_with_retries`.
+    same things the same way under :func:`~epigraph.llm.limiter.run_with_retries`.
     """
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(exc, secret)

@@ -14,9 +14,20 @@ from typing import Any
 
 from rich.table import Table
 
-from .cli_render import Output
-from .config import Settings
-from .local_model import LOCAL_TIMEOUT, LocalModel, ServerState, environment
+from ..config import Settings
+from ..local_model import LOCAL_TIMEOUT, LocalModel, ServerState, environment
+from .context import AddCommand, Cli
+from .render import Output
+
+
+def register(command: AddCommand) -> None:
+    p = command("model", cmd_model, "the local model (epigraph[local-model]): start, stop or status")
+    p.add_argument("action", choices=("start", "stop", "status"), help="start it (assembling the weights "
+                   "once), stop it, or say whether it runs (exit code 1 when not)")  # fmt: skip
+
+
+async def cmd_model(cli: Cli, args: argparse.Namespace) -> int:
+    return await model_command(cli, cli.settings, args)
 
 
 def state_dict(state: ServerState) -> dict[str, Any]:

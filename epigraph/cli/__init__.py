@@ -1,0 +1,12 @@
+"""The ``epigraph`` command (``main``; ``python -m epigraph`` runs it too).
+
+- ``app``: the parser, ``main`` and the list of command groups (``COMMANDS``);
+- ``context``: what every command gets (``Cli``: output, settings, graph factory) and how a group registers;
+- command groups: ``ingest`` (ingest, import, remove, retry), ``read`` (search, entity, episodes, stats),
+  ``ask``, ``model`` (the local model), ``serve`` (serve, mcp);
+- ``render`` (tables, progress, tallies) and ``inputs`` (argument values, episode files).
+"""
+
+from .app import main
+
+__all__ = ["main"]

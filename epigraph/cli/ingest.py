@@ -1,0 +1,170 @@
+"""Commands that build the graph: ``ingest`` (JSONL episodes), ``import`` (a raw dataset through a field
+mapping), ``retry`` (failed and pending episodes) and ``remove`` (an episode; the facts it retired come
+back). Bad input ingests nothing unless told to skip it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from ..client import KnowledgeGraph
+from ..pipeline.importers import (
+    ImportPlan,
+    InvalidRecord,
+    MappingError,
+    dry_run,
+    iter_inputs,
+    plan_import,
+    plan_without_llm,
+    render_dry_run,
+    render_plan,
+)
+from ..pipeline.inputs import EpisodeInput
+from ..pipeline.options import Mode
+from . import render as show
+from .context import AddCommand, Cli, graph, require_llm
+from .inputs import batched, default_mapping_path, positive_arg, scan_file, valid_episodes
+
+BATCH = 500
+"""Episodes handed to the ingestor at a time: a big file is streamed, never loaded whole."""
+
+
+def register(command: AddCommand) -> None:
+    p = command("ingest", cmd_ingest, "ingest a JSONL file of episodes")
+    p.add_argument("file", metavar="FILE", help="one JSON object per line: content, reference_time, "
+                   "kind, speaker, group, source, name, id (.gz accepted)")  # fmt: skip
+    p.add_argument("--mode", choices=("separate", "combined"), help="extraction mode (default: separate)")
+    p.add_argument("--skip-invalid", action="store_true", help="report and skip bad lines")
+
+    p = command("import", cmd_import, "import a raw chat/document dataset through a field mapping")
+    p.add_argument("file", metavar="FILE", help=".json, .jsonl, .csv, .tsv, .txt/.md or a folder of them")
+    p.add_argument("--mapping", default="auto", metavar="auto|PATH", help="mapping file, or auto (default): "
+                   "a known format, a saved <stem>.mapping.json, else one the LLM proposes")  # fmt: skip
+    p.add_argument("--show-mapping", action="store_true", help="print the mapping used")
+    p.add_argument("--dry-run", action="store_true", help="show the episodes it would create; ingest nothing")
+    p.add_argument("--limit", type=positive_arg, metavar="N", help="at most N episodes")
+    p.add_argument("--skip-invalid", action="store_true", help="report and skip invalid records")
+    p.add_argument("--save-mapping", metavar="PATH", help="save the mapping used here")
+
+    p = command("remove", cmd_remove, "delete an episode; facts it retired come back")
+    p.add_argument("uuid", metavar="EPISODE_UUID")
+    p = command("retry", cmd_retry, "run the group's failed and pending episodes again")
+    p.add_argument("--mode", choices=("separate", "combined"))
+
+
+# ---------------------------------------------------------------------------------------- ingestion
+
+
+async def _ingest(
+    cli: Cli,
+    kg: KnowledgeGraph,
+    items: Iterable[EpisodeInput],
+    total: int,
+    tally: show.Tally,
+    mode: Mode | None,
+) -> None:
+    """Feed the ingestor batch by batch, driving the progress bar from its events."""
+    with show.progress_bar(cli.err, total, tally, enabled=True) as bar:
+        for batch in batched(items, BATCH):
+            tally.begin_batch([item.line for item in batch])
+            async for event in kg.ingest(batch, mode=mode):
+                bar.event(event)
+            tally.end_batch()
+
+
+async def cmd_ingest(cli: Cli, args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    async with graph(cli) as kg:
+        require_llm(kg, "ingest")
+        scan = scan_file(path, kg.group_id)  # the whole file first: bad input ingests nothing
+        if scan.invalid and not args.skip_invalid:
+            return cli.reject(scan.errors, scan.invalid, "line")
+        cli.skipped(scan.errors, scan.invalid, "line")
+        tally = show.Tally(invalid=scan.invalid)
+        valid = valid_episodes(path, kg.group_id)
+        await _ingest(cli, kg, valid, scan.valid, tally, args.mode)
+        groups = sorted(scan.groups) or [kg.group_id]
+        title = f"ingested {path} into group{'s' * (len(groups) > 1)} {', '.join(map(repr, groups))}"
+        return cli.finish(tally, title, {"file": str(path), "group_ids": groups})
+
+
+async def cmd_retry(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        require_llm(kg, "retry")
+        results = await kg.retry_failed(mode=args.mode)
+        if not results and not cli.as_json:
+            cli.write(f"nothing to retry in group {kg.group_id!r}")
+            return 0
+        tally = show.Tally()
+        tally.add_results(results)
+        return cli.finish(tally, f"retried in group {kg.group_id!r}", {"group_id": kg.group_id})
+
+
+async def cmd_remove(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        require_llm(kg, "remove")  # the touched entities' summaries are regenerated
+        result = await kg.remove_episode(args.uuid)
+    d = result.deletion
+    if cli.as_json:
+        cli.print_json({"episode": args.uuid, **asdict(d), "refreshed": [e.uuid for e in result.entities]})
+    else:
+        cli.write(
+            f"removed episode {args.uuid}: {len(d.removed_facts)} facts removed, "
+            f"{len(d.restored_facts)} restored, {len(d.removed_entities)} entities removed, "
+            f"{len(result.entities)} summaries refreshed"
+        )
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- import
+
+
+async def _plan(cli: Cli, kg: KnowledgeGraph, args: argparse.Namespace) -> ImportPlan:
+    """The mapping: given; else a known format; else one saved earlier next to the file; else proposed."""
+    saved = default_mapping_path(Path(args.file))
+    if args.mapping == "auto" and saved.is_file():
+        try:
+            return plan_without_llm(args.file, "auto", group_id=kg.group_id)
+        except MappingError:
+            cli.note(f"using the mapping saved in {saved}")
+            return plan_without_llm(args.file, saved, group_id=kg.group_id)
+    return await plan_import(args.file, args.mapping, llm=kg.llm, group_id=kg.group_id)
+
+
+def _show_plan(cli: Cli, plan: ImportPlan, args: argparse.Namespace) -> None:
+    proposed = plan.origin.startswith("proposed")
+    if args.show_mapping or proposed:
+        cli.write(render_plan(plan), error=cli.as_json)
+    target = args.save_mapping or (default_mapping_path(plan.path) if proposed else None)
+    if target:
+        saved = plan.save_mapping(target)
+        cli.note(f"saved the mapping to {saved} (reuse it with --mapping {saved})")
+
+
+async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        if not args.dry_run:
+            require_llm(kg, "import")
+        plan = await _plan(cli, kg, args)
+        _show_plan(cli, plan, args)
+        if args.dry_run:
+            report = dry_run(plan, show=5, limit=args.limit)
+            if cli.as_json:
+                cli.print_json(show.dry_run_dict(report))
+            else:
+                cli.write(render_dry_run(report))
+            return 0
+        check = dry_run(plan, show=0, limit=args.limit)  # the whole input first: bad records ingest nothing
+        errors = [bad.error() for bad in check.invalid]
+        if check.stats.invalid and not args.skip_invalid:
+            return cli.reject(errors, check.stats.invalid, "record")
+        cli.skipped(errors, check.stats.invalid, "record")
+        tally = show.Tally(invalid=check.stats.invalid)
+        items = iter_inputs(plan, args.limit, skip_invalid=True)
+        valid = (item for item in items if not isinstance(item, InvalidRecord))
+        await _ingest(cli, kg, valid, check.total, tally, None)
+        extra = {"file": str(plan.path), "group_id": plan.group_id, "mapping_origin": plan.origin}
+        return cli.finish(tally, f"imported {plan.path} into group {plan.group_id!r}", extra)

@@ -1,0 +1,107 @@
+"""Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
+entity's view, optionally drawn as SVG or HTML), ``episodes`` (newest first) and ``stats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..graph.model import EpisodeStatus
+from ..graph.search import RECIPES, GraphDrawing
+from . import render as show
+from .context import AddCommand, Cli, graph
+from .inputs import date_arg, positive_arg, recipe_arg
+
+STATUS_CAP = 100_000
+
+
+def register(command: AddCommand) -> None:
+    p = command("search", cmd_search, "hybrid search (current facts unless told otherwise)")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--as-of", type=date_arg, metavar="DATE", help="facts true at DATE (event time)")
+    p.add_argument("--known-at", type=date_arg, metavar="DATE", help="as the graph knew it at DATE")
+    p.add_argument("--include-retired", action="store_true", help="retired facts too")
+    p.add_argument("--recipe", type=recipe_arg, metavar="NAME", help=f"one of {', '.join(sorted(RECIPES))}")
+    p.add_argument("--limit", type=positive_arg, metavar="N", help="results per kind")
+
+    p = command("entity", cmd_entity, "one entity: summary, aliases, facts, history, episodes")
+    p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid")
+    picture = p.add_mutually_exclusive_group()
+    picture.add_argument("--svg", metavar="PATH", help="also write a picture of its neighbourhood (SVG)")
+    picture.add_argument("--html", metavar="PATH", help="also write a picture as a self-contained HTML page")
+
+    p = command("episodes", cmd_episodes, "list episodes, newest first")
+    p.add_argument("--since", type=date_arg, metavar="DATE", help="reference time >= DATE")
+    p.add_argument("--until", type=date_arg, metavar="DATE", help="reference time < DATE")
+    p.add_argument("--status", choices=[s.value for s in EpisodeStatus])
+    p.add_argument("--limit", type=positive_arg, default=50, metavar="N", help="at most N (default 50)")
+
+    command("stats", cmd_stats, "counts of episodes, entities and facts in the group")
+
+
+async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        options: dict[str, Any] = {"config": args.recipe} if args.recipe else {}
+        results = await kg.search(
+            args.query,
+            as_of=args.as_of,
+            known_at=args.known_at,
+            include_retired=args.include_retired,
+            limit=args.limit,
+            **options,
+        )
+    if cli.as_json:
+        cli.write(results.to_json())
+    else:
+        cli.out.print(results)
+    return 0
+
+
+def _save_picture(drawing: GraphDrawing, svg: str | None, html: str | None) -> Path:
+    target = Path(svg or html or "")
+    target.write_text(drawing.to_svg() if svg else drawing.to_html(), encoding="utf-8")
+    return target
+
+
+async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        view = await kg.entity(args.name)
+    if args.svg or args.html:
+        cli.note(f"wrote {_save_picture(view.draw(), args.svg, args.html)}")
+    if cli.as_json:
+        cli.write(view.to_json())
+    else:
+        cli.out.print(show.entity_renderable(view))
+    return 0
+
+
+async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        status = EpisodeStatus(args.status) if args.status else None
+        found = await kg.episodes(since=args.since, until=args.until, status=status, limit=args.limit)
+    if cli.as_json:
+        cli.print_json([show.episode_dict(e) for e in found])
+    else:
+        cli.out.print(show.episodes_table(found, kg.group_id))
+    return 0
+
+
+async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli) as kg:
+        stats = await kg.stats()
+        stuck = {
+            f"{s.value}_episodes": len(await kg.episodes(status=s, limit=STATUS_CAP))
+            for s in (EpisodeStatus.FAILED, EpisodeStatus.PENDING)
+        }
+    where = {"group_id": kg.group_id, "store": cli.settings.store_kind}
+    if cli.settings.store_kind == "embedded":
+        where["db"] = cli.settings.db_path
+    if cli.as_json:
+        cli.print_json({**where, **asdict(stats), **stuck})
+    else:
+        title = f"group {kg.group_id!r} in {where.get('db', where['store'])}"
+        cli.out.print(show.stats_table(stats, stuck, title))
+    return 0

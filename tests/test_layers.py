@@ -1,0 +1,200 @@
+"""The one dependency direction of ARCHITECTURE.md ("Layers"), checked by reading every module's imports.
+
+Each module of ``epigraph`` belongs to a layer (the longest prefix in :data:`LAYERS` wins); a module may
+import its own layer and the layers below, never one above. A few sharper rules come on top: the stores
+are wired only by ``client``, ingestion and the ask agent do not know each other, the service never
+imports the command line, and only ``cli.app`` calls ``asyncio.run``. Imports under ``TYPE_CHECKING`` count
+too: a type that must come from above is a sign it lives in the wrong place.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import epigraph
+
+PACKAGE = Path(epigraph.__file__).parent
+
+LAYERS: dict[str, int] = {
+    # 0: leaves and pure data and rules, no I/O
+    "epigraph.errors": 0,
+    "epigraph.config": 0,
+    "epigraph.graph": 0,  # the package's __init__ (empty of imports)
+    "epigraph.graph.model": 0,
+    "epigraph.graph.temporal": 0,
+    "epigraph.graph.stopwords": 0,
+    "epigraph.prompts.protocol": 0,
+    "epigraph.prompts.base": 0,
+    # 1: the store's Protocol; talking to models; their doubles
+    "epigraph.graph.store": 1,
+    "epigraph.tokens": 1,
+    "epigraph.llm": 1,
+    "epigraph.embed": 1,
+    "epigraph.prompts": 1,
+    "epigraph.local_model": 1,
+    "epigraph.testing": 1,
+    # 2: reading the graph; the stores
+    "epigraph.graph.search": 2,
+    "epigraph.graph.embedded": 2,
+    "epigraph.graph.neo4j": 2,
+    # 3: building the graph; asking it
+    "epigraph.pipeline": 3,
+    "epigraph.ask": 3,
+    "epigraph.explore": 3,  # the interactive view: reads through search
+    "epigraph.scale.envelope": 3,  # the Kafka message of an episode input (beside pipeline)
+    "epigraph.scale.producer": 3,  # publishes episode inputs; KnowledgeGraph.enqueue uses it
+    # 4: wiring, and the package surface
+    "epigraph.client": 4,
+    "epigraph": 4,  # the root __init__ only
+    # 5: the ways in
+    "epigraph.cli": 5,
+    "epigraph.serve": 5,
+    "epigraph.scale": 5,  # Kafka ingestion workers (`epigraph worker`)
+    "epigraph.__main__": 5,
+}
+
+FORBIDDEN: list[tuple[str, str, str]] = [
+    # (importer prefix, imported prefix, why)
+    ("epigraph.graph.search", "epigraph.graph.embedded", "search reads through the GraphStore Protocol"),
+    ("epigraph.graph.search", "epigraph.graph.neo4j", "search reads through the GraphStore Protocol"),
+    ("epigraph.pipeline", "epigraph.graph.embedded", "the pipeline writes through the GraphStore Protocol"),
+    ("epigraph.pipeline", "epigraph.graph.neo4j", "the pipeline writes through the GraphStore Protocol"),
+    ("epigraph.ask", "epigraph.graph.embedded", "ask reads through the GraphStore Protocol"),
+    ("epigraph.ask", "epigraph.graph.neo4j", "ask reads through the GraphStore Protocol"),
+    ("epigraph.graph.embedded", "epigraph.graph.neo4j", "the two stores are independent"),
+    ("epigraph.graph.neo4j", "epigraph.graph.embedded", "the two stores are independent"),
+    ("epigraph.pipeline", "epigraph.ask", "ingestion and the ask agent are independent"),
+    ("epigraph.ask", "epigraph.pipeline", "ingestion and the ask agent are independent"),
+    ("epigraph.serve", "epigraph.cli", "the service is beside the command line, not on it"),
+]
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    path: Path
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of the longest prefix of ``module`` in LAYERS (``epigraph`` itself is only the root)."""
+    prefixes = (p for p in LAYERS if module == p or (p != "epigraph" and module.startswith(p + ".")))
+    best = max(prefixes, key=len, default=None)
+    return None if best is None else LAYERS[best]
+
+
+def imports_of(path: Path, module: str | None = None) -> list[Import]:
+    """The ``epigraph`` imports of the file at ``path``, read as the module ``module`` (default: its own)."""
+    module = module or module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+                if node.module is None:  # `from . import x`: x may be a submodule
+                    found += [Import(module, f"{target}.{a.name}", node.lineno, path) for a in node.names]
+                    continue
+            else:
+                target = node.module or ""
+            found.append(Import(module, target, node.lineno, path))
+        elif isinstance(node, ast.Import):
+            found += [Import(module, a.name, node.lineno, path) for a in node.names]
+    return [i for i in found if i.imported == "epigraph" or i.imported.startswith("epigraph.")]
+
+
+def all_imports() -> list[Import]:
+    return [i for path in sorted(PACKAGE.rglob("*.py")) for i in imports_of(path)]
+
+
+def test_every_module_has_a_layer() -> None:
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    unplaced = sorted(m for m in modules if layer_of(m) is None)
+    assert modules and not unplaced, (
+        f"modules with no layer: {unplaced}; place them in LAYERS (tests/test_layers.py) and in "
+        "ARCHITECTURE.md's layer diagram"
+    )
+
+
+def upward(imports: list[Import]) -> list[str]:
+    found = []
+    for imp in imports:
+        mine, theirs = layer_of(imp.importer), layer_of(imp.imported)
+        if mine is not None and theirs is not None and theirs > mine:
+            found.append(f"{imp.path.name}:{imp.line}: {imp.importer} (layer {mine}) imports {imp.imported} "
+                         f"(layer {theirs})")  # fmt: skip
+    return found
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    found = upward(all_imports())
+    assert not found, "imports against the dependency direction:\n" + "\n".join(found)
+
+
+def test_sharper_rules() -> None:
+    def under(module: str, prefix: str) -> bool:
+        return module == prefix or module.startswith(prefix + ".")
+
+    broken = [
+        f"{imp.path.relative_to(PACKAGE.parent)}:{imp.line}: {imp.importer} imports {imp.imported}: {why}"
+        for imp in all_imports()
+        for importer, imported, why in FORBIDDEN
+        if under(imp.importer, importer) and under(imp.imported, imported)
+    ]
+    assert not broken, "\n".join(broken)
+
+
+def test_only_client_wires_the_stores() -> None:
+    wiring = {
+        imp.importer
+        for imp in all_imports()
+        if imp.imported.startswith(("epigraph.graph.embedded", "epigraph.graph.neo4j"))
+        and not imp.importer.startswith(("epigraph.graph.embedded", "epigraph.graph.neo4j"))
+    }
+    assert wiring == {"epigraph.client"}
+
+
+def test_only_the_command_line_calls_asyncio_run() -> None:
+    callers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "run"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "asyncio"
+            ):
+                callers.add(module_name(path))
+    assert callers == {"epigraph.cli.app"}
+
+
+def test_the_checker_sees_upward_imports(tmp_path: Path) -> None:
+    """Relative imports are resolved from the module's own package, so a slip in the pure layer is caught."""
+    source = tmp_path / "temporal.py"
+    source.write_text(
+        "from .model import Fact\nfrom .store import TimeFilter\nfrom . import search\n"
+        "from ..cli import main\nimport epigraph.errors\nimport json\n"
+    )
+    imports = imports_of(source, "epigraph.graph.temporal")
+    assert [i.imported for i in imports] == [
+        "epigraph.graph.model",
+        "epigraph.graph.store",
+        "epigraph.graph.search",
+        "epigraph.cli",
+        "epigraph.errors",
+    ]
+    assert [line.split(" imports ")[1] for line in upward(imports)] == [
+        "epigraph.graph.store (layer 1)",
+        "epigraph.graph.search (layer 2)",
+        "epigraph.cli (layer 5)",
+    ]
