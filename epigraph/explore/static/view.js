@@ -1,0 +1,514 @@
+/* epigraph interactive view: draws the JSON of epigraph/explore/payload.py with Cytoscape.js.
+ *
+ * One page for a notebook cell, a saved file and `epigraph serve` (CONFIG.api set: search, ask and
+ * expansion fetch from the server). Every fact carries both time axes; factState() is
+ * epigraph.graph.temporal.matches() written again, so moving the slider re-draws the graph as it stood.
+ * window.epigraph exposes the Cytoscape instance and the model (the browser tests read them).
+ */
+(function () {
+  "use strict";
+
+  var DATA = JSON.parse(document.getElementById("epigraph-data").textContent);
+  var CONFIG = JSON.parse(document.getElementById("epigraph-config").textContent);
+  var API = CONFIG.api || null;
+  var PALETTE = ["#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#76b7b2", "#ff9da7", "#9c755f", "#e15759"];
+  var NOW = Date.now();
+
+  var model = { nodes: new Map(), edges: new Map(), episodes: {}, focus: [], shownNodes: new Set(),
+    shownEdges: new Set(), cited: new Set(), title: DATA.title || "" };
+  var state = { moment: null, systemTime: false, showRetired: DATA.show_retired !== false, selected: null,
+    moments: [] };
+
+  // ---------------------------------------------------------------- small helpers
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") { node.textContent = attrs[k]; } else if (k === "cls") { node.className = attrs[k]; }
+      else { node.setAttribute(k, attrs[k]); }
+    });
+    (children || []).forEach(function (c) { if (c) { node.appendChild(c); } });
+    return node;
+  }
+  function ms(text) { return text == null ? null : Date.parse(text); }
+  function pad(n) { return n < 10 ? "0" + n : "" + n; }
+  function fmt(value) {
+    if (value == null) { return ""; }
+    var d = new Date(value);
+    var day = d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate());
+    var midnight = d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0;
+    return midnight ? day : day + " " + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes());
+  }
+  function windowText(e) {
+    if (e._valid == null && e._invalid == null) { return "valid: always (no dates known)"; }
+    return "valid " + (e._valid == null ? "…" : fmt(e._valid)) + " → " + (e._invalid == null ? "now" : fmt(e._invalid));
+  }
+
+  // ---------------------------------------------------------------- the model and time
+  function prepare(e) {
+    e._valid = ms(e.valid_at); e._invalid = ms(e.invalid_at);
+    e._created = ms(e.created_at); e._expired = ms(e.expired_at);
+    e._prev = e.invalidated_by ? ms(e.invalidated_by.previous_invalid_at) : null;
+    return e;
+  }
+
+  function merge(data) {
+    (data.nodes || []).forEach(function (n) {
+      if (!model.nodes.has(n.id)) { model.nodes.set(n.id, n); }
+      if (n.shown) { model.shownNodes.add(n.id); }
+    });
+    (data.edges || []).forEach(function (e) {
+      if (!model.edges.has(e.id)) { model.edges.set(e.id, prepare(e)); }
+      if (e.shown) { model.shownEdges.add(e.id); }
+    });
+    Object.keys(data.episodes || {}).forEach(function (k) { model.episodes[k] = data.episodes[k]; });
+    (data.focus || []).forEach(function (f) { if (model.focus.indexOf(f) < 0) { model.focus.push(f); } });
+  }
+
+  function reset() {
+    model.nodes.clear(); model.edges.clear(); model.episodes = {}; model.focus = [];
+    model.shownNodes.clear(); model.shownEdges.clear(); model.cited.clear();
+  }
+
+  function times() {
+    var asOf = state.moment == null ? NOW : state.moment;
+    return { asOf: asOf, knownAt: state.systemTime ? asOf : NOW };
+  }
+
+  // epigraph.graph.temporal.matches: "current" iff the fact passes a TimeFilter(as_of, known_at).
+  function factState(e, asOf, knownAt) {
+    if (e._created != null && e._created > knownAt) { return "unknown"; }
+    var inv = e.invalidated_by;
+    if (e._expired != null && !inv && e._expired <= knownAt) { return "withdrawn"; }
+    var end = inv && e._expired != null && knownAt < e._expired ? e._prev : e._invalid;
+    if (e._valid != null && asOf < e._valid) { return "later"; }
+    if (end != null && asOf >= end) { return "ended"; }
+    return "current";
+  }
+  function isRetired(s) { return s === "ended" || s === "withdrawn"; }
+
+  function computeMoments() {
+    var seen = {};
+    model.edges.forEach(function (e) {
+      var points = [e._valid, e._invalid, e._prev];
+      if (state.systemTime) { points.push(e._created, e._expired); }
+      points.forEach(function (p) { if (p != null && p < NOW) { seen[p] = true; } });
+    });
+    state.moments = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
+  }
+
+  // ---------------------------------------------------------------- the page around the canvas
+  var ui = {};
+  function buildPage() {
+    var app = document.getElementById("ep-app");
+    ui.slider = el("input", { type: "range", min: "0", max: "0", value: "0", step: "1", id: "ep-time",
+      title: "event time (as_of): the graph as it stood then" });
+    ui.when = el("span", { cls: "ep-when", id: "ep-when", text: "now" });
+    ui.system = el("input", { type: "checkbox", id: "ep-system" });
+    ui.retired = el("input", { type: "checkbox", id: "ep-retired" });
+    ui.retired.checked = state.showRetired;
+    ui.fit = el("button", { type: "button", id: "ep-fit", text: "fit" });
+    ui.title = el("span", { cls: "ep-title", id: "ep-title", text: model.title });
+    var bar = el("div", { cls: "ep-bar" }, [ui.title,
+      el("label", { title: "move through event time" }, [document.createTextNode("time"), ui.slider, ui.when]),
+      el("label", { title: "also as the graph knew it then (system time, known_at)" },
+        [ui.system, document.createTextNode("as known then")]),
+      el("label", {}, [ui.retired, document.createTextNode("retired facts")]), ui.fit]);
+    if (API) { bar.insertBefore(searchForm(), bar.firstChild); }
+    ui.cy = el("div", { id: "ep-cy" });
+    ui.tip = el("div", { id: "ep-tip" });
+    ui.empty = el("div", { cls: "ep-empty", id: "ep-empty" });
+    ui.legend = el("div", { cls: "ep-legend", id: "ep-legend" });
+    ui.panel = el("div", { cls: "ep-panel", id: "ep-panel" });
+    var canvas = el("div", { cls: "ep-canvas" }, [ui.cy, ui.empty, ui.legend, ui.tip]);
+    app.appendChild(bar);
+    app.appendChild(el("div", { cls: "ep-main" }, [canvas, ui.panel]));
+    if (API) { app.appendChild(askBox()); }
+    ui.slider.addEventListener("input", function () { setMomentIndex(Number(ui.slider.value)); });
+    ui.system.addEventListener("change", function () { state.systemTime = ui.system.checked; refreshSlider(); apply(); });
+    ui.retired.addEventListener("change", function () { state.showRetired = ui.retired.checked; apply(); });
+    ui.fit.addEventListener("click", function () { cy.fit(cy.elements(":visible"), 30); });
+  }
+
+  function refreshSlider() {
+    computeMoments();
+    var n = state.moments.length;
+    ui.slider.max = String(n);
+    var index = state.moment == null ? n : state.moments.indexOf(state.moment);
+    if (index < 0) { index = state.moments.filter(function (m) { return m <= state.moment; }).length - 1; }
+    if (index < 0) { index = 0; }
+    ui.slider.value = String(index);
+    state.moment = index >= n ? null : state.moments[index];
+    ui.when.textContent = state.moment == null ? "now" : fmt(state.moment);
+  }
+
+  function setMomentIndex(index) {
+    state.moment = index >= state.moments.length ? null : state.moments[index];
+    ui.when.textContent = state.moment == null ? "now" : fmt(state.moment);
+    apply();
+  }
+
+  function setTime(when, systemTime) {
+    if (systemTime !== undefined) { state.systemTime = !!systemTime; ui.system.checked = state.systemTime; }
+    state.moment = when == null ? null : (typeof when === "number" ? when : Date.parse(when));
+    refreshSlider();
+    if (when != null && state.moment !== (typeof when === "number" ? when : Date.parse(when))) {
+      state.moment = typeof when === "number" ? when : Date.parse(when);  // between two stops: exactly then
+      ui.when.textContent = fmt(state.moment);
+    }
+    apply();
+  }
+
+  // ---------------------------------------------------------------- drawing
+  var cy = null;
+  var colours = {};
+
+  function colourOf(type) {
+    if (!(type in colours)) { colours[type] = PALETTE[Object.keys(colours).length % PALETTE.length]; }
+    return colours[type];
+  }
+  function nodeSize(n) { return Math.min(80, 22 + 9 * Math.sqrt(n.mentions || 0)); }
+
+  function style() {
+    return [
+      { selector: "node", style: { "background-color": "data(colour)", label: "data(name)", width: "data(size)",
+        height: "data(size)", "font-size": 11, "text-valign": "bottom", "text-margin-y": 3,
+        "text-outline-color": "#fff", "text-outline-width": 2, "border-width": 1, "border-color": "#fff" } },
+      { selector: "node.focus", style: { "border-width": 3, "border-color": "#333", "font-weight": "bold" } },
+      { selector: "node.selected", style: { "border-width": 4, "border-color": "#e15759" } },
+      { selector: "node.cited", style: { "border-width": 4, "border-color": "#f28e2b" } },
+      { selector: "edge", style: { "curve-style": "bezier", "control-point-step-size": 46, width: 1.6,
+        "line-color": "#777", "target-arrow-color": "#777", "target-arrow-shape": "triangle",
+        label: "data(relation)", "font-size": 9, "text-rotation": "autorotate", color: "#333",
+        "text-background-color": "#fff", "text-background-opacity": 0.85, "text-background-padding": 2,
+        "loop-direction": "-45deg", "loop-sweep": "-60deg" } },
+      { selector: "edge.retired", style: { "line-style": "dashed", "line-color": "#bbb",
+        "target-arrow-color": "#bbb", color: "#999" } },
+      { selector: "edge.cited", style: { "line-color": "#f28e2b", "target-arrow-color": "#f28e2b", width: 4,
+        color: "#8a4b00" } },
+      { selector: "edge.hover", style: { width: 3.2 } },
+      { selector: ".hidden", style: { display: "none" } }
+    ];
+  }
+
+  function elementsToAdd() {
+    var out = [];
+    model.shownNodes.forEach(function (id) {
+      if (cy.getElementById(id).length) { return; }
+      var n = model.nodes.get(id);
+      if (!n) { return; }
+      out.push({ group: "nodes", data: { id: id, name: n.name, colour: colourOf(n.type || ""), size: nodeSize(n) } });
+    });
+    model.shownEdges.forEach(function (id) {
+      var e = model.edges.get(id);
+      if (!e || cy.getElementById(id).length) { return; }
+      if (!model.shownNodes.has(e.source) || !model.shownNodes.has(e.target)) { return; }
+      out.push({ group: "edges", data: { id: id, source: e.source, target: e.target, relation: e.relation } });
+    });
+    return out;
+  }
+
+  function layout(around) {
+    var added = cy.add(elementsToAdd());
+    if (!added.length && !around) { return; }
+    if (around) {
+      var p = around.position();
+      added.nodes().forEach(function (n, i) {
+        var a = (2 * Math.PI * i) / Math.max(1, added.nodes().length);
+        n.position({ x: p.x + 120 * Math.cos(a), y: p.y + 120 * Math.sin(a) });
+      });
+    } else {
+      cy.layout({ name: "concentric", animate: false, minNodeSpacing: 40,
+        concentric: function (n) { return model.focus.indexOf(n.id()) >= 0 ? 10 : n.degree(); },
+        levelWidth: function () { return 1; } }).run();
+    }
+    cy.layout({ name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 9000; },
+      idealEdgeLength: function () { return 110; }, edgeElasticity: function () { return 80; },
+      numIter: 1500, fit: true, padding: 30 }).run();
+  }
+
+  function apply() {
+    var t = times();
+    var visibleEdges = {};
+    cy.batch(function () {
+      cy.edges().forEach(function (ce) {
+        var e = model.edges.get(ce.id());
+        var s = factState(e, t.asOf, t.knownAt);
+        var show = s === "current" || (isRetired(s) && state.showRetired);
+        ce.data("state", s);
+        ce.toggleClass("retired", isRetired(s));
+        ce.toggleClass("cited", model.cited.has(e.id));
+        ce.toggleClass("hidden", !show);
+        if (show) { visibleEdges[e.source] = true; visibleEdges[e.target] = true; }
+      });
+      cy.nodes().forEach(function (cn) {
+        var n = model.nodes.get(cn.id());
+        var focus = model.focus.indexOf(n.id) >= 0;
+        var known = !state.systemTime || n.created_at == null || ms(n.created_at) <= t.knownAt;
+        cn.toggleClass("focus", focus);
+        cn.toggleClass("selected", state.selected === n.id);
+        cn.toggleClass("cited", cn.connectedEdges(".cited").length > 0);
+        cn.toggleClass("hidden", !(visibleEdges[n.id] || (focus && known)));
+      });
+    });
+    ui.empty.textContent = cy.elements(":visible").length ? "" : emptyText();
+    legend();
+    if (state.selected) { showPanel(state.selected); }
+  }
+
+  function emptyText() {
+    if (!model.nodes.size) { return API ? "Search for something, or ask a question." : "Nothing to draw."; }
+    return "Nothing held at this moment (" + (state.moment == null ? "now" : fmt(state.moment)) + ").";
+  }
+
+  function legend() {
+    ui.legend.textContent = "";
+    var types = {};
+    cy.nodes(":visible").forEach(function (cn) { types[model.nodes.get(cn.id()).type || "entity"] = true; });
+    Object.keys(types).sort().forEach(function (type) {
+      var dot = el("span", { cls: "dot" });
+      dot.style.background = colourOf(type === "entity" ? "" : type);
+      ui.legend.appendChild(dot);
+      ui.legend.appendChild(document.createTextNode(type));
+    });
+    if (cy.edges(".retired:visible").length) {
+      ui.legend.appendChild(el("span", { cls: "dash" }));
+      ui.legend.appendChild(document.createTextNode("retired"));
+    }
+  }
+
+  // ---------------------------------------------------------------- hover
+  function showTip(html, pos) {
+    ui.tip.textContent = "";
+    html.forEach(function (part) { ui.tip.appendChild(part); });
+    ui.tip.style.display = "block";
+    var w = ui.cy.clientWidth;
+    ui.tip.style.left = Math.min(pos.x + 14, Math.max(0, w - 350)) + "px";
+    ui.tip.style.top = pos.y + 14 + "px";
+  }
+  function nodeTip(n) {
+    var meta = [n.type, n.mentions ? n.mentions + " mention" + (n.mentions === 1 ? "" : "s") : ""]
+      .filter(Boolean).join(" · ");
+    return [el("div", { cls: "ep-tip-head", text: n.name }), meta ? el("div", { cls: "ep-tip-when", text: meta }) : null,
+      el("div", { text: n.summary || "(no summary)" })].filter(Boolean);
+  }
+  function edgeTip(e, s) {
+    var sys = "recorded " + fmt(e._created) + (e._expired != null ? " · retired " + fmt(e._expired) : "");
+    var label = { current: "holds then", ended: "ended by then", withdrawn: "withdrawn" }[s] || s;
+    return [el("div", { cls: "ep-tip-head", text: e.text }),
+      el("div", { cls: "ep-tip-when", text: windowText(e) + " (" + label + ")" }),
+      el("div", { cls: "ep-tip-when", text: sys })];
+  }
+
+  // ---------------------------------------------------------------- the entity panel
+  function factsOf(id) {
+    var t = times(), current = [], ended = [];
+    model.edges.forEach(function (e) {
+      if (e.source !== id && e.target !== id) { return; }
+      var s = factState(e, t.asOf, t.knownAt);
+      if (s === "current") { current.push(e); } else if (isRetired(s)) { ended.push(e); }
+    });
+    return { current: current, ended: ended };
+  }
+
+  function factItem(e, cls) {
+    var li = el("li", { cls: cls }, [document.createTextNode(e.text + " "),
+      el("span", { cls: "ep-window", text: "(" + windowText(e).replace("valid ", "") + ")" })]);
+    var by = e.invalidated_by && model.edges.get(e.invalidated_by.fact);
+    if (cls === "ended" && by) { li.appendChild(el("div", { cls: "ep-window", text: "retired by: " + by.text })); }
+    return li;
+  }
+
+  function showPanel(id) {
+    var n = model.nodes.get(id);
+    if (!n) { return; }
+    var facts = factsOf(id);
+    var meta = [n.type, n.aliases && n.aliases.length ? "aka " + n.aliases.join(", ") : "",
+      n.mentions + " mention" + (n.mentions === 1 ? "" : "s")].filter(Boolean).join(" · ");
+    var close = el("button", { cls: "ep-close", title: "close", text: "×" });
+    close.addEventListener("click", function () { state.selected = null; ui.panel.classList.remove("open"); apply(); });
+    var expand = el("button", { type: "button", id: "ep-expand", text: "expand neighbours" });
+    expand.addEventListener("click", function () { expandNode(id); });
+    var when = state.moment == null ? "now" : "as of " + fmt(state.moment);
+    var episodes = episodesOf(facts.current.concat(facts.ended));
+    ui.panel.textContent = "";
+    [close, el("h2", { cls: "ep-name", text: n.name }), el("div", { cls: "ep-meta", text: meta }),
+      el("p", { cls: "ep-summary", text: n.summary || "(no summary)" }), expand,
+      el("h3", { text: "Facts (" + when + ")" }),
+      el("ul", {}, facts.current.length ? facts.current.map(function (e) { return factItem(e, "current"); })
+        : [el("li", { text: "(none)" })]),
+      el("h3", { text: "History (retired by then)" }),
+      el("ul", {}, facts.ended.length ? facts.ended.map(function (e) { return factItem(e, "ended"); })
+        : [el("li", { text: "(none)" })]),
+      el("h3", { text: "Episodes" })].concat(episodes).forEach(function (c) { ui.panel.appendChild(c); });
+    ui.panel.classList.add("open");
+  }
+
+  function episodesOf(facts) {
+    var ids = {};
+    facts.forEach(function (e) { (e.episodes || []).forEach(function (u) { ids[u] = true; }); });
+    var found = Object.keys(ids).map(function (u) { return model.episodes[u]; }).filter(Boolean);
+    found.sort(function (a, b) { return ms(a.when) - ms(b.when); });
+    if (!found.length) { return [el("div", { cls: "ep-window", text: "(none embedded)" })]; }
+    return found.map(function (ep) {
+      return el("div", { cls: "ep-episode" }, [el("div", { cls: "ep-window", text: fmt(ms(ep.when)) + " " + (ep.source || "") }),
+        document.createTextNode(ep.content)]);
+    });
+  }
+
+  // ---------------------------------------------------------------- expanding
+  function revealAround(id) {
+    model.edges.forEach(function (e) {
+      if (e.source === id || e.target === id) {
+        model.shownEdges.add(e.id); model.shownNodes.add(e.source); model.shownNodes.add(e.target);
+      }
+    });
+  }
+
+  function expandNode(id) {
+    var done = API ? fetchJSON(groupUrl("/explore/entity/" + encodeURIComponent(id)) + "?around=0")
+      .then(function (data) { merge(data); }) : Promise.resolve();
+    return done.then(function () {
+      revealAround(id);
+      layout(cy.getElementById(id));
+      refreshSlider();
+      apply();
+    });
+  }
+
+  // ---------------------------------------------------------------- the served page: search and ask
+  function groupName() { return (ui.group && ui.group.value.trim()) || API.group; }
+  function groupUrl(path) { return API.base + "/groups/" + encodeURIComponent(groupName()) + path; }
+  function headers(extra) {
+    var h = Object.assign({}, extra || {});
+    var key = ui.key && ui.key.value.trim();
+    if (key) { h.Authorization = "Bearer " + key; }
+    return h;
+  }
+  function fetchJSON(url, init) {
+    return fetch(url, Object.assign({ headers: headers() }, init || {})).then(function (r) {
+      if (!r.ok) { return r.json().catch(function () { return {}; }).then(function (b) {
+        throw new Error(r.status + ": " + (b.detail || r.statusText)); }); }
+      return r.json();
+    });
+  }
+  function status(text) { if (ui.status) { ui.status.textContent = text; } }
+
+  function searchForm() {
+    ui.group = el("input", { type: "text", id: "ep-group", size: "10", value: API.group, title: "group" });
+    ui.query = el("input", { type: "text", id: "ep-query", size: "28", placeholder: "search the graph" });
+    ui.status = el("span", { cls: "ep-status", id: "ep-status" });
+    var parts = [ui.group, ui.query, el("button", { type: "submit", text: "search" }), ui.status];
+    if (API.keys) {
+      ui.key = el("input", { type: "password", id: "ep-key", size: "10", placeholder: "API key" });
+      parts.unshift(ui.key);
+    }
+    var form = el("form", { id: "ep-search" }, parts);
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); search(ui.query.value); });
+    return form;
+  }
+
+  function load(data, title) {
+    reset(); merge(data); model.title = title || data.title || "";
+    ui.title.textContent = model.title;
+    state.selected = null; ui.panel.classList.remove("open");
+    cy.elements().remove(); layout(null); refreshSlider(); apply();
+  }
+
+  function search(query) {
+    var q = (query || "").trim();
+    if (!q) { return Promise.resolve(); }
+    status("searching…");
+    window.epigraph.loading = fetchJSON(groupUrl("/explore/search") + "?q=" + encodeURIComponent(q))
+      .then(function (data) { load(data); status(model.edges.size + " facts"); })
+      .catch(function (err) { status(String(err.message || err)); });
+    return window.epigraph.loading;
+  }
+
+  function askBox() {
+    ui.question = el("input", { type: "text", id: "ep-question", placeholder: "ask a question about the graph" });
+    ui.answer = el("div", { id: "ep-answer" });
+    ui.cites = el("div", { cls: "ep-cites", id: "ep-cites" });
+    var form = el("form", { id: "ep-ask" }, [ui.question, el("button", { type: "submit", text: "ask" })]);
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); ask(ui.question.value); });
+    return el("div", { cls: "ep-ask" }, [form, ui.answer, ui.cites]);
+  }
+
+  function onChunk(chunk) {
+    if (chunk.chunk_type === "answer") { ui.answer.appendChild(document.createTextNode(chunk.content)); }
+    else if (chunk.chunk_type === "action" && chunk.content) {
+      ui.answer.appendChild(el("div", { cls: "ep-lookup", text: "looking up: " + chunk.content }));
+    } else if (chunk.chunk_type === "error") { ui.answer.appendChild(el("div", { text: chunk.content })); }
+    if (chunk.end_of_dialog) { return cite(chunk.citations || []); }
+    return null;
+  }
+
+  function cite(citations) {
+    var facts = citations.filter(function (c) { return c.kind === "fact"; }).map(function (c) { return c.uuid; });
+    model.cited = new Set(facts);
+    ui.cites.textContent = facts.length ? "cited: " + citations.filter(function (c) { return c.kind === "fact"; })
+      .map(function (c) { return "[" + c.id + "] " + c.text; }).join("  ") : "";
+    var missing = facts.filter(function (u) { return !model.edges.has(u); });
+    var fetched = missing.length ? fetchJSON(groupUrl("/explore/facts") + "?ids=" + missing.map(encodeURIComponent).join(","))
+      .then(merge) : Promise.resolve();
+    return fetched.then(function () {
+      facts.forEach(function (u) { var e = model.edges.get(u); if (e) { model.shownEdges.add(u);
+        model.shownNodes.add(e.source); model.shownNodes.add(e.target); } });
+      if (cy.nodes().length === 0) { layout(null); } else { layout(cy.nodes().first()); }
+      refreshSlider(); apply();
+    });
+  }
+
+  function ask(question) {
+    var q = (question || "").trim();
+    if (!q) { return Promise.resolve(); }
+    ui.answer.textContent = ""; ui.cites.textContent = ""; model.cited = new Set(); apply();
+    var body = JSON.stringify({ question: q, streaming: true });
+    window.epigraph.asking = fetch(groupUrl("/ask"), { method: "POST", body: body,
+      headers: headers({ "Content-Type": "application/json" }) }).then(function (r) {
+      if (!r.ok || !r.body) { throw new Error("ask failed: " + r.status); }
+      return readEvents(r.body.getReader(), onChunk);
+    }).catch(function (err) { ui.answer.appendChild(el("div", { text: String(err.message || err) })); });
+    return window.epigraph.asking;
+  }
+
+  function readEvents(reader, handle) {
+    var decoder = new TextDecoder(), buffer = "", pending = [];
+    function pump() {
+      return reader.read().then(function (step) {
+        buffer += decoder.decode(step.value || new Uint8Array(), { stream: !step.done });
+        var events = buffer.split("\n\n");
+        buffer = events.pop();
+        events.forEach(function (block) {
+          block.split("\n").forEach(function (line) {
+            if (line.indexOf("data: ") === 0) { pending.push(handle(JSON.parse(line.slice(6)))); }
+          });
+        });
+        return step.done ? Promise.all(pending) : pump();
+      });
+    }
+    return pump();
+  }
+
+  // ---------------------------------------------------------------- start
+  merge(DATA);
+  buildPage();
+  cy = cytoscape({ container: ui.cy, style: style(), elements: [], minZoom: 0.2, maxZoom: 4 });
+  cy.on("mouseover", "node", function (ev) { showTip(nodeTip(model.nodes.get(ev.target.id())), ev.renderedPosition); });
+  cy.on("mouseover", "edge", function (ev) {
+    ev.target.addClass("hover");
+    showTip(edgeTip(model.edges.get(ev.target.id()), ev.target.data("state")), ev.renderedPosition);
+  });
+  cy.on("mouseout", "node, edge", function (ev) { ev.target.removeClass("hover"); ui.tip.style.display = "none"; });
+  cy.on("tap", "node", function (ev) { state.selected = ev.target.id(); apply(); });
+  layout(null);
+  refreshSlider();
+  apply();
+  window.epigraph = { cy: cy, model: model, state: state, setTime: setTime,
+    factState: function (e, asOf, knownAt) { return factState(prepare(Object.assign({}, e)), asOf, knownAt); },
+    expand: expandNode, search: search, ask: ask, select: function (id) { state.selected = id; apply(); } };
+  if (API) {
+    var params = new URLSearchParams(window.location.search);
+    if (params.get("q")) { ui.query.value = params.get("q"); search(params.get("q")); }
+  }
+  window.epigraph.ready = true;
+}());

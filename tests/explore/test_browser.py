@@ -1,0 +1,181 @@
+"""The interactive view in a real browser (headless Chromium): a saved file and a notebook cell.
+
+Every assertion reads the page itself: Cytoscape's model of what is drawn (``window.epigraph.cy``), the
+page's own data and its DOM (tooltip, panel, slider label)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from epigraph.explore import GraphView
+from epigraph.explore.payload import edge_dict
+from epigraph.graph.model import Fact, Invalidation
+from epigraph.graph.store import TimeFilter
+from epigraph.graph.temporal import matches
+
+DRAWN = """() => window.epigraph.cy.edges(':visible').map(e => ({
+    id: e.id(), text: window.epigraph.model.edges.get(e.id()).text, state: e.data('state'),
+    retired: e.hasClass('retired'), source: e.source().data('name'), target: e.target().data('name')}))"""
+NODES = "() => window.epigraph.cy.nodes(':visible').map(n => n.data('name')).sort()"
+PARIS, BERLIN = "Alice lives in Paris.", "Alice lives in Berlin."
+
+
+def open_view(page: Any, view: GraphView, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """Save the view, open the file, and return what is drawn (by fact text)."""
+    page.goto(view.save(tmp_path / "view.html").as_uri())
+    page.wait_for_function("window.epigraph && window.epigraph.ready")
+    return drawn(page)
+
+
+def drawn(page: Any) -> dict[str, dict[str, Any]]:
+    return {e["text"]: e for e in page.evaluate(DRAWN)}
+
+
+def move_slider(page: Any, day: str | None) -> None:
+    """Move the time slider itself (an input event): to the last moment on or before ``day``, or to now."""
+    index = page.evaluate(
+        "d => d === null ? window.epigraph.state.moments.length"
+        " : window.epigraph.state.moments.filter(m => m <= Date.parse(d)).length - 1",
+        day,
+    )
+    page.locator("#ep-time").fill(str(index))
+
+
+def point(page: Any, selector_js: str) -> tuple[float, float]:
+    """Page coordinates of an element's rendered position (a node) or midpoint (an edge)."""
+    x, y = page.evaluate(
+        f"""() => {{ const el = {selector_js};
+        const box = document.getElementById('ep-cy').getBoundingClientRect();
+        const p = el.isNode() ? el.renderedPosition() : el.renderedMidpoint();
+        return [box.left + p.x, box.top + p.y]; }}"""
+    )
+    return float(x), float(y)
+
+
+def by_text(text: str) -> str:
+    return (
+        "window.epigraph.cy.edges().filter(e => window.epigraph.model.edges.get(e.id()).text === "
+        f"{text!r})[0]"
+    )
+
+
+def by_name(name: str) -> str:
+    return f"window.epigraph.cy.nodes().filter(n => n.data('name') === {name!r})[0]"
+
+
+def test_the_saved_file_draws_the_neighbourhood(page: Any, alice: GraphView, tmp_path: Path) -> None:
+    edges = open_view(page, alice, tmp_path)
+    assert page.evaluate(NODES) == ["Acme", "Alice", "Berlin", "Carol", "Globex", "Paris"]
+    assert set(edges) == {PARIS, BERLIN, "Alice works at Acme as a designer.", "Alice works at Globex.",
+                          "Carol is Alice's sister.", "Carol lives two streets from Alice."}  # fmt: skip
+    assert {t for t, e in edges.items() if e["retired"]} == {PARIS, "Alice works at Acme as a designer."}
+    assert edges[BERLIN]["state"] == "current" and edges[PARIS]["state"] == "ended"
+    # the two facts between Carol and Alice are drawn apart, not on top of each other
+    a = point(page, by_text("Carol is Alice's sister."))
+    b = point(page, by_text("Carol lives two streets from Alice."))
+    assert abs(a[0] - b[0]) + abs(a[1] - b[1]) > 15
+    # sized by mentions (Alice: 7, Paris: 1); nothing was fetched: the library is inlined
+    sizes = page.evaluate(f"() => [{by_name('Alice')}.width(), {by_name('Paris')}.width()]")
+    assert sizes[0] > sizes[1]
+    assert "<script src" not in alice.to_html()
+
+
+def test_the_slider_goes_back_to_paris_and_forward_to_berlin(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    open_view(page, alice, tmp_path)
+    move_slider(page, "2023-06-01")
+    assert page.locator("#ep-when").inner_text() == "2023-03-10 18:00"
+    then = drawn(page)
+    assert then[PARIS]["state"] == "current" and not then[PARIS]["retired"]
+    assert BERLIN not in then and "Alice works at Globex." not in then
+    assert "Berlin" not in page.evaluate(NODES)
+    move_slider(page, None)
+    assert page.locator("#ep-when").inner_text() == "now"
+    now = drawn(page)
+    assert now[BERLIN]["state"] == "current" and now[PARIS]["retired"]
+
+
+def test_hovering_shows_the_fact_and_its_window_or_the_summary(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    open_view(page, alice, tmp_path)
+    page.mouse.move(*point(page, by_text(PARIS)))
+    tip = page.locator("#ep-tip")
+    tip.wait_for(state="visible")
+    assert PARIS in tip.inner_text() and "valid 2023-03-10 18:00 → 2023-08-01" in tip.inner_text()
+    page.mouse.move(*point(page, by_name("Carol")))
+    page.wait_for_function("document.getElementById('ep-tip').innerText.startsWith('Carol')")
+    assert alice.entities[alice.focus[0]].summary  # Alice has one; Carol's is shown for Carol:
+    carol = next(e for e in alice.entities.values() if e.name == "Carol")
+    assert carol.summary[:40] in tip.inner_text()
+
+
+def test_clicking_opens_the_entity_view_and_expand_reveals_its_neighbours(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    open_view(page, alice, tmp_path)
+    page.mouse.click(*point(page, by_name("Carol")))
+    panel = page.locator("#ep-panel")
+    panel.wait_for(state="visible")
+    assert panel.locator("h2").inner_text() == "Carol"  # the heading alone: the summary is its own paragraph
+    carol = next(e for e in alice.entities.values() if e.name == "Carol")
+    assert panel.locator(".ep-summary").inner_text() == " ".join(carol.summary.split())
+    assert "Carol is Alice's sister." in panel.inner_text()
+    assert "Carol founded Globex in 2019." not in drawn(page)
+    page.locator("#ep-expand").click()
+    page.wait_for_function("window.epigraph.cy.nodes(':visible').length > 6")
+    assert "Carol founded Globex in 2019." in drawn(page)  # embedded in the file, revealed
+    assert "Bob" in page.evaluate(NODES)
+
+
+def test_retired_facts_hide_and_system_time_shows_what_was_known(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    open_view(page, alice, tmp_path)
+    page.locator("#ep-retired").uncheck()
+    assert not any(e["retired"] for e in drawn(page).values()) and PARIS not in drawn(page)
+    page.locator("#ep-retired").check()
+    move_slider(page, "2023-06-01")
+    page.locator("#ep-system").check()  # as the graph knew it then: it learned everything later
+    move_slider(page, "2023-06-01")
+    assert drawn(page) == {}
+    assert "Nothing held at this moment" in page.locator("#ep-empty").inner_text()
+
+
+def test_the_notebook_cell_is_the_same_view_in_an_iframe(page: Any, alice: GraphView) -> None:
+    page.set_content(f"<html><body><h1>a notebook</h1>{alice._repr_html_()}</body></html>")
+    frame = page.frame_locator("iframe.epigraph-view")
+    frame.locator("#ep-time").wait_for()
+    inner = page.frames[1]
+    inner.wait_for_function("window.epigraph && window.epigraph.ready")
+    assert len(inner.evaluate(DRAWN)) == 6
+    assert page.evaluate("typeof window.cytoscape") == "undefined"  # the notebook's page is untouched
+
+
+def test_the_page_reads_time_exactly_as_the_library_does(page: Any, alice: GraphView, tmp_path: Path) -> None:
+    open_view(page, alice, tmp_path)
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    day = timedelta(days=1)
+    made = [
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="open", created_at=t0),
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="withdrawn",
+             valid_at=t0, created_at=t0, expired_at=t0 + 5 * day),
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="contradicted",
+             valid_at=t0 - 9 * day, invalid_at=t0 + 2 * day, created_at=t0 - 9 * day, expired_at=t0 + 4 * day,
+             invalidated_by=Invalidation(fact_uuid="x", episode_uuid="e", previous_invalid_at=t0 + 8 * day)),
+    ]  # fmt: skip
+    facts = [*made, *alice.facts]
+    instants = [t0 + k * day for k in range(-12, 12, 1)] + [f.created_at for f in alice.facts]
+    cases = [(fact, a, k) for fact in facts for a in instants
+             for k in (a, t0 + 30 * day, datetime(2030, 1, 1, tzinfo=UTC))]  # fmt: skip
+    states = page.evaluate(
+        "cases => cases.map(([e, a, k]) => window.epigraph.factState(e, Date.parse(a), Date.parse(k)))",
+        [[edge_dict(f, shown=True), a.isoformat(), k.isoformat()] for f, a, k in cases],
+    )
+    assert len(states) == len(cases) > 1000
+    for (fact, as_of, known_at), state in zip(cases, states, strict=True):
+        python = matches(fact, TimeFilter(as_of=as_of, known_at=known_at), known_at)
+        assert (state == "current") == python, (fact.text, as_of, known_at, state)

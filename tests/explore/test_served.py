@@ -1,0 +1,116 @@
+"""The page ``epigraph serve`` shows at ``/``, in headless Chromium against a real server (uvicorn in a
+thread) over the demo graph, keys on: search, expand by fetching, ask with cited facts lit up."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from screenshots import demo_graph
+
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.serve import Keys, create_app
+from epigraph.testing import ScriptedLLM
+
+from .conftest import in_thread
+from .test_browser import BERLIN, DRAWN, NODES, PARIS, drawn, move_slider
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from _serve_harness import free_port
+from quickstart import RECORDED, Replay, conversation
+
+KEY = "k-demo-not-a-secret"
+
+
+class Demo:
+    """The quickstart's recorded answers, and a two-step ask: one fact search, then an answer."""
+
+    def __init__(self) -> None:
+        import json
+
+        self.replay = Replay(json.loads(RECORDED.read_text(encoding="utf-8")))
+
+    def __call__(self, request: ChatRequest) -> str:
+        if request.prompt_name == "ask_plan":
+            if request.variables.get("observations") == "(nothing yet)":
+                return '{"thought": "Look it up.", "action": "search_facts", "query": "Alice lives"}'
+            return '{"thought": "Enough.", "action": "answer"}'
+        if request.prompt_name == "ask_answer":
+            return "She lives there now [F1]."
+        return self.replay(request)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = str(tmp_path_factory.mktemp("served") / "demo.db")
+
+    async def fill() -> None:
+        async with demo_graph(db, ScriptedLLM(Demo())) as kg:
+            await kg.add_episodes(conversation())
+
+    in_thread(fill())
+    app = create_app(demo_graph(db, ScriptedLLM(Demo())), keys=Keys({KEY: frozenset({"quickstart"})}))
+    port = free_port()
+    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uv.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert uv.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+
+
+def test_the_page_needs_no_key_but_its_data_does(server: str) -> None:
+    page = httpx.get(server + "/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert 'id="ep-app"' in page.text and '"keys":true' in page.text and "Alice" not in page.text
+    url = server + "/v1/groups/quickstart/explore/search?q=Alice"
+    assert httpx.get(url).status_code == 401
+    found = httpx.get(url, headers={"Authorization": f"Bearer {KEY}"}).json()
+    assert {"Alice lives in Berlin.", "Alice lives in Paris."} <= {e["text"] for e in found["edges"]}
+    other = server + "/v1/groups/other/explore/entity/Alice"
+    assert httpx.get(other, headers={"Authorization": f"Bearer {KEY}"}).status_code == 403
+
+
+def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> None:
+    page.goto(server + "/")
+    page.wait_for_function("window.epigraph && window.epigraph.ready")
+    page.locator("#ep-key").fill(KEY)
+    page.locator("#ep-query").fill("Where does Alice live?")
+    page.locator("#ep-query").press("Enter")
+    page.wait_for_function("window.epigraph.cy.edges(':visible').length > 0")
+    edges = drawn(page)
+    assert edges[BERLIN]["state"] == "current" and edges[PARIS]["retired"]
+    move_slider(page, "2023-06-01")
+    assert drawn(page)[PARIS]["state"] == "current" and BERLIN not in drawn(page)
+    move_slider(page, None)
+
+    carol = "window.epigraph.cy.nodes().filter(n => n.data('name') === 'Carol')[0].id()"
+    with page.expect_response(lambda r: "/explore/entity/" in r.url) as expanded:
+        page.evaluate(f"() => window.epigraph.expand({carol})")  # on the served page: fetched
+    assert expanded.value.status == 200 and "Carol is Alice's sister." in expanded.value.text()
+    assert "Carol" in page.evaluate(NODES)
+
+    page.locator("#ep-question").fill("Where does Alice live?")
+    page.locator("#ep-question").press("Enter")
+    page.wait_for_function("document.getElementById('ep-cites').innerText.startsWith('cited:')")
+    assert "She lives there now [F1]." in page.locator("#ep-answer").inner_text()
+    cited = page.evaluate("() => Array.from(window.epigraph.model.cited)")
+    lit = page.evaluate("() => window.epigraph.cy.edges('.cited:visible').map(e => e.id())")
+    assert cited and sorted(lit) == sorted(cited)
+    text = page.evaluate("id => window.epigraph.model.edges.get(id).text", cited[0])
+    assert text in page.locator("#ep-cites").inner_text()
+    assert len(page.evaluate(DRAWN)) >= len(edges)
