@@ -25,6 +25,7 @@ from ..pipeline.importers import (
 from ..pipeline.inputs import EpisodeInput
 from ..pipeline.options import Mode
 from . import render as show
+from . import to_kafka
 from .context import AddCommand, Cli, graph, require_llm
 from .inputs import batched, default_mapping_path, positive_arg, scan_file, valid_episodes
 
@@ -38,6 +39,7 @@ def register(command: AddCommand) -> None:
                    "kind, speaker, group, source, name, id (.gz accepted)")  # fmt: skip
     p.add_argument("--mode", choices=("separate", "combined"), help="extraction mode (default: separate)")
     p.add_argument("--skip-invalid", action="store_true", help="report and skip bad lines")
+    to_kafka.add_options(p)
 
     p = command("import", cmd_import, "import a raw chat/document dataset through a field mapping")
     p.add_argument("file", metavar="FILE", help=".json, .jsonl, .csv, .tsv, .txt/.md or a folder of them")
@@ -48,6 +50,7 @@ def register(command: AddCommand) -> None:
     p.add_argument("--limit", type=positive_arg, metavar="N", help="at most N episodes")
     p.add_argument("--skip-invalid", action="store_true", help="report and skip invalid records")
     p.add_argument("--save-mapping", metavar="PATH", help="save the mapping used here")
+    to_kafka.add_options(p)
 
     p = command("remove", cmd_remove, "delete an episode; facts it retired come back")
     p.add_argument("uuid", metavar="EPISODE_UUID")
@@ -78,13 +81,16 @@ async def _ingest(
 async def cmd_ingest(cli: Cli, args: argparse.Namespace) -> int:
     path = Path(args.file)
     async with graph(cli) as kg:
-        require_llm(kg, "ingest")
+        if not args.to_kafka:
+            require_llm(kg, "ingest")
         scan = scan_file(path, kg.group_id)  # the whole file first: bad input ingests nothing
         if scan.invalid and not args.skip_invalid:
             return cli.reject(scan.errors, scan.invalid, "line")
         cli.skipped(scan.errors, scan.invalid, "line")
         tally = show.Tally(invalid=scan.invalid)
         valid = valid_episodes(path, kg.group_id)
+        if args.to_kafka:
+            return await to_kafka.publish(cli, args, valid, {"file": str(path)})
         await _ingest(cli, kg, valid, scan.valid, tally, args.mode)
         groups = sorted(scan.groups) or [kg.group_id]
         title = f"ingested {path} into group{'s' * (len(groups) > 1)} {', '.join(map(repr, groups))}"
@@ -146,7 +152,7 @@ def _show_plan(cli: Cli, plan: ImportPlan, args: argparse.Namespace) -> None:
 
 async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli) as kg:
-        if not args.dry_run:
+        if not args.dry_run and not args.to_kafka:
             require_llm(kg, "import")
         plan = await _plan(cli, kg, args)
         _show_plan(cli, plan, args)
@@ -165,6 +171,8 @@ async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
         tally = show.Tally(invalid=check.stats.invalid)
         items = iter_inputs(plan, args.limit, skip_invalid=True)
         valid = (item for item in items if not isinstance(item, InvalidRecord))
-        await _ingest(cli, kg, valid, check.total, tally, None)
         extra = {"file": str(plan.path), "group_id": plan.group_id, "mapping_origin": plan.origin}
+        if args.to_kafka:
+            return await to_kafka.publish(cli, args, valid, extra)
+        await _ingest(cli, kg, valid, check.total, tally, None)
         return cli.finish(tally, f"imported {plan.path} into group {plan.group_id!r}", extra)

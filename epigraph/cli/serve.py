@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from . import to_kafka
 from .context import AddCommand, Cli
 from .inputs import positive_arg
 
@@ -15,6 +16,7 @@ def register(command: AddCommand) -> None:
     p.add_argument("--port", type=positive_arg, default=8000, help="port (default 8000)")
     p.add_argument("--groups-file", metavar="PATH", help="where the groups to resume are recorded "
                    "(default: <db>.groups)")  # fmt: skip
+    to_kafka.add_options(p)
     p = command("mcp", cmd_mcp, "serve the graph to MCP hosts (epigraph[serve]): stdio or streamable HTTP")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address (default 127.0.0.1)")
@@ -25,7 +27,8 @@ def register(command: AddCommand) -> None:
 async def cmd_serve(cli: Cli, args: argparse.Namespace) -> int:
     from ..serve.main import serve
 
-    return await serve(cli.settings, args.host, args.port, args.groups_file)
+    settings = to_kafka.settings(cli.settings, args)
+    return await serve(settings, args.host, args.port, args.groups_file, publish=bool(args.to_kafka))
 
 
 async def cmd_mcp(cli: Cli, args: argparse.Namespace) -> int:

@@ -58,10 +58,13 @@ def create_app(
     limits: Limits | None = None,
     groups_file: Path | None = None,
     close_graph: bool = True,
+    publish: bool = False,
 ) -> FastAPI:
     """The API over ``kg``. ``groups_file``: where the groups to resume are recorded (None: nowhere,
-    for a graph in memory); ``close_graph``: close ``kg`` when the app stops."""
-    state = ServerState(kg, keys or Keys({}), limits or Limits(), Workers(kg, GroupRegistry(groups_file)))
+    for a graph in memory); ``close_graph``: close ``kg`` when the app stops; ``publish``: added episodes
+    go to Kafka (``kg.settings.kafka_bootstrap``) for ``epigraph worker`` processes."""
+    workers = Workers(kg, GroupRegistry(groups_file))
+    state = ServerState(kg, keys or Keys({}), limits or Limits(), workers, publish=publish)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -77,12 +80,11 @@ def create_app(
     app.state.server = state
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
     _error_handlers(app)
-    from . import routes_ask, routes_episodes, routes_explore, routes_read
+    from . import routes_ask, routes_episodes, routes_read
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
-    routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     _health(app)
     return app
 

@@ -27,13 +27,18 @@ def keys_for(settings: Settings, host: str) -> Keys:
     return keys
 
 
-async def serve(settings: Settings, host: str, port: int, groups: str | None = None) -> int:
+async def serve(
+    settings: Settings, host: str, port: int, groups: str | None = None, *, publish: bool = False
+) -> int:
+    """``publish``: added episodes go to Kafka (``settings.kafka_bootstrap``), not to this server's
+    ingestion."""
     import uvicorn
 
     from .app import create_app
 
     keys = keys_for(settings, host)
-    app = create_app(KnowledgeGraph(settings), keys=keys, groups_file=groups_file(settings, groups))
+    kg = KnowledgeGraph(settings)
+    app = create_app(kg, keys=keys, groups_file=groups_file(settings, groups), publish=publish)
     # open event streams never end by themselves: give them 5 s at shutdown, then close them
     config = uvicorn.Config(
         app, host=host, port=port, log_level="info", lifespan="on", timeout_graceful_shutdown=5

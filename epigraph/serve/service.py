@@ -15,7 +15,7 @@ from ..errors import EpisodeNotFound
 from ..graph.model import Episode
 from ..graph.search import COMBINED, ENTITIES_HYBRID, EPISODES_HYBRID, FACTS_HYBRID, SearchConfig, recipe
 from .auth import Keys
-from .schemas import Accepted, EpisodeIn, Limits, checked_inputs
+from .schemas import Accepted, AcceptedEpisode, EpisodeIn, Limits, checked_inputs
 from .worker import Workers
 
 log = logging.getLogger("epigraph.serve")
@@ -34,6 +34,8 @@ class ServerState:
     limits: Limits
     workers: Workers
     ready: bool = False
+    publish: bool = False
+    """Adds go to Kafka (``kg.enqueue``: ``epigraph worker`` processes ingest them), not to ``workers``."""
 
 
 @asynccontextmanager
@@ -60,8 +62,12 @@ def episode_body(episode: Episode) -> dict[str, Any]:
 
 
 async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> Accepted:
-    """Store the episodes ``pending`` (within the limits) and queue them; returns their ids."""
+    """Store the episodes ``pending`` (within the limits) and queue them; returns their ids. A server
+    that publishes hands them to Kafka instead (status ``queued``, once Kafka acknowledged them)."""
     inputs = checked_inputs(group_id, episodes, state.limits)
+    if state.publish:
+        queued = [AcceptedEpisode(uuid=p.uuid, status="queued") for p in await state.kg.enqueue(inputs)]
+        return Accepted(group_id=group_id, episodes=queued)
     return Accepted.of(group_id, await state.workers.accept(group_id, inputs))
 
 
