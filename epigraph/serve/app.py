@@ -80,11 +80,12 @@ def create_app(
     app.state.server = state
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
     _error_handlers(app)
-    from . import routes_ask, routes_episodes, routes_read
+    from . import routes_ask, routes_episodes, routes_explore, routes_read
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
+    routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     _health(app)
     return app
 
