@@ -481,8 +481,10 @@ def test_entity_shows_facts_history_and_episodes(graph_db: Path, tmp_path: Path,
     assert "Alice lives in Paris." in history and "Alice lives in Berlin." in history  # retired by
     assert "I moved to Berlin" in history  # ... in that episode
     assert "Episodes mentioning it (3)" in out
-    assert page.read_text().startswith("<!DOCTYPE html>") and "<svg" in page.read_text()
-    assert f"wrote {page}" in err
+    html = page.read_text()  # the interactive view: Cytoscape.js inlined, the facts with both time axes
+    assert html.startswith("<!DOCTYPE html>") and "cytoscape" in html and "<svg" not in html
+    assert '"text":"Alice lives in Paris."' in html and '"expired_at":"' in html
+    assert f"wrote {page} (the interactive view" in err
 
     svg = tmp_path / "alice.svg"
     code, out, _ = run(
@@ -494,6 +496,15 @@ def test_entity_shows_facts_history_and_episodes(graph_db: Path, tmp_path: Path,
     assert retired["by_fact"]["text"] == "Alice lives in Berlin."
     assert retired["by_episode"]["content"] == "Alice: I moved to Berlin last month."
     assert svg.read_text().startswith("<svg")
+
+
+def test_entity_html_without_a_file_writes_name_dot_html(
+    graph_db: Path, tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, ["--db", str(graph_db), "entity", "Alice", "--html"], OFFLINE)
+    assert code == 0, err
+    assert "wrote Alice.html" in err and "cytoscape" in (tmp_path / "Alice.html").read_text()
 
 
 def test_an_unknown_entity_suggests_the_closest_names(graph_db: Path, capsys: Capsys) -> None:

@@ -1,16 +1,18 @@
 """Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
-entity's view, optionally drawn as SVG or HTML), ``episodes`` (newest first) and ``stats``.
+entity's view; ``--html [FILE]`` also writes its interactive view, ``--svg FILE`` a static picture),
+``episodes`` (newest first) and ``stats``.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..graph.model import EpisodeStatus
-from ..graph.search import RECIPES, GraphDrawing
+from ..graph.search import RECIPES
 from . import render as show
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg
@@ -30,8 +32,11 @@ def register(command: AddCommand) -> None:
     p = command("entity", cmd_entity, "one entity: summary, aliases, facts, history, episodes")
     p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid")
     picture = p.add_mutually_exclusive_group()
-    picture.add_argument("--svg", metavar="PATH", help="also write a picture of its neighbourhood (SVG)")
-    picture.add_argument("--html", metavar="PATH", help="also write a picture as a self-contained HTML page")
+    picture.add_argument("--svg", metavar="FILE", help="also write a static picture of its neighbourhood")
+    picture.add_argument(
+        "--html", nargs="?", const="", metavar="FILE",
+        help="also write its interactive view as one offline page (default FILE: NAME.html)",
+    )  # fmt: skip
 
     p = command("episodes", cmd_episodes, "list episodes, newest first")
     p.add_argument("--since", type=date_arg, metavar="DATE", help="reference time >= DATE")
@@ -60,17 +65,25 @@ async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
     return 0
 
 
-def _save_picture(drawing: GraphDrawing, svg: str | None, html: str | None) -> Path:
-    target = Path(svg or html or "")
-    target.write_text(drawing.to_svg() if svg else drawing.to_html(), encoding="utf-8")
+def page_name(name: str) -> Path:
+    """``NAME.html`` in the current directory, the name made safe for a file name."""
+    return Path((re.sub(r"[^\w.-]+", "_", name).strip("._") or "entity") + ".html")
+
+
+def _write(target: Path, text: str) -> Path:
+    target.write_text(text, encoding="utf-8")
     return target
 
 
 async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli) as kg:
         view = await kg.entity(args.name)
-    if args.svg or args.html:
-        cli.note(f"wrote {_save_picture(view.draw(), args.svg, args.html)}")
+        picture = await kg.subgraph(view.entity.uuid, include_retired=True) if args.html is not None else None
+    if args.svg:
+        cli.note(f"wrote {_write(Path(args.svg), view.draw().to_svg())}")
+    if picture is not None:
+        target = _write(Path(args.html) if args.html else page_name(view.name), picture.to_html())
+        cli.note(f"wrote {target} (the interactive view: open it in a browser)")
     if cli.as_json:
         cli.write(view.to_json())
     else:
