@@ -53,6 +53,7 @@ from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.pipeline.metering import CallRecord
+from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD
 from epigraph.testing import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
@@ -131,7 +132,8 @@ async def run_mode(
     run: ModeRun | None = None
     async with chat, EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
-        ingestor = Ingestor(store, llm, embedder, IngestOptions(mode=mode))  # type: ignore[arg-type]
+        options = IngestOptions(mode=mode, retire_all_guard=args.retire_all_guard)  # type: ignore[arg-type]
+        ingestor = Ingestor(store, llm, embedder, options)
         started = time.perf_counter()
 
         async def so_far() -> ModeRun:
@@ -237,11 +239,18 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-tokens", type=int, default=4096, help="the client's output ceiling")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--threshold", type=float, default=0.7, help="MiniLM cosine for a fact match")
+    parser.add_argument(
+        "--retire-all-guard",
+        type=int,
+        help=f"IngestOptions.retire_all_guard ({SMALL_MODEL_RETIRE_ALL_GUARD} on the local model, else 0)",
+    )
     parser.add_argument("--results-dir", type=Path)
     parser.add_argument("--save-replies", type=Path, help="write every model reply here (JSON Lines)")
     parser.add_argument("--note", action="append", default=[], help="a note for the results (repeatable)")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
     args = parser.parse_args(argv)
+    if args.retire_all_guard is None:  # the local model gets the small model's options (for_small_model)
+        args.retire_all_guard = 0 if args.base_url else SMALL_MODEL_RETIRE_ALL_GUARD
     golds = args.gold or [DEFAULT_GOLD]
     sets = load_sets(golds, args.conversation or [DATASETS])
     if args.base_url:
@@ -257,6 +266,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"model: {endpoint.described}; profile {endpoint.profile}",
         *args.note,
         f"embedder: {args.embedder}",
+        f"retire_all_guard: {args.retire_all_guard} (a decision retiring every candidate shown, when at "
+        "least that many were, retires none; 0: off)",
         f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
         "entity match: same normalized name or alias, or the same content words",
         "cached input tokens: prompt tokens the server reused from its prompt cache (usage."

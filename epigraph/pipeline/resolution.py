@@ -20,6 +20,7 @@ from ..prompts import resolve_fact as rf
 from ..prompts.runtime import run as run_prompt
 from .entities import Question
 from .facts import DraftFact
+from .retirements import restatements, retires_everything
 from .state import EpisodeRun, clip
 
 
@@ -82,6 +83,7 @@ async def _call(
         picked = _pick_entity(run, entity, entity_blocks, offered_entities)
         if picked is not None:
             answers.entities[entity_blocks[entity.id].norm] = picked
+    drafts = {draft.key: draft.fact for draft, _ in chunk}
     for decision in reply.facts:
         asked = offered_facts.get(decision.id)
         if asked is None:
@@ -89,11 +91,34 @@ async def _call(
                 f"resolve_episode answered for fact id {decision.id!r}, which was not asked; ignored"
             )
             continue
-        answers.facts[decision.id] = Decision(
+        said = Decision(
             duplicate_of=_pick(run, asked, decision.duplicate_of, decision.id),
             contradicts=_pick(run, asked, decision.contradicts, decision.id),
         )
+        answers.facts[decision.id] = _checked(run, drafts[decision.id], said, len(asked))
     return answers
+
+
+def _checked(run: EpisodeRun, fact: Fact, decision: Decision, shown: int) -> Decision:
+    """The decision with the retirements ``retirements`` refuses taken out (each reported)."""
+    retired = list(decision.contradicts)
+    guard = run.options.retire_all_guard
+    if retired and retires_everything(retired, shown, guard):
+        run.report.warn(
+            f"resolve_episode retired all {shown} candidates shown for {fact.text[:80]!r}; none retired "
+            f"(a decision retiring every one of {guard} or more candidates is not applied: retire_all_guard)"
+        )
+        retired = []
+    duplicates = list(decision.duplicate_of)
+    for old in restatements(fact, retired):
+        retired.remove(old)
+        if not duplicates:
+            duplicates.append(old)
+        run.report.warn(
+            f"resolve_episode retired {old.text[:80]!r} by {fact.text[:80]!r}, which says the same; "
+            "read as a duplicate, not retired"
+        )
+    return Decision(duplicate_of=duplicates, contradicts=retired)
 
 
 def _entity_question(eid: str, question: Question, offered: dict[str, Entity]) -> rp.EntityQuestion:

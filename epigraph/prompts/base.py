@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator, StringConstraints
 
 from .protocol import ResponseType
 
@@ -45,6 +45,32 @@ class OutputShape:
 
     def max_tokens(self, data: Any) -> int:
         return max(self.floor, self.base + self.per_item * self.max_items(data))
+
+
+def _clip(limit: int) -> Callable[[Any], Any]:
+    def clip(value: Any) -> Any:
+        return value[:limit] if isinstance(value, str) else value
+
+    return clip
+
+
+Reasoning = Annotated[str, BeforeValidator(_clip(200)), StringConstraints(max_length=200)]
+"""A decision's reasoning: one short sentence. The schema says ``maxLength`` 200, so a grammar-constrained
+model must close it there; a longer one from an unconstrained model is clipped, not refused."""
+ShortName = Annotated[str, BeforeValidator(_clip(80)), StringConstraints(max_length=80)]
+"""A name a model proposes (clipped like ``Reasoning``): the local 1.5B model filled a free name field
+with "Melanie, Caroline, Mel, Caroline, Mel, ..." until the token cap."""
+
+
+def every_field_required(schema: dict[str, Any]) -> None:
+    """``json_schema_extra`` of a decision model: the schema the MODEL writes to lists every field as
+    required, ``id`` first, so a grammar built from it (llama.cpp's ``json_schema``) writes them all in
+    that order (the id, the reasoning, then the decision); without it a small model skipped straight to
+    the last field. Parsing still accepts a reply that leaves fields out (their defaults apply)."""
+    properties = schema.get("properties", {})
+    order = sorted(properties, key=lambda name: name != "id")
+    schema["properties"] = {name: properties[name] for name in order}
+    schema["required"] = order
 
 
 def attributes_unless_declared(types_text: str) -> frozenset[str]:

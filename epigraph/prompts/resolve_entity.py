@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .base import Reasoning, ShortName, every_field_required
+
 
 class EntityCandidate(BaseModel):
     id: str
@@ -18,8 +20,10 @@ class EntityCandidate(BaseModel):
 
 
 class EntityResolution(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=every_field_required)
 
-    reasoning: str = Field(default="", max_length=600, description="One short sentence, first.")
+    reasoning: Reasoning = Field(default="", description="One short sentence, first.")
     duplicate_of: str | None = Field(default=None, description="The id of the same entity, or null.")
-    name: str | None = Field(default=None, description="A better full name for the merged entity, or null.")
+    name: ShortName | None = Field(
+        default=None, description="A better full name for the merged entity, or null."
+    )

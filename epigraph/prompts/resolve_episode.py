@@ -70,12 +70,13 @@ EXAMPLE = ResolveEpisodeInput(
 
 PROMPT: Prompt[ResolveEpisodeInput, ResolveEpisodeOutput] = Prompt(
     name="resolve_episode",
-    version="1",
+    version="2",
     input_model=ResolveEpisodeInput,
     output_model=ResolveEpisodeOutput,
     response_type="json",
     example=EXAMPLE,
     small=True,
-    # One decision per entity or fact: an id, a short reasoning, an id or two short id lists.
-    shape=OutputShape(per_item=200, items=lambda d: len(d.entities) + len(d.facts), base=32),
+    # One decision per entity or fact: an id, a reasoning of at most 200 characters (~50 tokens), an id
+    # or two short id lists (a name of at most 80 characters).
+    shape=OutputShape(per_item=128, items=lambda d: len(d.entities) + len(d.facts), base=32),
 )

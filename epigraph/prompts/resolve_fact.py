@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .base import Reasoning, every_field_required
+
 
 class FactCandidate(BaseModel):
     id: str
@@ -27,9 +29,9 @@ class FactToResolve(BaseModel):
 
 
 class FactDecision(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=every_field_required)
 
     id: str
-    reasoning: str = Field(default="", max_length=600)
+    reasoning: Reasoning = ""
     duplicate_of: list[str] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)

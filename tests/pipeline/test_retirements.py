@@ -1,0 +1,161 @@
+"""What a model's ``contradicts`` answers may retire (``pipeline.retirements``): restatements never,
+every candidate shown at once not with ``retire_all_guard``; a real change still does."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.pipeline import IngestOptions, Ingestor
+from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, for_small_model
+from epigraph.pipeline.retirements import restates, sentence_words
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import HashEmbedder
+
+from .conftest import T0
+from .world import F, Turn, World
+
+ALL_SCOPED = IngestOptions(fact_similarity_floor=0.0)
+GUARDED = IngestOptions(fact_similarity_floor=0.0, retire_all_guard=3)
+MEL = "Melanie: I'm swamped with the kids & work, Caroline, and I paint. I live near you."
+EARLIER = [
+    F("Melanie", "Caroline", "LIVES_NEAR", "Melanie lives in the same city as Caroline."),
+    F("Melanie", "Caroline", "FRIEND_OF", "Melanie and Caroline are friends."),
+    F("Melanie", "Caroline", "WORKS_WITH", "Melanie works in the same company as Caroline."),
+]
+LIKES = "Melanie: I like you, Caroline."
+LIKES_FACT = F("Melanie", "Caroline", "LIKES", "Melanie likes Caroline.")
+
+
+def retire_every_candidate(request: ChatRequest) -> str:
+    """What the local 1.5B model answered in 11 of its 16 retiring decisions (recorded replies)."""
+    facts = request.variables["facts"]
+    decisions = [
+        {
+            "id": f["id"],
+            "reasoning": "The new fact contradicts the original fact.",
+            "duplicate_of": [],
+            "contradicts": [c["id"] for c in f["candidates"]],
+        }
+        for f in facts
+    ]
+    return json.dumps({"entities": [], "facts": decisions})
+
+
+def world(second: str, fact: F, resolve: Any) -> World:
+    return World(
+        {MEL: Turn(["Melanie", "Caroline"], EARLIER), second: Turn(["Melanie", "Caroline"], [fact])},
+        overrides={"resolve_episode": resolve},
+    )
+
+
+async def _two_turns(store: EmbeddedStore, embedder: HashEmbedder, w: World, options: IngestOptions) -> Any:
+    ingestor = Ingestor(store, w.llm(), embedder, options)
+    await ingestor.add_episode(MEL, group_id="g", reference_time=T0)
+    return await ingestor.add_episode(list(w.turns)[1], group_id="g", reference_time=T0 + timedelta(days=1))
+
+
+def test_a_restatement_has_the_same_words_up_to_articles_and_punctuation() -> None:
+    assert restates(
+        "Melanie painted the lake sunrise last year.", "Melanie painted that lake sunrise last year!"
+    )
+    assert restates(
+        "Melanie lives in the same city as Caroline.", "melanie lives in the same city as caroline"
+    )
+    assert not restates("Alice no longer lives in Paris.", "Alice lives in Paris.")
+    assert not restates("Jon opened his studio.", "Jon will open his studio.")
+    assert not restates("", "")
+    assert sentence_words("Caroline's agency, finally!") == ["caroline's", "agency", "finally"]
+
+
+async def test_retiring_every_candidate_shown_retires_none_under_the_guard(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    liked = await _two_turns(store, embedder, world(LIKES, LIKES_FACT, retire_every_candidate), GUARDED)
+    assert liked.invalidated == []
+    assert [f.text for f in liked.facts] == ["Melanie likes Caroline."], "the new fact is kept"
+    assert any("retired all 3 candidates shown" in w for w in liked.report.warnings), liked.report.warnings
+
+
+async def test_without_the_guard_the_same_answer_retires_every_candidate(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """The default (a strong model's answer is trusted): what the guard is there to stop."""
+    liked = await _two_turns(store, embedder, world(LIKES, LIKES_FACT, retire_every_candidate), ALL_SCOPED)
+    assert sorted(f.text for f in liked.invalidated) == sorted(f.fact for f in EARLIER)
+
+
+async def test_a_real_change_among_several_candidates_is_still_applied_under_the_guard(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    moved = "Melanie moved away from Caroline's city."
+
+    def one_change(request: ChatRequest) -> str:
+        (fact,) = request.variables["facts"]
+        chosen = [c["id"] for c in fact["candidates"] if c["fact"] == EARLIER[0].fact]
+        reply = {"id": fact["id"], "reasoning": "Melanie moved.", "duplicate_of": [], "contradicts": chosen}
+        return json.dumps({"entities": [], "facts": [reply]})
+
+    second = "Melanie: I moved away from your city, Caroline."
+    result = await _two_turns(
+        store, embedder, world(second, F("Melanie", "Caroline", "MOVED_AWAY", moved), one_change), GUARDED
+    )
+    assert [f.text for f in result.invalidated] == [EARLIER[0].fact]
+    assert not any("retire" in w for w in result.report.warnings)
+
+
+async def test_a_restated_candidate_is_read_as_the_duplicate_not_retired(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    again = "Melanie: as I said, I live near you."
+    restated = F("Melanie", "Caroline", "LIVES_CLOSE_TO", "Melanie lives in the same city as Caroline!")
+
+    def retire_the_restated(request: ChatRequest) -> str:
+        (fact,) = request.variables["facts"]
+        chosen = [c["id"] for c in fact["candidates"] if c["fact"] == EARLIER[0].fact]
+        reply = {"id": fact["id"], "reasoning": "It changed.", "duplicate_of": [], "contradicts": chosen}
+        return json.dumps({"entities": [], "facts": [reply]})
+
+    result = await _two_turns(store, embedder, world(again, restated, retire_the_restated), ALL_SCOPED)
+    assert result.invalidated == []
+    (kept,) = result.facts
+    assert kept.text == EARLIER[0].fact and len(kept.episodes) == 2, "the earlier fact, now said twice"
+    assert any("which says the same; read as a duplicate" in w for w in result.report.warnings)
+
+
+PAINTING = "Melanie: Thanks, Caroline! Painting's a fun way to express my feelings and get creative."
+PAINTING_FACTS = [
+    F("Melanie", "Caroline", "THANKS", "Melanie thanks Caroline."),
+    F("Melanie", "Caroline", "TELLS", "Melanie tells Caroline that painting is fun."),
+    F("Melanie", "Caroline", "SHARES_WITH", "Melanie shares her feelings with Caroline."),
+]
+
+
+async def test_the_recorded_blanket_reply_of_the_local_model_retires_nothing(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """Its real reply (three new facts, each said to contradict all five facts joining Melanie and
+    Caroline) replayed over the same shape of graph: under the small model's options nothing is retired."""
+    recorded = json.loads(
+        (Path(__file__).parent / "fixtures/live/resolve_retires_everything.json").read_text()
+    )
+    many = [*EARLIER, F("Melanie", "Caroline", "VISITS", "Melanie visits Caroline."),
+            F("Melanie", "Caroline", "CALLS", "Melanie calls Caroline.")]  # fmt: skip
+    w = World(
+        {MEL: Turn(["Melanie", "Caroline"], many), PAINTING: Turn(["Melanie", "Caroline"], PAINTING_FACTS)},
+        overrides={"resolve_episode": lambda request: recorded["text"]},
+    )
+    result = await _two_turns(store, embedder, w, for_small_model(ALL_SCOPED))
+    assert result.invalidated == []
+    assert sorted(f.text for f in result.facts) == sorted(f.fact for f in PAINTING_FACTS)
+    assert sum("retired all 5 candidates shown" in w for w in result.report.warnings) == 3
+
+
+def test_the_small_model_options_turn_the_guard_on_unless_set() -> None:
+    assert for_small_model().retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
+    assert for_small_model(IngestOptions(mode="combined")).mode == "combined"
+    assert for_small_model(IngestOptions(retire_all_guard=5)).retire_all_guard == 5
+    assert IngestOptions().retire_all_guard == 0
