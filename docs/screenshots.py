@@ -74,6 +74,7 @@ def shoot(view: GraphView, out: Path) -> list[Path]:
         page = chrome.new_page(viewport=SIZE)
         page.goto(page_file.as_uri())
         page.wait_for_function("window.epigraph && window.epigraph.ready")
+        page.evaluate("id => window.epigraph.select(id)", view.focus[0])  # its panel open
         page.screenshot(path=out / "view-now.png")
         written.append(out / "view-now.png")
         page.evaluate("when => window.epigraph.setTime(when)", PAST)

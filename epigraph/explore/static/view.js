@@ -325,7 +325,9 @@
     var meta = [n.type, n.aliases && n.aliases.length ? "aka " + n.aliases.join(", ") : "",
       n.mentions + " mention" + (n.mentions === 1 ? "" : "s")].filter(Boolean).join(" · ");
     var close = el("button", { cls: "ep-close", title: "close", text: "×" });
-    close.addEventListener("click", function () { state.selected = null; ui.panel.classList.remove("open"); apply(); });
+    close.addEventListener("click", function () {
+      state.selected = null; ui.panel.classList.remove("open"); cy.resize(); apply();
+    });
     var expand = el("button", { type: "button", id: "ep-expand", text: "expand neighbours" });
     expand.addEventListener("click", function () { expandNode(id); });
     var when = state.moment == null ? "now" : "as of " + fmt(state.moment);
@@ -340,7 +342,11 @@
       el("ul", {}, facts.ended.length ? facts.ended.map(function (e) { return factItem(e, "ended"); })
         : [el("li", { text: "(none)" })]),
       el("h3", { text: "Episodes" })].concat(episodes).forEach(function (c) { ui.panel.appendChild(c); });
-    ui.panel.classList.add("open");
+    if (!ui.panel.classList.contains("open")) {
+      ui.panel.classList.add("open");
+      cy.resize();  // the canvas is narrower now: keep the picture inside it
+      cy.fit(cy.elements(":visible"), 30);
+    }
   }
 
   function episodesOf(facts) {
