@@ -17,7 +17,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,47 +25,16 @@ from pathlib import Path
 
 import jvm
 
-HERE = Path(__file__).resolve().parent
-POM = HERE / "pom.xml"
-SOURCES = [POM, HERE / "src/main/java/Launcher.java"]
-TARGET = HERE / "target"
-LIB = TARGET / "lib"
-CLASSES = TARGET / "classes"
-STAMP = LIB / ".built"
-RUN = HERE / "run"
-URI_FILE, PID_FILE, LOG_FILE = RUN / "uri", RUN / "pid", RUN / "neo4j.out"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import serverctl  # tools/serverctl.py: what this shares with tools/kafka/kafkactl.py
+
+TOOL = serverctl.Tool("neo4j", Path(__file__).resolve().parent, "Launcher", "uri")
+TARGET, LIB, CLASSES, RUN = TOOL.here / "target", TOOL.lib, TOOL.classes, TOOL.run
 
 READY_TIMEOUT = 180.0
-STOP_TIMEOUT = 60.0
 BOLT_MAGIC = b"\x60\x60\xb0\x17"
 # Four proposals: 5.8 down to 5.0, 4.4 down to 4.0, then two empty slots.
 BOLT_VERSIONS = bytes([0, 8, 8, 5, 0, 4, 4, 4]) + bytes(8)
-
-
-def log(msg: str) -> None:
-    print(f"neo4jctl: {msg}", file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------- build
-def build(force: bool = False) -> None:
-    newest_source = max(p.stat().st_mtime for p in SOURCES)
-    if (
-        not force
-        and STAMP.exists()
-        and (CLASSES / "Launcher.class").exists()
-        and STAMP.stat().st_mtime >= newest_source
-    ):
-        return
-    if not STAMP.exists() or STAMP.stat().st_mtime < POM.stat().st_mtime:
-        # copy-dependencies never deletes: drop old jars so a version change cannot leave two Neo4js on
-        # the classpath. (Never rebuild under a running server: its classpath is target/lib.)
-        shutil.rmtree(LIB, ignore_errors=True)
-    cmd = [os.environ.get("MVN", "mvn"), "-q", "-B", "-f", str(POM), "package"]
-    log("building: " + " ".join(cmd))
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True)
-    STAMP.touch()
-    log(f"built in {time.monotonic() - t0:.1f} s")
 
 
 # Lucene tuning for the vector indexes (measured in README.md "Performance"):
@@ -104,12 +72,6 @@ def jvm_flags(major: int, heap: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- processes
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def bolt_handshake(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
@@ -120,36 +82,10 @@ def bolt_handshake(port: int) -> bool:
         return False
 
 
-def tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return f"({path} not found)"
-    return "\n".join(text[-lines:])
-
-
-def is_launcher(pid: int) -> bool:
-    """True if pid is alive and is one of our launchers (guards against pid reuse)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    zombie = stat.rsplit(")", 1)[1].split()[0] == "Z"
-    return not zombie and b"Launcher" in cmdline
-
-
 def write_settings(home: Path, settings: list[str]) -> None:
     """DEFAULT_SETTINGS plus --setting KEY=VALUE pairs (which win) become HOME/neo4j.conf (the launcher
     loads it, strictly validated)."""
-    merged = dict(DEFAULT_SETTINGS)
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            sys.exit(f"neo4jctl: --setting needs KEY=VALUE, got {item!r}")
-        merged[key.strip()] = value.strip()
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "neo4j.conf").write_text("".join(f"{key}={value}\n" for key, value in merged.items()))
+    serverctl.settings_file(home / "neo4j.conf", DEFAULT_SETTINGS, settings, option="neo4jctl: --setting")
 
 
 def launch(
@@ -173,71 +109,27 @@ def launch(
         env["NEO4J_EXIT_ON_STDIN_EOF"] = "1"
     home.mkdir(parents=True, exist_ok=True)
     for attempt in range(3):  # retry only if someone grabbed the free port in between
-        port = free_port()
-        cmd = [java.path, *flags, "-cp", classpath, "Launcher", str(home), str(port)]
+        port = serverctl.free_port()
+        cmd = [java.path, *flags, "-cp", classpath, TOOL.main_class, str(home), str(port)]
         t0 = time.monotonic()
-        with open(out, "wb") as f:
-            proc = subprocess.Popen(
-                cmd, stdin=stdin, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )  # Ctrl-C in a terminal reaches us, not it
+        proc = serverctl.spawn(cmd, out, stdin, env)
         uri = f"bolt://127.0.0.1:{port}"
-        deadline = t0 + timeout
-        while time.monotonic() < deadline and proc.poll() is None:
-            if f"READY {uri}" in out.read_text(errors="replace") and bolt_handshake(port):
-                log(f"neo4j ready at {uri} in {time.monotonic() - t0:.1f} s (pid {proc.pid}; {described})")
-                return proc, uri, described
-            time.sleep(0.25)
-        if proc.poll() is None:
-            log(f"neo4j not ready after {timeout:.0f} s")
-            stop_pid(proc.pid, proc)
-        elif "Address already in use" in out.read_text(errors="replace") and attempt < 2:
-            log(f"port {port} was taken, retrying")
-            continue
-        log(f"startup failed (exit code {proc.returncode}); tail of {out}:\n{tail(out)}")
-        log(f"tail of {home / 'logs/debug.log'}:\n{tail(home / 'logs/debug.log')}")
-        sys.exit(1)
+
+        def ready(uri: str = uri, port: int = port) -> bool:
+            return f"READY {uri}" in out.read_text(errors="replace") and bolt_handshake(port)
+
+        if serverctl.await_ready(TOOL, proc, ready, timeout):
+            TOOL.log(f"neo4j ready at {uri} in {time.monotonic() - t0:.1f} s (pid {proc.pid}; {described})")
+            return proc, uri, described
+        serverctl.retry_or_exit(TOOL, proc, out, attempt, str(port), logs=(home / "logs/debug.log",))
     raise AssertionError("unreachable")
 
 
-def stop_pid(pid: int, proc: subprocess.Popen | None = None) -> None:
-    """SIGTERM, wait up to STOP_TIMEOUT, then SIGKILL. proc (if ours) is reaped."""
-
-    def alive() -> bool:
-        return proc.poll() is None if proc is not None else is_launcher(pid)
-
-    if not alive():
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if alive():
-        log(f"pid {pid} ignored SIGTERM for {STOP_TIMEOUT:.0f} s; sending SIGKILL")
-        os.kill(pid, signal.SIGKILL)
-        if proc is not None:
-            proc.wait()
-
-
-def running_pid() -> int | None:
-    try:
-        pid = int(PID_FILE.read_text())
-    except (OSError, ValueError):
-        return None
-    return pid if is_launcher(pid) else None
-
-
 # ---------------------------------------------------------------- commands
-def cmd_build(args: argparse.Namespace) -> int:
-    build(force=args.force)
-    return 0
-
-
 def cmd_start(args: argparse.Namespace) -> int:
-    if running_pid() is not None:
-        print(URI_FILE.read_text().strip())
-        log("already running")
+    if serverctl.already_running(TOOL):
         return 0
-    build()
+    serverctl.build(TOOL)
     RUN.mkdir(exist_ok=True)
     if args.home:
         home = Path(args.home).resolve()
@@ -249,51 +141,21 @@ def cmd_start(args: argparse.Namespace) -> int:
     stdin = None if args.tie_to_parent else subprocess.DEVNULL
     proc, uri, _ = launch(
         home,
-        LOG_FILE,
+        RUN / "neo4j.out",
         stdin=stdin,
         heap=args.heap,
         pagecache=args.pagecache,
         password=args.password,
         timeout=args.timeout,
     )
-    PID_FILE.write_text(f"{proc.pid}\n")
-    URI_FILE.write_text(uri + "\n")
-    print(uri, flush=True)
-    return 0
-
-
-def remove_run_files() -> None:
-    for f in (URI_FILE, PID_FILE):
-        f.unlink(missing_ok=True)
-
-
-def cmd_stop(args: argparse.Namespace) -> int:
-    pid = running_pid()
-    if pid is not None:
-        log(f"stopping pid {pid}")
-        stop_pid(pid)
-    remove_run_files()
-    return 0
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    if running_pid() is None:
-        log("not running")
-        return 1
-    print(URI_FILE.read_text().strip())
-    return 0
+    return serverctl.started(TOOL, proc, uri)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        log("run needs a command: neo4jctl.py run -- CMD ...")
+    command = serverctl.command_of(args)
+    workdir = serverctl.run_workdir(TOOL, command)  # an own home, so a server from `start` is left alone
+    if workdir is None:
         return 2
-    build()
-    # An own home and no uri/pid files, so a server from `start` is left alone.
-    workdir = RUN / f"run-{os.getpid()}"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
     write_settings(workdir / "home", args.setting)
     # stdin=PIPE: should this process die without its `finally`, the server sees EOF and exits too.
     proc, uri, java = launch(
@@ -305,74 +167,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         password=args.password,
         timeout=args.timeout,
     )
-    code = 1
-    try:
-        env = {
-            **os.environ,
-            "EPIGRAPH_NEO4J_URI": uri,
-            "EPIGRAPH_NEO4J_PID": str(proc.pid),
-            "EPIGRAPH_NEO4J_JAVA": java,
-            "EPIGRAPH_NEO4J_LOG": str(workdir / "neo4j.out"),
-        }
-        if args.password:
-            env.update(EPIGRAPH_NEO4J_USER="neo4j", EPIGRAPH_NEO4J_PASSWORD=args.password)
-        rc = subprocess.run(command, env=env).returncode
-        code = 128 - rc if rc < 0 else rc  # killed by a signal: shell convention
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        stop_pid(proc.pid, proc)
-        if code == 0:
-            shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            log(f"neo4j logs kept in {workdir}")
-    return code
+    env = {
+        "EPIGRAPH_NEO4J_URI": uri,
+        "EPIGRAPH_NEO4J_PID": str(proc.pid),
+        "EPIGRAPH_NEO4J_JAVA": java,
+        "EPIGRAPH_NEO4J_LOG": str(workdir / "neo4j.out"),
+    }
+    if args.password:
+        env.update(EPIGRAPH_NEO4J_USER="neo4j", EPIGRAPH_NEO4J_PASSWORD=args.password)
+    return serverctl.run_beside(TOOL, command, env, proc, workdir)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="compile the launcher and fetch the jars (mvn package)")
-    b.add_argument("--force", action="store_true", help="build even if up to date")
-    b.set_defaults(func=cmd_build)
-    for name, func in (("start", cmd_start), ("run", cmd_run)):
-        s = sub.add_parser(name)
+    p, start, run = serverctl.parser(
+        __doc__,
+        heap="1g",
+        setting_help="a neo4j.conf setting for this server (repeatable; written to HOME/neo4j.conf)",
+        timeout=READY_TIMEOUT,
+    )
+    for s in (start, run):
         s.add_argument(
             "--password", help="enable auth with user neo4j and this password (>= 8 chars); default: auth off"
         )
-        s.add_argument("--heap", default="1g", help="-Xmx (default 1g)")
         s.add_argument("--pagecache", default="256m", help="page cache size (default 256m)")
-        s.add_argument(
-            "--setting",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="a neo4j.conf setting for this server (repeatable; written to HOME/neo4j.conf)",
-        )
-        s.add_argument("--timeout", type=float, default=READY_TIMEOUT, help="readiness deadline in seconds")
-        s.set_defaults(func=func)
-        if name == "start":
-            s.add_argument("--home", help="DBMS home (kept as is); default: a fresh tools/neo4j/run/home")
-            s.add_argument(
-                "--tie-to-parent",
-                action="store_true",
-                help="the server inherits this command's stdin and exits when it reaches EOF: "
-                "start it with a pipe its owner keeps open (never with </dev/null)",
-            )
-        else:
-            s.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ...")
-    sub.add_parser("stop").set_defaults(func=cmd_stop)
-    sub.add_parser("status").set_defaults(func=cmd_status)
+    start.add_argument("--home", help="DBMS home (kept as is); default: a fresh tools/neo4j/run/home")
     args = p.parse_args(argv)
     if getattr(args, "password", None) is not None and len(args.password) < 8:
         p.error("--password needs at least 8 characters")
-    # SIGTERM (e.g. a CI timeout) unwinds like Ctrl-C, so `finally` blocks stop the server.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
-        return args.func(args)
-    except subprocess.CalledProcessError as e:
-        log(f"command failed with exit code {e.returncode}: {' '.join(map(str, e.cmd))}")
-        return 1
+    return serverctl.dispatch(TOOL, args, {"start": cmd_start, "run": cmd_run})
 
 
 if __name__ == "__main__":
