@@ -4,15 +4,12 @@ thread) over the demo graph, keys on: search, expand by fetching, ask with cited
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from screenshots import demo_graph
 
 from epigraph.prompts.protocol import ChatRequest
@@ -24,7 +21,7 @@ from .test_browser import BERLIN, DRAWN, NODES, PARIS, drawn, move_slider
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from _serve_harness import free_port
+from _serve_harness import uvicorn_thread
 from quickstart import RECORDED, Replay, conversation
 
 KEY = "k-demo-not-a-secret"
@@ -58,19 +55,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     in_thread(fill())
     app = create_app(demo_graph(db, ScriptedLLM(Demo())), keys=Keys({KEY: frozenset({"quickstart"})}))
-    port = free_port()
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uv.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert uv.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        uv.should_exit = True
-        thread.join(30)
+    with uvicorn_thread(app) as url:
+        yield url
 
 
 def test_the_page_needs_no_key_but_its_data_does(server: str) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,14 +11,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.serve import Keys, Limits, create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _serve_harness import LLM_KEY, LLMThread, World, free_port
+from _serve_harness import LLM_KEY, LLMThread, World, uvicorn_thread
 
 KEYS = {"key-alpha": frozenset({"alpha"}), "key-beta": frozenset({"beta"}), "key-all": frozenset({"*"})}
 LIMITS = Limits(max_body_bytes=20_000, max_batch=5, max_episode_chars=2_000, ask_timeout_s=1.5)
@@ -62,19 +60,8 @@ def served(llm: LLMThread, world: World, tmp_path_factory: pytest.TempPathFactor
     tmp = tmp_path_factory.mktemp("serve")
     kg = KnowledgeGraph(graph_settings(tmp / "graph.db", llm.url))
     app = create_app(kg, keys=Keys(KEYS), limits=LIMITS, groups_file=tmp / "graph.db.groups")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield Served(f"http://127.0.0.1:{port}", world)
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with uvicorn_thread(app) as url:
+        yield Served(url, world)
 
 
 def wait_done(client: httpx.Client, group: str, uuids: list[str], timeout_s: float = 60.0) -> dict[str, str]:
