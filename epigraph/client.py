@@ -43,7 +43,7 @@ from .graph.store import GraphStore, StoreStats
 from .local_model import LocalModel
 from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
-from .pipeline.options import IngestOptions, Mode
+from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .scale.producer import EpisodeProducer, Published
 
@@ -101,6 +101,8 @@ class KnowledgeGraph:
         self.llm = llm if llm is not None or self._local else llm_from_settings(self.settings)
         self._owns_llm = llm is None and self.llm is not None
         self.options = options or IngestOptions()
+        if self._local is not None:  # the 1.5B model's blanket retirements are refused (retire_all_guard)
+            self.options = for_small_model(self.options)
         self._ingestor: Ingestor | None = None
         self._producer: EpisodeProducer | None = None
         self._opened = False
@@ -225,7 +227,7 @@ class KnowledgeGraph:
 
     def _grouped(self, items: Iterable[Item]) -> Iterable[Item]:
         for item in items:
-            if isinstance(item, dict) and not item.get("group_id"):
+            if isinstance(item, dict) and not item.get("group_id") and not item.get("group"):
                 yield {**item, "group_id": self.group_id}
             else:
                 yield item

@@ -8,12 +8,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from epigraph import KnowledgeGraph
+from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline import IngestOptions, Ingestor
 from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, for_small_model
 from epigraph.pipeline.retirements import restates, sentence_words
 from epigraph.prompts.protocol import ChatRequest
-from epigraph.testing import HashEmbedder
+from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import T0
 from .world import F, Turn, World
@@ -159,3 +161,17 @@ def test_the_small_model_options_turn_the_guard_on_unless_set() -> None:
     assert for_small_model(IngestOptions(mode="combined")).mode == "combined"
     assert for_small_model(IngestOptions(retire_all_guard=5)).retire_all_guard == 5
     assert IngestOptions().retire_all_guard == 0
+
+
+def test_a_knowledge_graph_on_the_local_model_uses_the_small_model_options() -> None:
+    """Nothing starts before the graph is entered: the options are set when it is made."""
+    local = KnowledgeGraph(Settings(llm_local=True, db_path=":memory:"), embedder=HashEmbedder())
+    assert local.options.retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
+    chosen = KnowledgeGraph(
+        Settings(llm_local=True, db_path=":memory:"),
+        embedder=HashEmbedder(),
+        options=IngestOptions(mode="combined", retire_all_guard=4),
+    )
+    assert (chosen.options.mode, chosen.options.retire_all_guard) == ("combined", 4)
+    other = KnowledgeGraph(Settings(db_path=":memory:"), llm=ScriptedLLM({}), embedder=HashEmbedder())
+    assert other.options.retire_all_guard == 0
