@@ -119,20 +119,30 @@ async def test_enqueue_publishes_when_kafka_is_configured(kafka_bootstrap: str, 
     settings = Settings(db_path=":memory:", kafka_bootstrap=kafka_bootstrap, kafka_topic=topic)
     llm = ScriptedLLM({"*": ""})  # never called: publishing ingests nothing
     async with KnowledgeGraph(settings, llm=llm, embedder=HashEmbedder(16), group_id="team") as kg:
-        published = await kg.enqueue([{"content": "Ann: hi", "reference_time": WHEN}, *_episodes(1, 2)])
+        items = [{"content": "Ann: hi", "reference_time": WHEN}, {"content": "Bo: yo", "reference_time": WHEN,
+                 "group": "bo"}, *_episodes(1, 2)]  # fmt: skip
+        published = await kg.enqueue(items)
         assert await kg.episodes(group_id="team") == []
     assert llm.calls == []
     messages = await read_all(kafka_bootstrap, topic, 2)
-    assert [(m.group, m.uuid) for _, _, _, m in sorted(messages)] == [(p.group_id, p.uuid) for p in published]
-    assert [p.group_id for p in published] == ["team", "g0", "g0"]
+    assert sorted((m.group, m.uuid) for _, _, _, m in messages) == sorted(
+        (p.group_id, p.uuid) for p in published
+    )
+    assert [p.group_id for p in published] == ["team", "bo", "g0", "g0"]  # a mapping's own "group" is kept
     assert all(p.topic == topic and p.offset is not None and p.result is None for p in published)
 
 
 async def test_enqueue_without_kafka_ingests_here() -> None:
     settings = Settings(db_path=":memory:")
     async with KnowledgeGraph(settings, llm=ScriptedLLM({"*": ""}), embedder=HashEmbedder(16)) as kg:
-        [published] = await kg.enqueue([{"content": "Ann: hi", "reference_time": WHEN}])
+        [published, other] = await kg.enqueue(
+            [
+                {"content": "Ann: hi", "reference_time": WHEN},
+                {"content": "Bo: yo", "reference_time": WHEN, "group": "bo"},
+            ]
+        )
         assert published.partition is None and published.result is not None
         assert published.result.episode.status == EpisodeStatus.DONE
         [stored] = await kg.episodes(group_id="default")
         assert stored.uuid == published.uuid
+        assert [e.uuid for e in await kg.episodes(group_id="bo")] == [other.uuid]
