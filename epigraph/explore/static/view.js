@@ -209,7 +209,7 @@
 
   function layout(around) {
     var added = cy.add(elementsToAdd());
-    if (!added.length && !around) { return; }
+    if (!added.length) { return; }  // nothing new: positions stay, time and classes do the rest
     if (around) {
       var p = around.position();
       added.nodes().forEach(function (n, i) {
@@ -461,6 +461,7 @@
         model.shownNodes.add(e.source); model.shownNodes.add(e.target); } });
       if (cy.nodes().length === 0) { layout(null); } else { layout(cy.nodes().first()); }
       refreshSlider(); apply();
+      cy.resize(); cy.fit(cy.elements(":visible"), 30);  // the answer took room: show the cited facts
     });
   }
 
@@ -506,6 +507,9 @@
   });
   cy.on("mouseout", "node, edge", function (ev) { ev.target.removeClass("hover"); ui.tip.style.display = "none"; });
   cy.on("tap", "node", function (ev) { state.selected = ev.target.id(); apply(); });
+  if (window.ResizeObserver) {  // the panel or the answer changed the canvas's size
+    new ResizeObserver(function () { cy.resize(); }).observe(ui.cy);
+  }
   layout(null);
   refreshSlider();
   apply();
