@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import os
 import re
+import shutil
+import signal
 import socket
+import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -80,8 +86,11 @@ async def test_a_consumer_group_commits_offsets(kafka_bootstrap: str, new_topic:
     finally:
         await producer.stop()
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=kafka_bootstrap, group_id=f"cg-{uuid.uuid4().hex[:8]}",
-        auto_offset_reset="earliest", enable_auto_commit=False,
+        topic,
+        bootstrap_servers=kafka_bootstrap,
+        group_id=f"cg-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
     )
     await consumer.start()
     try:
@@ -95,3 +104,33 @@ async def test_a_consumer_group_commits_offsets(kafka_bootstrap: str, new_topic:
         await consumer.stop()
     assert sorted(seen) == [0, 1, 2, 3]
     assert committed == [2, 2]  # the next offset to read, per partition
+
+
+@pytest.mark.kafka
+def test_a_broker_of_run_exits_when_run_is_killed(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """``kafkactl.py run`` holds its broker's stdin: a SIGKILL of ``run`` (no ``finally``) still ends the
+    broker. (``kafka_bootstrap``: only where the suite has Kafka, i.e. the jars are built.)"""
+    pid_file = tmp_path / "pid"
+    script = f'echo "$EPIGRAPH_KAFKA_PID" > {pid_file}; exec sleep 600'
+    runner = subprocess.Popen(
+        [sys.executable, str(_PATH), "run", "--", "sh", "-c", script],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert runner.poll() is None and time.monotonic() < deadline, "kafkactl run started no broker"
+            time.sleep(0.5)
+        broker = int(pid_file.read_text())
+        assert kafkactl.serverctl.is_launcher(kafkactl.TOOL, broker)
+        runner.kill()
+        runner.wait()
+        deadline = time.monotonic() + 60
+        while kafkactl.serverctl.is_launcher(kafkactl.TOOL, broker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not kafkactl.serverctl.is_launcher(kafkactl.TOOL, broker), "the broker outlived its runner"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(runner.pid, signal.SIGKILL)  # the orphaned `sleep` (in the group started above)
+        for kept in kafkactl.TOOL.run.glob(f"run-{runner.pid}"):
+            shutil.rmtree(kept, ignore_errors=True)
