@@ -37,7 +37,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
-from . import ask, ingest, model, read, serve
+from . import ask, ingest, model, read, serve, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
@@ -46,6 +46,7 @@ COMMANDS: tuple[Register, ...] = (
     ask.register,  # ask
     model.register,  # model start|stop|status
     serve.register,  # serve, mcp
+    worker.register,  # worker (Kafka)
 )
 """The command groups, in the order ``epigraph --help`` lists their commands."""
 

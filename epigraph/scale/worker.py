@@ -44,14 +44,15 @@ from aiokafka.errors import KafkaError
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
-from ..graph.model import Episode, to_utc
+from ..graph.model import Episode
 from ..pipeline.events import EpisodeResult
-from ..pipeline.inputs import parse_episode_lines
+from ..tokens import load_encoding
+from .envelope import decode
 from .logs import note
+from .producer import DEFAULT_TOPIC
 
 log = logging.getLogger("epigraph.worker")
 
-DEFAULT_TOPIC = "epigraph.episodes"
 DEFAULT_GROUP = "epigraph-workers"
 
 
@@ -67,9 +68,11 @@ class WorkerConfig:
     """Messages held per partition; fetching from a partition pauses while its buffer is full."""
     revoke_grace_s: float = 5.0
     """On revoke (or stop), how long an episode in flight may run on before it is abandoned."""
-    session_timeout_ms: int = 10_000
+    session_timeout_ms: int = 30_000
     """How long the group waits for a silent (crashed) member before moving its partitions."""
     heartbeat_interval_ms: int = 2_000
+    rebalance_timeout_ms: int = 30_000
+    """How long the group waits for its members to rejoin a rebalance (past their revoke grace)."""
     retry_s: float = 1.0
     """First wait before retrying a store write or a dead-letter publish (doubles, at most 30 s)."""
 
@@ -110,17 +113,8 @@ class Counts:
 
 
 def decode_episode(value: bytes | None) -> Episode:
-    """PROVISIONAL until scale/envelope.py lands: the envelope's episode, or InputError."""
-    try:
-        data = json.loads(value or b"")
-        line = json.dumps(data["episode"] | {"group": data["group"]})
-        created = to_utc(data["created_at"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"not an episode envelope: {exc}") from None
-    item = next(iter(parse_episode_lines([line])))
-    if isinstance(item, InputError):
-        raise item
-    return item.to_episode(created_at=created)
+    """The episode of a message of the episodes topic (:mod:`epigraph.scale.envelope`), or InputError."""
+    return decode(value).to_episode()
 
 
 @dataclass(eq=False)
@@ -133,6 +127,18 @@ class _Lane:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     closing: bool = False
     task: asyncio.Task[None] | None = None
+
+
+async def _watch_loop(period_s: float = 0.5, warn_s: float = 2.0) -> None:
+    """Log when the event loop stalls: the consumer's heartbeats share it, and a stall longer than the
+    session timeout costs the worker its partitions (while its lanes still run: a zombie)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        started = loop.time()
+        await asyncio.sleep(period_s)
+        late = loop.time() - started - period_s
+        if late > warn_s:
+            note(log, "loop.stalled", logging.WARNING, seconds=round(late, 2))
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -166,6 +172,9 @@ class KafkaWorker:
         """Consume until ``stop`` is set; then finish or abandon what runs, leave the group, return."""
         cfg = self.config
         await self.kg.open()
+        # Slow first-use loads hold the GIL (the BPE tables: 1 s idle, 10-20 s on a loaded machine) and
+        # would stall the consumer's heartbeats mid-episode: done before joining the group.
+        await asyncio.to_thread(load_encoding)
         self._producer = AIOKafkaProducer(
             bootstrap_servers=cfg.bootstrap, acks="all", enable_idempotence=True
         )
@@ -173,6 +182,7 @@ class KafkaWorker:
             bootstrap_servers=cfg.bootstrap, group_id=cfg.group_id, client_id=cfg.client_id,
             enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=cfg.buffer,
             session_timeout_ms=cfg.session_timeout_ms, heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+            rebalance_timeout_ms=max(cfg.rebalance_timeout_ms, int(cfg.revoke_grace_s * 1000) + 10_000),
         )  # fmt: skip
         self._consumer.subscribe([cfg.topic], listener=_Listener(self))
         await self._producer.start()
@@ -191,6 +201,13 @@ class KafkaWorker:
 
     # --- fetching and the partitions' lanes -------------------------------------------------------
     async def _fetch(self, stop: asyncio.Event) -> None:
+        watch = asyncio.create_task(_watch_loop())
+        try:
+            await self._fetch_until(stop)
+        finally:
+            watch.cancel()
+
+    async def _fetch_until(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
                 batches = await self._consumer.getmany(timeout_ms=200)

@@ -1,0 +1,121 @@
+"""The Kafka worker in this process, on a real Kafka and a real Neo4j: a re-delivered done episode is a
+no-op (no LLM call, no write: the later fact it would have retired stays current), a bad payload and an
+episode the LLM refuses go to the dead-letter topic with their reason, the failing one is saved
+``failed``, and the group moves past both (every offset committed)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from epigraph.client import KnowledgeGraph
+from epigraph.config import Settings
+from epigraph.graph.model import EpisodeStatus
+from epigraph.scale.worker import KafkaWorker, WorkerConfig
+
+from .helpers import (
+    LLM_KEY,
+    CityWorld,
+    LLMThread,
+    create_topic,
+    current_episode,
+    moves,
+    neo4j_uri,
+    publish,
+)
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[LLMThread]:
+    with LLMThread(CityWorld()) as thread:
+        yield thread
+
+
+async def _publish_raw(bootstrap: str, topic: str, key: str, value: bytes) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, value, key=key.encode())
+    finally:
+        await producer.stop()
+
+
+async def _dead_letters(bootstrap: str, topic: str, expected: int) -> list[dict[str, object]]:
+    consumer = AIOKafkaConsumer(f"{topic}.dead", bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    letters: list[dict[str, object]] = []
+    try:
+        for _ in range(40):
+            for records in (await consumer.getmany(timeout_ms=250)).values():
+                letters += [json.loads(r.value) for r in records]
+            if len(letters) >= expected:
+                break
+    finally:
+        await consumer.stop()
+    return letters
+
+
+async def _committed(bootstrap: str, topic: str, group_id: str) -> int | None:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        committed: int | None = await consumer.committed(TopicPartition(topic, 0))
+        return committed
+    finally:
+        await consumer.stop()
+
+
+async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
+    llm: LLMThread, kafka_bootstrap: str
+) -> None:
+    bootstrap, neo4j = kafka_bootstrap, neo4j_uri()
+    run = uuid.uuid4().hex[:8]
+    topic, group, members = f"t-{run}", f"w-{run}", f"workers-{run}"
+    await create_topic(bootstrap, topic, 1)
+    texts = ["Alice moved to Paris.", "Alice moved to Lisbon.", "Unanswerable Bob moved to Rome.",
+             "Bob moved to Oslo."]  # fmt: skip
+    paris, lisbon, refused, oslo = moves(group, texts)
+    await publish(bootstrap, topic, [paris, lisbon])
+    await _publish_raw(bootstrap, topic, group, b'{"v": 1, "episode": "not one"}')
+    await publish(bootstrap, topic, [refused, paris, oslo])  # paris again: a re-delivery
+    records = 6
+
+    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
+                        embedder="hash", llm_max_attempts=1)  # fmt: skip
+    async with KnowledgeGraph(settings) as kg:
+        worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        for _ in range(600):
+            counts = worker.counts
+            if counts.done + counts.skipped + counts.failed >= records or running.done():
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        counts = await running
+        assert (counts.done, counts.skipped, counts.failed, counts.dead) == (3, 1, 2, 2)
+
+        stored = {e.content: e for e in await kg.store.episodes(group, limit=100)}
+        assert stored["Alice moved to Paris."].status == EpisodeStatus.DONE
+        failed = stored["Unanswerable Bob moved to Rome."]
+        assert failed.status == EpisodeStatus.FAILED and "cannot be answered" in (failed.error or "")
+        current = await kg.search("Alice lives in", group_ids=group, limit=10)
+        assert [f.fact.text for f in current.facts if f.fact.text.startswith("Alice")] == [
+            "Alice lives in Lisbon."
+        ]
+
+    extractions = [r for r in llm.server.chat_requests
+                   if r.body["messages"][0]["content"].startswith("You extract entities")]  # fmt: skip
+    assert [current_episode(r.body) for r in extractions].count("Alice moved to Paris.") == 1
+    letters = await _dead_letters(bootstrap, topic, 2)
+    by_offset = {letter["offset"]: str(letter["reason"]) for letter in letters}
+    assert sorted(by_offset) == [2, 3] and len(letters) == 2
+    assert by_offset[2].startswith("bad payload") and "cannot be answered" in by_offset[3]
+    assert await _committed(bootstrap, topic, members) == records
