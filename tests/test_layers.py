@@ -198,3 +198,42 @@ def test_the_checker_sees_upward_imports(tmp_path: Path) -> None:
         "epigraph.graph.search (layer 2)",
         "epigraph.cli (layer 5)",
     ]
+
+
+def test_only_config_reads_the_environment() -> None:
+    """``config.py`` is the only reader of ``EPIGRAPH_*``: no other module touches ``os.environ``."""
+    readers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in {"environ", "getenv", "environb"}
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ) or (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "os"
+                and any(a.name in {"environ", "getenv", "environb"} for a in node.names)
+            ):
+                readers.add(module_name(path))
+    assert readers == {"epigraph.config"}
+
+
+def test_drivers_stay_behind_their_layers() -> None:
+    """SQL and Cypher drivers live in their store; the pipeline, search and ask see no driver and no HTTP."""
+    homes = {"sqlite3": "epigraph.graph.embedded", "neo4j": "epigraph.graph.neo4j"}
+    blind = ("epigraph.pipeline", "epigraph.graph.search", "epigraph.ask", "epigraph.graph.model")
+    broken = []
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            for name in (n.split(".")[0] for n in names):
+                home = homes.get(name)
+                if home and not (module == home or module.startswith(home + ".")):
+                    broken.append(f"{module} imports {name} (only {home} may)")
+                if name in (*homes, "httpx", "openai") and module.startswith(blind):
+                    broken.append(f"{module} imports {name}")
+    assert not broken, "\n".join(broken)
