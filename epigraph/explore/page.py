@@ -47,6 +47,12 @@ def page_js() -> str:
 
 
 @cache
+def served_js() -> str:
+    """The served page's part: search, ask and fetching neighbours (only when ``api`` is set)."""
+    return _static("served.js")
+
+
+@cache
 def page_css() -> str:
     return _static("view.css")
 
@@ -78,6 +84,7 @@ def document(data: dict[str, Any], *, api: dict[str, Any] | None = None, title: 
             f'<script id="epigraph-config" type="application/json">{script_json(config)}</script>',
             _inline_script(library_js()),
             _inline_script(page_js()),
+            _inline_script(served_js()) if api else "",
             "</body></html>",
             "",
         ]

@@ -48,6 +48,7 @@ def test_the_document_is_self_contained_and_the_cell_is_an_iframe(alice: GraphVi
     page = alice.save(tmp_path / "a.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "cytoscape" in page
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page), "nothing is fetched"
+    assert "ep.hooks.more = " not in page  # the served page's script is left out
     cell = alice._repr_html_()
     assert cell.startswith('<iframe class="epigraph-view" srcdoc="')
     assert html.unescape(cell.split('srcdoc="', 1)[1].split('" style=', 1)[0]) == page

@@ -1,8 +1,8 @@
 /* epigraph interactive view: draws the JSON of epigraph/explore/payload.py with Cytoscape.js.
  *
- * One page for a notebook cell, a saved file and `epigraph serve` (CONFIG.api set: search, ask and
- * expansion fetch from the server). Every fact carries both time axes; factState() is
- * epigraph.graph.temporal.matches() written again, so moving the slider re-draws the graph as it stood.
+ * One page for a notebook cell, a saved file and `epigraph serve` (there served.js, loaded after this,
+ * adds search and ask and sets hooks.more: "expand" then also fetches). Every fact carries both time
+ * axes; factState() is epigraph.graph.temporal.matches() written again, so moving the slider re-draws the graph as it stood.
  * window.epigraph exposes the Cytoscape instance and the model (the browser tests read them).
  */
 (function () {
@@ -10,10 +10,10 @@
 
   var DATA = JSON.parse(document.getElementById("epigraph-data").textContent);
   var CONFIG = JSON.parse(document.getElementById("epigraph-config").textContent);
-  var API = CONFIG.api || null;
   var PALETTE = ["#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#76b7b2", "#ff9da7", "#9c755f", "#e15759"];
   var NOW = Date.now();
 
+  var hooks = { more: null, emptyHint: "Nothing to draw." };
   var model = { nodes: new Map(), edges: new Map(), episodes: {}, focus: [], shownNodes: new Set(),
     shownEdges: new Set(), cited: new Set(), title: DATA.title || "" };
   var state = { moment: null, systemTime: false, showRetired: DATA.show_retired !== false, selected: null,
@@ -113,7 +113,6 @@
       el("label", { title: "also as the graph knew it then (system time, known_at)" },
         [ui.system, document.createTextNode("as known then")]),
       el("label", {}, [ui.retired, document.createTextNode("retired facts")]), ui.fit]);
-    if (API) { bar.insertBefore(searchForm(), bar.firstChild); }
     ui.cy = el("div", { id: "ep-cy" });
     ui.tip = el("div", { id: "ep-tip" });
     ui.empty = el("div", { cls: "ep-empty", id: "ep-empty" });
@@ -122,7 +121,6 @@
     var canvas = el("div", { cls: "ep-canvas" }, [ui.cy, ui.empty, ui.legend, ui.tip]);
     app.appendChild(bar);
     app.appendChild(el("div", { cls: "ep-main" }, [canvas, ui.panel]));
-    if (API) { app.appendChild(askBox()); }
     ui.slider.addEventListener("input", function () { setMomentIndex(Number(ui.slider.value)); });
     ui.system.addEventListener("change", function () { state.systemTime = ui.system.checked; refreshSlider(); apply(); });
     ui.retired.addEventListener("change", function () { state.showRetired = ui.retired.checked; apply(); });
@@ -256,7 +254,7 @@
   }
 
   function emptyText() {
-    if (!model.nodes.size) { return API ? "Search for something, or ask a question." : "Nothing to draw."; }
+    if (!model.nodes.size) { return hooks.emptyHint; }
     return "Nothing held at this moment (" + (state.moment == null ? "now" : fmt(state.moment)) + ").";
   }
 
@@ -371,9 +369,8 @@
   }
 
   function expandNode(id) {
-    var done = API ? fetchJSON(groupUrl("/explore/entity/" + encodeURIComponent(id)) + "?around=0")
-      .then(function (data) { merge(data); }) : Promise.resolve();
-    return done.then(function () {
+    var more = hooks.more ? hooks.more(id) : null;  // the served page fetches the neighbourhood too
+    return Promise.resolve(more).then(function () {
       revealAround(id);
       layout(cy.getElementById(id));
       refreshSlider();
@@ -381,119 +378,11 @@
     });
   }
 
-  // ---------------------------------------------------------------- the served page: search and ask
-  function groupName() { return (ui.group && ui.group.value.trim()) || API.group; }
-  function groupUrl(path) { return API.base + "/groups/" + encodeURIComponent(groupName()) + path; }
-  function headers(extra) {
-    var h = Object.assign({}, extra || {});
-    var key = ui.key && ui.key.value.trim();
-    if (key) { h.Authorization = "Bearer " + key; }
-    return h;
-  }
-  function fetchJSON(url, init) {
-    return fetch(url, Object.assign({ headers: headers() }, init || {})).then(function (r) {
-      if (!r.ok) { return r.json().catch(function () { return {}; }).then(function (b) {
-        throw new Error(r.status + ": " + (b.detail || r.statusText)); }); }
-      return r.json();
-    });
-  }
-  function status(text) { if (ui.status) { ui.status.textContent = text; } }
-
-  function searchForm() {
-    ui.group = el("input", { type: "text", id: "ep-group", size: "10", value: API.group, title: "group" });
-    ui.query = el("input", { type: "text", id: "ep-query", size: "28", placeholder: "search the graph" });
-    ui.status = el("span", { cls: "ep-status", id: "ep-status" });
-    var parts = [ui.group, ui.query, el("button", { type: "submit", text: "search" }), ui.status];
-    if (API.keys) {
-      ui.key = el("input", { type: "password", id: "ep-key", size: "10", placeholder: "API key" });
-      parts.unshift(ui.key);
-    }
-    var form = el("form", { id: "ep-search" }, parts);
-    form.addEventListener("submit", function (ev) { ev.preventDefault(); search(ui.query.value); });
-    return form;
-  }
-
   function load(data, title) {
     reset(); merge(data); model.title = title || data.title || "";
     ui.title.textContent = model.title;
     state.selected = null; ui.panel.classList.remove("open");
     cy.elements().remove(); layout(null); refreshSlider(); apply();
-  }
-
-  function search(query) {
-    var q = (query || "").trim();
-    if (!q) { return Promise.resolve(); }
-    status("searching…");
-    window.epigraph.loading = fetchJSON(groupUrl("/explore/search") + "?q=" + encodeURIComponent(q))
-      .then(function (data) { load(data); status(model.edges.size + " facts"); })
-      .catch(function (err) { status(String(err.message || err)); });
-    return window.epigraph.loading;
-  }
-
-  function askBox() {
-    ui.question = el("input", { type: "text", id: "ep-question", placeholder: "ask a question about the graph" });
-    ui.answer = el("div", { id: "ep-answer" });
-    ui.cites = el("div", { cls: "ep-cites", id: "ep-cites" });
-    var form = el("form", { id: "ep-ask" }, [ui.question, el("button", { type: "submit", text: "ask" })]);
-    form.addEventListener("submit", function (ev) { ev.preventDefault(); ask(ui.question.value); });
-    return el("div", { cls: "ep-ask" }, [form, ui.answer, ui.cites]);
-  }
-
-  function onChunk(chunk) {
-    if (chunk.chunk_type === "answer") { ui.answer.appendChild(document.createTextNode(chunk.content)); }
-    else if (chunk.chunk_type === "action" && chunk.content) {
-      ui.answer.appendChild(el("div", { cls: "ep-lookup", text: "looking up: " + chunk.content }));
-    } else if (chunk.chunk_type === "error") { ui.answer.appendChild(el("div", { text: chunk.content })); }
-    if (chunk.end_of_dialog) { return cite(chunk.citations || []); }
-    return null;
-  }
-
-  function cite(citations) {
-    var facts = citations.filter(function (c) { return c.kind === "fact"; }).map(function (c) { return c.uuid; });
-    model.cited = new Set(facts);
-    ui.cites.textContent = facts.length ? "cited: " + citations.filter(function (c) { return c.kind === "fact"; })
-      .map(function (c) { return "[" + c.id + "] " + c.text; }).join("  ") : "";
-    var missing = facts.filter(function (u) { return !model.edges.has(u); });
-    var fetched = missing.length ? fetchJSON(groupUrl("/explore/facts") + "?ids=" + missing.map(encodeURIComponent).join(","))
-      .then(merge) : Promise.resolve();
-    return fetched.then(function () {
-      facts.forEach(function (u) { var e = model.edges.get(u); if (e) { model.shownEdges.add(u);
-        model.shownNodes.add(e.source); model.shownNodes.add(e.target); } });
-      if (cy.nodes().length === 0) { layout(null); } else { layout(cy.nodes().first()); }
-      refreshSlider(); apply();
-      cy.resize(); cy.fit(cy.elements(":visible"), 30);  // the answer took room: show the cited facts
-    });
-  }
-
-  function ask(question) {
-    var q = (question || "").trim();
-    if (!q) { return Promise.resolve(); }
-    ui.answer.textContent = ""; ui.cites.textContent = ""; model.cited = new Set(); apply();
-    var body = JSON.stringify({ question: q, streaming: true });
-    window.epigraph.asking = fetch(groupUrl("/ask"), { method: "POST", body: body,
-      headers: headers({ "Content-Type": "application/json" }) }).then(function (r) {
-      if (!r.ok || !r.body) { throw new Error("ask failed: " + r.status); }
-      return readEvents(r.body.getReader(), onChunk);
-    }).catch(function (err) { ui.answer.appendChild(el("div", { text: String(err.message || err) })); });
-    return window.epigraph.asking;
-  }
-
-  function readEvents(reader, handle) {
-    var decoder = new TextDecoder(), buffer = "", pending = [];
-    function pump() {
-      return reader.read().then(function (step) {
-        buffer += decoder.decode(step.value || new Uint8Array(), { stream: !step.done });
-        var events = buffer.split("\n\n");
-        buffer = events.pop();
-        events.forEach(function (block) {
-          block.split("\n").forEach(function (line) {
-            if (line.indexOf("data: ") === 0) { pending.push(handle(JSON.parse(line.slice(6)))); }
-          });
-        });
-        return step.done ? Promise.all(pending) : pump();
-      });
-    }
-    return pump();
   }
 
   // ---------------------------------------------------------------- start
@@ -515,10 +404,9 @@
   apply();
   window.epigraph = { cy: cy, model: model, state: state, setTime: setTime,
     factState: function (e, asOf, knownAt) { return factState(prepare(Object.assign({}, e)), asOf, knownAt); },
-    expand: expandNode, search: search, ask: ask, select: function (id) { state.selected = id; apply(); } };
-  if (API) {
-    var params = new URLSearchParams(window.location.search);
-    if (params.get("q")) { ui.query.value = params.get("q"); search(params.get("q")); }
-  }
-  window.epigraph.ready = true;
+    expand: expandNode, select: function (id) { state.selected = id; apply(); },
+    // for served.js
+    ui: ui, hooks: hooks, el: el, merge: merge, load: load, layout: layout, refreshSlider: refreshSlider,
+    apply: apply };
+  window.epigraph.ready = !CONFIG.api;  // served.js says when the served page is ready
 }());
