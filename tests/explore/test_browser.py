@@ -11,7 +11,7 @@ from typing import Any
 
 from epigraph.explore import GraphView
 from epigraph.explore.payload import edge_dict
-from epigraph.graph.model import Fact, Invalidation
+from epigraph.graph.model import Entity, Fact, Invalidation
 from epigraph.graph.store import TimeFilter
 from epigraph.graph.temporal import matches
 
@@ -179,3 +179,22 @@ def test_the_page_reads_time_exactly_as_the_library_does(page: Any, alice: Graph
     for (fact, as_of, known_at), state in zip(cases, states, strict=True):
         python = matches(fact, TimeFilter(as_of=as_of, known_at=known_at), known_at)
         assert (state == "current") == python, (fact.text, as_of, known_at, state)
+
+
+def test_entities_are_coloured_by_type_with_a_legend(page: Any, tmp_path: Path) -> None:
+    alice, bob = (Entity(group_id="g", name=n, labels=["Person"]) for n in ("Alice", "Bob"))
+    paris = Entity(group_id="g", name="Paris", labels=["Place"])
+    facts = tuple(
+        Fact(group_id="g", source_uuid=p.uuid, target_uuid=paris.uuid, relation="LIVES_IN",
+             text=f"{p.name} lives in Paris.")
+        for p in (alice, bob)
+    )  # fmt: skip
+    view = GraphView({e.uuid: e for e in (alice, bob, paris)}, facts, frozenset(f.uuid for f in facts))
+    open_view(page, view, tmp_path)
+    colour = page.evaluate(
+        "() => Object.fromEntries(window.epigraph.cy.nodes()"
+        ".map(n => [n.data('name'), n.style('background-color')]))"
+    )
+    assert colour["Alice"] == colour["Bob"] != colour["Paris"]
+    legend = page.locator("#ep-legend").inner_text()
+    assert "Person" in legend and "Place" in legend and "retired" not in legend
