@@ -16,6 +16,7 @@ OpenAI-compatible endpoint::
         --gold bench/data/locomo30_s1-3.json
     python bench/live_bench.py --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key $KEY \\
         --structured json_schema
+    python bench/live_bench.py --replay replies.jsonl   # a saved run's replies again, no model (_live_replay)
 
 How the graph is compared (pure functions in ``_live_metrics``): a gold entity is found when a built
 entity has its name or alias, or the same content words (``entity_recall``; ``entity_recall_exact``
@@ -34,6 +35,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _gold import GoldSet, load_sets, merged_aliases
 from _live_metrics import cut_short, graph_quality, recording, reply_rows
+from _live_replay import recorded_turns, replay_file, replayed
 from _results import write_results
 
 from epigraph.config import Settings
@@ -54,6 +57,7 @@ from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingest
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.pipeline.metering import CallRecord
 from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD
+from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
@@ -111,14 +115,18 @@ async def run_mode(
 ) -> ModeRun:
     """Ingest the turns in one mode; ``snapshot`` gets the run so far after every episode (a slow model
     may not finish in the time there is: what it did is written as it goes)."""
-    chat = OpenAIChat(
-        model=endpoint.model,
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
-        max_tokens=args.max_tokens,
-        timeout=args.timeout,
-        profile=endpoint.profile,
-    )
+    chat: LLM
+    if args.replay:
+        chat = replayed(replay_file(args.replay, gold_set.name, mode))
+    else:
+        chat = OpenAIChat(
+            model=endpoint.model,
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            max_tokens=args.max_tokens,
+            timeout=args.timeout,
+            profile=endpoint.profile,
+        )
     llm = recording(chat)
     chosen = gold_set.turns if turns is None else gold_set.turns[:turns]
     items = [
@@ -130,7 +138,10 @@ async def run_mode(
     results: dict[str, EpisodeResult] = {}
     failed, ends = 0, []
     run: ModeRun | None = None
-    async with chat, EmbeddedStore(":memory:") as store:
+    async with AsyncExitStack() as stack:
+        if isinstance(chat, OpenAIChat):
+            await stack.enter_async_context(chat)
+        store = await stack.enter_async_context(EmbeddedStore(":memory:"))
         await store.setup(embedder.dim)
         options = IngestOptions(mode=mode, retire_all_guard=args.retire_all_guard)  # type: ignore[arg-type]
         ingestor = Ingestor(store, llm, embedder, options)
@@ -246,6 +257,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--results-dir", type=Path)
     parser.add_argument("--save-replies", type=Path, help="write every model reply here (JSON Lines)")
+    parser.add_argument("--replay", type=Path, help="answer with the replies --save-replies wrote (no model)")
     parser.add_argument("--note", action="append", default=[], help="a note for the results (repeatable)")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
     args = parser.parse_args(argv)
@@ -253,7 +265,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
         args.retire_all_guard = 0 if args.base_url else SMALL_MODEL_RETIRE_ALL_GUARD
     golds = args.gold or [DEFAULT_GOLD]
     sets = load_sets(golds, args.conversation or [DATASETS])
-    if args.base_url:
+    bench = "live_replay" if args.replay else "live"  # a replay never writes over the live figures
+    if args.replay:
+        endpoint = Endpoint("", "replay", "", EndpointProfile(), f"the replies recorded in {args.replay}")
+    elif args.base_url:
         profile = EndpointProfile(structured=args.structured, grammar=args.grammar)
         endpoint = Endpoint(
             args.base_url, args.model, args.api_key, profile, f"{args.model} at {args.base_url}"
@@ -279,6 +294,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
         shown = len(gold_set.turns) if turns is None else turns
         notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)} ({shown} turns)")
         for mode in args.modes.split(","):
+            if args.replay:  # the turns the recorded run ingested
+                turns = shown = recorded_turns(replay_file(args.replay, gold_set.name, mode))
             print(f"{gold_set.name} {mode}: {shown} turns on {endpoint.described}", flush=True)
 
             def record(run: ModeRun, name: str = gold_set.name, mode: str = mode, pre: str = prefix) -> None:
@@ -288,12 +305,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
                     path = args.save_replies.with_suffix(f".{name}.{mode}.jsonl")
                     rows = [json.dumps(r) for r in reply_rows(run.calls, run.ends)]
                     path.write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
-                write_results("live", metrics, notes, results_dir=args.results_dir)
+                write_results(bench, metrics, notes, results_dir=args.results_dir)
 
             record(await run_mode(gold_set, turns, mode, endpoint, embedder, args, record))
             print(f"  wrote {mode}", flush=True)
         print_table({f"x.{k}" if not prefix else k: v for k, v in metrics.items()}, prefix or "x.")
-    print(f"\nwrote {write_results('live', metrics, notes, results_dir=args.results_dir)}")
+    print(f"\nwrote {write_results(bench, metrics, notes, results_dir=args.results_dir)}")
 
 
 def _slice(gold_set: GoldSet, args: Any) -> int | None:

@@ -61,3 +61,40 @@ async def test_the_live_bench_runs_both_modes_and_writes_its_keys(tmp_path: Path
     assert metrics["separate.dropped_lines"] >= 2
     assert metrics["separate.entity_recall"] > 0, "the speakers are gold entities"
     assert any("SLICE" in n or "first 6 turns" in n for n in data["notes"])
+
+
+@pytest.mark.skipif(not DATASETS.is_dir(), reason="LoCoMo datasets not present")
+async def test_a_replay_of_the_saved_replies_builds_the_same_graph_without_a_model(tmp_path: Path) -> None:
+    sys.path.insert(0, str(BENCH))
+    import live_bench
+
+    common = ["--turns", "4", "--modes", "combined", "--embedder", "hash", "--results-dir", str(tmp_path)]
+    async with FakeOpenAIServer(_answer) as srv:
+        await live_bench.main(
+            ["--base-url", srv.base_url, *common, "--save-replies", str(tmp_path / "r.jsonl")]
+        )
+    assert (tmp_path / "r.locomo26.combined.jsonl").is_file()
+    await live_bench.main(["--replay", str(tmp_path / "r.jsonl"), *common])  # the server is gone
+    # (tokens are counted again locally: the graph and the calls are what a replay reproduces)
+    live = json.loads((tmp_path / "live.json").read_text())["metrics"]
+    replay = json.loads((tmp_path / "live_replay.json").read_text())["metrics"]
+    same = ("entities_built", "facts_built", "entity_recall", "fact_recall", "calls_mean", "reasks")
+    assert {k: replay[f"combined.{k}"] for k in same} == {k: live[f"combined.{k}"] for k in same}
+    assert replay["combined.episodes"] == 4 and replay["combined.failed_episodes"] == 0
+
+
+def test_a_replay_that_no_longer_matches_the_pipeline_says_so(tmp_path: Path) -> None:
+    sys.path.insert(0, str(BENCH))
+    from _live_replay import replayed
+
+    from epigraph.prompts.protocol import ChatRequest
+    from epigraph.testing.doubles import ScriptError
+
+    path = tmp_path / "r.locomo26.combined.jsonl"
+    row = {"prompt": "extract_combined", "finish": "stop", "episode": "Hey Mel!", "text": "{}"}
+    path.write_text(json.dumps(row) + "\n")
+    llm = replayed(path)
+    with pytest.raises(ScriptError, match="answered 'Hey Mel!', not 'Something else'"):
+        llm._script(ChatRequest([], prompt_name="extract_combined", variables={"episode": "Something else"}))  # type: ignore[operator]
+    with pytest.raises(ScriptError, match="no recorded resolve_episode reply left"):
+        llm._script(ChatRequest([], prompt_name="resolve_episode", variables={"episode": "Hey Mel!"}))  # type: ignore[operator]
