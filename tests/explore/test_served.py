@@ -91,7 +91,9 @@ def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> Non
     assert "Carol" in page.evaluate(NODES)
 
     page.locator("#ep-question").fill("Where does Alice live?")
-    page.locator("#ep-question").press("Enter")
+    with page.expect_request(lambda r: r.url.endswith("/ask")) as asked:
+        page.locator("#ep-question").press("Enter")
+    assert asked.value.post_data_json == {"question": "Where does Alice live?", "streaming": True}
     page.wait_for_function("document.getElementById('ep-cites').innerText.startsWith('cited:')")
     assert "She lives there now [F1]." in page.locator("#ep-answer").inner_text()
     cited = page.evaluate("() => Array.from(window.epigraph.model.cited)")
@@ -100,3 +102,9 @@ def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> Non
     text = page.evaluate("id => window.epigraph.model.edges.get(id).text", cited[0])
     assert text in page.locator("#ep-cites").inner_text()
     assert len(page.evaluate(DRAWN)) >= len(edges)
+
+    move_slider(page, "2023-06-01")  # a question asked there is asked as of that moment
+    with page.expect_request(lambda r: r.url.endswith("/ask")) as asked:
+        page.locator("#ep-question").press("Enter")
+    assert asked.value.post_data_json["as_of"] == "2023-03-10T18:00:00.000Z"
+    assert "known_at" not in asked.value.post_data_json

@@ -91,7 +91,12 @@
     var q = (question || "").trim();
     if (!q) { return Promise.resolve(); }
     ui.answer.textContent = ""; ui.cites.textContent = ""; model.cited = new Set(); apply();
-    var body = JSON.stringify({ question: q, streaming: true });
+    var asked = { question: q, streaming: true }, moment = ep.state.moment;
+    if (moment != null) {  // asked about the moment the picture shows
+      asked.as_of = new Date(moment).toISOString();
+      if (ep.state.systemTime) { asked.known_at = asked.as_of; }
+    }
+    var body = JSON.stringify(asked);
     ep.asking = fetch(groupUrl("/ask"), { method: "POST", body: body,
       headers: headers({ "Content-Type": "application/json" }) }).then(function (r) {
       if (!r.ok || !r.body) { throw new Error("ask failed: " + r.status); }
