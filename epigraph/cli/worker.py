@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import UsageError
 from .context import AddCommand, Cli
 from .inputs import positive_arg
 
@@ -13,10 +14,9 @@ def register(command: AddCommand) -> None:
     p = command(
         "worker", cmd_worker, "ingest episodes from Kafka as a consumer-group member (epigraph[kafka])"
     )
-    p.add_argument(
-        "--kafka", required=True, metavar="BOOTSTRAP", help="Kafka bootstrap servers, host:port[,...]"
-    )
-    p.add_argument("--topic", default="epigraph.episodes", help="episode topic (default epigraph.episodes; "
+    p.add_argument("--kafka", metavar="BOOTSTRAP", help="Kafka bootstrap servers, host:port[,...] "
+                   "(default: EPIGRAPH_KAFKA_BOOTSTRAP)")  # fmt: skip
+    p.add_argument("--topic", help="episode topic (default: EPIGRAPH_KAFKA_TOPIC, else epigraph.episodes; "
                    "dead letters go to <topic>.dead)")  # fmt: skip
     p.add_argument("--neo4j", metavar="URI", help="the shared Neo4j (default: EPIGRAPH_NEO4J_URI)")
     p.add_argument(
@@ -36,10 +36,13 @@ async def cmd_worker(cli: Cli, args: argparse.Namespace) -> int:
     from ..scale.worker import WorkerConfig
 
     settings = cli.settings
+    bootstrap = args.kafka or settings.kafka_bootstrap
+    if not bootstrap:
+        raise UsageError("epigraph worker needs Kafka: --kafka HOST:PORT or EPIGRAPH_KAFKA_BOOTSTRAP")
     if args.neo4j:
         settings = settings.model_copy(update={"neo4j_uri": args.neo4j})
     config = WorkerConfig(
-        bootstrap=args.kafka, topic=args.topic, group_id=args.group_id,
+        bootstrap=bootstrap, topic=args.topic or settings.kafka_topic, group_id=args.group_id,
         session_timeout_ms=int(args.session_timeout * 1000),
         heartbeat_interval_ms=max(500, int(args.session_timeout * 1000) // 5),
         revoke_grace_s=args.revoke_grace,

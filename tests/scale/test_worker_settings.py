@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -21,13 +22,14 @@ def test_n_workers_each_take_a_share_of_the_llm_limits() -> None:
         share_llm_limits(settings, 0)
 
 
+def _worker(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}
+    cmd = [sys.executable, "-m", "epigraph", "worker", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+
+
 def test_the_worker_command_names_what_is_missing() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "epigraph", "worker"], capture_output=True, text=True, timeout=120
-    )
-    assert run.returncode == 2 and "--kafka" in run.stderr
-    args = ["worker", "--kafka", "127.0.0.1:9", "--llm-share", "0"]
-    run = subprocess.run(
-        [sys.executable, "-m", "epigraph", *args], capture_output=True, text=True, timeout=120
-    )
+    run = _worker()
+    assert run.returncode == 2 and "--kafka" in run.stderr and "EPIGRAPH_KAFKA_BOOTSTRAP" in run.stderr
+    run = _worker("--kafka", "127.0.0.1:9", "--llm-share", "0")
     assert run.returncode == 2 and "--llm-share" in run.stderr and "at least 1" in run.stderr
