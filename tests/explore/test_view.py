@@ -74,3 +74,17 @@ def test_an_entity_heading_stays_apart_from_its_summary() -> None:
     out = html_tables([Table("t", ("a",), (("1",),))], header="Alice [Person]\nAlice lives in Berlin.")
     assert '<div class="epigraph-head"><b>Alice [Person]</b></div>' in out
     assert '<p class="epigraph-summary">Alice lives in Berlin.</p>' in out
+
+
+def test_in_the_terminal_only_the_heading_is_bold(alice: GraphView) -> None:
+    from rich.console import Group as RichGroup
+
+    from epigraph.graph.search.entity import EntityView
+
+    entity = alice.entities[alice.focus[0]]
+    view = EntityView(entity=entity, current=(), history=(), episodes=(), mentions=7, neighbours={})
+    rendered = view.__rich__()
+    assert isinstance(rendered, RichGroup)
+    head = rendered.renderables[0]
+    assert head.plain.split("\n") == ["Alice", entity.summary]
+    assert [(s.start, s.end, s.style) for s in head.spans] == [(0, len("Alice"), "bold")]

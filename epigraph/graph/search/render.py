@@ -112,7 +112,12 @@ class TableView:
     __slots__ = ()
 
     def __rich__(self) -> RenderableType:
-        return Group(Text(self._header(), style="bold"), rich_group(self.tables()))  # type: ignore[attr-defined]
+        first, _, rest = self._header().partition("\n")  # type: ignore[attr-defined]
+        head = Text()
+        head.append(first, style="bold")  # the heading alone is bold; the summary under it is plain
+        if rest:
+            head.append("\n" + rest)
+        return Group(head, rich_group(self.tables()))  # type: ignore[attr-defined]
 
     def render_table(self) -> RenderableType:
         return self.__rich__()
