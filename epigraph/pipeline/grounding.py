@@ -7,9 +7,14 @@ speaker) or the previous-episodes window the model was shown. The rule, on case-
 words (possessive ``'s`` removed):
 
 1. the content words of the name (stop words and pronouns left out) are found in the text: as the
-   same word, the same word up to a plural or verb ending ("kids"/"kid", "painted"/"painting"), a
-   shortening ("edu" for "education", "comp" for "competition", "parent" for "parenthood"), or a common
-   synonym for the family words "my ..." gets resolved through ("mom"/"mother", "kids"/"children"). A
+   same word, the same word up to a plural or verb ending ("kids"/"kid", "painted"/"painting",
+   "dancing"/"dance"), another word of its family ("performance"/"performed", "marriage"/"married",
+   "retirement"/"retired": ``roots``), a shortening ("edu" for "education", "comp" for "competition",
+   "parent" for "parenthood"), or a common synonym for the family words "my ..." gets resolved through
+   ("mom"/"mother", "kids"/"children") and for the life events a chat names by their verb ("married" for
+   a wedding, "born" for a birthday, "died" for a funeral). So "Melanie's wedding" after "How long have
+   you been married?" is grounded (the owner and the event both are), "Sam's wedding" there is not (no
+   Sam), nor "Melanie's funeral" (nothing died). A
    name of one or two content words needs all of them, a longer one two in three: "Melanie's kids" from
    "Melanie: my kids ..." is grounded (the owner is the speaker, the head noun is in the text), and so
    is "Gina's clothing store" from Gina's "the store"; "Caroline's sister" after "my mom" is not, nor
@@ -62,7 +67,13 @@ _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"sibling", "brother", "sister", "bro", "sis"}),
     frozenset({"friend", "buddy", "pal", "bestie"}),
     frozenset({"job", "work", "career"}),
+    frozenset({"wedding", "wed", "marry", "married", "marriage", "bride", "groom", "newlywed"}),
+    frozenset({"birthday", "birth", "born"}),
+    frozenset({"funeral", "die", "died", "death", "dead"}),
 )
+_DERIVATIONS = tuple("ments ment ness ships ship ances ance ences ence ity ages age al".split())
+"""Suffixes that make a noun of a verb or an adjective; stripped when at least 5 letters remain (and
+"-ion" after a t: "graduation"), so "performance" meets "performed" but "message" never meets "mess"."""
 
 
 def words(text: str) -> list[str]:
@@ -80,15 +91,33 @@ def stem(word: str) -> str:
     return word
 
 
+def roots(word: str) -> frozenset[str]:
+    """The forms ``word`` is compared by: itself, its light ``stem`` and its stem without a derivational
+    suffix, each stripped form also with a silent "e" put back. Two words of one family share one:
+    "dancing" and "dance" (dance), "performance" and "performed" (perform), "marriage" and "married"
+    (marri), "retirement" and "retired" (retire); "plan" and "plane" do not. A reflexive pronoun holds
+    "self" ("self-care" from "taking care of ourselves")."""
+    out = {word, "self"} if word.endswith(("self", "selves")) else {word}
+    for form in (word, stem(word)):
+        stripped = form != word
+        for suffix in (*_DERIVATIONS, "ions", "ion"):
+            cut = len(form) - len(suffix)
+            if form.endswith(suffix) and cut >= 5 and (not suffix.startswith("ion") or form[cut - 1] == "t"):
+                form, stripped = form[:cut], True
+                break
+        if stripped:
+            out.update((form, form + "e"))
+    return frozenset(out)
+
+
 class Grounding:
     """The words a name may be built from: those of the episode, its speaker and its context."""
 
     def __init__(self, texts: Iterable[str]) -> None:
         self._sequence = [w for text in texts for w in words(text)]
         self._words = set(self._sequence)
-        self._stems = {stem(w) for w in self._words}
-        known = self._words | self._stems
-        self._synonyms = {w for group in _SYNONYMS if group & known for w in group}
+        self._roots = {r for w in self._words for r in roots(w)}
+        self._synonyms = {w for group in _SYNONYMS if group & self._roots for w in group}
         self._initials = "".join(w[0] for w in self._sequence)
 
     def grounded(self, name: str) -> bool:
@@ -102,8 +131,8 @@ class Grounding:
         return _is_acronym(name) and name.strip().casefold() in self._initials_runs(len(name.strip()))
 
     def _has(self, word: str) -> bool:
-        root = stem(word)
-        if word in self._words or root in self._stems or word in self._synonyms or root in self._synonyms:
+        forms = roots(word)
+        if forms & self._roots or forms & self._synonyms:
             return True
         return any(_shortening(w, word) for w in self._words)
 

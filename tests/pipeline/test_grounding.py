@@ -6,13 +6,14 @@ import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline import Ingestor
-from epigraph.pipeline.grounding import Grounding, not_an_entity, stem, words
+from epigraph.pipeline.grounding import Grounding, not_an_entity, roots, stem, words
 from epigraph.testing import HashEmbedder
 
 from .world import E, F, Turn, World
 
 T0 = "2023-05-08T13:56:00Z"
 GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
+MARRIED = "Melanie: 5 years already! Time flies- feels like just yesterday I put this dress on!"
 
 
 @pytest.mark.parametrize(
@@ -43,10 +44,37 @@ GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
         ([GREETING], "You", False),
         (["Jon: I love the Café Olé."], "cafe ole", True),
         (["Caroline: you were great", "Melanie: thanks!"], "Melanie", True),
+        # a possessive or derived name whose parts are grounded: the owner by name, the thing by its family
+        (["Caroline: How long have you been married?", MARRIED], "Melanie's wedding", True),
+        ([MARRIED], "Melanie's wedding", False),  # no word of marriage: an invented event
+        (["Caroline: How long have you been married?", MARRIED], "Sam's wedding", False),  # no Sam
+        (["Caroline: How long have you been married?", MARRIED], "Melanie's funeral", False),
+        (["Caroline: How long have you been married?", MARRIED], "Melanie's divorce", False),
+        (["Jon: Woah, that pic's from when my dance crew won."], "dancing", True),
+        (["Jon: We performed at the festival."], "Jon's performance", True),
+        (["Jon: We played at the festival."], "Jon's performance", False),
+        (["Gina: I graduated last spring!"], "Gina's graduation", True),
+        (["Gina: My dad retired last year."], "Gina's dad's retirement", True),
+        (["Gina: The shop is in a sorry state."], "Gina's station", False),
+        (["Jon: I love anime."], "Jon's animal", False),
+        (["Melanie: Taking care of ourselves is vital."], "self-care", True),
+        (["Melanie: Taking care of the kids is vital."], "self-care", False),
+        (["Gina: I was passing by."], "Gina's passion", False),
     ],
 )
 def test_names_are_grounded_in_the_text(texts: list[str], name: str, grounded: bool) -> None:
     assert Grounding(texts).grounded(name) is grounded
+
+
+def test_roots_join_a_word_family_and_nothing_more() -> None:
+    def meet(a: str, b: str) -> bool:
+        return bool(roots(a) & roots(b))
+
+    assert meet("dancing", "dance") and meet("danced", "dancer")
+    assert meet("performance", "performed") and meet("performance", "perform")
+    assert meet("marriage", "married") and meet("retirement", "retired") and meet("graduation", "graduated")
+    assert not meet("plan", "plane") and not meet("message", "mess") and not meet("passion", "passing")
+    assert not meet("station", "state") and not meet("animal", "anime")
 
 
 def test_word_classes_and_feelings_are_no_entities() -> None:
