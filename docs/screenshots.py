@@ -59,7 +59,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        # root in CI: no sandbox; a small /dev/shm in containers: shared memory in /tmp instead
+        args = ["--no-sandbox", "--disable-dev-shm-usage"]
+        launched = pw.chromium.launch(executable_path=chromium_path(), args=args)
         try:
             yield launched
         finally:
