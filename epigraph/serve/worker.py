@@ -27,7 +27,9 @@ from typing import Any
 from ..client import KnowledgeGraph
 from ..graph.model import Episode, EpisodeStatus, utc_now
 from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
+from ..pipeline.ingestor import Ingestor
 from ..pipeline.inputs import EpisodeInput
+from .priority import Priority, YieldingLLM, YieldingStore
 
 log = logging.getLogger("epigraph.serve")
 
@@ -82,6 +84,18 @@ class Workers:
         self._run_locks: dict[str, asyncio.Lock] = {}
         self._last: datetime | None = None
         self.processed = 0
+        self.priority = Priority()
+        self._ingestor: Ingestor | None = None
+
+    @property
+    def ingestor(self) -> Ingestor:
+        """The graph's ingestor, seen through :mod:`.priority`: its steps wait while reads are answered."""
+        if self._ingestor is None:
+            base = self.kg.ingestor
+            store: Any = YieldingStore(base.store, self.priority)
+            llm = YieldingLLM(base.llm, self.priority)
+            self._ingestor = Ingestor(store, llm, base.embedder, base.options)
+        return self._ingestor
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def resume(self) -> list[str]:
@@ -176,7 +190,7 @@ class Workers:
         if current is None or current.status != EpisodeStatus.PENDING:
             return  # deleted, or already run meanwhile
         try:
-            result = await self.kg.ingestor.process(current, emit=lambda e: self._publish(group_id, e))
+            result = await self.ingestor.process(current, emit=lambda e: self._publish(group_id, e))
         except Exception as exc:  # the store failed: leave it pending, retried on the next wake
             log.error("ingesting episode %s of group %s failed: %s", episode.uuid, group_id, exc)
             await asyncio.sleep(1.0)

@@ -1,10 +1,11 @@
 """EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy BM25 and vector search.
 
 Threading model: every SQLite call runs on ONE dedicated worker thread that owns the connection and the
-in-memory indexes (BM25 postings, vector matrices; a single-thread executor). The event loop only
-awaits; it never blocks on disk, and concurrent calls from many tasks are serialized in submission
-order, so they are safe without locks and a reader never sees a write halfway. ``:memory:`` works the
-same way (one connection, one thread).
+in-memory indexes (BM25 postings, vector matrices; :class:`.worker.Worker`). The event loop only
+awaits; it never blocks on disk, and concurrent calls from many tasks are serialized, so they are safe
+without locks and a reader never sees a write halfway. They run in submission order, except that calls
+made inside :func:`epigraph.graph.priority.foreground` (a search someone waits for) go before the
+background calls still queued. ``:memory:`` works the same way (one connection, one thread).
 
 The file is opened, and its schema created or checked, on the first call (``setup`` or any other), so
 constructing a store does no I/O. Errors from SQLite surface as :class:`~epigraph.errors.StoreError`
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
 from types import TracebackType
@@ -25,6 +25,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from ...errors import EpigraphError, StoreError, StoreUnavailable
 from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
+from ..priority import in_foreground
 from ..store import (
     ANY_ENTITY,
     ANY_FACT,
@@ -37,6 +38,7 @@ from ..store import (
 )
 from . import reads, search, writes
 from .db import Db
+from .worker import Worker
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,7 +49,7 @@ class EmbeddedStore:
 
     def __init__(self, path: str = "./epigraph.db") -> None:
         self.path = path
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="epigraph-sqlite")
+        self._worker = Worker("epigraph-sqlite")
         self._db: Db | None = None  # created and used on the worker thread only
         self._closed = False  # set by close(); checked on the event loop
         self._shut = False  # set on the worker thread once the connection is closed
@@ -65,11 +67,12 @@ class EmbeddedStore:
 
     # --- plumbing -------------------------------------------------------------------------------------
     async def _run(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run ``fn(db, ...)`` on the worker thread; SQLite errors become StoreError."""
+        """Run ``fn(db, ...)`` on the worker thread (ahead of background calls when made in the
+        foreground); SQLite errors become StoreError."""
         if self._closed:
             raise StoreUnavailable(f"{self!r} is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(self._call, fn, *args, **kwargs))
+        call = partial(self._call, fn, *args, **kwargs)
+        return await asyncio.wrap_future(self._worker.submit(call, urgent=in_foreground()))
 
     def _call(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
         try:
@@ -113,9 +116,8 @@ class EmbeddedStore:
         if self._closed:
             return
         self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_db)
-        self._executor.shutdown(wait=False)
+        await asyncio.wrap_future(self._worker.submit(self._close_db))
+        self._worker.stop()
 
     def _close_db(self) -> None:
         self._shut = True
