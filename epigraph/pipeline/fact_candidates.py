@@ -24,10 +24,15 @@ A fact that shares no endpoint is never read, so it can never be retired.
   stored facts' and entities' own), so this costs no embedding request.
 - BM25 over the fact sentences with the endpoints' names left out ("lost his job as a *banker*").
 
-The best ``max_fact_candidates`` are kept: pair facts first, the ``fact_candidates_always`` best of the
-others whatever their score (the model decides; an embedder that is not MiniLM has another scale), then
-those whose residual cosine reaches ``fact_similarity_floor``. A user's ``relation_families`` put the
-same-subject facts of a compatible relation first.
+**Shown per shared endpoint** (``select``). The facts sharing only the subject, those sharing only the
+object and those on the pair are three lists, each best first; each shared endpoint is shown its own
+``fact_candidates_per_end`` best (the ``fact_candidates_always`` best whatever their score, further ones
+when their residual cosine reaches ``fact_similarity_floor``), and the pair facts take the remaining
+slots, round robin, at most ``max_fact_candidates``. One ranking over all of them let a busy endpoint
+take every slot: on LoCoMo 30, "Jon had his performance at the festival" shares Jon with 57 facts (many
+as close in meaning as "Gina thinks Jon's passion is awesome") and the festival with 3, among them
+"Jon's dance group will perform at the festival" (residual 0.18), which ranked 58th of 62. A user's
+``relation_families`` put the same-subject facts of a compatible relation first in the subject's list.
 """
 
 from __future__ import annotations
@@ -142,18 +147,32 @@ def rank(
     return first + [r for r in out if r not in first]
 
 
-def select(ranked: Sequence[Ranked], limit: int, floor: float, always: int) -> list[Fact]:
-    """Pair facts and the ``always`` best others; further ones when close enough in meaning (``floor``).
-    At most ``limit``."""
-    kept: list[Fact] = []
-    others = 0
-    for r in ranked:
-        if not r.pair:
-            others += 1
-            if others > always and r.similarity < floor:
-                continue
-        kept.append(r.fact)
-    return kept[: max(0, limit)]
+def select(
+    new: Fact, ranked: Sequence[Ranked], limit: int, per_end: int, floor: float, always: int
+) -> list[Fact]:
+    """At most ``limit`` of ``ranked`` (best first) for ``new``: each endpoint it shares with other facts
+    gets its own ``per_end`` best (the ``always`` best whatever their score, further ones from ``floor``
+    up), the pair facts the slots left (at least a third); round robin pair, subject, object."""
+    ends = [
+        [r for r in ranked if not r.pair and end in (r.fact.source_uuid, r.fact.target_uuid)]
+        for end in dict.fromkeys((new.source_uuid, new.target_uuid))
+    ]
+    shown = [
+        [r.fact for i, r in enumerate(end) if i < always or r.similarity >= floor][:per_end] for end in ends
+    ]
+    room = max(limit - sum(len(end) for end in shown), limit // 3)
+    pair = [r.fact for r in ranked if r.pair][:room]
+    return interleave([pair, *shown])[: max(0, limit)]
+
+
+def interleave(lists: Sequence[Sequence[Fact]]) -> list[Fact]:
+    """Round robin over the lists (each best first), each fact once."""
+    seen: dict[str, Fact] = {}
+    for position in range(max((len(x) for x in lists), default=0)):
+        for facts in lists:
+            if position < len(facts):
+                seen.setdefault(facts[position].uuid, facts[position])
+    return list(seen.values())
 
 
 def _same_subject_family(new: Fact, old: Fact, related: frozenset[str]) -> bool:

@@ -23,7 +23,7 @@ from ..graph.model import Entity, Fact
 from ..graph.temporal import effective_valid_at, resolve_contradiction
 from .entities import EntityResolver
 from .events import FactInvalidated
-from .fact_candidates import candidate_pool, in_scope, rank, select
+from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
 from .facts import DraftFact
 from .names import normalize_text
 from .resolution import Decision, resolve_episode
@@ -76,25 +76,17 @@ async def scoped_candidates(
     for key, facts in guesses.items():
         lists = [
             select(
+                f,
                 rank(f, vectors.get(f.uuid), pool, names, options.relation_families),
                 options.max_fact_candidates,
+                options.fact_candidates_per_end,
                 options.fact_similarity_floor,
                 options.fact_candidates_always,
             )
             for f in facts
         ]
-        out[key] = _interleave(lists)[: min(_MOST_SHOWN, options.max_fact_candidates * len(facts))]
+        out[key] = interleave(lists)[: min(_MOST_SHOWN, options.max_fact_candidates * len(facts))]
     return out
-
-
-def _interleave(lists: Sequence[Sequence[Fact]]) -> list[Fact]:
-    """Round robin over the lists (each best first), each fact once."""
-    seen: dict[str, Fact] = {}
-    for position in range(max((len(x) for x in lists), default=0)):
-        for facts in lists:
-            if position < len(facts):
-                seen.setdefault(facts[position].uuid, facts[position])
-    return list(seen.values())
 
 
 async def _endpoint_names(

@@ -43,14 +43,18 @@ class IngestOptions:
     clip_chars: int = 600
     """Episode text sent to resolution prompts is clipped to this many characters."""
     max_entity_candidates: int = 10
-    max_fact_candidates: int = 5
-    """Candidates shown per new fact: every fact on the same endpoint pair first, then the closest in
-    meaning among the facts sharing an endpoint (``fact_candidates``)."""
+    max_fact_candidates: int = 10
+    """Candidates shown per new fact: each shared endpoint's ``fact_candidates_per_end`` closest in
+    meaning, the facts on the same endpoint pair in the slots left (``fact_candidates.select``)."""
+    fact_candidates_per_end: int = 3
+    """Candidates per shared endpoint (its facts not on the pair), so a busy endpoint (a person with 50
+    facts) never takes the slots of a quiet one (an event with 3)."""
     fact_similarity_floor: float = 0.3
-    """Residual cosine (shared endpoints' names projected out) a further candidate needs; on
-    all-MiniLM-L6-v2 unrelated facts of one person score about 0.15, updates 0.35-0.7."""
-    fact_candidates_always: int = 1
-    """The closest in meaning shown whatever their score (after the pair facts)."""
+    """Residual cosine (shared endpoints' names projected out) a candidate past the ``always`` best of
+    its endpoint needs; on all-MiniLM-L6-v2 unrelated facts of one person score about 0.15, updates
+    mostly 0.35-0.7 (one at 0.18: the festival's planned performance, once it took place)."""
+    fact_candidates_always: int = 3
+    """Of each shared endpoint's facts, the closest this many are shown whatever their score."""
     retire_all_guard: int = 0
     """When > 0: a resolve decision that retires EVERY candidate shown for a fact, when at least this
     many were shown, retires none (reported; ``pipeline.retirements``). The local 1.5B model answered so

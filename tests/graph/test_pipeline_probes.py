@@ -226,3 +226,45 @@ async def test_a_fact_restated_in_other_words_is_a_duplicate_not_a_contradiction
     assert again[3] not in stored, "a restatement extends the first statement, it is not a new fact"
     kept = stored[first[3]]
     assert kept.invalidated_by is None and len(kept.episodes) == 2
+
+
+BUSY: list[Line] = [
+    ("Alice", "guitar lessons", "TAKES", "Alice takes guitar lessons every Tuesday evening."),
+    ("Alice", "live shows", "NERVOUS_ABOUT", "Alice is nervous about playing live shows."),
+    ("Alice", "old songs", "LOVES_COVERING", "Alice loves performing covers of old songs."),
+    (
+        "Alice",
+        "concert",
+        "EXCITED_ABOUT",
+        "Alice is excited about the concert next week, it will be awesome.",
+    ),
+    ("Alice", "Bob", "PROUD_OF", "Alice is so proud of Bob and thinks he is awesome."),
+    ("Alice", "music", "PASSIONATE_ABOUT", "Alice is passionate about music and playing with others."),
+]
+BAND, FESTIVAL = "Alice's band", "jazz festival"
+PLANS: list[Line] = [
+    (BAND, FESTIVAL, "WILL_PERFORM_AT", "Alice's band will perform at the jazz festival next month."),
+    (BAND, FESTIVAL, "PRACTICING_FOR", "Alice's band has been practicing hard for the jazz festival."),
+]
+DONE: Line = (
+    "Alice",
+    "jazz festival",
+    "PERFORMED_AT",
+    "Alice had her performance at the jazz festival, and it was awesome.",
+)
+
+
+async def test_a_busy_subject_does_not_crowd_out_the_facts_of_the_object(
+    store: GraphStore, group: str, minilm: SentenceTransformerEmbedder
+) -> None:
+    """Alice has many facts close to a performance; the festival has two. Each shared endpoint is shown
+    its own best candidates, so the festival's plans reach the model beside Alice's many facts."""
+    lines, episodes = _world(*[[line] for line in BUSY], PLANS, [DONE])
+    script = Script(lines, retires={DONE[3]: [p[3] for p in PLANS]})
+    results = await _ingest(store, group, minilm, script, episodes)
+
+    shown = script.shown.get(DONE[3], [])
+    assert all(p[3] in shown for p in PLANS), shown
+    assert sorted(f.text for f in results[-1].invalidated) == sorted(p[3] for p in PLANS)
+    stored = await _facts(store, group, ["Alice"])
+    assert all(stored[line[3]].invalidated_by is None for line in [*BACKGROUND, *BUSY])
