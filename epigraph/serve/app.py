@@ -43,8 +43,10 @@ _bearer = HTTPBearer(auto_error=False, description="an API key (or X-API-Key); i
 _Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 
 
-def authorized_group(request: Request, group_id: str, _: _Credentials) -> str:
-    """The path's group, once the request's key may use it (401 / 403 / 422 otherwise)."""
+async def authorized_group(request: Request, group_id: str, _: _Credentials) -> str:
+    """The path's group, once the request's key may use it (401 / 403 / 422 otherwise). A coroutine,
+    though it never awaits: FastAPI runs a plain function dependency on its thread pool, two thread
+    hops per request that wait for a core under load."""
     return state_of(request).keys.group(key_from_headers(request.headers), group_id)
 
 
