@@ -130,20 +130,33 @@ async def _stop_searching(proc: asyncio.subprocess.Process) -> list[float]:
     return latencies
 
 
-async def load(url: str, per_group: int, clients: int, time_limit: float) -> dict[str, float]:
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(url: str, pid: int, per_group: int, clients: int, time_limit: float) -> dict[str, float]:
     searching = await _searching(url, per_group)
+    load_before = os.getloadavg()[0]
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), cpu_s(pid)
         accepted = await add_all(client, per_group, clients)
         accept_s = time.perf_counter() - started
         drained = await wait_drained(client, time_limit)
-        drain_s = time.perf_counter() - started
+        drain_s, load_cpu = time.perf_counter() - started, cpu_s(pid) - cpu_started
     latencies = await _stop_searching(searching)
-    quiet = await _searching(url, per_group)
+    quiet, cpu_quiet = await _searching(url, per_group), cpu_s(pid)
     await asyncio.sleep(5.0)  # the same searches with ingestion finished: this machine's baseline
     idle = await _stop_searching(quiet)
+    idle_cpu = cpu_s(pid) - cpu_quiet
     total = sum(len(v) for v in accepted.values())
     return {
+        "server_cpu_share_under_load": load_cpu / drain_s, "server_cpu_ms_per_idle_search": 1000 * idle_cpu
+        / max(1, len(idle)), "load_average_before": load_before, "load_average_after": os.getloadavg()[0],
         "accepted": total, "accepted_per_s": total / accept_s, "search_p50_ms": statistics.median(latencies),
         "search_p95_ms": statistics.quantiles(latencies, n=100)[94], "searches": len(latencies),
         "episodes_done_per_s": total / drain_s, "drained": float(drained),
@@ -250,14 +263,20 @@ def main(argv: list[str] | None = None) -> int:
         log = Path(tmp) / "serve.log"
         server = ServerProcess(server_env(Path(tmp) / "load.db", llm.url), log).start()
         try:
-            figures = asyncio.run(load(server.url, max(1, args.episodes // 8), args.clients, args.time_limit))
+            assert server.proc is not None
+            per_group = max(1, args.episodes // 8)
+            figures = asyncio.run(load(server.url, server.proc.pid, per_group, args.clients, args.time_limit))
         finally:
             server.stop()
         metrics.update({k: round(v, 3) for k, v in figures.items()})
         f = figures
         print(f"load: {f['accepted']:.0f} episodes accepted at {f['accepted_per_s']:.1f}/s, done at "
               f"{f['episodes_done_per_s']:.1f}/s; search p50 {f['search_p50_ms']:.1f} ms, p95 "
-              f"{f['search_p95_ms']:.1f} ms over {f['searches']:.0f} searches")  # fmt: skip
+              f"{f['search_p95_ms']:.1f} ms over {f['searches']:.0f} searches (idle: "
+              f"{f['search_idle_p50_ms']:.1f} / {f['search_idle_p95_ms']:.1f} ms, server CPU "
+              f"{f['server_cpu_ms_per_idle_search']:.1f} ms a search); server CPU "
+              f"{f['server_cpu_share_under_load']:.2f} of a core under load; load average "
+              f"{f['load_average_before']:.1f} -> {f['load_average_after']:.1f}")  # fmt: skip
         print(f"{'fault':<14}{'accepted':>9}{'done':>6}{'failed':>7}{'lost':>6}{'duplicated':>11}")
         for row in args.rows:
             result = fault_row(row, llm.world, server_env(Path(tmp) / f"{row}.db", llm.url), log)
