@@ -2,10 +2,11 @@
 
 ``python bench/live_bench.py --replay replies.jsonl`` ingests the same turns with the recorded replies
 (``replies.<set>.<mode>.jsonl``) instead of a model: each call gets the next recorded reply of its
-prompt, checked against the episode it answered, so a change to how the pipeline HANDLES replies (checks,
-guards, parsing, candidates it does not change) is measured on real output, exactly, in a minute. A change
-to a prompt changes what the model would have written: that needs a live run. Results go to
-``live_replay.json``, never over the live results.
+prompt for its episode, so a change to how the pipeline HANDLES replies (checks, guards, parsing) is
+measured on real output, exactly, in a minute; an episode the change makes ask other calls fails alone,
+saying so. A change to a prompt, or to the candidates shown (a reply's ids mean what it was shown),
+changes what the model would have written: that needs a live run. Results go to ``live_replay.json``,
+never over the live results.
 """
 
 from __future__ import annotations
@@ -39,26 +40,23 @@ def recorded_turns(path: Path) -> int:
 
 
 def replayed(path: Path) -> ScriptedLLM:
-    """A model that answers each prompt with its next recorded reply (finish reason included)."""
-    queues: dict[str, deque[dict[str, Any]]] = {}
+    """A model that answers each call with the next recorded reply of its prompt FOR ITS EPISODE (finish
+    reason included): a change that makes one episode ask differently fails that episode, not the rest."""
+    queues: dict[tuple[str, str], deque[dict[str, Any]]] = {}
     for row in _rows(path):
-        queues.setdefault(row["prompt"], deque()).append(row)
+        queues.setdefault((row["prompt"], row["episode"]), deque()).append(row)
 
     def answer(request: ChatRequest) -> ScriptedReply:
-        queue = queues.get(request.prompt_name)
-        if not queue:
-            if request.prompt_name == "summarize_entities":  # a run stopped before its closing summary
-                return ScriptedReply("{}")
-            raise ScriptError(
-                f"{path}: no recorded {request.prompt_name} reply left (the pipeline now asks more)"
-            )
-        row = queue.popleft()
-        episode = str(request.variables.get("episode", ""))
-        if row["episode"][:60] not in episode and episode[:60] not in row["episode"]:
-            raise ScriptError(
-                f"{path}: the next recorded {request.prompt_name} reply answered {row['episode'][:60]!r}, "
-                f"not {episode[:60]!r} (the pipeline now asks differently)"
-            )
-        return ScriptedReply(row["text"], finish_reason=row["finish"] or "stop", chunk_size=7)
+        episode = str(request.variables.get("episode", ""))  # summaries have none: any episode's
+        for (prompt, said), queue in queues.items():
+            if prompt == request.prompt_name and queue and (said[:60] in episode or episode[:60] in said):
+                row = queue.popleft()
+                return ScriptedReply(row["text"], finish_reason=row["finish"] or "stop", chunk_size=7)
+        if request.prompt_name == "summarize_entities":  # a run stopped before its closing summary
+            return ScriptedReply("{}")
+        raise ScriptError(
+            f"{path}: no recorded {request.prompt_name} reply (left) for the episode {episode[:60]!r}: "
+            "the pipeline asks differently now"
+        )
 
     return ScriptedLLM(answer, model=f"replay of {path.name}")
