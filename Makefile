@@ -54,13 +54,14 @@ test-fast: install chromium
 
 BENCH_DATA ?= ../shared/datasets/locomo
 GOLD_SETS ?= $(wildcard bench/data/locomo*_s*.json)
-bench: install chromium neo4j-build
+bench: install chromium neo4j-build kafka-build
 	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/store_bench.py --stores neo4j
 	$(PY) bench/store_bench.py --stores embedded
 	$(PY) bench/ingest_bench.py --conversation $(BENCH_DATA) $(foreach g,$(GOLD_SETS),--gold $(g))
 	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/search_bench.py --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
 	$(PY) bench/import_bench.py
 	$(PY) bench/view_bench.py
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) bench/scale_bench.py
 
 lint: install
 	$(PY) -m ruff check epigraph tests bench examples tools
