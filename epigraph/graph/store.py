@@ -64,6 +64,11 @@ class EpisodeWrite:
     entities: Sequence[Entity] = ()
     facts: Sequence[Fact] = ()
     mentions: Sequence[Mention] = ()
+    unless_done: bool = False
+    """Write only if the stored episode is not ``done`` yet: ``write_episode`` checks it inside its
+    transaction, under the episode's write lock, and returns ``False`` without writing anything when it
+    is (another writer finished it first). The pipeline sets it, so of two writers of one episode (a
+    frozen Kafka worker and the next owner of its partition) exactly one takes effect."""
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
@@ -149,7 +154,9 @@ class GraphStore(Protocol):
         """
 
     # --- the atomic write -------------------------------------------------------------------------
-    async def write_episode(self, write: EpisodeWrite) -> None: ...
+    async def write_episode(self, write: EpisodeWrite) -> bool:
+        """Write it atomically; ``True``, or ``False`` when ``write.unless_done`` and the stored episode
+        was already ``done`` (nothing written)."""
 
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
         """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes

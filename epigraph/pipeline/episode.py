@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from ..graph.model import Entity, EpisodeStatus, Fact, Mention
+from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
@@ -30,7 +30,7 @@ from ..prompts import extract_facts as fp
 from ..prompts.runtime import PromptResult, stream
 from .context import context_text, previous_episodes
 from .entities import EntityResolver
-from .events import EpisodeDone, EpisodeResult, SummaryUpdated
+from .events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts, date_unresolved
 from .resolution import Decision
@@ -245,6 +245,15 @@ async def _summaries(
     return updated, wanting
 
 
+def _duplicate(run: EpisodeRun, done: Episode) -> EpisodeResult:
+    """The result of a run whose write the store refused: another writer (a Kafka worker that took the
+    partition over while this one was frozen) finished the episode first, so this run changed nothing."""
+    run.report.warn(DUPLICATE)
+    result = EpisodeResult(episode=done.model_copy(update={"report": run.report.build()}), skipped=True)
+    run.event(EpisodeDone, result=result)
+    return result
+
+
 async def _write(
     run: EpisodeRun, resolver: EntityResolver, changes: FactChanges, entities: dict[str, Entity]
 ) -> EpisodeResult:
@@ -257,8 +266,10 @@ async def _write(
         entities=list(entities.values()),
         facts=[*changes.updated.values(), *changes.new.values()],
         mentions=[Mention(group_id=run.group_id, episode_uuid=done.uuid, entity_uuid=u) for u in mentioned],
+        unless_done=True,
     )
-    await run.store.write_episode(write)
+    if not await run.store.write_episode(write):
+        return _duplicate(run, done)
     new_and_restated = [
         *changes.new.values(),
         *(f for u, f in changes.updated.items() if u not in changes.invalidated),

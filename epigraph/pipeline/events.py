@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 from ..graph.model import Entity, Episode, EpisodeStatus, Fact, IngestReport
 
+DUPLICATE = "skipped as a duplicate: the episode was already done by another writer; nothing was written"
+"""The report warning of a run whose write the store refused (``EpisodeWrite.unless_done``)."""
+
 
 @dataclass(frozen=True)
 class EpisodeResult:
@@ -18,7 +21,8 @@ class EpisodeResult:
 
     ``entities``: the entities it created or updated; ``facts``: the facts it created and the existing
     facts it restated (provenance extended); ``invalidated``: the facts it retired, as stored after
-    retirement (``invalidated_by`` set); ``skipped``: the episode was already done (nothing changed).
+    retirement (``invalidated_by`` set); ``skipped``: the episode was already done (nothing changed), before
+    the run or, reported as :data:`DUPLICATE`, by another writer during it.
     """
 
     episode: Episode

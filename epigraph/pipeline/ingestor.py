@@ -233,20 +233,30 @@ class Ingestor:
         self, episode: Episode, index: int, emit: Emit, options: IngestOptions, errors: list[BaseException]
     ) -> tuple[EpisodeResult, set[str]]:
         async with self._lock(episode.group_id):
-            stored = await self.store.get_episode(episode.group_id, episode.uuid)
-            if stored is not None and stored.status == EpisodeStatus.DONE:
-                result = EpisodeResult(episode=stored, skipped=True)
-                emit(EpisodeDone(stored.group_id, stored.uuid, index, result=result))
+            episode, done = await self._save_pending(episode)
+            if done is not None:
+                result = EpisodeResult(episode=done, skipped=True)
+                emit(EpisodeDone(done.group_id, done.uuid, index, result=result))
                 return result, set()
-            if stored is not None:
-                episode = stored.model_copy(update={"status": EpisodeStatus.PENDING, "error": None})
-            await self.store.save_episode(episode)
             emit(EpisodeSaved(episode.group_id, episode.uuid, index))
             self._active.add(episode.uuid)
             try:
                 return await self._run(episode, index, emit, options, errors)
             finally:
                 self._active.discard(episode.uuid)
+
+    async def _save_pending(self, episode: Episode) -> tuple[Episode, Episode | None]:
+        """Store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what was
+        saved and the stored ``done`` episode, if any. The store checks ``done`` again inside the write,
+        so one that another process (a Kafka worker) finished since the read is not set back to pending."""
+        stored = await self.store.get_episode(episode.group_id, episode.uuid)
+        if stored is not None and stored.status == EpisodeStatus.DONE:
+            return episode, stored
+        if stored is not None:
+            episode = stored.model_copy(update={"status": EpisodeStatus.PENDING, "error": None})
+        if await self.store.write_episode(EpisodeWrite(episode=episode, unless_done=True)):
+            return episode, None
+        return episode, await self.store.get_episode(episode.group_id, episode.uuid) or episode
 
     async def _run(
         self, episode: Episode, index: int, emit: Emit, options: IngestOptions, errors: list[BaseException]

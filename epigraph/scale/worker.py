@@ -45,7 +45,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
 from ..graph.model import Episode
-from ..pipeline.events import EpisodeResult
+from ..pipeline.events import DUPLICATE, EpisodeResult
 from ..tokens import load_encoding
 from .envelope import decode
 from .logs import note
@@ -298,7 +298,8 @@ class KafkaWorker:
         fields = {"group": episode.group_id, "uuid": episode.uuid, **where}
         if result.skipped:
             self.counts.skipped += 1
-            note(log, "episode.skipped", **fields, reason="already done")
+            duplicate = DUPLICATE in result.report.warnings  # done by another writer meanwhile
+            note(log, "episode.skipped", **fields, reason="duplicate" if duplicate else "already done")
         elif result.ok:
             self.counts.done += 1
             report = result.report

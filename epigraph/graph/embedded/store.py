@@ -153,8 +153,8 @@ class EmbeddedStore:
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         return await self._run(writes.delete_episode, group_id, uuid)
 
-    async def write_episode(self, write: EpisodeWrite) -> None:
-        await self._run(writes.write_episode, write)
+    async def write_episode(self, write: EpisodeWrite) -> bool:
+        return await self._run(writes.write_episode, write)
 
     # `writes` (the Protocol's name, so keyword calls work on every store) shadows the module here only.
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ...errors import EpisodeNotFound
-from ..model import Entity, Episode, Fact, Mention, normalize_name
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import DeletionResult, EpisodeWrite
 from ..temporal import revert_invalidation
 from .codec import (
@@ -172,13 +172,22 @@ def save_episode(db: Db, episode: Episode) -> None:
         _upsert(db, conn, _EPISODES, [episode])
 
 
-def write_episode(db: Db, write: EpisodeWrite) -> None:
+def write_episode(db: Db, write: EpisodeWrite) -> bool:
+    """The episode write in one ``BEGIN IMMEDIATE`` transaction; with ``write.unless_done``, nothing is
+    written (``False``) when the stored episode is already ``done``. The check runs under the database's
+    write lock (taken by ``BEGIN IMMEDIATE``, across processes too), so of two writers exactly one wins."""
     write.check()
     with db.write() as conn:
+        if write.unless_done and _column(conn, _DONE, write.episode.group_id, write.episode.uuid):
+            return False
         _upsert(db, conn, _EPISODES, [write.episode])
         upsert_entities(db, conn, write.entities)
         upsert_facts(db, conn, write.facts)
         _insert_mentions(conn, write.mentions)
+    return True
+
+
+_DONE = f"SELECT uuid FROM episodes WHERE group_id = ? AND uuid = ? AND status = '{EpisodeStatus.DONE.value}'"
 
 
 def _insert_mentions(conn: sqlite3.Connection, mentions: Sequence[Mention]) -> None:

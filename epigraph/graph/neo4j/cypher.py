@@ -202,6 +202,10 @@ RETURN facts_written, mentions_written
 # --- episodes -----------------------------------------------------------------------------------------
 _EPISODE_KEY = f"(ep:Episode {{group_id: $group_id, uuid: $uuid}}) {_seek('ep', 'Episode')}"
 GET_EPISODE = f"MATCH {_EPISODE_KEY} RETURN {EPISODE_MAP} AS ep"
+# An episode write ``unless_done`` takes the episode's write lock (held to the end of the transaction) before
+# it reads the status, in a statement of its own: a second writer waits here until the first commits.
+LOCK_EPISODE = f"MATCH {_EPISODE_KEY} SET ep._lock = true REMOVE ep._lock"
+EPISODE_STATUS = f"MATCH {_EPISODE_KEY} RETURN ep.status AS status"
 _EPISODES = f"""
 MATCH (ep:Episode {{group_id: $group_id}})
 WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)

@@ -196,16 +196,16 @@ class Neo4jStore:
         return await self._conn.write(work, what="delete_episode")
 
     # --- the atomic write ----------------------------------------------------------------------------------
-    async def write_episode(self, write: EpisodeWrite) -> None:
+    async def write_episode(self, write: EpisodeWrite) -> bool:
         """One transaction; see ``writing``."""
-        await self._write(writing.prepare(write, await self._dim()))
+        return await self._write(writing.prepare(write, await self._dim()))
 
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
         """One transaction per episode, pipelined: while one is written, the next one's rows are built
         in a worker thread and its transaction reads which entities changed; its own statements wait
         until the previous transaction has committed (so neither waits on the other's locks)."""
         dim = await self._dim()
-        tasks: list[asyncio.Task[None]] = []  # the last two episodes' writes, in order
+        tasks: list[asyncio.Task[bool]] = []  # the last two episodes' writes, in order
         try:
             for write in writes:
                 prepared = await asyncio.to_thread(writing.prepare, write, dim)
@@ -220,11 +220,11 @@ class Neo4jStore:
                 if isinstance(result, BaseException):
                     raise result
 
-    async def _write(self, prepared: writing.Prepared, after: asyncio.Task[None] | None = None) -> None:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await writing.write_tx(tx, prepared, after)
+    async def _write(self, prepared: writing.Prepared, after: asyncio.Task[bool] | None = None) -> bool:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> bool:
+            return await writing.write_tx(tx, prepared, after)
 
-        await self._conn.write(work, what=f"write_episode {prepared.write.episode.uuid}")
+        return await self._conn.write(work, what=f"write_episode {prepared.write.episode.uuid}")
 
     # --- lookups ------------------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:

@@ -4,6 +4,8 @@ An episode write is prepared outside the transaction (:func:`prepare`: checks, c
 entities' ``row_hash``; ``Neo4jStore.write_episodes`` does it in a worker thread for the next episode
 while the previous one is written). Inside it (:func:`write_tx`):
 
+0. a write ``unless_done`` first takes the episode node's write lock, then reads its status, and writes
+   nothing when it is ``done`` (two writers of one episode: the second waits, then sees it done);
 1. one read returns the entities already stored with the same ``row_hash``; only the others are sent
    (an episode re-sends every entity it mentions, and decoding an unchanged 384-float vector cost the
    server more than the fact it came with);
@@ -24,7 +26,7 @@ from typing import Any
 import neo4j
 
 from ...errors import StoreError
-from ..model import Entity
+from ..model import Entity, EpisodeStatus
 from ..store import EpisodeWrite
 from . import convert
 from . import cypher as q
@@ -139,11 +141,23 @@ def _expect_written(rows: dict[str, Any], record: neo4j.Record) -> None:
             )
 
 
+async def _done_already(tx: neo4j.AsyncManagedTransaction, write: EpisodeWrite) -> bool:
+    """Whether the stored episode is ``done``, read under its write lock (taken first, held until the
+    transaction ends), so a concurrent writer of the same episode waits for this one and then sees it."""
+    params = {"group_id": write.episode.group_id, "uuid": write.episode.uuid}
+    await (await tx.run(q.LOCK_EPISODE, params)).consume()
+    record = await (await tx.run(q.EPISODE_STATUS, params)).single()
+    return record is not None and record["status"] == EpisodeStatus.DONE.value
+
+
 async def write_tx(
-    tx: neo4j.AsyncManagedTransaction, prepared: Prepared, after: asyncio.Task[None] | None = None
-) -> None:
-    """The write of one prepared episode inside ``tx`` (steps 1-3 of the module docstring)."""
+    tx: neo4j.AsyncManagedTransaction, prepared: Prepared, after: asyncio.Task[bool] | None = None
+) -> bool:
+    """The write of one prepared episode inside ``tx`` (steps 0-3 of the module docstring); ``False``
+    when ``unless_done`` found the episode already ``done`` (nothing written)."""
     write = prepared.write
+    if write.unless_done and await _done_already(tx, write):
+        return False
     unchanged = await _unchanged_entities(tx, write.episode.group_id, write.entities, prepared.hashes)
     pairs = zip(write.entities, prepared.hashes, strict=True)
     entities = [convert.entity_row(e, h) for e, h in pairs if h not in unchanged]
@@ -154,3 +168,4 @@ async def write_tx(
         params = {"group_id": write.episode.group_id, "rows": rows}
         record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
         _expect_written(rows, record)
+    return True

@@ -1,0 +1,52 @@
+"""Two ingestors finishing one episode (a frozen Kafka worker and the next owner of its partition): the
+store takes the first write, refuses the second, and the second run reports itself a duplicate (issue 22).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Episode, EpisodeStatus
+from epigraph.pipeline import Ingestor
+from epigraph.pipeline.events import DUPLICATE, EpisodeResult
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
+
+from .conftest import T0
+from .world import F, Turn, World
+
+TEXT = "Melanie: I moved to Paris last spring."
+WORLD = World(
+    {TEXT: Turn(["Melanie", "Paris"], [F("Melanie", "Paris", "LIVES_IN", "Melanie lives in Paris.")])}
+)
+
+
+async def test_the_later_of_two_overlapping_runs_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    path = str(tmp_path / "graph.db")
+    embedder = HashEmbedder()
+    stores = [EmbeddedStore(path), EmbeddedStore(path)]  # two processes' connections to one file
+    for store in stores:
+        await store.setup(embedder.dim)
+    episode = Episode(group_id="g", content=TEXT, reference_time=T0)
+    first = Ingestor(stores[0], WORLD.llm(), embedder)
+    earlier: list[EpisodeResult] = []
+
+    async def frozen_then_answer(request: ChatRequest) -> ScriptedReply:
+        if not earlier:  # while this run waits on its first call, the other one does the whole episode
+            earlier.append(await first.process(episode))
+        return WORLD.answer(request)
+
+    late = await Ingestor(stores[1], ScriptedLLM(frozen_then_answer), embedder).process(episode)
+    try:
+        assert earlier[0].ok and not earlier[0].skipped and len(earlier[0].facts) == 1
+        assert late.skipped and DUPLICATE in late.report.warnings
+        assert late.report.llm_calls > 0  # it did run the whole episode, only its write was refused
+        stats = await stores[0].stats("g")
+        assert (stats.episodes, stats.entities, stats.facts, stats.mentions) == (1, 2, 1, 2)
+        stored = await stores[0].get_episode("g", episode.uuid)
+        assert stored is not None and stored.status == EpisodeStatus.DONE
+        assert DUPLICATE not in stored.report.warnings  # the stored report is the winner's
+    finally:
+        for store in stores:
+            await store.close()
