@@ -79,9 +79,7 @@ def test_the_value_is_the_documented_json() -> None:
         (_value(episode__content="I moved to Paris."), "uuid", "is not the id of this episode"),
     ],
 )
-def test_a_malformed_message_is_refused_with_its_field(
-    value: bytes, field: str | None, reason: str
-) -> None:
+def test_a_malformed_message_is_refused_with_its_field(value: bytes, field: str | None, reason: str) -> None:
     with pytest.raises(InputError, match="malformed episode message") as raised:
         decode(value)
     assert raised.value.field == field
