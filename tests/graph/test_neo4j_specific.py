@@ -29,6 +29,7 @@ from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention, epoch_us
 from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
+from epigraph.graph.neo4j import cypher_search as qs
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
     build_query,
@@ -344,7 +345,7 @@ async def test_a_search_as_of_an_early_time_seeks_the_facts_begun_by_then(
     assert len([m for m in messages if "the index is skipped" in m]) == 2, messages
     bound = "valid_from_us <= $valid_from_max"
     await _assert_seeks(
-        store, (q.SCAN_FACTS_VECTOR, q.COUNT_FACTS_BEGUN), bound, _explain_params(group, query)
+        store, (qs.SCAN_FACTS_VECTOR, qs.COUNT_FACTS_BEGUN), bound, _explain_params(group, query)
     )
 
 
@@ -357,7 +358,7 @@ async def test_a_search_of_what_was_known_early_seeks_the_facts_recorded_by_then
         await _known_at_searches(store, group, mine, query)
     messages = [r.getMessage() for r in caplog.records]
     assert len([m for m in messages if "the index is skipped" in m]) == 3, messages
-    statements = (q.SCAN_FACTS_KNOWN_VECTOR, q.COUNT_FACTS_KNOWN)
+    statements = (qs.SCAN_FACTS_KNOWN_VECTOR, qs.COUNT_FACTS_KNOWN)
     await _assert_seeks(store, statements, "known_from_us <= $known_from_max", _explain_params(group, query))
 
 
@@ -384,7 +385,7 @@ async def test_setup_gives_facts_of_an_older_graph_their_time_keys(store: Neo4jS
     )
     stored = {r["uuid"]: (r["valid"], r["known"]) for r in await conn.read(keys, {"g": group})}
     assert stored == {f.uuid: (convert.valid_from_us(f.valid_at), epoch_us(f.created_at)) for f in mine}
-    assert min(valid for valid, _ in stored.values()) == q.VALID_FROM_UNBOUNDED
+    assert min(valid for valid, _ in stored.values()) == qs.VALID_FROM_UNBOUNDED
     await _as_of_searches(store, group, mine, query)
     await _known_at_searches(store, group, mine, query)
 

@@ -23,9 +23,9 @@ Encoding (what every statement in ``cypher.py`` relies on):
   row differs (see ``writing``).
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
   ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties. It also carries
-  two keys in epoch microseconds that the exact vector scan seeks (``cypher.SCAN_FACTS_VECTOR``,
-  ``cypher.SCAN_FACTS_KNOWN_VECTOR``): ``valid_from_us``, its ``valid_at`` or the least int64 when it has
-  none, and ``known_from_us``, its ``created_at``.
+  two keys in epoch microseconds that the exact vector scan seeks
+  (``cypher_search.SCAN_FACTS_VECTOR``, ``SCAN_FACTS_KNOWN_VECTOR``): ``valid_from_us``, its ``valid_at``
+  or the least int64 when it has none, and ``known_from_us``, its ``created_at``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import numpy as np
 import pydantic_core
 
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, epoch_us, normalize_name
-from . import cypher as q
+from . import cypher_search as qs
 
 Props = dict[str, Any]
 
@@ -114,8 +114,9 @@ def from_micros(micros: int) -> datetime:
 
 
 def valid_from_us(valid_at: datetime | None) -> int:
-    """A fact's key in the as-of index (``cypher.SCAN_FACTS_VECTOR``): its start, or the least int64."""
-    return q.VALID_FROM_UNBOUNDED if valid_at is None else epoch_us(valid_at)
+    """A fact's key in the as-of index (``cypher_search.SCAN_FACTS_VECTOR``): its start, or the least
+    int64."""
+    return qs.VALID_FROM_UNBOUNDED if valid_at is None else epoch_us(valid_at)
 
 
 def _dt(props: Mapping[str, Any], key: str) -> datetime | None:

@@ -1,5 +1,5 @@
 """Every Cypher statement of the Neo4j backend's queries, once, as constants (the schema's own
-statements, constraints and indexes, are in ``ddl``).
+statements, constraints and indexes, are in ``ddl``; the searches and vector scans in ``cypher_search``).
 
 Rules: every value is a ``$parameter``; no user string is ever formatted into a statement. The few
 fragments below are composed when this module is imported, from trusted literals only.
@@ -42,7 +42,7 @@ TEXT_ANALYZER = "english"
 
 
 # --- composable predicates (built from literals at import time) ------------------------------------
-def _fact_pred(r: str) -> str:
+def fact_pred(r: str) -> str:
     """The TimeFilter + relations predicate over fact variable ``r`` (see graph.temporal.matches).
 
     Known at ``$known_at`` (created by then, not withdrawn: an expiry without an invalidation), and valid
@@ -63,7 +63,7 @@ def _fact_pred(r: str) -> str:
     )
 
 
-def _labels_pred(e: str) -> str:
+def labels_pred(e: str) -> str:
     return f"($labels IS NULL OR any(label IN {e}.labels WHERE label IN $labels))"
 
 
@@ -74,35 +74,35 @@ ENTITY_TIMES = ("created_at",)
 EPISODE_TIMES = ("reference_time", "created_at")
 
 
-def _micros(value: str) -> str:
+def micros(value: str) -> str:
     """The epoch microseconds of the datetime expression ``value`` (null stays null)."""
     return f"{value}.epochSeconds * 1000000 + {value}.microsecond"
 
 
 def _props(v: str, times: tuple[str, ...]) -> str:
     """All properties of ``v`` with each datetime in ``times`` as epoch microseconds (null stays null)."""
-    micros = ", ".join(f"{t}: {_micros(f'{v}.{t}')}" for t in times)
-    return f"{v} {{.*, {micros}}}"
+    times_us = ", ".join(f"{t}: {micros(f'{v}.{t}')}" for t in times)
+    return f"{v} {{.*, {times_us}}}"
 
 
-def _fact_map(r: str) -> str:
+def fact_map(r: str) -> str:
     """A fact as a map: its properties plus its endpoints' uuids (see convert.fact_from)."""
     props = _props(r, FACT_TIMES)
     return f"{{props: {props}, source_uuid: startNode({r}).uuid, target_uuid: endNode({r}).uuid}}"
 
 
-def _entity_map(e: str) -> str:
+def entity_map(e: str) -> str:
     return _props(e, ENTITY_TIMES)
 
 
-def _episode_map(ep: str) -> str:
+def episode_map(ep: str) -> str:
     return _props(ep, EPISODE_TIMES)
 
 
-FACT_PRED = _fact_pred("r")
-FACT_MAP = _fact_map("r")
-ENTITY_MAP = _entity_map("e")
-EPISODE_MAP = _episode_map("ep")
+FACT_PRED = fact_pred("r")
+FACT_MAP = fact_map("r")
+ENTITY_MAP = entity_map("e")
+EPISODE_MAP = episode_map("ep")
 
 # --- writes -----------------------------------------------------------------------------------------
 # Rows come from convert.*_row: the (group_id, uuid) key, `props` to set, datetimes as ISO strings.
@@ -305,105 +305,6 @@ MATCH (e:Entity {{group_id: $group_id, uuid: u}}) {_seek("e", "Entity")}
 RETURN u AS uuid, COUNT {{ (ep:Episode)-[:MENTIONS]->(e) }} AS n
 """
 
-
-# --- search -------------------------------------------------------------------------------------------
-# Index searches: the procedure returns candidates best first by its own score (BM25, or the vector
-# index's approximate similarity); the group and filters apply after; the best $limit survivors by that
-# score are returned as {item, score}. `fetched` (< the requested number: the index is exhausted) and
-# `survivors` drive the over-fetch policy (see search.py).
-def _index_search(call: str, column: str, pred: str, item: str) -> str:
-    """``pred`` is written over ``h.hit``, ``item`` over ``hit``: the candidate node or relationship (a
-    map projection needs a plain variable)."""
-    return f"""
-CALL {call} YIELD {column}, score
-WITH collect({{hit: {column}, score: score}}) AS raw
-WITH size(raw) AS fetched, [h IN raw WHERE h.hit.group_id IN $group_ids AND {pred}] AS hits
-CALL (hits) {{
-  UNWIND hits AS h
-  WITH h ORDER BY h.score DESC LIMIT $limit
-  WITH h.hit AS hit, h.score AS score
-  RETURN collect({{item: {item}, score: score}}) AS items
-}}
-RETURN fetched, size(hits) AS survivors, items
-"""
-
-
-_FULLTEXT_NODES = "db.index.fulltext.queryNodes($index, $query, {limit: $fetch})"
-_FULLTEXT_RELS = "db.index.fulltext.queryRelationships($index, $query, {limit: $fetch})"
-_VECTOR_NODES = "db.index.vector.queryNodes($index, $k, $vector)"
-_VECTOR_RELS = "db.index.vector.queryRelationships($index, $k, $vector)"
-_HIT_FACT = _fact_map("hit")
-_HIT_ENTITY = _entity_map("hit")
-_HIT_EPISODE = _episode_map("hit")
-
-SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY)
-SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT_EPISODE)
-# Vector hits are ranked by the index's own similarity: (1 + cos) / 2 of the unquantized vectors in
-# float32, the cosine order up to rounding (search.vector asks for a few more and rescores in float64).
-SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", _labels_pred("h.hit"), _HIT_ENTITY)
-SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", _fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", _HIT_EPISODE)
-
-
-def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:
-    return f"""
-MATCH {match}
-WHERE {v}.group_id IN $group_ids AND {v}.{prop}_dim = size($vector) AND {pred}
-WITH {v} ORDER BY vector.similarity.cosine({v}.{prop}, $vector) DESC LIMIT $limit
-RETURN {item} AS item
-"""
-
-
-# Two keys of a fact, in epoch microseconds, each in a (group_id, key) range index, let the exact fact
-# scan seek only the facts a time filter can pass (convert.fact_row):
-# - `valid_from_us`: its valid_at, or VALID_FROM_UNBOUNDED when it has none. A fact valid at $as_of has
-#   valid_from_us <= $valid_from_max (that as_of, or the maximum when retired facts are included).
-# - `known_from_us`: its created_at. A fact known at $known_at has known_from_us <= $known_from_max.
-# So a search as of an early time, or of what was known at one, reads the few facts begun or recorded by
-# then, not the whole group.
-VALID_FROM_UNBOUNDED, VALID_FROM_MAX = -(2**63), 2**63 - 1
-
-
-def _backfill(key: str, value: str) -> str:
-    """Setup's migration of a graph written before ``key``'s index: give every fact its key, a batch at a
-    time (``$unbounded`` where ``value`` is null)."""
-    return f"""
-MATCH ()-[r:RELATES_TO]->() WHERE r.{key} IS NULL
-WITH r LIMIT $batch
-SET r.{key} = coalesce({value}, $unbounded)
-RETURN count(r) AS updated
-"""
-
-
-def _facts_by(key: str) -> str:
-    return f"()-[r:RELATES_TO]->() USING INDEX SEEK r:RELATES_TO(group_id, {key})"
-
-
-def _scan_facts(key: str, bound: str) -> str:
-    pred = f"r.{key} <= ${bound} AND {FACT_PRED}"
-    return _vector_scan(_facts_by(key), "r", "text_embedding", pred, FACT_MAP)
-
-
-def _count_facts(key: str, bound: str) -> str:
-    """How many facts of the groups have ``key <= $bound``, counted up to $cap (index entries only): few
-    enough, and the exact scan answers at once, without the index queries a filter that selective defeats."""
-    return f"""
-MATCH {_facts_by(key)}
-WHERE r.group_id IN $group_ids AND r.{key} <= ${bound}
-WITH r LIMIT $cap
-RETURN count(r) AS n
-"""
-
-
-BACKFILL_VALID_FROM = _backfill("valid_from_us", _micros("r.valid_at"))
-BACKFILL_KNOWN_FROM = _backfill("known_from_us", _micros("r.created_at"))
-SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", _labels_pred("e"), ENTITY_MAP)
-SCAN_FACTS_VECTOR = _scan_facts("valid_from_us", "valid_from_max")  # also the default fact scan
-COUNT_FACTS_BEGUN = _count_facts("valid_from_us", "valid_from_max")
-SCAN_FACTS_KNOWN_VECTOR = _scan_facts("known_from_us", "known_from_max")
-COUNT_FACTS_KNOWN = _count_facts("known_from_us", "known_from_max")
-SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
 
 # --- delete_episode (all in one write transaction, in this order; see deletion.py) -------------------
 DELETE_FIND_EPISODE = f"""

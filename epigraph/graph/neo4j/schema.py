@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import SchemaMismatch, StoreError
 from . import cypher as q
+from . import cypher_search as qs
 from . import ddl
 from .connection import Connection
 
@@ -191,8 +192,8 @@ BACKFILL_BATCH = 10_000
 # The indexes on a key every fact must carry, and the statement that gives it to the facts of a graph
 # written before the index existed.
 MIGRATIONS = {
-    ddl.FACT_VALID_FROM_INDEX: q.BACKFILL_VALID_FROM,
-    ddl.FACT_KNOWN_FROM_INDEX: q.BACKFILL_KNOWN_FROM,
+    ddl.FACT_VALID_FROM_INDEX: qs.BACKFILL_VALID_FROM,
+    ddl.FACT_KNOWN_FROM_INDEX: qs.BACKFILL_KNOWN_FROM,
 }
 
 
@@ -202,7 +203,7 @@ async def _backfill(conn: Connection, statement: str) -> None:
     Runs when setup creates that index; on a new graph, one statement that finds nothing. Until it is
     done, an exact vector scan would miss the facts without a key, so setup does it before returning.
     """
-    params = {"batch": BACKFILL_BATCH, "unbounded": q.VALID_FROM_UNBOUNDED}
+    params = {"batch": BACKFILL_BATCH, "unbounded": qs.VALID_FROM_UNBOUNDED}
     while (await conn.run_write(statement, params, what="schema migration"))[0]["updated"]:
         pass
 

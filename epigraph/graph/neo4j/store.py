@@ -35,6 +35,7 @@ from ..store import (
 from ..temporal import latest_creation, latest_start
 from . import convert, lucene, schema, search, writing
 from . import cypher as q
+from . import cypher_search as qs
 from .connection import Connection
 from .deletion import delete_episode_tx
 
@@ -49,10 +50,10 @@ def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
         "include_retired": flt.include_retired,
         "as_of": now if flt.as_of is None else to_utc(flt.as_of),
         "known_at": now if flt.known_at is None else to_utc(flt.known_at),
-        # the bounds the exact fact scans seek (cypher.SCAN_FACTS_VECTOR, SCAN_FACTS_KNOWN_VECTOR): facts
-        # begun, or recorded, by then; or all of them
-        "valid_from_max": q.VALID_FROM_MAX if latest is None else epoch_us(latest),
-        "known_from_max": q.VALID_FROM_MAX if recorded is None else epoch_us(recorded),
+        # the bounds the exact fact scans seek (cypher_search.SCAN_FACTS_VECTOR, SCAN_FACTS_KNOWN_VECTOR):
+        # facts begun, or recorded, by then; or all of them
+        "valid_from_max": qs.VALID_FROM_MAX if latest is None else epoch_us(latest),
+        "known_from_max": qs.VALID_FROM_MAX if recorded is None else epoch_us(recorded),
     }
 
 
@@ -62,8 +63,8 @@ def _narrowings(flt: TimeFilter) -> list[tuple[str, str]]:
     if flt.include_retired:
         return []
     bounds = [
-        (flt.as_of, q.COUNT_FACTS_BEGUN, q.SCAN_FACTS_VECTOR),
-        (flt.known_at, q.COUNT_FACTS_KNOWN, q.SCAN_FACTS_KNOWN_VECTOR),
+        (flt.as_of, qs.COUNT_FACTS_BEGUN, qs.SCAN_FACTS_VECTOR),
+        (flt.known_at, qs.COUNT_FACTS_KNOWN, qs.SCAN_FACTS_KNOWN_VECTOR),
     ]
     return [(count, scan) for chosen, count, scan in bounds if chosen is not None]
 
@@ -302,7 +303,7 @@ class Neo4jStore:
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
         pairs = await search.fulltext(
-            self._conn, q.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
+            self._conn, qs.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
             params=_entity_params(flt),
         )  # fmt: skip
@@ -312,7 +313,7 @@ class Neo4jStore:
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         pairs = await search.fulltext(
-            self._conn, q.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
+            self._conn, qs.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["props"]["uuid"],
             params=_fact_params(flt),
         )  # fmt: skip
@@ -322,7 +323,7 @@ class Neo4jStore:
         self, group_ids: Sequence[str], query: str, limit: int = 10
     ) -> list[Hit[Episode]]:
         pairs = await search.fulltext(
-            self._conn, q.SEARCH_EPISODES_TEXT, index=q.EPISODE_TEXT_INDEX, fields=q.EPISODE_TEXT_FIELDS,
+            self._conn, qs.SEARCH_EPISODES_TEXT, index=q.EPISODE_TEXT_INDEX, fields=q.EPISODE_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
         )  # fmt: skip
         return [Hit(convert.episode_from(item), score) for item, score in pairs]
@@ -335,7 +336,7 @@ class Neo4jStore:
         flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]:
         pairs = await search.vector(
-            self._conn, q.SEARCH_ENTITIES_VECTOR, q.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
+            self._conn, qs.SEARCH_ENTITIES_VECTOR, qs.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
             index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["name_embedding"], uuid_of=lambda item: item["uuid"],
             params=_entity_params(flt),
@@ -346,7 +347,7 @@ class Neo4jStore:
         self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
         pairs = await search.vector(
-            self._conn, q.SEARCH_FACTS_VECTOR, q.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
+            self._conn, qs.SEARCH_FACTS_VECTOR, qs.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
             index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
             uuid_of=lambda item: item["props"]["uuid"], params=_fact_params(flt),
@@ -359,7 +360,7 @@ class Neo4jStore:
     ) -> list[Hit[Episode]]:
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
         pairs = await search.vector(
-            self._conn, q.SEARCH_EPISODES_VECTOR, q.SCAN_EPISODES_VECTOR, index=q.EPISODE_VECTOR_INDEX,
+            self._conn, qs.SEARCH_EPISODES_VECTOR, qs.SCAN_EPISODES_VECTOR, index=q.EPISODE_VECTOR_INDEX,
             index_dim=await self._index_dim(q.EPISODE_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["content_embedding"],
             uuid_of=lambda item: item["uuid"],
