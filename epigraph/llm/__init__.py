@@ -8,16 +8,9 @@
 Importing this package imports the openai SDK; the rest of epigraph imports it only when a client is built.
 """
 
-from .client import (
-    DEFAULT_BASE_URL,
-    EndpointProfile,
-    Limiter,
-    LimiterStats,
-    OpenAIChat,
-    RetryPolicy,
-    classify_openai_error,
-    redact,
-)
+from .client import DEFAULT_BASE_URL, OpenAIChat, classify_openai_error, redact
+from .limiter import Limiter, LimiterStats, RetryPolicy
+from .profiles import EndpointProfile
 
 __all__ = [
     "DEFAULT_BASE_URL",

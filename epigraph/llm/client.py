@@ -41,17 +41,6 @@ from .profiles import (
 )
 from .stream import StreamSession
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "EndpointProfile",
-    "Limiter",
-    "LimiterStats",
-    "OpenAIChat",
-    "RetryPolicy",
-    "classify_openai_error",
-    "redact",
-]
-
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 _SECRET_PATTERNS = (re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{6,}"), re.compile(r"(?i)bearer\s+\S+"))
