@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid as uuidlib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
@@ -87,6 +88,22 @@ def epoch_us(value: datetime) -> int:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+class IncreasingClock:
+    """Creation times that never repeat or go back: each reading is at least 1 us after the previous one,
+    so episodes stamped in one burst (or by a clock that stepped back) keep the order they were given."""
+
+    def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
+        self._clock = clock
+        self._last: datetime | None = None
+
+    def __call__(self) -> datetime:
+        now = self._clock()
+        if self._last is not None and now <= self._last:
+            now = self._last + timedelta(microseconds=1)
+        self._last = now
+        return now
 
 
 def new_uuid() -> str:

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..embed import Embedder
@@ -27,6 +27,7 @@ from ..graph.model import (
     Episode,
     EpisodeKind,
     EpisodeStatus,
+    IncreasingClock,
     IngestReport,
     to_utc,
 )
@@ -74,7 +75,8 @@ class Ingestor:
         self.options = options or IngestOptions()
         self._locks: dict[str, asyncio.Lock] = {}
         self._active: set[str] = set()
-        self._last_created: datetime | None = None
+        # strictly increasing, so episodes sharing a reference time keep their given order
+        self._created_at = IncreasingClock(lambda: self.options.clock())
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -199,14 +201,6 @@ class Ingestor:
 
     def _episode(self, item: EpisodeInput) -> Episode:
         return item.to_episode(created_at=self._created_at())
-
-    def _created_at(self) -> datetime:
-        """Strictly increasing, so episodes sharing a reference time keep their given order."""
-        now = self.options.clock()
-        if self._last_created is not None and now <= self._last_created:
-            now = self._last_created + timedelta(microseconds=1)
-        self._last_created = now
-        return now
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
         by_group: dict[str, list[tuple[int, Episode]]] = {}

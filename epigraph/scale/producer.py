@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import InputError, QueueError
-from ..graph.model import utc_now
+from ..graph.model import IncreasingClock
 from ..pipeline.events import EpisodeResult
 from ..pipeline.inputs import EpisodeInput
 from .envelope import Envelope, encode, envelope
@@ -106,7 +106,8 @@ class EpisodeProducer:
         self.bootstrap, self.topic, self.timeout = bootstrap, topic, timeout
         self._client_id = client_id
         self._producer: Any = None
-        self._last_created: datetime | None = None
+        # strictly increasing, so a group's episodes sharing a reference time keep the given order
+        self._created_at = IncreasingClock()
 
     async def start(self) -> EpisodeProducer:
         if self._producer is not None:
@@ -167,14 +168,6 @@ class EpisodeProducer:
             Published(message.uuid, message.group, self.topic, ack.partition, ack.offset)
             for (message, _), ack in zip(messages, acks, strict=True)
         ]
-
-    def _created_at(self) -> datetime:
-        """Strictly increasing, so a group's episodes sharing a reference time keep the given order."""
-        now = utc_now()
-        if self._last_created is not None and now <= self._last_created:
-            now = self._last_created + timedelta(microseconds=1)
-        self._last_created = now
-        return now
 
     def _error(self, what: str) -> QueueError:
         return QueueError(f"Kafka at {self.bootstrap}, topic {self.topic!r}: {what}")

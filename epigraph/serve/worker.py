@@ -20,12 +20,11 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import asdict
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ..client import KnowledgeGraph
-from ..graph.model import Episode, EpisodeStatus, utc_now
+from ..graph.model import Episode, EpisodeStatus, IncreasingClock
 from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..pipeline.ingestor import Ingestor
 from ..pipeline.inputs import EpisodeInput
@@ -82,7 +81,7 @@ class Workers:
         self._subscribers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._accept_locks: dict[str, asyncio.Lock] = {}
         self._run_locks: dict[str, asyncio.Lock] = {}
-        self._last: datetime | None = None
+        self._created_at = IncreasingClock()
         self.processed = 0
         self.priority = Priority()
         self._ingestor: Ingestor | None = None
@@ -148,13 +147,6 @@ class Workers:
         if again:
             self._kick(group_id)
         return again
-
-    def _created_at(self) -> datetime:
-        now = utc_now()
-        if self._last is not None and now <= self._last:
-            now = self._last + timedelta(microseconds=1)
-        self._last = now
-        return now
 
     # --- running --------------------------------------------------------------------------------
     def _kick(self, group_id: str) -> None:
