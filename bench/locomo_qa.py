@@ -40,6 +40,7 @@ from _qa_script import scripted_llm
 from _results import write_results
 
 from epigraph import KnowledgeGraph
+from epigraph.ask import CitationFilter, answer_request
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
@@ -108,11 +109,16 @@ def load(path: Path, sessions: int | None) -> tuple[list[EpisodeInput], list[Que
     return turns, [q for q in questions if q.evidence and set(q.evidence) <= ingested]
 
 
-async def answer_with(llm: LLM, question: str, now: str, episodes: str) -> tuple[str, int]:
-    """A baseline: the answering prompt with ``episodes`` as its only context; (answer, context tokens)."""
+async def answer_with(llm: LLM, question: str, now: str, lines: list[str]) -> tuple[str, int]:
+    """A baseline: the answering prompt with ``lines`` (``E1 [DATE]: ...``) as its only context, held
+    to the same citing grammar as ``ask`` where the endpoint takes one; (answer, context tokens)."""
+    episodes = "\n".join(lines) or "(none)"
     data = ask_answer.AskAnswerInput(question=question, now=now, facts="(none)", episodes=episodes)
-    completion = await llm.complete(build_request(ask_answer.PROMPT, data))
-    return completion.text.strip(), count_text_tokens(episodes)
+    labels = [f"E{i}" for i in range(1, len(lines) + 1)]
+    request = answer_request(data, labels) if labels else build_request(ask_answer.PROMPT, data)
+    completion = await llm.complete(request)
+    cited = CitationFilter(lambda label: label in labels)
+    return (cited.feed(completion.text) + cited.finish()).strip(), count_text_tokens(episodes)
 
 
 async def judge(llm: LLM, q: Question, answer: str) -> bool:
@@ -154,7 +160,7 @@ async def ask_baseline(
             f"E{i} [{r.episode.reference_time:%Y-%m-%d}]: {r.content}"
             for i, r in enumerate(found.episodes, 1)
         ]
-    text, context = await answer_with(llm, q.text, now, "\n".join(lines) or "(none)")
+    text, context = await answer_with(llm, q.text, now, lines)
     latency = (time.perf_counter() - started) * 1000
     return Row(mode, q.category, False, count_text_tokens(text), context, latency, text)
 
@@ -225,15 +231,19 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
     # environment names a Neo4j server: a reused graph must be the one this harness wrote.
     settings = Settings.from_env(db_path=str(args.db) if args.db else ":memory:", group_id=GROUP)
     settings = settings.model_copy(update={"neo4j_uri": None})
-    llm = scripted_llm() if args.scripted else llm_from_settings(settings)
-    if llm is None:
+    local = settings.llm_local and not args.scripted  # EPIGRAPH_LLM=local: the graph starts or reuses it
+    llm = scripted_llm() if args.scripted else None if local else llm_from_settings(settings)
+    if llm is None and not local:
         raise SystemExit(
-            "set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or --scripted for an offline run)"
+            "set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL, or EPIGRAPH_LLM=local "
+            "(or --scripted for an offline run)"
         )
     embedder = HashEmbedder() if args.scripted or args.embedder == "hash" else None
     now = f"{max(t.reference_time for t in turns) + timedelta(days=1):%Y-%m-%d}"
     rows: list[Row] = []
     async with KnowledgeGraph(settings, llm=llm, embedder=embedder, group_id=GROUP) as kg:
+        llm = kg.llm
+        assert llm is not None, "the graph has a model once entered"
         ingested = await ingest(kg, turns)
         for q in questions:
             for row in [
@@ -243,7 +253,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
                 row.correct = await judge(llm, q, row.answer)
                 rows.append(row)
     metrics = {"questions": len(questions), "episodes": len(turns), **ingested, **metrics_of(rows)}
-    model = "scripted (offline plumbing run, _qa_script.py)" if args.scripted else settings.llm_model
+    model = "scripted (offline plumbing run, _qa_script.py)" if args.scripted else getattr(llm, "model", "?")
     notes = [
         *(
             ["scripted run: no model was asked; J comes from a word-overlap judge and measures the harness"]

@@ -4,7 +4,8 @@
 - :mod:`.agent` — the loop (plan, look up, observe, answer) and ``AskOptions``;
 - :mod:`.lookups` — fact search, entity view, episodes, with the dialog's time rules;
 - :mod:`.observations` — the numbered facts and episodes the model sees, within a token budget;
-- :mod:`.citations` — cited ids checked as the answer streams.
+- :mod:`.citations` — cited ids checked as the answer streams, and the grammar that makes a
+  grammar-capable model cite.
 
 Use it through :meth:`epigraph.KnowledgeGraph.ask`; :func:`dialog` is the same without the client.
 """
@@ -20,7 +21,7 @@ from ..graph.model import utc_now
 from ..graph.search.filters import make_filters
 from ..graph.store import GraphStore
 from ..prompts.protocol import LLM
-from .agent import NOTHING, AskOptions, Dialog, can_stream
+from .agent import NOTHING, AskOptions, Dialog, answer_request, can_stream
 from .chunks import (
     CHUNK_TYPES,
     Answer,
@@ -32,6 +33,7 @@ from .chunks import (
     check_dialog,
     collect,
 )
+from .citations import CitationFilter, cited_answer_grammar
 from .lookups import Lookup, Lookups
 
 __all__ = [
@@ -43,11 +45,14 @@ __all__ = [
     "AskUsage",
     "ChunkType",
     "Citation",
+    "CitationFilter",
     "Lookup",
     "Lookups",
     "answer_of",
+    "answer_request",
     "can_stream",
     "check_dialog",
+    "cited_answer_grammar",
     "collect",
     "dialog",
 ]
@@ -77,5 +82,8 @@ def dialog(
         facts_limit=opts.facts_per_lookup, episodes_limit=opts.episodes_per_lookup,
     )  # fmt: skip
     now = when or utc_now()
-    run = Dialog(llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer)
+    run = Dialog(
+        llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer,
+        dated=when is not None,
+    )  # fmt: skip
     return run.chunks()

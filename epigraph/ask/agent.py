@@ -9,7 +9,8 @@ Designed for small models:
 2. **look up** (:mod:`.lookups`) and register what came back (:mod:`.observations`): numbered ``F1``,
    ``E1``, ..., within a token budget for the context.
 3. **answer** (``ask_answer``, text): streamed as the model writes it, through the citation filter
-   (:mod:`.citations`), so only observed ids reach the reader. Nothing observed: no model call, the
+   (:mod:`.citations`), so only observed ids reach the reader. Endpoints that accept a GBNF grammar are
+   held to one: every sentence ends citing shown ids, or ``[none]``. Nothing observed: no model call, the
    answer says the graph holds nothing about the question.
 
 Everything is yielded as :class:`~.chunks.AskChunk` (the invariants are in :mod:`.chunks`). Closing
@@ -24,7 +25,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -37,7 +38,7 @@ from ..prompts.protocol import LLM, ChatRequest, Usage
 from ..prompts.runtime import build_request, run
 from ..tokens import aload_encoding, estimate_usage
 from .chunks import AskChunk, AskUsage, ChunkType
-from .citations import CitationFilter
+from .citations import CitationFilter, cited_answer_grammar
 from .lookups import ARGS, TOOLS, Lookup, Lookups
 from .observations import Observations, Seen, day, shorten
 
@@ -95,10 +96,13 @@ class Dialog:
         known_at: datetime | None,
         options: AskOptions,
         stream_answer: bool,
+        dated: bool = False,
     ) -> None:
+        """``dated``: the question is asked as of ``now`` (an ``as_of``), not the present."""
         self.llm, self.lookups, self.question, self.now = llm, lookups, question, now
         self.options, self.stream_answer = options, stream_answer
-        self.observed = Observations(now=now, known_at=known_at, budget_tokens=options.context_tokens)
+        budget = options.context_tokens
+        self.observed = Observations(now=now, known_at=known_at, budget_tokens=budget, dated=dated)
         self.meter = _Meter()
         self._started = time.perf_counter()
 
@@ -182,19 +186,17 @@ class Dialog:
             yield self._final(NOTHING, flt)
             return
         self.meter.context_tokens = self.observed.used_tokens
-        request = build_request(
-            ASK_ANSWER,
-            AskAnswerInput(
-                question=self.question,
-                now=day(self.now),
-                facts=self.observed.facts_block(),
-                episodes=self.observed.episodes_block(),
-            ),
+        data = AskAnswerInput(
+            question=self.question,
+            now=day(self.now),
+            facts=self.observed.facts_block(),
+            episodes=self.observed.episodes_block(),
         )
+        request = answer_request(data, self.observed.labels)
         if not (self.stream_answer and can_stream(self.llm)):
             completion = await self.llm.complete(request)
             self.meter.add(completion.usage, 1)
-            yield self._final(flt.feed(completion.text.strip()) + flt.finish(), flt)
+            yield self._final((flt.feed(completion.text.strip()) + flt.finish()).rstrip(), flt)
             return
         async with aclosing(self._streamed(request)) as pieces:
             async for piece in pieces:
@@ -251,6 +253,12 @@ class Dialog:
 
     def _elapsed_ms(self) -> float:
         return (time.perf_counter() - self._started) * 1000.0
+
+
+def answer_request(data: AskAnswerInput, labels: list[str]) -> ChatRequest:
+    """The answering call: ``ask_answer`` with a grammar that lets the reply cite only ``labels``
+    (used by endpoints that accept one; the others get the prompt's request to cite)."""
+    return replace(build_request(ASK_ANSWER, data), grammar=cited_answer_grammar(labels))
 
 
 def _observation_text(seen: list[Seen], note: str, left_out: int) -> str:

@@ -3,18 +3,45 @@
 :class:`CitationFilter` sits between the model's stream and the reader. Text outside brackets passes
 at once; a ``[`` holds the text back until its ``]`` (or until it clearly is not a citation). A bracket
 of ids keeps the ids that were observed and drops the others (they are listed in ``dropped``), so no
-reader ever sees a citation of something no lookup returned. Pure: no I/O.
+reader ever sees a citation of something no lookup returned. ``[none]`` is the model's mark for "nothing
+shown answers this": it is taken out of the text and sets ``declared_none``.
+
+:func:`cited_answer_grammar` makes citing a rule rather than a request, for endpoints that accept a
+GBNF grammar (the local model): every sentence ends with a bracket of shown ids, or ``[none]``. A 1.5B
+model asked politely copied the facts' "(from ...; current)" and cited nothing; held to the grammar it
+cites the fact it used. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from ..prompts.grammar import literal
 
 _ID = re.compile(r"[FE]\d{1,4}")
 _SEPARATORS = re.compile(r"[\s,;]+")
 HOLD_LIMIT = 48
 """A ``[`` without its ``]`` within this many characters is ordinary text."""
+NONE = "none"
+"""``[none]``: the answer's mark that nothing shown answers the question."""
+
+
+def cited_answer_grammar(labels: Iterable[str]) -> str:
+    """A GBNF grammar for an answer citing only ``labels``: sentences, each ending in ``[F1]``,
+    ``[F1, E2]`` or ``[none]``. Text may not hold ``[``, ``]``, a newline or ``<``: llama.cpp's sampler
+    matches special tokens by their text (``<|im_end|>``), so without the ``<`` a model that wants to
+    stop before citing writes invisible control tokens until its token cap."""
+    ids = " | ".join(literal(label) for label in dict.fromkeys(labels) if _ID.fullmatch(label))
+    if not ids:
+        raise ValueError("cited_answer_grammar needs at least one id like F1 or E1")
+    return (
+        "root ::= sentence+\n"
+        'sentence ::= text " "? "[" refs "]" [.!?]? " "?\n'
+        "text ::= [^\\[\\]\\n<]+\n"
+        f'refs ::= ref ("," " "? ref)* | {literal(NONE)}\n'
+        f"ref ::= {ids}\n"
+    )
 
 
 class CitationFilter:
@@ -26,6 +53,7 @@ class CitationFilter:
         self._held = ""
         self.cited: list[str] = []
         self.dropped: list[str] = []
+        self.declared_none = False
 
     def feed(self, text: str) -> str:
         out: list[str] = []
@@ -54,6 +82,9 @@ class CitationFilter:
 
     def _resolve(self, bracket: str) -> str:
         inner = bracket[1:-1].strip()
+        if inner.casefold() == NONE:
+            self.declared_none = True
+            return ""
         parts = [p for p in _SEPARATORS.split(inner) if p]
         if not parts or not all(_ID.fullmatch(p) for p in parts):
             return bracket  # not a citation: "[sic]", "[1]", "[]"

@@ -4,7 +4,8 @@ The numbers are the only ids the model sees and cites; a number is given once pe
 twice keeps its first number. Everything registered is shown to the model, within a token budget: an
 item that would overflow it is not registered (and so cannot be cited). Each fact line carries its
 validity window as the graph believes it at ``known_at`` and where it stands at the dialog's "now" (its
-``as_of``): ``current``, ``ended`` or ``not yet`` (begins later). Pure: no I/O.
+``as_of``): ``current``, ``ended`` or ``not yet`` (begins later), followed by "as of DATE" when the
+question was asked as of a date. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -50,8 +51,13 @@ class Observations:
     """The numbered facts and episodes of one dialog. ``now``: the dialog's event time (its ``as_of``,
     else the present); ``known_at``: its system time (None: the present)."""
 
-    def __init__(self, *, now: datetime, known_at: datetime | None, budget_tokens: int) -> None:
+    def __init__(
+        self, *, now: datetime, known_at: datetime | None, budget_tokens: int, dated: bool = False
+    ) -> None:
         self.now, self.known_at, self.budget = now, known_at, budget_tokens
+        self._as_of = f" as of {day(now)}" if dated else ""
+        """A dialog asked ``as_of`` a date says so after each status ("current as of 2023-05-01"): a
+        window that ends later reads as a contradiction of a bare "current"."""
         self.used_tokens = 0
         self.left_out = 0
         """Items a lookup returned that did not fit the budget."""
@@ -63,6 +69,11 @@ class Observations:
 
     def get(self, label: str) -> Seen | None:
         return self._by_label.get(label)
+
+    @property
+    def labels(self) -> list[str]:
+        """Every registered id (``F1``, ``E1``, ...), in the order given."""
+        return list(self._by_label)
 
     @property
     def facts(self) -> list[Seen]:
@@ -86,7 +97,7 @@ class Observations:
         status = "ended" if ended else "not yet" if start is not None and start > self.now else "current"
         label = f"F{len(self.facts) + 1}"
         window = f"from {day(start)}" + (f" until {day(end)}" if end is not None else "")
-        line = f"{label}: {shorten(fact.text, 300)} ({window}; {status})"
+        line = f"{label}: {shorten(fact.text, 300)} ({window}; {status}{self._as_of})"
         citation = Citation(
             label, "fact", fact.uuid, fact.text, start, end, ended, tuple(dict.fromkeys(fact.episodes))
         )

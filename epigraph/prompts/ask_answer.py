@@ -1,5 +1,5 @@
 """ask_answer (text, streamed): the answer of :meth:`KnowledgeGraph.ask`, citing facts as [F1], episodes
-as [E1].
+as [E1], and writing [none] when nothing shown answers the question.
 
 The facts block lists each fact with its validity window and whether it still holds "now" (the
 dialog's ``as_of``), so the model answers a question about the past from what held then and never
@@ -33,7 +33,7 @@ EXAMPLE = AskAnswerInput(
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="1",
+    version="2",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",

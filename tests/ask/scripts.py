@@ -11,7 +11,7 @@ from typing import Any
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedReply
 
-_LINE = re.compile(r"^(F\d+): (.*) \(from (\S+)(?: until (\S+))?; (current|ended|not yet)\)$")
+_LINE = re.compile(r"^(F\d+): (.*) \(from (\S+)(?: until (\S+))?; (current|ended|not yet)(?: as of \S+)?\)$")
 
 
 def plan(action: str = "answer", thought: str = "", **args: Any) -> str:

@@ -3,6 +3,7 @@ invariants, errors, bounds, non-streaming and models that cannot stream."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -117,6 +118,8 @@ async def test_as_of_is_the_dialogs_now(store: EmbeddedStore, embedder: HashEmbe
     assert LISBON not in lines and (lines[PARIS], lines[BERLIN]) == ("ended", "current")
     assert answer.citations[0].text == BERLIN and not answer.citations[0].retired
     assert llm.calls_for("ask_answer")[0].variables["now"] == "2023-01-01"
+    facts = str(llm.calls_for("ask_answer")[0].variables["facts"])
+    assert "; current as of 2023-01-01)" in facts and "; ended as of 2023-01-01)" in facts
 
 
 async def test_every_citation_names_something_observed_and_others_are_dropped(
@@ -140,6 +143,9 @@ async def test_every_citation_names_something_observed_and_others_are_dropped(
         item["id"]: item["text"] for c in chunks if c.chunk_type == "observation" for item in c.data["items"]
     }
     assert all(observed[c.id] == c.text for c in last.citations)
+    grammar = llm.calls_for("ask_answer")[0].request.grammar or ""
+    allowed = set(re.findall(r'"([FE]\d+)"', grammar))
+    assert allowed == set(observed), "a grammar-capable model may cite exactly what was observed"
 
 
 async def test_an_empty_graph_says_so_without_asking_the_model_to_answer(embedder: HashEmbedder) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from epigraph.ask.citations import HOLD_LIMIT, CitationFilter
+from epigraph.ask.citations import HOLD_LIMIT, CitationFilter, cited_answer_grammar
 from epigraph.ask.lookups import parse_when
 from epigraph.ask.observations import Observations
 from epigraph.graph.model import Episode, Fact
 from epigraph.prompts.ask_plan import AskPlanOutput
+
+from .gbnf import to_regex
 
 KNOWN = {"F1", "F2", "E1"}
 
@@ -97,3 +100,30 @@ def test_the_plan_reads_small_model_spellings() -> None:
     assert (plan.action, plan.query, plan.as_of) == ("search_facts", None, None)
     assert AskPlanOutput.model_validate({"action": "final answer"}).action == "answer"
     assert AskPlanOutput.model_validate({"action": "Get-Entity", "entity": "Alice"}).action == "entity"
+
+
+def allowed(labels: list[str], reply: str) -> bool:
+    return to_regex(cited_answer_grammar(labels)).fullmatch(reply) is not None
+
+
+def test_the_answer_grammar_allows_only_cited_sentences_of_shown_ids() -> None:
+    shown = ["F1", "F2", "E1"]
+    assert allowed(shown, "Alice lives in Berlin. [F1]")
+    assert allowed(shown, "Alice moved to Berlin [F1, F2]. She works at Globex [E1].")
+    assert allowed(shown, "Alice worked at Acme (from 2023-03-10 until 2023-08-01) [F2,E1]")
+    assert allowed(shown, "The graph holds nothing about her favourite food. [none]")
+    assert not allowed(shown, "Alice lives in Berlin.")  # nothing cited
+    assert not allowed(shown, "Alice lives in Berlin [F1]. She is happy.")  # an uncited sentence
+    assert not allowed(shown, "Alice lives in Berlin [F3].")  # an id nobody showed
+    assert not allowed(shown, "Alice lives in Berlin<|im_end|> [F1]")  # special tokens' text
+    assert not allowed(shown, "Alice lives\nin Berlin [F1]")
+    with pytest.raises(ValueError, match="at least one id"):
+        cited_answer_grammar(["x1", "F"])
+
+
+def test_none_is_taken_out_of_the_answer_and_remembered() -> None:
+    flt = CitationFilter(KNOWN.__contains__)
+    text = flt.feed("Nothing about her food. [none]") + flt.finish()
+    assert text == "Nothing about her food. " and flt.declared_none and flt.cited == []
+    other = CitationFilter(KNOWN.__contains__)
+    assert other.feed("Berlin [F1].") == "Berlin [F1]." and not other.declared_none
