@@ -45,7 +45,7 @@ from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
 from epigraph.graph.search import EPISODES_HYBRID
-from epigraph.pipeline import EpisodeInput
+from epigraph.pipeline import EpisodeInput, IngestOptions
 from epigraph.prompts import ask_answer, qa_judge
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import build_request, run
@@ -241,7 +241,8 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
     embedder = HashEmbedder() if args.scripted or args.embedder == "hash" else None
     now = f"{max(t.reference_time for t in turns) + timedelta(days=1):%Y-%m-%d}"
     rows: list[Row] = []
-    async with KnowledgeGraph(settings, llm=llm, embedder=embedder, group_id=GROUP) as kg:
+    options = IngestOptions(mode=args.mode) if args.mode else None
+    async with KnowledgeGraph(settings, llm=llm, embedder=embedder, options=options, group_id=GROUP) as kg:
         llm = kg.llm
         assert llm is not None, "the graph has a model once entered"
         ingested = await ingest(kg, turns)
@@ -261,7 +262,8 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
             else []
         ),
         f"run: {args.conversation.name}, sessions 1-{args.sessions or 'all'}, {len(questions)} questions of "
-        f"categories 1-4 whose evidence is in them, {len(turns)} episodes",
+        f"categories 1-4 whose evidence is in them, {len(turns)} episodes"
+        + (f", ingested in {args.mode} mode" if args.mode else ""),
         f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in "
         "the Mem0 and Zep papers)",
         "modes: graph = KnowledgeGraph.ask (non-streaming; as_of the day after the last session); "
@@ -278,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--questions", type=int, help="at most N questions")
     parser.add_argument("--db", type=Path, help="ingest into / reuse this embedded store file")
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    parser.add_argument("--mode", choices=("separate", "combined"), help="extraction mode of the ingestion")
     parser.add_argument("--scripted", action="store_true", help="offline: scripted model, hash embedder")
     parser.add_argument("--results-dir", type=Path, help="where qa.json goes (default bench/results)")
     parser.add_argument("--details", type=Path, help="also write every answer as JSON lines here")

@@ -77,11 +77,11 @@ def dialog(
     times = make_filters(group_id, as_of=as_of, known_at=known_at)  # validated, UTC
     when, known = times.as_of, times.known_at
     opts = options or AskOptions()
+    now = when or utc_now()
     lookups = Lookups(
-        store, embedder, group_id, as_of=when, known_at=known,
+        store, embedder, group_id, as_of=when, known_at=known, now=now,
         facts_limit=opts.facts_per_lookup, episodes_limit=opts.episodes_per_lookup,
     )  # fmt: skip
-    now = when or utc_now()
     run = Dialog(
         llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer,
         dated=when is not None,

@@ -6,6 +6,8 @@ Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to
 - ``search_facts`` with an ``as_of`` date: the facts true then (the store's time filter). Without one:
   current AND past facts, each with its window, so a question about the past finds what held then and
   the answer can tell "ended" from "current"; facts begun after the dialog's ``as_of`` are left out.
+  A date on or after the dialog's own day counts as none: a small model copies "Now" into ``as_of``
+  for "where did Bob teach in 2020?", and a search of the facts true now hides the answer.
 - ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
 - ``episodes``: by query (hybrid episode search), or the newest of a time range.
 
@@ -20,7 +22,7 @@ from typing import Any, Literal
 
 from ..embed import Embedder
 from ..errors import EntityNotFound
-from ..graph.model import Episode, Fact, to_utc
+from ..graph.model import Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
 from ..graph.store import GraphStore
 from ..graph.temporal import is_known_at
@@ -86,9 +88,12 @@ class Lookups:
         known_at: datetime | None,
         facts_limit: int = 8,
         episodes_limit: int = 5,
+        now: datetime | None = None,
     ) -> None:
+        """``now``: the dialog's "now" (its ``as_of``, else the present; default: the present)."""
         self.store, self.embedder, self.group_id = store, embedder, group_id
         self.as_of, self.known_at = as_of, known_at
+        self.now = now or as_of or utc_now()
         self.facts_limit, self.episodes_limit = facts_limit, episodes_limit
 
     async def run(self, lookup: Lookup) -> Found:
@@ -105,6 +110,8 @@ class Lookups:
             return Found(note="search_facts needs a query")
         when = parse_when(as_of)
         note = f"could not read the date {as_of!r}; searched all times" if as_of and when is None else ""
+        if when is not None and when.date() >= self.now.date():
+            when, note = None, f"as_of {as_of} is not before now: searched current and past facts"
         if when is not None:
             results = await search(
                 self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,

@@ -122,6 +122,27 @@ async def test_as_of_is_the_dialogs_now(store: EmbeddedStore, embedder: HashEmbe
     assert "; current as of 2023-01-01)" in facts and "; ended as of 2023-01-01)" in facts
 
 
+async def test_a_plan_that_copies_now_into_as_of_still_sees_the_past(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """The local 1.5B model planned search_facts(as_of=<Now>) for "where did Bob teach in 2020?": the
+    facts true now hid the answer. A date that is not before the dialog's now counts as none."""
+
+    def planner(request: ChatRequest) -> str:
+        if request.variables["observations"] == "(nothing yet)":
+            return plan("search_facts", query="Alice lives", as_of=str(request.variables["now"]))
+        return plan("answer")
+
+    llm = ScriptedLLM({"ask_plan": planner, "ask_answer": held_on(date(2022, 6, 1))})
+    async with graph(store, embedder, llm) as kg:
+        chunks = await dialog(kg, "Where did Alice live in June 2022?")
+    lines = {text: status for _, text, _, _, status in fact_lines(llm.calls_for("ask_answer")[0].request)}
+    assert lines.get(BERLIN) == "ended" and lines.get(LISBON) == "current"
+    observation = next(c for c in chunks if c.chunk_type == "observation")
+    assert "is not before now" in observation.data["note"]
+    assert [c.text for c in chunks[-1].citations] == [BERLIN]
+
+
 async def test_every_citation_names_something_observed_and_others_are_dropped(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
