@@ -3,7 +3,10 @@
 Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to a model. Time rules
 (the dialog's ``as_of`` is its "now", ``known_at`` its system time):
 
-- ``search_facts`` with an ``as_of`` date: the facts true then (the store's time filter). Without one:
+- ``search_facts``: facts, and the episodes that best match the same query (the original words: a
+  small model's facts can miss what a question asks; on LoCoMo the top episodes alone answered twice as
+  many questions as its facts). With an ``as_of`` date: the facts true then (the store's time filter),
+  and episodes up to then. Without one:
   current AND past facts, each with its window, so a question about the past finds what held then and
   the answer can tell "ended" from "current"; facts begun after the dialog's ``as_of`` are left out.
   A date on or after the dialog's own day counts as none: a small model copies "Now" into ``as_of``
@@ -11,7 +14,7 @@ Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to
 - ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
 - ``episodes``: by query (hybrid episode search), or the newest of a time range.
 
-With ``known_at`` every lookup keeps only what the graph had recorded by then.
+With ``known_at`` every lookup keeps only what the graph had recorded by then (facts and episodes).
 """
 
 from __future__ import annotations
@@ -112,19 +115,20 @@ class Lookups:
         note = f"could not read the date {as_of!r}; searched all times" if as_of and when is None else ""
         if when is not None and when.date() >= self.now.date():
             when, note = None, f"as_of {as_of} is not before now: searched current and past facts"
+        episodes = await self._matching_episodes(query, None, when or self.as_of)
         if when is not None:
             results = await search(
                 self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,
                 as_of=when, known_at=self.known_at, limit=self.facts_limit,
             )  # fmt: skip
-            return Found([r.fact for r in results.facts], note=note)
+            return Found([r.fact for r in results.facts], episodes, note=note)
         during = (None, self.as_of) if self.as_of is not None else None
         results = await search(
             self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,
             include_retired=True, during=during, limit=self.facts_limit * 2,
         )  # fmt: skip
         facts = [r.fact for r in results.facts if self._known(r.fact)]
-        return Found(facts[: self.facts_limit], note=note)
+        return Found(facts[: self.facts_limit], episodes, note=note)
 
     async def entity(self, name: str) -> Found:
         if not name.strip():
@@ -136,7 +140,7 @@ class Lookups:
             return Found(note=f"no entity named {name!r}{closest}")
         facts = [*view.current, *(r.fact for r in view.history)]
         facts = [f for f in facts if self._known(f) and self._begun(f.valid_at)]
-        episodes = [e for e in view.episodes if self._begun(e.reference_time)]
+        episodes = [e for e in view.episodes if self._begun(e.reference_time) and self._recorded(e)]
         summary = f"{view.entity.name}: {view.entity.summary}" if view.entity.summary else ""
         return Found(facts[: self.facts_limit * 2], episodes[: self.episodes_limit], note=summary)
 
@@ -145,13 +149,22 @@ class Lookups:
         if self.as_of is not None and (end is None or end > self.as_of):
             end = self.as_of
         if query and query.strip():
-            results = await search(
-                self.store, self.embedder, query, group_ids=self.group_id, config=EPISODES_HYBRID,
-                during=(start, end) if start or end else None, limit=self.episodes_limit,
-            )  # fmt: skip
-            return Found(episodes=[r.episode for r in results.episodes])
+            return Found(episodes=await self._matching_episodes(query, start, end))
         found = await self.store.episodes(self.group_id, since=start, until=end, limit=self.episodes_limit)
-        return Found(episodes=list(found))
+        return Found(episodes=[e for e in found if self._recorded(e)])
+
+    async def _matching_episodes(
+        self, query: str, start: datetime | None, end: datetime | None
+    ) -> list[Episode]:
+        results = await search(
+            self.store, self.embedder, query, group_ids=self.group_id, config=EPISODES_HYBRID,
+            during=(start, end) if start or end else None, limit=self.episodes_limit,
+        )  # fmt: skip
+        return [r.episode for r in results.episodes if self._recorded(r.episode)]
+
+    def _recorded(self, episode: Episode) -> bool:
+        """With ``known_at``: the graph had the episode by then."""
+        return self.known_at is None or episode.created_at <= self.known_at
 
     def _known(self, fact: Fact) -> bool:
         return self.known_at is None or is_known_at(fact, self.known_at)

@@ -78,7 +78,7 @@ EXAMPLE = AskPlanInput(
 
 PROMPT: Prompt[AskPlanInput, AskPlanOutput] = Prompt(
     name="ask_plan",
-    version="1",
+    version="2",
     input_model=AskPlanInput,
     output_model=AskPlanOutput,
     response_type="json",

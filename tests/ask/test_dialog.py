@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from epigraph import Answer, AskChunk, KnowledgeGraph
-from epigraph.ask import NOTHING, AskOptions, check_dialog
+from epigraph.ask import NOTHING, AskOptions, Lookup, Lookups, check_dialog
 from epigraph.errors import ConfigError, LLMUnavailable, UsageError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.prompts.protocol import ChatRequest, Completion
@@ -311,3 +311,19 @@ async def test_bad_calls_raise_at_once(store: EmbeddedStore, embedder: HashEmbed
             await kg.ask("  ", streaming=False)
         with pytest.raises(UsageError, match="bad time"):
             await kg.ask("Where?", as_of="yesterday", streaming=False)
+
+
+async def test_a_fact_search_also_shows_the_matching_episodes_of_its_time(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """The episodes hold the original words; they follow the dialog's as_of and known_at like facts."""
+    now = Lookups(store, embedder, "g", as_of=None, known_at=None)
+    found = await now.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
+    assert "Alice: I moved to Berlin." in [e.content for e in found.episodes]
+    then = Lookups(store, embedder, "g", as_of=datetime(2021, 1, 1, tzinfo=UTC), known_at=None)
+    found = await then.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
+    cut = datetime(2021, 1, 1, tzinfo=UTC)
+    assert found.episodes and all(e.reference_time <= cut for e in found.episodes)
+    before = Lookups(store, embedder, "g", as_of=None, known_at=datetime(2000, 1, 1, tzinfo=UTC))
+    found = await before.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
+    assert found.episodes == [] and found.facts == [], "nothing was recorded by then"

@@ -97,7 +97,7 @@ def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> Non
     page.wait_for_function("document.getElementById('ep-cites').innerText.startsWith('cited:')")
     assert "She lives there now [F1]." in page.locator("#ep-answer").inner_text()
     cited = page.evaluate("() => Array.from(window.epigraph.model.cited)")
-    lit = page.evaluate("() => window.epigraph.cy.edges('.cited:visible').map(e => e.id())")
+    lit = page.evaluate("() => window.epigraph.cy.edges('.cited').not('.hidden').map(e => e.id())")
     assert cited and sorted(lit) == sorted(cited)
     text = page.evaluate("id => window.epigraph.model.edges.get(id).text", cited[0])
     assert text in page.locator("#ep-cites").inner_text()
