@@ -39,7 +39,7 @@ from ..prompts.runtime import build_request, run
 from ..tokens import aload_encoding, estimate_usage
 from .chunks import AskChunk, AskUsage, ChunkType
 from .citations import CitationFilter, cited_answer_grammar
-from .lookups import ARGS, TOOLS, Lookup, Lookups
+from .lookups import ARGS, TOOLS, Lookup, Lookups, named_period
 from .observations import Observations, Seen, day, shorten
 
 log = logging.getLogger("epigraph.ask")
@@ -169,13 +169,18 @@ class Dialog:
     def _lookup_of(self, plan: AskPlanOutput, *, first: bool) -> Lookup | None:
         """The lookup a plan asks for; None to answer. Before anything was looked up, the question."""
         if plan.action == "answer":
-            return Lookup("search_facts", {"query": self.question}) if first and not self.observed else None
+            if not first or self.observed:
+                return None
+            plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=self.question)
+        if plan.action == "entity" and not (plan.entity or "").strip():
+            query = plan.query or self.question
+            plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=query)
         tool = next(t for t in TOOLS if t == plan.action)
         args = {k: str(v).strip() for k in ARGS[tool] if (v := getattr(plan, k, None)) and str(v).strip()}
-        if tool == "entity" and "entity" not in args:
-            return Lookup("search_facts", {"query": plan.query or self.question})
-        if tool == "search_facts" and "query" not in args:
+        if tool == "search_facts":
             args = {"query": self.question, **args}
+            if period := named_period(self.question):
+                args["during"] = period  # used when the plan gives no usable as_of (see lookups)
         return Lookup(tool, args)
 
     # -- answering ---------------------------------------------------------------------------------

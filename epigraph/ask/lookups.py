@@ -10,7 +10,10 @@ Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to
   current AND past facts, each with its window, so a question about the past finds what held then and
   the answer can tell "ended" from "current"; facts begun after the dialog's ``as_of`` are left out.
   A date on or after the dialog's own day counts as none: a small model copies "Now" into ``as_of``
-  for "where did Bob teach in 2020?", and a search of the facts true now hides the answer.
+  for "where did Bob teach in 2020?", and a search of the facts true now hides the answer. Without a
+  usable date, a question naming one year or month (``2020``, ``2023-05``) is searched for the facts
+  that held at some time in it (``during``, set by the agent and shown in the action); its episodes are
+  not narrowed (a 2023 message may tell what held in 2020).
 - ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
 - ``episodes``: by query (hybrid episode search), or the newest of a time range.
 
@@ -19,6 +22,7 @@ With ``known_at`` every lookup keeps only what the graph had recorded by then (f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -33,7 +37,7 @@ from ..graph.temporal import is_known_at
 Tool = Literal["search_facts", "entity", "episodes"]
 TOOLS: tuple[Tool, ...] = ("search_facts", "entity", "episodes")
 ARGS: dict[Tool, tuple[str, ...]] = {
-    "search_facts": ("query", "as_of"),
+    "search_facts": ("query", "as_of"),  # and "during", which the agent sets from the question
     "entity": ("entity",),
     "episodes": ("query", "since", "until"),
 }
@@ -60,6 +64,27 @@ class Found:
     episodes: list[Episode] = field(default_factory=list)
     note: str = ""
     """What the model should know beyond the items (an unknown name and the closest ones, a bad date)."""
+
+
+_PERIOD = re.compile(r"\b(?:19|20)\d{2}(?:-(?:0[1-9]|1[0-2]))?\b")
+
+
+def named_period(question: str) -> str | None:
+    """The one year or month (``2020``, ``2023-05``) a question names; None if none or several."""
+    found = set(_PERIOD.findall(question))
+    return found.pop() if len(found) == 1 else None
+
+
+def period_bounds(text: str | None) -> tuple[datetime, datetime] | None:
+    """``2020`` -> [2020-01-01, 2021-01-01); ``2023-05`` -> [2023-05-01, 2023-06-01); else None."""
+    value = (text or "").strip()
+    start = parse_when(value) if _PERIOD.fullmatch(value) else None
+    if start is None:
+        return None
+    if len(value) == 4:
+        return start, start.replace(year=start.year + 1)
+    month = start.month % 12 + 1
+    return start, start.replace(year=start.year + (month == 1), month=month)
 
 
 def parse_when(text: str | None) -> datetime | None:
@@ -101,14 +126,15 @@ class Lookups:
 
     async def run(self, lookup: Lookup) -> Found:
         if lookup.tool == "search_facts":
-            return await self.search_facts(lookup.args.get("query", ""), lookup.args.get("as_of"))
+            args = lookup.args
+            return await self.search_facts(args.get("query", ""), args.get("as_of"), args.get("during"))
         if lookup.tool == "entity":
             return await self.entity(lookup.args.get("entity", ""))
         return await self.episodes(
             lookup.args.get("query"), lookup.args.get("since"), lookup.args.get("until")
         )
 
-    async def search_facts(self, query: str, as_of: str | None = None) -> Found:
+    async def search_facts(self, query: str, as_of: str | None = None, during: str | None = None) -> Found:
         if not query.strip():
             return Found(note="search_facts needs a query")
         when = parse_when(as_of)
@@ -122,10 +148,9 @@ class Lookups:
                 as_of=when, known_at=self.known_at, limit=self.facts_limit,
             )  # fmt: skip
             return Found([r.fact for r in results.facts], episodes, note=note)
-        during = (None, self.as_of) if self.as_of is not None else None
         results = await search(
             self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,
-            include_retired=True, during=during, limit=self.facts_limit * 2,
+            include_retired=True, during=self._window(during), limit=self.facts_limit * 2,
         )  # fmt: skip
         facts = [r.fact for r in results.facts if self._known(r.fact)]
         return Found(facts[: self.facts_limit], episodes, note=note)
@@ -161,6 +186,14 @@ class Lookups:
             during=(start, end) if start or end else None, limit=self.episodes_limit,
         )  # fmt: skip
         return [r.episode for r in results.episodes if self._recorded(r.episode)]
+
+    def _window(self, during: str | None) -> tuple[datetime | None, datetime | None] | None:
+        """Facts valid at some time in ``during`` (a year or month), and never begun after ``as_of``."""
+        period = period_bounds(during)
+        start, end = period if period is not None else (None, None)
+        if self.as_of is not None and (end is None or end > self.as_of):
+            end = self.as_of
+        return None if start is None and end is None else (start, end)
 
     def _recorded(self, episode: Episode) -> bool:
         """With ``known_at``: the graph had the episode by then."""

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from epigraph.ask.citations import HOLD_LIMIT, CitationFilter, cited_answer_grammar
-from epigraph.ask.lookups import parse_when
+from epigraph.ask.lookups import named_period, parse_when, period_bounds
 from epigraph.ask.observations import Observations
 from epigraph.graph.model import Episode, Fact
 from epigraph.prompts.ask_plan import AskPlanOutput
@@ -127,3 +127,13 @@ def test_none_is_taken_out_of_the_answer_and_remembered() -> None:
     assert text == "Nothing about her food. " and flt.declared_none and flt.cited == []
     other = CitationFilter(KNOWN.__contains__)
     assert other.feed("Berlin [F1].") == "Berlin [F1]." and not other.declared_none
+
+
+def test_the_period_a_question_names() -> None:
+    assert named_period("Where did Bob teach in 2020?") == "2020"
+    assert named_period("Where did Alice work in 2023-05?") == "2023-05"
+    assert named_period("Between 2019 and 2020?") is None and named_period("Where now?") is None
+    assert named_period("Order 120201 arrived") is None
+    assert period_bounds("2020") == (datetime(2020, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))
+    assert period_bounds("2023-12") == (datetime(2023, 12, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC))
+    assert period_bounds("June") is None and period_bounds(None) is None
