@@ -88,6 +88,25 @@ def _relative(which: str, unit: str, ref: date) -> date:
     return ref + timedelta(days=target - ref.weekday())
 
 
+def relative_date(text: str | None, reference: datetime) -> datetime | None:
+    """The day a relative phrase in ``text`` points to ("yesterday", "3 weeks ago", "last year", "for
+    5 years", "last Saturday"), or None when it has none. Years and month names are not read here: in a
+    fact's sentence they can name anything ("born in 1990")."""
+    if not text:
+        return None
+    flat = " ".join(text.casefold().split())
+    ref = to_utc(reference).date()
+    for phrase, offset in _SIMPLE.items():
+        if offset and re.search(rf"\b{phrase}\b", flat):
+            return _day(ref + timedelta(days=offset))
+    if m := _AGO.search(flat):
+        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        return _day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref))
+    if m := _REL.search(flat):
+        return _day(_relative(m.group(1), m.group(2), ref))
+    return None
+
+
 def resolve_expression(expression: str | None, reference: datetime) -> datetime | None:
     """The start date an expression denotes, relative to ``reference``; None when not understood."""
     if not expression:
@@ -97,14 +116,10 @@ def resolve_expression(expression: str | None, reference: datetime) -> datetime 
         return iso
     text = " ".join(expression.casefold().split())
     ref = to_utc(reference).date()
-    for phrase, offset in _SIMPLE.items():
-        if re.search(rf"\b{phrase}\b", text):
-            return _day(ref + timedelta(days=offset))
-    if m := _AGO.search(text):
-        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        return _day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref))
-    if m := _REL.search(text):
-        return _day(_relative(m.group(1), m.group(2), ref))
+    if any(re.search(rf"\b{phrase}\b", text) for phrase, offset in _SIMPLE.items() if not offset):
+        return _day(ref)
+    if (relative := relative_date(text, reference)) is not None:
+        return relative
     if m := _MONTH_YEAR.search(text):
         return _day(date(int(m.group(2)), _MONTHS[m.group(1)], 1))
     if m := _YEAR.search(text):

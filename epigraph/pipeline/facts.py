@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import StructuredOutputError
-from ..graph.model import Entity, Fact, normalize_name
+from ..graph.model import Entity, Fact, normalize_name, to_utc
 from ..prompts import date_fact as dp
 from ..prompts.extract_facts import ExtractedFact
 from ..prompts.runtime import run as run_prompt
-from .dating import parse_iso, resolve_expression
+from .dating import parse_iso, relative_date, resolve_expression
 from .entities import EntityResolver
 from .events import FactExtracted
 from .grounding import grounded_facts
@@ -152,6 +152,11 @@ def initial_dates(
     unreadable = [s for s in given if s and parse_iso(s) is None]
     if valid is not None and invalid is not None and invalid < valid:
         invalid = None
+    if valid is not None and invalid is None and valid.date() == to_utc(reference).date():
+        # A small model copies the episode's time into valid_at even for "yesterday" or "last year",
+        # which the sentence (or its expression) still says: that day, not the episode's, is the start.
+        said = relative_date(line.fact, reference) or relative_date(line.temporal_expression, reference)
+        valid = said or valid
     if valid is not None or invalid is not None:
         return valid, invalid, None
     expression = None if _blank(line.temporal_expression) else (line.temporal_expression or "").strip()

@@ -118,6 +118,29 @@ def test_initial_dates() -> None:
     assert parse_iso("not a date") is None
 
 
+def test_a_valid_at_copied_from_the_episode_yields_to_a_relative_phrase_of_the_sentence() -> None:
+    """Real lines of the local 1.5B model (LoCoMo 26, episode of 2023-05-08 13:56): valid_at is the
+    episode's time while the sentence says when."""
+    ref = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+    def line(fact: str, **kw: object) -> ExtractedFact:
+        kw.setdefault("valid_at", "2023-05-08T13:56:00+00:00")
+        return ExtractedFact(source="a", target="b", relation="R", fact=fact, **kw)  # type: ignore[arg-type]
+
+    went = line("Caroline went to a LGBTQ support group yesterday")
+    assert initial_dates(went, ref)[0] == datetime(2023, 5, 7, tzinfo=UTC)
+    painted = line("Melanie painted the lake sunrise last year")
+    assert initial_dates(painted, ref)[0] == datetime(2022, 1, 1, tzinfo=UTC)
+    said = line("Melanie ran a charity race", temporal_expression="last Saturday")
+    assert initial_dates(said, ref)[0] == datetime(2023, 5, 6, tzinfo=UTC)
+    # a date the model chose itself, a sentence without a relative phrase, or a bare year: kept
+    assert initial_dates(line("Mel went yesterday", valid_at="2023-04-01"), ref)[0] == datetime(
+        2023, 4, 1, tzinfo=UTC
+    )
+    assert initial_dates(line("Caroline is transgender"), ref)[0] == ref
+    assert initial_dates(line("Caroline, born in 1990, lives here"), ref)[0] == ref
+
+
 def _call(start: float, end: float) -> CallRecord:
     return CallRecord("p", start, end)
 
