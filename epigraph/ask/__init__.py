@@ -82,8 +82,5 @@ def dialog(
         store, embedder, group_id, as_of=when, known_at=known, now=now,
         facts_limit=opts.facts_per_lookup, episodes_limit=opts.episodes_per_lookup,
     )  # fmt: skip
-    run = Dialog(
-        llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer,
-        dated=when is not None,
-    )  # fmt: skip
+    run = Dialog(llm, lookups, text, now=now, known_at=known, options=opts, stream_answer=stream_answer)
     return run.chunks()

@@ -96,12 +96,10 @@ class Dialog:
         known_at: datetime | None,
         options: AskOptions,
         stream_answer: bool,
-        dated: bool = False,
     ) -> None:
-        """``dated``: the question is asked as of ``now`` (an ``as_of``), not the present."""
         self.llm, self.lookups, self.question, self.now = llm, lookups, question, now
         self.options, self.stream_answer = options, stream_answer
-        budget = options.context_tokens
+        budget, dated = options.context_tokens, lookups.as_of is not None  # asked as of a date
         self.observed = Observations(now=now, known_at=known_at, budget_tokens=budget, dated=dated)
         self.meter = _Meter()
         self._started = time.perf_counter()

@@ -5,15 +5,15 @@ Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to
 
 - ``search_facts``: facts, and the episodes that best match the same query (the original words: a
   small model's facts can miss what a question asks; on LoCoMo the top episodes alone answered twice as
-  many questions as its facts). With an ``as_of`` date: the facts true then (the store's time filter),
-  and episodes up to then. Without one:
+  many questions as its facts); the episodes are bounded by the dialog's ``as_of`` only, since a later
+  message may tell what held at an earlier date. With an ``as_of`` date: the facts true then (the
+  store's time filter). Without one:
   current AND past facts, each with its window, so a question about the past finds what held then and
   the answer can tell "ended" from "current"; facts begun after the dialog's ``as_of`` are left out.
   A date on or after the dialog's own day counts as none: a small model copies "Now" into ``as_of``
   for "where did Bob teach in 2020?", and a search of the facts true now hides the answer. Without a
   usable date, a question naming one year or month (``2020``, ``2023-05``) is searched for the facts
-  that held at some time in it (``during``, set by the agent and shown in the action); its episodes are
-  not narrowed (a 2023 message may tell what held in 2020).
+  that held at some time in it (``during``, set by the agent and shown in the action).
 - ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
 - ``episodes``: by query (hybrid episode search), or the newest of a time range.
 
@@ -141,7 +141,7 @@ class Lookups:
         note = f"could not read the date {as_of!r}; searched all times" if as_of and when is None else ""
         if when is not None and when.date() >= self.now.date():
             when, note = None, f"as_of {as_of} is not before now: searched current and past facts"
-        episodes = await self._matching_episodes(query, None, when or self.as_of)
+        episodes = await self._matching_episodes(query, None, self.as_of)
         if when is not None:
             results = await search(
                 self.store, self.embedder, query, group_ids=self.group_id, config=FACTS_HYBRID,

@@ -323,6 +323,9 @@ async def test_a_fact_search_also_shows_the_matching_episodes_of_its_time(
     now = Lookups(store, embedder, "g", as_of=None, known_at=None)
     found = await now.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
     assert "Alice: I moved to Berlin." in [e.content for e in found.episodes]
+    earlier = await now.run(Lookup("search_facts", {"query": "Alice moved to Berlin", "as_of": "2021-01-01"}))
+    assert BERLIN not in [f.text for f in earlier.facts], "the facts true on the plan's date"
+    assert "Alice: I moved to Berlin." in [e.content for e in earlier.episodes], "a later message may tell"
     then = Lookups(store, embedder, "g", as_of=datetime(2021, 1, 1, tzinfo=UTC), known_at=None)
     found = await then.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
     cut = datetime(2021, 1, 1, tzinfo=UTC)
