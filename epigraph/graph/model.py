@@ -232,7 +232,10 @@ class Invalidation(_Frozen):
 class Fact(_Frozen):
     """A bi-temporal edge between two entities.
 
-    Event time: ``valid_at`` / ``invalid_at`` (when it was true in the world; ``None`` = unbounded).
+    Event time: ``valid_at`` / ``invalid_at`` (when it was true in the world; ``None`` = not stated),
+    and ``stated_at``: the reference time of the earliest episode that stated it. A fact without
+    ``valid_at`` starts at ``stated_at`` for every reader, not at the beginning of time
+    (``graph.temporal.start_of`` has the rule and its one exception).
     System time: ``created_at`` / ``expired_at`` (when the graph learned it / retired it).
     """
 
@@ -246,6 +249,7 @@ class Fact(_Frozen):
     episodes: list[Uuid] = Field(default_factory=list)
     valid_at: UtcDatetime | None = None
     invalid_at: UtcDatetime | None = None
+    stated_at: UtcDatetime | None = None
     created_at: UtcDatetime = Field(default_factory=utc_now)
     expired_at: UtcDatetime | None = None
     invalidated_by: Invalidation | None = None

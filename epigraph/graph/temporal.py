@@ -24,10 +24,22 @@ graph believed ``[valid_at, previous_invalid_at)``, from ``expired_at`` on it be
 ``invalidated_by`` was withdrawn: from ``expired_at`` on the graph believes nothing of it. Filtering
 reads the record that way, so ``as_of`` a past instant still finds a fact that was contradicted later,
 and ``known_at`` a past instant sees the interval the graph held then.
+
+**An unknown start** (no ``valid_at``: the statement gave no date) is never read as "forever": the fact
+starts at its ``stated_at``, the reference time of the earliest episode that stated it (what was said
+held by the time it was said, and nothing tells of it before). A stated date wins either way, earlier or
+later. One exception keeps what a statement says of an earlier time: when the interval believed for the
+fact ends no later than ``stated_at`` ("she worked there until 2020", said in 2024, or a fact a later
+contradiction ended before it was first said), its start stays open. A fact with no ``stated_at`` (none
+of its episodes is known) keeps an open start too. :func:`start_of` is the rule; :func:`matches`,
+:func:`believed_interval` and every reader go through it, and :func:`start_unknown` tells readers which
+facts to mark. The contradiction rules at the end of this module still read ``valid_at`` alone (an
+undated older fact can be retired by any newer one), as ingestion always applied them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,6 +53,8 @@ __all__ = [
     "believed_end",
     "believed_interval",
     "effective_valid_at",
+    "first_stated",
+    "interval",
     "is_current",
     "is_known_at",
     "is_valid_at",
@@ -50,6 +64,9 @@ __all__ = [
     "overlaps",
     "resolve_contradiction",
     "revert_invalidation",
+    "start_key",
+    "start_of",
+    "start_unknown",
     "valid_overlap",
 ]
 
@@ -73,7 +90,8 @@ class TimeFilter:
       3. the interval believed at ``k`` ends at ``invalidated_by.previous_invalid_at`` when the fact is
          invalidated (``invalidated_by`` and ``expired_at`` set) and ``k < expired_at``, else at
          ``invalid_at``;
-      4. the fact counts iff ``valid_at <= t < end`` (a missing bound being unbounded).
+      4. the fact counts iff ``start <= t < end``, where ``start`` is ``valid_at``, or for an unknown
+         start ``stated_at`` unless ``end <= stated_at`` (:func:`start_of`); a missing bound is unbounded.
 
     So the default (now, now) hides facts whose ``invalid_at`` has passed, which includes every fact
     retired by a contradiction that has started; ``as_of`` in the past shows what was true then as the
@@ -131,10 +149,59 @@ def valid_overlap(a: Fact, b: Fact) -> bool:
     return overlaps(a.valid_at, a.invalid_at, b.valid_at, b.invalid_at)
 
 
+def start_unknown(fact: Fact) -> bool:
+    """The statement gave no start date (``valid_at`` is ``None``): readers say so beside the fact."""
+    return fact.valid_at is None
+
+
+def start_of(fact: Fact, end: datetime | None) -> datetime | None:
+    """When ``fact`` starts to hold, given the ``end`` of the interval believed for it (``None``: open).
+
+    Its ``valid_at`` when the statement dated it. Otherwise its ``stated_at`` (the reference time of the
+    earliest episode that stated it), unless ``end <= stated_at``: a fact known only to have ended by
+    the time it was said keeps an open start. No ``stated_at`` either: open.
+    """
+    if fact.valid_at is not None:
+        return fact.valid_at
+    stated = fact.stated_at
+    if stated is None or (end is not None and end <= stated):
+        return None
+    return stated
+
+
+def interval(fact: Fact) -> tuple[datetime | None, datetime | None]:
+    """The event-time interval of the fact's current record, ``(start, invalid_at)``, its start by
+    :func:`start_of`: what "valid from ... until ..." shows and what a ``during`` window overlaps."""
+    return start_of(fact, fact.invalid_at), fact.invalid_at
+
+
+def start_key(fact: Fact) -> datetime | None:
+    """The earliest start the fact has in any interval its record holds (``None``: open): the stores'
+    index key for "begun by ``as_of``" (:func:`latest_start`). It may be earlier than the start a query
+    reads (the query applies :func:`matches` exactly), never later."""
+    ends = [fact.invalid_at]
+    if fact.invalidated_by is not None:
+        ends.append(fact.invalidated_by.previous_invalid_at)
+    starts = [start_of(fact, end) for end in ends]
+    return None if any(s is None for s in starts) else min(s for s in starts if s is not None)
+
+
+def first_stated(
+    reference_times: Iterable[datetime | None], default: datetime | None = None
+) -> datetime | None:
+    """The earliest of ``reference_times`` (when the episodes that state a fact happened; ``None`` ones
+    skipped), or ``default`` when there is none: a fact's ``stated_at`` once an episode is added to its
+    provenance (with the ``stated_at`` it had), or once one is removed (the remaining episodes' times)."""
+    times = [_utc(t) for t in reference_times if t is not None]
+    return min(times) if times else default
+
+
 def is_valid_at(fact: Fact, t: datetime) -> bool:
-    """Event time: ``valid_at <= t < invalid_at``, a missing bound being unbounded."""
+    """Event time: ``start <= t < invalid_at`` on the fact's current record (:func:`interval`), a
+    missing bound being unbounded."""
     t = _utc(t)
-    return (fact.valid_at is None or fact.valid_at <= t) and (fact.invalid_at is None or t < fact.invalid_at)
+    start, end = interval(fact)
+    return (start is None or start <= t) and (end is None or t < end)
 
 
 def is_known_at(fact: Fact, t: datetime) -> bool:
@@ -166,11 +233,12 @@ def believed_end(fact: Fact, t: datetime) -> datetime | None:
 
 
 def believed_interval(fact: Fact, t: datetime) -> tuple[datetime | None, datetime | None] | None:
-    """The event-time interval ``(valid_at, end)`` the graph held for ``fact`` at system time ``t``, or
-    ``None`` when it held none then (not known yet, or withdrawn)."""
+    """The event-time interval ``(start, end)`` the graph held for ``fact`` at system time ``t`` (its
+    start by :func:`start_of`), or ``None`` when it held none then (not known yet, or withdrawn)."""
     if not is_known_at(fact, t):
         return None
-    return fact.valid_at, believed_end(fact, t)
+    end = believed_end(fact, t)
+    return start_of(fact, end), end
 
 
 def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
@@ -184,7 +252,8 @@ def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
     2. ``expired_at <= k`` with no ``invalidated_by``: withdrawn, excluded;
     3. ``end`` is ``invalidated_by.previous_invalid_at`` when ``invalidated_by`` and ``expired_at`` are
        set and ``k < expired_at`` (the contradiction had not arrived), else ``invalid_at``;
-    4. the fact counts iff ``valid_at <= t < end`` (``None`` bounds unbounded).
+    4. the fact counts iff ``start <= t < end``, ``start`` by :func:`start_of` (``None`` bounds
+       unbounded).
     """
     if flt.include_retired:
         return True
@@ -198,7 +267,7 @@ def matches(fact: Fact, flt: TimeFilter, now: datetime) -> bool:
 
 
 def latest_start(flt: TimeFilter, now: datetime) -> datetime | None:
-    """The latest ``valid_at`` a fact can have and still pass ``flt``: its ``as_of`` (``now`` when
+    """The latest :func:`start_key` a fact can have and still pass ``flt``: its ``as_of`` (``now`` when
     unset), or ``None`` (any) when retired facts are included. Both stores skip the facts begun later
     before anything else, so a search as of an early time reads only the few that had begun."""
     if flt.include_retired:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..graph.model import Entity, Fact
-from ..graph.temporal import effective_valid_at, resolve_contradiction
+from ..graph.temporal import effective_valid_at, first_stated, resolve_contradiction
 from .entities import EntityResolver
 from .events import FactInvalidated
 from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
@@ -175,7 +175,12 @@ def apply(run: EpisodeRun, drafts: Sequence[DraftFact], decisions: dict[str, Dec
         if decision.duplicate_of:
             kept = changes.current(decision.duplicate_of[0])
             if run.episode.uuid not in kept.episodes:
-                kept = kept.model_copy(update={"episodes": [*kept.episodes, run.episode.uuid]})
+                kept = kept.model_copy(
+                    update={
+                        "episodes": [*kept.episodes, run.episode.uuid],
+                        "stated_at": first_stated([kept.stated_at, run.episode.reference_time]),
+                    }
+                )
             changes.updated[kept.uuid] = kept
             actor = kept
         else:

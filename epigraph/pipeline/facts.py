@@ -137,6 +137,7 @@ def _draft(
         episodes=[run.episode.uuid],
         valid_at=valid_at,
         invalid_at=invalid_at,
+        stated_at=run.episode.reference_time,
         created_at=run.now,
         attributes=attributes,
     )

@@ -183,7 +183,10 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         for episode in episodes:
             assert await store.get_episode(GROUP, episode.uuid) == episode
         assert await store.get_entities(GROUP, [e.uuid for e in entities]) == entities
-        assert await store.get_facts(GROUP, [f.uuid for f in facts]) == facts
+        # v4: each fact is dated by the episode that stated it
+        when = {e.uuid: e.reference_time for e in episodes}
+        stated = [f.model_copy(update={"stated_at": when[f.episodes[0]]}) for f in facts]
+        assert await store.get_facts(GROUP, [f.uuid for f in facts]) == stated
         assert await store.stats(GROUP) == StoreStats(2, 3, 2, 1, 3)  # the shoe purchase is retired
         assert [
             h.item.uuid for h in await store.search_entities_vector([GROUP], [0.0, 1.0, 0.0, 0.0], limit=1)
@@ -210,7 +213,7 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         assert await store.search_entities_text([GROUP], "shoes") == []
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 3
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 4
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

@@ -42,7 +42,7 @@ from epigraph.graph.neo4j.lucene import (
 from epigraph.graph.neo4j.schema import FULLTEXT_SPECS, describe, fulltext_analyzer, stale_fulltext
 from epigraph.graph.stopwords import STOP_WORDS
 from epigraph.graph.store import EpisodeWrite, FactFilter
-from epigraph.graph.temporal import TimeFilter
+from epigraph.graph.temporal import TimeFilter, matches
 
 DIM = 384
 HOSTILE = [
@@ -252,10 +252,10 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[list[Fact], np.ndarray]:
-    """12 facts in ``group`` (recorded on day i; every third without valid_at, the others begun on day i) and,
-    in another
-    group, a crowd of facts right on the returned query vector: the index offers only the crowd, so a
-    search of ``group`` is answered by the exact scan."""
+    """12 facts in ``group`` (stated and recorded on day i; every third without valid_at, so begun when
+    stated, the others begun on day i; one undated fact also stated nowhere: begun at any time) and, in
+    another group, a crowd of facts right on the returned query vector: the index offers only the crowd,
+    so a search of ``group`` is answered by the exact scan."""
     rng = np.random.default_rng(11)
     query = rng.normal(size=DIM)
     crowd = f"crowd-{uuid.uuid4().hex}"
@@ -270,7 +270,8 @@ async def _dated_facts_beside_a_crowd(store: Neo4jStore, group: str) -> tuple[li
     mine = [
         Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text=f"fact {i}",
              text_embedding=rng.normal(size=DIM).tolist(),
-             valid_at=None if i % 3 == 0 else T0 + timedelta(days=i), created_at=T0 + timedelta(days=i))
+             valid_at=None if i % 3 == 0 else T0 + timedelta(days=i), created_at=T0 + timedelta(days=i),
+             stated_at=None if i == 3 else T0 + timedelta(days=i))
         for i in range(12)
     ]  # fmt: skip
     await _write(store, group, [a, b], mine)
@@ -288,14 +289,17 @@ def _best(facts: list[Fact], query: np.ndarray, limit: int) -> list[str]:
 async def _as_of_searches(store: Neo4jStore, group: str, mine: list[Fact], query: np.ndarray) -> None:
     """Searches as of several times, each answered by the exact scan and equal to brute force."""
     day_5, before = T0 + timedelta(days=5.5), T0 - timedelta(days=1)
-    cases = [
-        (TimeFilter(as_of=day_5), [f for f in mine if f.valid_at is None or f.valid_at <= day_5]),
-        (TimeFilter(as_of=before), [f for f in mine if f.valid_at is None]),
-        (TimeFilter(as_of=before, include_retired=True), mine),
-    ]
-    for time_filter, valid in cases:
+    now = datetime.now(UTC)
+    for time_filter in (
+        TimeFilter(as_of=day_5),
+        TimeFilter(as_of=before),
+        TimeFilter(as_of=before, include_retired=True),
+    ):
+        valid = [f for f in mine if matches(f, time_filter, now)]
         hits = await store.search_facts_vector([group], query.tolist(), 5, FactFilter(time=time_filter))
         assert [h.item.uuid for h in hits] == _best(valid, query, 5), time_filter
+    # the undated fact stated on day 0 has begun by day 5 and not before; the one stated nowhere, always
+    assert [f.uuid for f in mine if matches(f, TimeFilter(as_of=before), now)] == [mine[3].uuid]
 
 
 async def _known_at_searches(store: Neo4jStore, group: str, mine: list[Fact], query: np.ndarray) -> None:
@@ -313,7 +317,7 @@ async def _known_at_searches(store: Neo4jStore, group: str, mine: list[Fact], qu
 
 
 def _explain_params(group: str, query: np.ndarray) -> dict[str, object]:
-    return {"group_ids": [group], "vector": query.tolist(), "valid_from_max": 0, "known_from_max": 0,
+    return {"group_ids": [group], "vector": query.tolist(), "start_max": 0, "known_from_max": 0,
             "limit": 5, "cap": 10, "include_retired": False, "as_of": T0, "known_at": T0,
             "relations": None}  # fmt: skip
 
@@ -343,7 +347,7 @@ async def test_a_search_as_of_an_early_time_seeks_the_facts_begun_by_then(
     # as of a chosen time, 12 facts at most: the scan answers without asking the index; with retired
     # facts included, the index is asked first (it offers only the crowd)
     assert len([m for m in messages if "the index is skipped" in m]) == 2, messages
-    bound = "valid_from_us <= $valid_from_max"
+    bound = "start_us <= $start_max"
     await _assert_seeks(
         store, (qs.SCAN_FACTS_VECTOR, qs.COUNT_FACTS_BEGUN), bound, _explain_params(group, query)
     )
@@ -366,28 +370,76 @@ async def test_a_search_of_what_was_known_early_seeks_the_facts_recorded_by_then
 async def test_setup_gives_facts_of_an_older_graph_their_time_keys(store: Neo4jStore, group: str) -> None:
     mine, query = await _dated_facts_beside_a_crowd(store, group)
     conn = store._conn
-    # a graph written before the as-of index: no index, no keys
-    strip = "MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.valid_from_us, r.known_from_us"
+    # a graph written before the as-of indexes: no index, no keys
+    strip = "MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.start_us, r.known_from_us"
     await conn.run_write(strip, {"g": group})
-    for index in (ddl.FACT_VALID_FROM_INDEX, ddl.FACT_KNOWN_FROM_INDEX):
+    for index in (ddl.FACT_START_INDEX, ddl.FACT_KNOWN_FROM_INDEX):
         await conn.run_write(ddl.DROP_INDEX, {"name": index})
         assert index not in await describe(conn)
     await store.setup(embedding_dim=DIM)
     existing = await describe(conn)
-    assert (
-        existing[ddl.FACT_VALID_FROM_INDEX]["state"]
-        == existing[ddl.FACT_KNOWN_FROM_INDEX]["state"]
-        == "ONLINE"
-    )
+    assert existing[ddl.FACT_START_INDEX]["state"] == existing[ddl.FACT_KNOWN_FROM_INDEX]["state"] == "ONLINE"
     keys = (
         "MATCH ()-[r:RELATES_TO {group_id: $g}]->() "
-        "RETURN r.uuid AS uuid, r.valid_from_us AS valid, r.known_from_us AS known"
+        "RETURN r.uuid AS uuid, r.start_us AS start, r.known_from_us AS known"
     )
-    stored = {r["uuid"]: (r["valid"], r["known"]) for r in await conn.read(keys, {"g": group})}
-    assert stored == {f.uuid: (convert.valid_from_us(f.valid_at), epoch_us(f.created_at)) for f in mine}
-    assert min(valid for valid, _ in stored.values()) == qs.VALID_FROM_UNBOUNDED
+    stored = {r["uuid"]: (r["start"], r["known"]) for r in await conn.read(keys, {"g": group})}
+    assert stored == {f.uuid: (convert.start_us(f), epoch_us(f.created_at)) for f in mine}
+    assert [uuid for uuid, (start, _) in stored.items() if start == qs.START_UNBOUNDED] == [mine[3].uuid]
     await _as_of_searches(store, group, mine, query)
     await _known_at_searches(store, group, mine, query)
+
+
+@pytest.mark.neo4j
+async def test_setup_dates_the_undated_facts_of_an_older_graph_by_their_first_episode(
+    store: Neo4jStore, group: str
+) -> None:
+    """A graph written before stated_at and start_us (its undated facts keyed as begun at any time, under
+    valid_from_us): setup dates each fact by the earliest of its stored episodes, and keys it from that."""
+    a, b = _entity(group, "a"), _entity(group, "b")
+    later = Episode(group_id=group, content="b", reference_time=T0 + timedelta(days=30))
+    first = await _write(store, group, [a, b])  # reference time T0
+    await store.write_episode(EpisodeWrite(episode=later))
+    undated = Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text="undated",
+                   episodes=[later.uuid, first.uuid, "never-stored"])  # fmt: skip
+    ended = Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text="ended before",
+                 episodes=[later.uuid], invalid_at=T0)  # fmt: skip
+    orphan = Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text="unstated",
+                  episodes=["never-stored"])  # fmt: skip
+    dated = Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="SAID", text="dated",
+                 episodes=[later.uuid], valid_at=T0 - timedelta(days=9))  # fmt: skip
+    facts = [undated, ended, orphan, dated]
+    await store.write_episode(EpisodeWrite(episode=first, facts=facts))
+    conn = store._conn
+    old = (
+        "MATCH ()-[r:RELATES_TO {group_id: $g}]->() REMOVE r.start_us, r.stated_at "
+        "SET r.valid_from_us = coalesce(r.valid_at.epochSeconds * 1000000, $unbounded)"
+    )
+    await conn.run_write(old, {"g": group, "unbounded": qs.START_UNBOUNDED})
+    await conn.run_write(ddl.DROP_INDEX, {"name": ddl.FACT_START_INDEX})
+    await conn.run_write(
+        "CREATE INDEX epigraph_fact_valid_from FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.valid_from_us)"
+    )
+    await store.setup(embedding_dim=DIM)
+    assert "epigraph_fact_valid_from" not in await describe(conn)
+    migrated = {f.uuid: f for f in await store.get_facts(group, [f.uuid for f in facts])}
+    assert migrated[undated.uuid].stated_at == T0  # the earliest stored episode, not the first listed
+    assert migrated[ended.uuid].stated_at == later.reference_time
+    assert migrated[orphan.uuid].stated_at is None
+    assert migrated[dated.uuid].stated_at == later.reference_time
+    keys = (
+        "MATCH ()-[r:RELATES_TO {group_id: $g}]->() "
+        "RETURN r.uuid AS uuid, r.start_us AS start, r.valid_from_us AS old"
+    )
+    rows = await conn.read(keys, {"g": group})
+    assert {r["uuid"]: r["start"] for r in rows} == {u: convert.start_us(f) for u, f in migrated.items()}
+    assert {r["old"] for r in rows} == {None}
+    assert convert.start_us(migrated[undated.uuid]) == epoch_us(T0)
+    open_starts = {convert.start_us(migrated[ended.uuid]), convert.start_us(migrated[orphan.uuid])}
+    assert open_starts == {qs.START_UNBOUNDED}
+    early = FactFilter(time=TimeFilter(as_of=T0 - timedelta(days=1)))
+    found = await store.facts_around(group, [a.uuid], early)
+    assert {f.uuid for f in found} == {ended.uuid, orphan.uuid, dated.uuid}
 
 
 @pytest.mark.neo4j
@@ -687,7 +739,7 @@ async def test_every_key_lookup_is_an_index_seek(store: Neo4jStore, name: str) -
         p: [] if p in _LIST_PARAMS else "x" for p in re.findall(r"\$(\w+)", statement)
     }
     params.update(rows={}, include_retired=False, as_of=None, known_at=None, limit=10, cap=10, window=2)
-    params.update(vector=[0.5] * DIM, valid_from_max=0, known_from_max=0)
+    params.update(vector=[0.5] * DIM, start_max=0, known_from_max=0, facts=[])
     driver = await store._conn.driver()
     replanned = "CYPHER replan=force EXPLAIN " + statement.removeprefix(q._FIXED_PLAN)
     async with driver.session(database=store._conn.database) as session:

@@ -919,9 +919,40 @@ async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, g
         for i, (v, end, known, gone, previous) in enumerate(retired)
     ]
     assert len(facts) == 67
+    # Facts whose statement gave no start: they begin when first stated (day 3 or day 7), unless the
+    # interval believed for them ends by then (stated after it ended: an open start).
+    undated = [
+        (end, known, gone, previous, stated)
+        for end, gone, previous in (
+            (None, None, None), (day(5), None, None), (day(10), None, None),
+            (day(5), day(6), None), (day(5), day(6), day(11)), (day(10), day(6), day(5)),
+        )
+        for known in (day(-1), day(4))
+        for stated in (day(3), day(7))
+    ]  # fmt: skip
+    facts += [
+        make_fact(
+            group,
+            a,
+            b,
+            f"shared word undated {i}",
+            [ep.uuid],
+            1,
+            invalid_at=end,
+            stated_at=stated,
+            created_at=known,
+            expired_at=gone,
+            invalidated_by=None
+            if previous is None and gone is None
+            else Invalidation(fact_uuid=f"undated-{i}", episode_uuid=ep.uuid, previous_invalid_at=previous),
+        )
+        for i, (end, known, gone, previous, stated) in enumerate(undated)
+    ]
+    assert len(facts) == 91
     await store.write_episode(write_of(ep, [a, b], facts))
-    instants = [None, day(-2), day(0), day(4), day(5), day(6), day(9), day(10), day(11)]
-    filters = [TimeFilter(as_of=s, known_at=k) for s in instants for k in instants[:6]] + [EVERYTHING]
+    instants = [None, day(-2), day(0), day(3), day(4), day(5), day(6), day(7), day(9), day(10), day(11)]
+    known = [None, day(-2), day(0), day(4), day(5), day(6), day(7)]
+    filters = [TimeFilter(as_of=s, known_at=k) for s in instants for k in known] + [EVERYTHING]
     for flt in filters:
         now = datetime.now(UTC)
         expected = {f.uuid for f in facts if matches(f, flt, now)}

@@ -28,6 +28,7 @@ from ..model import (
     Invalidation,
     epoch_us,
 )
+from ..temporal import start_key
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _F32 = np.dtype("<f4")
@@ -62,8 +63,11 @@ FACTS = Table(
     "facts",
     "fact_vectors",
     ("uuid", "group_id", "source_uuid", "target_uuid", "relation", "text", "episodes", "valid_at",
-     "invalid_at", "created_at", "expired_at", "inv_fact", "inv_episode", "inv_previous", "attributes"),
+     "invalid_at", "created_at", "expired_at", "inv_fact", "inv_episode", "inv_previous", "attributes",
+     "stated_at", "start_key"),
 )  # fmt: skip
+"""``start_key`` is derived (``graph.temporal.start_key``, the vector index's "begun by" time): written,
+never decoded."""
 
 
 # --- scalars ----------------------------------------------------------------------------------------
@@ -211,6 +215,8 @@ def fact_row(f: Fact) -> tuple[Any, ...]:
         None if inv is None else inv.episode_uuid,
         None if inv is None else to_us_or_none(inv.previous_invalid_at),
         to_json(f.attributes),
+        to_us_or_none(f.stated_at),
+        to_us_or_none(start_key(f)),
     )
 
 
@@ -235,6 +241,7 @@ def decode_fact(row: Sequence[Any]) -> Fact:
         episodes=json.loads(r["episodes"]),
         valid_at=from_us(r["valid_at"]),
         invalid_at=from_us(r["invalid_at"]),
+        stated_at=from_us(r["stated_at"]),
         created_at=_from_us(r["created_at"]),
         expired_at=from_us(r["expired_at"]),
         invalidated_by=invalidation,

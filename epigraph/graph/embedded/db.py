@@ -146,7 +146,7 @@ class Db:
         if self.dim is None:
             return None
         # see vectors.Times: what searches as of a time, or of what was known then, skip
-        times = "x.valid_at, x.created_at" if kind == "facts" else "NULL, NULL"
+        times = "x.start_key, x.created_at" if kind == "facts" else "NULL, NULL"
         sql = (
             f"SELECT x.uuid, v.vector, {times} FROM {kind} AS x"
             f" JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id WHERE x.group_id = ?"

@@ -47,22 +47,28 @@ def time_clause(flt: TimeFilter, now: datetime, alias: str = "f") -> tuple[str, 
 
     Known at ``k`` (created by then, not withdrawn: an expiry without ``inv_fact``), and valid at ``t``
     within the interval believed at ``k``: it ends at ``inv_previous`` while a recorded contradiction
-    had not arrived yet (``k < expired_at``), else at ``invalid_at``. NULL bounds are unbounded.
+    had not arrived yet (``k < expired_at``), else at ``invalid_at``; it starts at ``valid_at``, or for
+    an unknown start at ``stated_at`` unless that end is no later (``temporal.start_of``). NULL bounds
+    are unbounded.
     """
     if flt.include_retired:
         return "1", []
     t = to_us(now if flt.as_of is None else flt.as_of)
     k = to_us(now if flt.known_at is None else flt.known_at)
     a = alias
+    end = (
+        f"(CASE WHEN {a}.inv_fact IS NOT NULL AND {a}.expired_at IS NOT NULL AND ? < {a}.expired_at"
+        f" THEN {a}.inv_previous ELSE {a}.invalid_at END)"
+    )
     sql = (
         f"{a}.created_at <= ?"
         f" AND ({a}.expired_at IS NULL OR {a}.inv_fact IS NOT NULL OR ? < {a}.expired_at)"
-        f" AND ({a}.valid_at IS NULL OR {a}.valid_at <= ?)"
-        f" AND (CASE WHEN {a}.inv_fact IS NOT NULL AND {a}.expired_at IS NOT NULL AND ? < {a}.expired_at"
-        f" THEN ({a}.inv_previous IS NULL OR ? < {a}.inv_previous)"
-        f" ELSE ({a}.invalid_at IS NULL OR ? < {a}.invalid_at) END)"
+        f" AND (CASE WHEN {a}.valid_at IS NOT NULL THEN {a}.valid_at <= ?"
+        f" WHEN {a}.stated_at IS NULL OR {a}.stated_at <= ? THEN 1"
+        f" ELSE coalesce({end} <= {a}.stated_at, 0) END)"
+        f" AND coalesce(? < {end}, 1)"
     )
-    return sql, [k, k, t, k, t, t]
+    return sql, [k, k, t, t, k, t, k]
 
 
 def fact_clause(flt: FactFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:

@@ -29,6 +29,10 @@ Versioning: ``meta.schema_version``. A file written by a newer (or unknown) vers
   row, and FTS5 flushes its pending terms to a new on-disk segment at every savepoint, so a 1,000-fact
   write made 1,000 tiny segments to merge (insert 72 -> 35 ms per 1,000 facts at 100k rows). Upgrading
   drops the three insert triggers; the update and delete triggers stay.
+- **v4**: facts carry ``stated_at`` (the reference time of the earliest episode that stated them: an
+  undated fact starts there, ``graph.temporal.start_of``) and ``start_key`` (``graph.temporal.start_key``,
+  what the vector index skips facts not begun by ``as_of`` on). Upgrading adds both columns and fills
+  them from the stored episodes: a fact whose episodes are none of them keeps an open start.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ import sqlite3
 from collections.abc import Callable
 
 from ...errors import SchemaMismatch, StoreUnavailable
+from ..temporal import start_key
+from .codec import FACTS, decode_fact, to_us_or_none
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -110,6 +116,9 @@ CREATE TABLE IF NOT EXISTS facts (
     inv_episode TEXT,
     inv_previous INTEGER,
     attributes TEXT NOT NULL,
+    -- v4: the reference time of the earliest episode stating the fact, and graph.temporal.start_key
+    stated_at INTEGER,
+    start_key INTEGER,
     digest BLOB NOT NULL,
     -- the endpoints' row ids, resolved within the fact's group at write time (NULL = no such entity
     -- in the group, which NOT NULL turns into a rejected write)
@@ -229,8 +238,27 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS {table}_fts_insert")
 
 
+_STATED_AT = """
+UPDATE facts SET stated_at = (
+    SELECT min(p.reference_time) FROM fact_episodes AS fe
+    JOIN episodes AS p ON p.group_id = facts.group_id AND p.uuid = fe.episode_uuid
+    WHERE fe.fact_id = facts.id
+)"""
+
+
+def _to_v4(conn: sqlite3.Connection) -> None:
+    """v3 -> v4: every fact's ``stated_at`` from its stored episodes, then its ``start_key`` computed by
+    ``graph.temporal`` itself (the one definition) from the decoded record."""
+    conn.execute("ALTER TABLE facts ADD COLUMN stated_at INTEGER")
+    conn.execute("ALTER TABLE facts ADD COLUMN start_key INTEGER")
+    conn.execute(_STATED_AT)
+    rows = conn.execute(f"SELECT id, {', '.join(FACTS.columns)}, NULL FROM facts")
+    keys = [(to_us_or_none(start_key(decode_fact(row[1:]))), row[0]) for row in rows]
+    conn.executemany("UPDATE facts SET start_key = ? WHERE id = ?", keys)
+
+
 # version reached -> the step that upgrades from the version before it.
-MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3}
+MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4}
 
 
 def connect(path: str) -> sqlite3.Connection:

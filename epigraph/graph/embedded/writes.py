@@ -17,12 +17,13 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from ...errors import EpisodeNotFound
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import DeletionResult, EpisodeWrite
-from ..temporal import revert_invalidation
+from ..temporal import first_stated, revert_invalidation, start_key
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -33,6 +34,7 @@ from .codec import (
     entity_row,
     episode_row,
     fact_row,
+    from_us,
     to_blob,
     to_us,
     to_us_or_none,
@@ -141,9 +143,9 @@ def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list
 
 
 def _times(item: Entity | Fact | Episode) -> Times:
-    """A record's times in its group's vector index (``vectors.Times``): a fact's valid_at and
-    created_at, else none."""
-    return (to_us_or_none(item.valid_at), to_us(item.created_at)) if isinstance(item, Fact) else NO_TIMES
+    """A record's times in its group's vector index (``vectors.Times``): a fact's start key
+    (``temporal.start_key``) and created_at, else none."""
+    return (to_us_or_none(start_key(item)), to_us(item.created_at)) if isinstance(item, Fact) else NO_TIMES
 
 
 def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
@@ -296,10 +298,14 @@ def _plan_deletion(conn: sqlite3.Connection, group_id: str, uuid: str) -> _Delet
         mentioned=_column(conn, _MENTIONED, group_id, uuid),
         orphans=_column(conn, _ORPHANS, group_id, uuid),
     )
-    for fact in get_facts(conn, group_id, _column(conn, _CITING, uuid, group_id)):
+    citing = get_facts(conn, group_id, _column(conn, _CITING, uuid, group_id))
+    stated = _reference_times(conn, group_id, {e for f in citing for e in f.episodes if e != uuid})
+    for fact in citing:
         remaining = [e for e in fact.episodes if e != uuid]
         if remaining:
-            plan.changed[fact.uuid] = fact.model_copy(update={"episodes": remaining})
+            # an undated fact's start moves with its earliest statement (none stored: it stays)
+            first = fact.stated_at and first_stated((stated.get(e) for e in remaining), fact.stated_at)
+            plan.changed[fact.uuid] = fact.model_copy(update={"episodes": remaining, "stated_at": first})
         else:
             plan.removed[fact.uuid] = fact
     orphans = as_json(plan.orphans)
@@ -332,6 +338,13 @@ _RETIRED_BY = (
     f"SELECT {FACTS.select('f')} FROM facts AS f"
     f" WHERE f.group_id = ? AND (f.inv_episode = ? OR f.inv_fact IN {IN_LIST})"
 )
+
+
+def _reference_times(conn: sqlite3.Connection, group_id: str, uuids: set[str]) -> dict[str, datetime]:
+    """The reference times of the group's stored episodes among ``uuids``."""
+    sql = f"SELECT uuid, reference_time FROM episodes WHERE group_id = ? AND uuid IN {IN_LIST}"
+    rows = conn.execute(sql, (group_id, as_json(sorted(uuids))))
+    return {uuid: when for uuid, us in rows if (when := from_us(us)) is not None}
 
 
 def _column(conn: sqlite3.Connection, sql: str, *params: object) -> list[str]:

@@ -24,8 +24,9 @@ Encoding (what every statement in ``cypher.py`` relies on):
 - a fact's ``invalidated_by`` is flattened to ``invalidated_by_fact`` / ``invalidated_by_episode`` /
   ``previous_invalid_at``; its endpoints are the relationship's nodes, not properties. It also carries
   two keys in epoch microseconds that the exact vector scan seeks
-  (``cypher_search.SCAN_FACTS_VECTOR``, ``SCAN_FACTS_KNOWN_VECTOR``): ``valid_from_us``, its ``valid_at``
-  or the least int64 when it has none, and ``known_from_us``, its ``created_at``.
+  (``cypher_search.SCAN_FACTS_VECTOR``, ``SCAN_FACTS_KNOWN_VECTOR``): ``start_us``, its
+  ``graph.temporal.start_key`` or the least int64 when its start is open, and ``known_from_us``, its
+  ``created_at``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import numpy as np
 import pydantic_core
 
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, epoch_us, normalize_name
+from ..temporal import start_key
 from . import cypher_search as qs
 
 Props = dict[str, Any]
@@ -113,10 +115,11 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def valid_from_us(valid_at: datetime | None) -> int:
-    """A fact's key in the as-of index (``cypher_search.SCAN_FACTS_VECTOR``): its start, or the least
-    int64."""
-    return qs.VALID_FROM_UNBOUNDED if valid_at is None else epoch_us(valid_at)
+def start_us(fact: Fact) -> int:
+    """A fact's key in the as-of index (``cypher_search.SCAN_FACTS_VECTOR``): ``temporal.start_key``, or
+    the least int64 for an open start."""
+    key = start_key(fact)
+    return qs.START_UNBOUNDED if key is None else epoch_us(key)
 
 
 def _dt(props: Mapping[str, Any], key: str) -> datetime | None:
@@ -244,7 +247,7 @@ def fact_row(fact: Fact) -> Props:
         "invalidated_by_fact": None if inv is None else inv.fact_uuid,
         "invalidated_by_episode": None if inv is None else inv.episode_uuid,
         "attributes_json": to_json(fact.attributes),
-        "valid_from_us": valid_from_us(fact.valid_at),
+        "start_us": start_us(fact),
         "known_from_us": epoch_us(fact.created_at),
     }
     return {
@@ -255,6 +258,7 @@ def fact_row(fact: Fact) -> Props:
         "props": props,
         "valid_at": iso(fact.valid_at),
         "invalid_at": iso(fact.invalid_at),
+        "stated_at": iso(fact.stated_at),
         "created_at": iso(fact.created_at),
         "expired_at": iso(fact.expired_at),
         "previous_invalid_at": None if inv is None else iso(inv.previous_invalid_at),
@@ -284,6 +288,7 @@ def fact_from(row: Mapping[str, Any]) -> Fact:
         episodes=list(props.get("episodes") or []),
         valid_at=_dt(props, "valid_at"),
         invalid_at=_dt(props, "invalid_at"),
+        stated_at=_dt(props, "stated_at"),
         created_at=from_micros(props["created_at"]),
         expired_at=_dt(props, "expired_at"),
         invalidated_by=invalidation,

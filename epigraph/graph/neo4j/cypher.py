@@ -47,18 +47,24 @@ def fact_pred(r: str) -> str:
 
     Known at ``$known_at`` (created by then, not withdrawn: an expiry without an invalidation), and valid
     at ``$as_of`` within the interval believed at ``$known_at``: it ends at ``previous_invalid_at`` while
-    a recorded contradiction had not arrived yet (``$known_at < expired_at``), else at ``invalid_at``.
-    A fact is invalidated when both ``invalidated_by_*`` properties are set, as in ``convert.fact_from``.
+    a recorded contradiction had not arrived yet (``$known_at < expired_at``), else at ``invalid_at``; it
+    starts at ``valid_at``, or for an unknown start at ``stated_at`` unless that end is no later
+    (``temporal.start_of``). A fact is invalidated when both ``invalidated_by_*`` properties are set, as
+    in ``convert.fact_from``.
     """
     invalidated = f"({r}.invalidated_by_fact IS NOT NULL AND {r}.invalidated_by_episode IS NOT NULL)"
+    end = (
+        f"(CASE WHEN {invalidated} AND {r}.expired_at IS NOT NULL AND $known_at < {r}.expired_at"
+        f" THEN {r}.previous_invalid_at ELSE {r}.invalid_at END)"
+    )
     return (
         f"($include_retired OR ("
         f"{r}.created_at <= $known_at"
         f" AND ({r}.expired_at IS NULL OR {invalidated} OR $known_at < {r}.expired_at)"
-        f" AND ({r}.valid_at IS NULL OR {r}.valid_at <= $as_of)"
-        f" AND (CASE WHEN {invalidated} AND {r}.expired_at IS NOT NULL AND $known_at < {r}.expired_at"
-        f" THEN ({r}.previous_invalid_at IS NULL OR $as_of < {r}.previous_invalid_at)"
-        f" ELSE ({r}.invalid_at IS NULL OR $as_of < {r}.invalid_at) END)))"
+        f" AND (CASE WHEN {r}.valid_at IS NOT NULL THEN {r}.valid_at <= $as_of"
+        f" WHEN {r}.stated_at IS NULL OR {r}.stated_at <= $as_of THEN true"
+        f" ELSE coalesce({end} <= {r}.stated_at, false) END)"
+        f" AND coalesce($as_of < {end}, true)))"
         f" AND ($relations IS NULL OR {r}.relation IN $relations)"
     )
 
@@ -69,7 +75,7 @@ def labels_pred(e: str) -> str:
 
 # Reads return datetimes as integer microseconds since the epoch (convert.from_micros): the driver's
 # own DATETIME decoding cost ~150 us per value, a third of a hybrid search's client time.
-FACT_TIMES = ("valid_at", "invalid_at", "created_at", "expired_at", "previous_invalid_at")
+FACT_TIMES = ("valid_at", "invalid_at", "stated_at", "created_at", "expired_at", "previous_invalid_at")
 ENTITY_TIMES = ("created_at",)
 EPISODE_TIMES = ("reference_time", "created_at")
 
@@ -155,8 +161,8 @@ CALL (row, a, b) {{
 }}
 MERGE (a)-[r:RELATES_TO {{group_id: row.group_id, uuid: row.uuid}}]->(b)
 SET r += row.props, r.valid_at = datetime(row.valid_at), r.invalid_at = datetime(row.invalid_at),
-    r.created_at = datetime(row.created_at), r.expired_at = datetime(row.expired_at),
-    r.previous_invalid_at = datetime(row.previous_invalid_at)
+    r.stated_at = datetime(row.stated_at), r.created_at = datetime(row.created_at),
+    r.expired_at = datetime(row.expired_at), r.previous_invalid_at = datetime(row.previous_invalid_at)
 RETURN collect(r.uuid) AS facts_written
 """
 # $rows.mentions: one row per episode, with the (distinct) positions of the entities it mentions. An episode
@@ -326,6 +332,21 @@ RETURN uuid, source, target
 DETACH_FROM_FACTS = f"""{_FACTS_OF_EPISODE}
 SET r.episodes = [x IN r.episodes WHERE x <> $uuid]
 RETURN r.uuid AS uuid, startNode(r).uuid AS source, endNode(r).uuid AS target
+"""
+# ... and an undated fact's start moves with its earliest statement (graph.temporal.first_stated): the
+# stated_at of each detached fact becomes the earliest reference time of the episodes it keeps (none
+# stored: it stays; none before: none after). Its start_us may now lie before that start: still a valid
+# lower bound for the seek.
+RESTATE_FACTS = f"""
+UNWIND $facts AS f
+MATCH ()-[r:RELATES_TO {{group_id: $group_id, uuid: f}}]->() {_seek("r", "RELATES_TO")}
+WITH r WHERE r.stated_at IS NOT NULL
+CALL (r) {{
+  UNWIND r.episodes AS u
+  OPTIONAL MATCH (ep:Episode {{group_id: $group_id, uuid: u}}) {_seek("ep", "Episode")}
+  RETURN min(ep.reference_time) AS first
+}}
+SET r.stated_at = coalesce(first, r.stated_at)
 """
 DELETE_ORPHAN_ENTITIES = f"""
 MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}})-[:MENTIONS]->(e:Entity) {_seek("ep", "Episode")}

@@ -68,12 +68,14 @@ RETURN {item} AS item
 
 # Two keys of a fact, in epoch microseconds, each in a (group_id, key) range index, let the exact fact
 # scan seek only the facts a time filter can pass (convert.fact_row):
-# - `valid_from_us`: its valid_at, or VALID_FROM_UNBOUNDED when it has none. A fact valid at $as_of has
-#   valid_from_us <= $valid_from_max (that as_of, or the maximum when retired facts are included).
+# - `start_us`: graph.temporal.start_key (its valid_at; for an unknown start its stated_at, or
+#   START_UNBOUNDED when its start is open). A fact valid at $as_of has start_us <= $start_max (that
+#   as_of, or KEY_MAX when retired facts are included).
 # - `known_from_us`: its created_at. A fact known at $known_at has known_from_us <= $known_from_max.
 # So a search as of an early time, or of what was known at one, reads the few facts begun or recorded by
-# then, not the whole group.
-VALID_FROM_UNBOUNDED, VALID_FROM_MAX = -(2**63), 2**63 - 1
+# then, not the whole group. (`valid_from_us`, the key before start_us, was valid_at or START_UNBOUNDED:
+# every undated fact was "begun" at any as_of.)
+START_UNBOUNDED, KEY_MAX = -(2**63), 2**63 - 1
 
 
 def _backfill(key: str, value: str) -> str:
@@ -84,6 +86,30 @@ MATCH ()-[r:RELATES_TO]->() WHERE r.{key} IS NULL
 WITH r LIMIT $batch
 SET r.{key} = coalesce({value}, $unbounded)
 RETURN count(r) AS updated
+"""
+
+
+# Setup's migration to start_us (graph.temporal.start_key): a fact written before it gets its stated_at,
+# the earliest reference time of its stored episodes (convert.fact_row writes it since), and its key; the
+# key is computed by the store from the decoded fact (schema._backfill_starts), so the rule stays in one
+# place. A batch at a time, oldest facts first.
+FACTS_WITHOUT_START = f"""
+MATCH ()-[r:RELATES_TO]->() WHERE r.start_us IS NULL
+WITH r LIMIT $batch
+CALL (r) {{
+  UNWIND r.episodes AS u
+  OPTIONAL MATCH (ep:Episode {{group_id: r.group_id, uuid: u}})
+  RETURN min(ep.reference_time) AS first
+}}
+SET r.stated_at = coalesce(r.stated_at, first)
+RETURN {FACT_MAP} AS fact
+"""
+SET_STARTS = """
+UNWIND $rows AS row
+MATCH ()-[r:RELATES_TO {group_id: row.group_id, uuid: row.uuid}]->()
+USING INDEX SEEK r:RELATES_TO(group_id, uuid)
+SET r.start_us = row.start_us
+REMOVE r.valid_from_us
 """
 
 
@@ -107,11 +133,10 @@ RETURN count(r) AS n
 """
 
 
-BACKFILL_VALID_FROM = _backfill("valid_from_us", micros("r.valid_at"))
 BACKFILL_KNOWN_FROM = _backfill("known_from_us", micros("r.created_at"))
 SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", labels_pred("e"), ENTITY_MAP)
-SCAN_FACTS_VECTOR = _scan_facts("valid_from_us", "valid_from_max")  # also the default fact scan
-COUNT_FACTS_BEGUN = _count_facts("valid_from_us", "valid_from_max")
+SCAN_FACTS_VECTOR = _scan_facts("start_us", "start_max")  # also the default fact scan
+COUNT_FACTS_BEGUN = _count_facts("start_us", "start_max")
 SCAN_FACTS_KNOWN_VECTOR = _scan_facts("known_from_us", "known_from_max")
 COUNT_FACTS_KNOWN = _count_facts("known_from_us", "known_from_max")
 SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .cypher import TEXT_ANALYZER
 
 # setup migrates older graphs when it creates these two (schema.MIGRATIONS)
-FACT_VALID_FROM_INDEX = "epigraph_fact_valid_from"
+FACT_START_INDEX = "epigraph_fact_start"
 FACT_KNOWN_FROM_INDEX = "epigraph_fact_known_from"
 CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_episode_key IF NOT EXISTS "
@@ -25,9 +25,8 @@ RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
     "FOR (n:Episode) ON (n.group_id, n.reference_time)",
     "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
-    # The exact vector scan's way in: a group's facts that can be valid at $as_of (valid_from_us <= it).
-    f"CREATE INDEX {FACT_VALID_FROM_INDEX} IF NOT EXISTS "
-    "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.valid_from_us)",
+    # The exact vector scan's way in: a group's facts that can be valid at $as_of (start_us <= it).
+    f"CREATE INDEX {FACT_START_INDEX} IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.start_us)",
     # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).
     f"CREATE INDEX {FACT_KNOWN_FROM_INDEX} IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.known_from_us)",
@@ -45,6 +44,7 @@ OBSOLETE_INDEXES = (
     "epigraph_fact_expired_at",
     "epigraph_mention_group",
     "epigraph_fact_group",  # replaced by epigraph_fact_valid_from (group_id first: it serves group scans too)
+    "epigraph_fact_valid_from",  # on valid_from_us, replaced by epigraph_fact_start (start_us)
     # keyword-analyzed twins of the entity and fact text indexes, whose fields those now cover
     "epigraph_entity_names",
     "epigraph_fact_episodes",

@@ -3,7 +3,8 @@
 In order, inside the transaction:
 
 1. facts whose only supporting episode is this one are deleted;
-2. the episode is dropped from the ``episodes`` of every other fact that lists it;
+2. the episode is dropped from the ``episodes`` of every other fact that lists it, whose ``stated_at``
+   (if it has one) becomes the earliest reference time of the stored episodes it keeps;
 3. entities it mentions that no other episode mentions are deleted with all their facts;
 4. facts retired by this episode, or by a fact removed above, are restored (``invalid_at`` <-
    ``previous_invalid_at``; ``expired_at`` and the invalidation cleared): a contradiction that is no
@@ -50,6 +51,7 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
     }
     sole = await _records(tx, q.DELETE_SOLE_FACTS, provenance)
     detached = await _records(tx, q.DETACH_FROM_FACTS, provenance)
+    await _records(tx, q.RESTATE_FACTS, {"group_id": group_id, "facts": [row["uuid"] for row in detached]})
     orphans = await _records(tx, q.DELETE_ORPHAN_ENTITIES, params)
     orphan_facts = [fact for row in orphans for fact in row["facts"]]
     removed = {row["uuid"] for row in sole} | {fact["uuid"] for fact in orphan_facts}

@@ -16,14 +16,14 @@ uses any more (``ddl.OBSOLETE_INDEXES``) are dropped.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import SchemaMismatch, StoreError
+from . import convert, ddl
 from . import cypher as q
 from . import cypher_search as qs
-from . import ddl
 from .connection import Connection
 
 
@@ -189,12 +189,7 @@ async def _resize(
 
 
 BACKFILL_BATCH = 10_000
-# The indexes on a key every fact must carry, and the statement that gives it to the facts of a graph
-# written before the index existed.
-MIGRATIONS = {
-    ddl.FACT_VALID_FROM_INDEX: qs.BACKFILL_VALID_FROM,
-    ddl.FACT_KNOWN_FROM_INDEX: qs.BACKFILL_KNOWN_FROM,
-}
+START_BATCH = 2_000  # facts read back whole (embedding included) to compute their keys
 
 
 async def _backfill(conn: Connection, statement: str) -> None:
@@ -203,9 +198,31 @@ async def _backfill(conn: Connection, statement: str) -> None:
     Runs when setup creates that index; on a new graph, one statement that finds nothing. Until it is
     done, an exact vector scan would miss the facts without a key, so setup does it before returning.
     """
-    params = {"batch": BACKFILL_BATCH, "unbounded": qs.VALID_FROM_UNBOUNDED}
+    params = {"batch": BACKFILL_BATCH, "unbounded": qs.START_UNBOUNDED}
     while (await conn.run_write(statement, params, what="schema migration"))[0]["updated"]:
         pass
+
+
+async def _backfill_starts(conn: Connection) -> None:
+    """Give the facts written before ``start_us`` their ``stated_at`` (from their stored episodes) and
+    their ``start_us``, computed here by ``graph.temporal.start_key`` from each decoded fact."""
+    batch = {"batch": START_BATCH}
+    while found := await conn.run_write(qs.FACTS_WITHOUT_START, batch, what="schema migration"):
+        facts = [convert.fact_from(record["fact"]) for record in found]
+        rows = [{"group_id": f.group_id, "uuid": f.uuid, "start_us": convert.start_us(f)} for f in facts]
+        await conn.run_write(qs.SET_STARTS, {"rows": rows}, what="schema migration")
+
+
+async def _backfill_known_from(conn: Connection) -> None:
+    await _backfill(conn, qs.BACKFILL_KNOWN_FROM)
+
+
+# The indexes on a key every fact must carry, and the migration that gives it to the facts of a graph
+# written before the index existed.
+MIGRATIONS: dict[str, Callable[[Connection], Awaitable[None]]] = {
+    ddl.FACT_START_INDEX: _backfill_starts,
+    ddl.FACT_KNOWN_FROM_INDEX: _backfill_known_from,
+}
 
 
 async def setup(conn: Connection, dim: int) -> None:
@@ -219,9 +236,9 @@ async def setup(conn: Connection, dim: int) -> None:
     if _complete(existing) and not wrong_dim and not stale and not obsolete:
         return
     await _resize(conn, existing, wrong_dim, dim)
-    for index, backfill in MIGRATIONS.items():
+    for index, migrate in MIGRATIONS.items():
         if index not in existing:
-            await _backfill(conn, backfill)
+            await migrate(conn)
     await _drop_stale(conn, stale)
     for name in obsolete:
         await conn.run_write(ddl.DROP_INDEX, {"name": name}, what="schema setup")

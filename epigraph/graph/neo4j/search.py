@@ -12,7 +12,7 @@ Neo4j's index procedures cannot filter by group inside the index, so both kinds 
   survivors while the index had more: one more index query with ``k`` scaled by the observed survivor
   ratio (at most 2,000); still too few, or none at all: an exact scan of the groups' vectors
   (``vector.similarity.cosine``) replaces it, so top-k is right for every group size and filter. The fact
-  scan reads only the facts begun by ``as_of`` (a seek in the ``(group_id, valid_from_us)`` index), or,
+  scan reads only the facts begun by ``as_of`` (a seek in the ``(group_id, start_us)`` index), or,
   when at most 1,000 facts had been recorded by a chosen ``known_at``, only those (``(group_id,
   known_from_us)``), so a search as of an early time or of what was known then, the usual reasons the
   index path gives up, stays cheap in a big group. The

@@ -52,8 +52,8 @@ def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
         "known_at": now if flt.known_at is None else to_utc(flt.known_at),
         # the bounds the exact fact scans seek (cypher_search.SCAN_FACTS_VECTOR, SCAN_FACTS_KNOWN_VECTOR):
         # facts begun, or recorded, by then; or all of them
-        "valid_from_max": qs.VALID_FROM_MAX if latest is None else epoch_us(latest),
-        "known_from_max": qs.VALID_FROM_MAX if recorded is None else epoch_us(recorded),
+        "start_max": qs.KEY_MAX if latest is None else epoch_us(latest),
+        "known_from_max": qs.KEY_MAX if recorded is None else epoch_us(recorded),
     }
 
 
