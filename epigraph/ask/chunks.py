@@ -44,13 +44,16 @@ class Citation:
     uuid: str
     text: str
     valid_at: datetime | None = None
-    """Fact: when it started to hold; episode: its reference time."""
+    """Fact: when it started to hold (with ``start_unknown``: when it was first stated, the start time
+    travel uses; ``None``: open); episode: its reference time."""
     invalid_at: datetime | None = None
     """Fact: when it stopped holding (as the graph believes it at ``known_at``)."""
     retired: bool = False
     """Fact: it no longer holds at the dialog's "now" (its ``as_of``): history, never current."""
     episode_uuids: tuple[str, ...] = ()
     """The episodes a fact came from (an episode: itself)."""
+    start_unknown: bool = False
+    """Fact: its statement gave no start date (``graph.temporal.start_unknown``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class Citation:
             "invalid_at": _iso(self.invalid_at),
             "retired": self.retired,
             "episode_uuids": list(self.episode_uuids),
+            "start_unknown": self.start_unknown,
         }
 
     @classmethod
@@ -75,6 +79,7 @@ class Citation:
             invalid_at=_parse(data.get("invalid_at")),
             retired=bool(data.get("retired")),
             episode_uuids=tuple(data.get("episode_uuids") or ()),
+            start_unknown=bool(data.get("start_unknown")),
         )
 
 

@@ -32,7 +32,7 @@ from ..errors import EntityNotFound
 from ..graph.model import Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
 from ..graph.store import GraphStore
-from ..graph.temporal import is_known_at
+from ..graph.temporal import believed_interval, interval, is_known_at
 
 Tool = Literal["search_facts", "entity", "episodes"]
 TOOLS: tuple[Tool, ...] = ("search_facts", "entity", "episodes")
@@ -164,7 +164,7 @@ class Lookups:
             closest = f"; closest names: {', '.join(exc.closest)}" if exc.closest else ""
             return Found(note=f"no entity named {name!r}{closest}")
         facts = [*view.current, *(r.fact for r in view.history)]
-        facts = [f for f in facts if self._known(f) and self._begun(f.valid_at)]
+        facts = [f for f in facts if self._known(f) and self._begun(self._start(f))]
         episodes = [e for e in view.episodes if self._begun(e.reference_time) and self._recorded(e)]
         summary = f"{view.entity.name}: {view.entity.summary}" if view.entity.summary else ""
         return Found(facts[: self.facts_limit * 2], episodes[: self.episodes_limit], note=summary)
@@ -204,3 +204,9 @@ class Lookups:
 
     def _begun(self, when: datetime | None) -> bool:
         return self.as_of is None or when is None or when <= self.as_of
+
+    def _start(self, fact: Fact) -> datetime | None:
+        """When the fact began, as the graph held it at ``known_at`` (an unknown start: when it was first
+        stated, ``graph.temporal.start_of``)."""
+        held = believed_interval(fact, self.known_at) if self.known_at is not None else None
+        return (held or interval(fact))[0]

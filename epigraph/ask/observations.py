@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..graph.model import Episode, Fact
-from ..graph.temporal import believed_interval
+from ..graph.temporal import believed_interval, interval, start_unknown
 from ..tokens import count_text_tokens
 from .chunks import Citation
 
@@ -96,18 +96,21 @@ class Observations:
         ended = end is not None and end <= self.now
         status = "ended" if ended else "not yet" if start is not None and start > self.now else "current"
         label = f"F{len(self.facts) + 1}"
-        window = f"from {day(start)}" + (f" until {day(end)}" if end is not None else "")
+        unknown = start_unknown(fact)
+        began = f"start unknown, stated {day(fact.stated_at)}" if unknown else f"from {day(start)}"
+        window = began + (f" until {day(end)}" if end is not None else "")
         line = f"{label}: {shorten(fact.text, 300)} ({window}; {status}{self._as_of})"
         citation = Citation(
-            label, "fact", fact.uuid, fact.text, start, end, ended, tuple(dict.fromkeys(fact.episodes))
-        )
+            label, "fact", fact.uuid, fact.text, start, end, ended, tuple(dict.fromkeys(fact.episodes)),
+            start_unknown=unknown,
+        )  # fmt: skip
         return self._register(Seen(label, "fact", fact.uuid, line, citation))
 
     def _interval(self, fact: Fact) -> tuple[datetime | None, datetime | None]:
-        if self.known_at is None:
-            return fact.valid_at, fact.invalid_at
-        believed = believed_interval(fact, self.known_at)
-        return believed if believed is not None else (fact.valid_at, fact.invalid_at)
+        """As the graph held it at ``known_at`` (now, when unset); an unknown start is when it was first
+        stated (``graph.temporal.start_of``)."""
+        believed = believed_interval(fact, self.known_at) if self.known_at is not None else None
+        return believed if believed is not None else interval(fact)
 
     def _add_episode(self, episode: Episode) -> Seen | None:
         if (known := self._by_uuid.get(("episode", episode.uuid))) is not None:

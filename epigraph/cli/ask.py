@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..ask import Answer, AskChunk, AskUsage, Citation
 from ..ask.observations import day, shorten
+from ..graph.search.render import fmt_interval
 from .context import AddCommand, Cli, graph, require_llm
 from .inputs import date_arg
 from .render import Output
@@ -57,7 +58,7 @@ def citations_table(citations: tuple[Citation, ...]) -> Table:
         table.add_column(column, overflow="fold")
     for c in citations:
         if c.kind == "fact":
-            window = f"{day(c.valid_at)} → {day(c.invalid_at) if c.invalid_at else 'now'}"
+            window = fmt_interval(c.valid_at, c.invalid_at, unknown_start=c.start_unknown)
             status = "ended" if c.retired else "current"
         else:
             window, status = day(c.valid_at), "episode"

@@ -346,7 +346,7 @@ def _history_table(view: EntityView) -> R.Table:
             r.fact.relation,
             name(r.fact.target_uuid),
             R.shorten(r.fact.text, 70),
-            R.fmt_interval(r.fact.valid_at, r.fact.invalid_at),
+            R.fmt_validity(r.fact),
             R.fmt_time(r.retired_at),
             R.shorten(r.by_fact.text, 50) if r.by_fact else "",
             _episode_ref(r.by_episode),

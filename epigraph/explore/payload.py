@@ -2,7 +2,8 @@
 
 One shape for every place the view appears (a notebook cell, a saved file, the served page, which fetches
 more of the same shape and merges it). The page filters it by time itself, so every fact carries
-``valid_at`` / ``invalid_at`` (event time), ``created_at`` / ``expired_at`` (system time) and, when a
+``valid_at`` / ``invalid_at`` (event time), ``stated_at`` (when it was first stated: an unknown start,
+``start_unknown``, begins there), ``created_at`` / ``expired_at`` (system time) and, when a
 contradiction retired it, ``invalidated_by`` with the ``previous_invalid_at`` it had before: the page's
 ``factState`` is :func:`epigraph.graph.temporal.matches` written again in JavaScript.
 
@@ -17,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ..graph.model import Entity, Episode, Fact
+from ..graph.temporal import start_unknown
 
 VERSION = 1
 SUMMARY_CHARS = 600
@@ -62,6 +64,8 @@ def edge_dict(fact: Fact, shown: bool) -> dict[str, Any]:
         "text": fact.text,
         "valid_at": _iso(fact.valid_at),
         "invalid_at": _iso(fact.invalid_at),
+        "stated_at": _iso(fact.stated_at),
+        "start_unknown": start_unknown(fact),
         "created_at": _iso(fact.created_at),
         "expired_at": _iso(fact.expired_at),
         "invalidated_by": None

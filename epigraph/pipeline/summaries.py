@@ -15,17 +15,12 @@ from datetime import datetime
 from ..errors import StructuredOutputError
 from ..graph.model import Entity, Fact
 from ..graph.store import FactFilter, GraphStore
-from ..graph.temporal import EVERYTHING
+from ..graph.temporal import EVERYTHING, is_current
 from ..prompts import summarize_entities as sp
 from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt
 from .metering import ReportBuilder
 from .options import IngestOptions
-
-
-def believed(fact: Fact, now: datetime) -> bool:
-    """Held by the graph and not ended: what a summary may say."""
-    return fact.expired_at is None and (fact.invalid_at is None or fact.invalid_at > now)
 
 
 def _chronological(facts: Iterable[Fact]) -> list[Fact]:
@@ -48,7 +43,8 @@ async def current_facts(
     pending: Mapping[str, Fact] | None = None,
     limit: int = 60,
 ) -> dict[str, list[Fact]]:
-    """Believed facts per entity: stored ones overlaid with ``pending`` (this episode's writes)."""
+    """Current facts per entity (``graph.temporal.is_current``, what a summary may say): stored ones
+    overlaid with ``pending`` (this episode's writes)."""
     pending = pending or {}
     ids = list(dict.fromkeys(uuids))
     stored = await asyncio.gather(
@@ -58,7 +54,7 @@ async def current_facts(
     for uuid, facts in zip(ids, stored, strict=True):
         merged = {f.uuid: f for f in facts}
         merged.update({k: f for k, f in pending.items() if uuid in (f.source_uuid, f.target_uuid)})
-        result[uuid] = [f for f in merged.values() if believed(f, now)]
+        result[uuid] = [f for f in merged.values() if is_current(f, now)]
     return result
 
 

@@ -168,6 +168,14 @@ def test_the_page_reads_time_exactly_as_the_library_does(page: Any, alice: Graph
         Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="contradicted",
              valid_at=t0 - 9 * day, invalid_at=t0 + 2 * day, created_at=t0 - 9 * day, expired_at=t0 + 4 * day,
              invalidated_by=Invalidation(fact_uuid="x", episode_uuid="e", previous_invalid_at=t0 + 8 * day)),
+        # no start stated: it starts when first stated, unless the interval believed ends by then
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="undated",
+             stated_at=t0 + 3 * day, created_at=t0),
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="ended before it was said",
+             stated_at=t0 + 3 * day, invalid_at=t0 + 1 * day, created_at=t0),
+        Fact(group_id="g", source_uuid="a", target_uuid="b", relation="R", text="retired before it was said",
+             stated_at=t0 + 3 * day, invalid_at=t0 + 1 * day, created_at=t0, expired_at=t0 + 5 * day,
+             invalidated_by=Invalidation(fact_uuid="x", episode_uuid="e", previous_invalid_at=None)),
     ]  # fmt: skip
     facts = [*made, *alice.facts]
     instants = [t0 + k * day for k in range(-12, 12, 1)] + [f.created_at for f in alice.facts]

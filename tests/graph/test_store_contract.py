@@ -871,19 +871,12 @@ async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, g
         for known in (day(-1), day(4))
         for gone in (None, day(6))
     ]
+
+    def shared(text: str, **kw: Any) -> Fact:
+        return make_fact(group, a, b, f"shared word {text}", [ep.uuid], 1, **kw)
+
     facts = [
-        make_fact(
-            group,
-            a,
-            b,
-            f"shared word number {i}",
-            [ep.uuid],
-            1,
-            valid_at=v,
-            invalid_at=end,
-            created_at=known,
-            expired_at=gone,
-        )
+        shared(f"number {i}", valid_at=v, invalid_at=end, created_at=known, expired_at=gone)
         for i, (v, end, known, gone) in enumerate(times)
     ]
     assert len(facts) == 40
@@ -901,13 +894,8 @@ async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, g
         (day(0), day(5), day(6), day(6), day(10)),
     ]
     facts += [
-        make_fact(
-            group,
-            a,
-            b,
-            f"shared word retired {i}",
-            [ep.uuid],
-            1,
+        shared(
+            f"retired {i}",
             valid_at=v,
             invalid_at=end,
             created_at=known,
@@ -931,13 +919,8 @@ async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, g
         for stated in (day(3), day(7))
     ]  # fmt: skip
     facts += [
-        make_fact(
-            group,
-            a,
-            b,
-            f"shared word undated {i}",
-            [ep.uuid],
-            1,
+        shared(
+            f"undated {i}",
             invalid_at=end,
             stated_at=stated,
             created_at=known,

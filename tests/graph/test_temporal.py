@@ -18,6 +18,8 @@ from epigraph.graph.temporal import (
     believed_end,
     believed_interval,
     effective_valid_at,
+    first_stated,
+    interval,
     is_current,
     is_known_at,
     is_valid_at,
@@ -27,6 +29,9 @@ from epigraph.graph.temporal import (
     overlaps,
     resolve_contradiction,
     revert_invalidation,
+    start_key,
+    start_of,
+    start_unknown,
     valid_overlap,
 )
 
@@ -222,6 +227,41 @@ def test_include_retired_accepts_everything() -> None:
         assert matches(f, TimeFilter(as_of=day(-1000), known_at=day(-1000), include_retired=True), NOW)
 
 
+def test_an_unknown_start_is_when_the_fact_was_first_stated() -> None:
+    undated = fact(created_at=T0).model_copy(update={"stated_at": day(3)})
+    assert start_unknown(undated) and not start_unknown(fact(day(1)))
+    assert start_of(undated, None) == interval(undated)[0] == start_key(undated) == day(3)
+    assert not matches(undated, TimeFilter(as_of=day(2)), NOW)
+    assert matches(undated, TimeFilter(as_of=day(3)), NOW)
+    # a stated date wins, earlier or later than the statement
+    assert interval(undated.model_copy(update={"valid_at": day(1)}))[0] == day(1)
+    assert interval(undated.model_copy(update={"valid_at": day(9)}))[0] == day(9)
+    # stated nowhere: an open start, as before
+    assert matches(fact(created_at=T0), TimeFilter(as_of=day(-100)), NOW)
+
+
+def test_a_fact_that_ended_before_it_was_stated_keeps_an_open_start() -> None:
+    """ "She worked there until day 1", said on day 3; or retired to an end before it was first stated."""
+    ended = fact(None, day(1), created_at=T0).model_copy(update={"stated_at": day(3)})
+    assert interval(ended) == (None, day(1))
+    assert matches(ended, TimeFilter(as_of=day(-100)), NOW) and not matches(
+        ended, TimeFilter(as_of=day(1)), NOW
+    )
+    retired = ended.model_copy(
+        update={"invalid_at": day(1), "expired_at": day(5),
+                "invalidated_by": Invalidation(fact_uuid="x", episode_uuid="e", previous_invalid_at=None)}
+    )  # fmt: skip
+    assert believed_interval(retired, day(4)) == (day(3), None)  # before the contradiction arrived
+    assert believed_interval(retired, day(6)) == (None, day(1))
+    assert start_key(retired) is None
+
+
+def test_first_stated_is_the_earliest_known_statement() -> None:
+    assert first_stated([day(3), None, day(1)]) == day(1)
+    assert first_stated([None], day(5)) == day(5)
+    assert first_stated([]) is None
+
+
 def test_effective_valid_at() -> None:
     assert effective_valid_at(day(3), day(9)) == day(3)
     assert effective_valid_at(None, day(9)) == day(9)
@@ -379,7 +419,8 @@ def facts(draw: st.DrawFn, *, dated: bool = False, retired: bool = True) -> Fact
     expired = draw(st.none() | instants) if retired else None
     if expired is not None and expired < created:
         created, expired = expired, created
-    return fact(start, end, created_at=created, expired_at=expired)
+    stated = draw(maybe_instants)
+    return fact(start, end, created_at=created, expired_at=expired).model_copy(update={"stated_at": stated})
 
 
 @st.composite
@@ -413,7 +454,13 @@ def reference_matches(f: Fact, flt: TimeFilter, now: datetime) -> bool:
         end = f.invalidated_by.previous_invalid_at
     else:
         end = f.invalid_at
-    return (f.valid_at is None or f.valid_at <= t) and (end is None or t < end)
+    if f.valid_at is not None:
+        start: datetime | None = f.valid_at
+    elif f.stated_at is not None and (end is None or end > f.stated_at):
+        start = f.stated_at  # an unknown start: when first stated, unless it ended by then
+    else:
+        start = None
+    return (start is None or start <= t) and (end is None or t < end)
 
 
 @given(intervals(), intervals())
@@ -426,7 +473,7 @@ def test_overlap_is_symmetric(
 @given(facts(), instants)
 def test_as_of_filtering_agrees_with_overlap(f: Fact, t: datetime) -> None:
     """Valid at t  <=>  the validity interval overlaps the instant [t, t + 1 µs)."""
-    assert is_valid_at(f, t) == overlaps(f.valid_at, f.invalid_at, t, t + US)
+    assert is_valid_at(f, t) == overlaps(*interval(f), t, t + US)
     assert matches(f, TimeFilter(as_of=t, known_at=f.created_at), NOW) == (
         is_valid_at(f, t) and (f.expired_at is None or f.expired_at > f.created_at)
     )
@@ -479,8 +526,31 @@ def test_no_fact_begun_or_recorded_after_the_latest_bounds_passes_the_filter(
     assert (begun is None) == (recorded is None) == retired
     if begun is not None and recorded is not None:
         assert (begun, recorded) == (as_of or now, known_at or now)
-        if (f.valid_at is not None and f.valid_at > begun) or f.created_at > recorded:
+        key = start_key(f)
+        if (key is not None and key > begun) or f.created_at > recorded:
             assert not matches(f, flt, now)
+
+
+@given(any_facts(), instants, instants)
+def test_the_start_key_is_no_later_than_the_start_of_any_belief(
+    f: Fact, known_at: datetime, as_of: datetime
+) -> None:
+    """What the stores' as-of index seeks: a fact passing a filter at ``as_of`` has begun by then."""
+    key = start_key(f)
+    if matches(f, TimeFilter(as_of=as_of, known_at=known_at), NOW):
+        assert key is None or key <= as_of
+    held = believed_interval(f, known_at)
+    if held is not None and held[0] is not None:
+        assert key is None or key <= held[0]
+
+
+@given(facts(), instants)
+def test_an_undated_fact_never_holds_before_it_was_first_stated_unless_it_ended_by_then(
+    f: Fact, t: datetime
+) -> None:
+    undated = f.model_copy(update={"valid_at": None})
+    if undated.stated_at is not None and t < undated.stated_at and is_valid_at(undated, t):
+        assert undated.invalid_at is not None and undated.invalid_at <= undated.stated_at
 
 
 @given(invalidated_facts(), instants, instants)
@@ -510,13 +580,17 @@ def test_after_the_contradiction_as_of_the_past_still_finds_the_old_fact(
     older: Fact, newer: Fact, now: datetime, t: datetime
 ) -> None:
     """Seen from the retirement on, the retired fact counts at every instant of its shortened interval,
-    in particular before the new fact starts."""
+    in particular before the new fact starts (an undated one retired to an end no later than when it was
+    first stated keeps an open start: it is then known only to have ended by that end)."""
     assume(older.valid_at is None or newer.valid_at is None or newer.valid_at >= older.valid_at)
     assume(valid_overlap(older, newer))
     retired = apply_contradiction(older, newer, "ep", now)
     seen_from = max(now, older.created_at)
     assert newer.valid_at is not None
-    expected = is_valid_at(older, t) and t < newer.valid_at
+    start = start_of(older, newer.valid_at)
+    expected = (start is None or start <= t) and t < newer.valid_at
+    if start is not None or older.stated_at is None:
+        assert expected == (is_valid_at(older, t) and t < newer.valid_at)
     assert matches(retired, TimeFilter(as_of=t, known_at=seen_from), NOW) == expected
     assert matches(retired, TimeFilter(as_of=t), seen_from) == expected
 

@@ -39,14 +39,15 @@
     var midnight = d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0;
     return midnight ? day : day + " " + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes());
   }
+  // an unknown start (no valid_at) is "?", with when it was first stated (where time travel starts it)
   function windowText(e) {
-    if (e._valid == null && e._invalid == null) { return "valid: always (no dates known)"; }
-    return "valid " + (e._valid == null ? "…" : fmt(e._valid)) + " → " + (e._invalid == null ? "now" : fmt(e._invalid));
+    var start = e._valid != null ? fmt(e._valid) : "?" + (e._stated != null ? " (stated " + fmt(e._stated) + ")" : "");
+    return "valid " + start + " → " + (e._invalid == null ? "now" : fmt(e._invalid));
   }
 
   // ---------------------------------------------------------------- the model and time
   function prepare(e) {
-    e._valid = ms(e.valid_at); e._invalid = ms(e.invalid_at);
+    e._valid = ms(e.valid_at); e._invalid = ms(e.invalid_at); e._stated = ms(e.stated_at);
     e._created = ms(e.created_at); e._expired = ms(e.expired_at);
     e._prev = e.invalidated_by ? ms(e.invalidated_by.previous_invalid_at) : null;
     return e;
@@ -81,7 +82,9 @@
     var inv = e.invalidated_by;
     if (e._expired != null && !inv && e._expired <= knownAt) { return "withdrawn"; }
     var end = inv && e._expired != null && knownAt < e._expired ? e._prev : e._invalid;
-    if (e._valid != null && asOf < e._valid) { return "later"; }
+    // graph.temporal.start_of: an unknown start is when it was first stated, unless it ended by then
+    var start = e._valid != null ? e._valid : (e._stated != null && !(end != null && end <= e._stated) ? e._stated : null);
+    if (start != null && asOf < start) { return "later"; }
     if (end != null && asOf >= end) { return "ended"; }
     return "current";
   }
@@ -90,7 +93,7 @@
   function computeMoments() {
     var seen = {};
     model.edges.forEach(function (e) {
-      var points = [e._valid, e._invalid, e._prev];
+      var points = [e._valid == null ? e._stated : e._valid, e._invalid, e._prev];
       if (state.systemTime) { points.push(e._created, e._expired); }
       points.forEach(function (p) { if (p != null && p < NOW) { seen[p] = true; } });
     });

@@ -25,7 +25,7 @@ from ...embed import Embedder
 from ...errors import EntityNotFound
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import FactFilter, GraphStore
-from ..temporal import EVERYTHING, is_current
+from ..temporal import EVERYTHING, interval, is_current
 from . import render
 from ._tasks import gather
 from .draw import GraphDrawing
@@ -113,7 +113,7 @@ class EntityView(render.TableView):
                 f.relation,
                 self._name(f.target_uuid),
                 render.shorten(f.text),
-                render.fmt_time(f.valid_at),
+                render.fmt_start(f),
             )
             for f in self.current
         )
@@ -123,7 +123,7 @@ class EntityView(render.TableView):
                 r.fact.relation,
                 self._name(r.fact.target_uuid),
                 render.shorten(r.fact.text, 80),
-                render.fmt_interval(r.fact.valid_at, r.fact.invalid_at),
+                render.fmt_validity(r.fact),
                 render.fmt_time(r.retired_at),
                 render.shorten(r.by_fact.text, 60) if r.by_fact else "",
             )
@@ -272,7 +272,7 @@ async def entity_view(
 
 
 def _newest_first(fact: Fact) -> tuple[float, str]:
-    when = fact.valid_at or fact.created_at
+    when = interval(fact)[0] or fact.created_at
     return -when.timestamp(), fact.uuid
 
 

@@ -17,12 +17,13 @@ from datetime import datetime
 from ...errors import UsageError
 from ..model import Entity, Episode, Fact, check_group_id, check_label, check_relation, to_utc
 from ..store import EntityFilter, FactFilter
-from ..temporal import TimeFilter, overlaps
+from ..temporal import TimeFilter, interval, overlaps
 
 
 def valid_during(fact: Fact, start: datetime | None, end: datetime | None) -> bool:
-    """Whether the fact's event-time interval overlaps ``[start, end)``."""
-    return overlaps(fact.valid_at, fact.invalid_at, start, end)
+    """Whether the fact's event-time interval (``graph.temporal.interval``: an unknown start is when it
+    was first stated) overlaps ``[start, end)``."""
+    return overlaps(*interval(fact), start, end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from ..model import Fact
+from ..temporal import start_unknown
+
 _CSS = (
     "<style>.epigraph-table{border-collapse:collapse;font-family:sans-serif;font-size:13px;margin:4px 0 12px}"
     ".epigraph-table caption{text-align:left;font-weight:bold;padding:4px 0}"
@@ -47,10 +50,32 @@ def fmt_time(value: datetime | None, missing: str = "") -> str:
     return value.strftime("%Y-%m-%d %H:%M")
 
 
-def fmt_interval(valid_at: datetime | None, invalid_at: datetime | None) -> str:
-    if valid_at is None and invalid_at is None:
+def fmt_interval(
+    valid_at: datetime | None, invalid_at: datetime | None, *, unknown_start: bool = False
+) -> str:
+    """``start → end``. ``unknown_start``: the statement gave no start; ``valid_at`` is then when it was
+    first stated (the start time travel uses, if any), shown as ``? (stated DATE)``."""
+    if not unknown_start and valid_at is None and invalid_at is None:
         return ""
-    return f"{fmt_time(valid_at, '…')} → {fmt_time(invalid_at, 'now')}"
+    return f"{_start(valid_at, unknown_start)} → {fmt_time(invalid_at, 'now')}"
+
+
+def _start(valid_at: datetime | None, unknown: bool) -> str:
+    if not unknown:
+        return fmt_time(valid_at, "…")
+    return "?" + (f" (stated {fmt_time(valid_at)})" if valid_at is not None else "")
+
+
+def fmt_start(fact: Fact) -> str:
+    """When a fact started to hold; an unknown start is ``?``, with when it was first stated."""
+    unknown = start_unknown(fact)
+    return _start(fact.stated_at if unknown else fact.valid_at, unknown)
+
+
+def fmt_validity(fact: Fact) -> str:
+    """A fact's event-time interval (``graph.temporal.interval``), an unknown start marked as such."""
+    unknown = start_unknown(fact)
+    return fmt_interval(fact.stated_at if unknown else fact.valid_at, fact.invalid_at, unknown_start=unknown)
 
 
 def fmt_score(value: float) -> str:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Entity, Episode, Fact, utc_now
+from ..temporal import is_current, start_unknown
 from . import render
 from .draw import Edge, GraphDrawing, Node
 
@@ -24,7 +25,9 @@ def entity_dict(entity: Entity) -> dict[str, Any]:
 
 
 def fact_dict(fact: Fact) -> dict[str, Any]:
-    return fact.model_dump(mode="json", exclude={"text_embedding"})
+    """The fact's fields (no embedding) and ``start_unknown``: the statement gave no ``valid_at``, so
+    time travel dates it from ``stated_at`` (``graph.temporal.start_of``)."""
+    return {**fact.model_dump(mode="json", exclude={"text_embedding"}), "start_unknown": start_unknown(fact)}
 
 
 def episode_dict(episode: Episode) -> dict[str, Any]:
@@ -32,10 +35,8 @@ def episode_dict(episode: Episode) -> dict[str, Any]:
 
 
 def is_retired(fact: Fact, now: datetime | None = None) -> bool:
-    """Retired = no longer current: expired by the graph, or its validity ended before ``now``."""
-    if fact.expired_at is not None:
-        return True
-    return fact.invalid_at is not None and fact.invalid_at <= (now or utc_now())
+    """Retired = not current (``graph.temporal.is_current``): what results show dimmed."""
+    return not is_current(fact, now or utc_now())
 
 
 def entity_name(entity: Entity | None, fallback: str) -> str:
@@ -96,6 +97,8 @@ class FactResult:
             "text": f.text,
             "valid_at": f.valid_at,
             "invalid_at": f.invalid_at,
+            "stated_at": f.stated_at,
+            "start_unknown": start_unknown(f),
             "created_at": f.created_at,
             "expired_at": f.expired_at,
             "episodes": len(f.episodes),
@@ -175,7 +178,7 @@ def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> render.Tab
             r.relation,
             r.target_name,
             render.shorten(r.text),
-            render.fmt_interval(r.fact.valid_at, r.fact.invalid_at),
+            render.fmt_validity(r.fact),
         )
         for r in facts
     )
@@ -222,7 +225,7 @@ def subgraph_drawing(
             source=f.source_uuid,
             target=f.target_uuid,
             label=f.relation,
-            title=f"{f.text}\n{render.fmt_interval(f.valid_at, f.invalid_at)}".strip(),
+            title=f"{f.text}\n{render.fmt_validity(f)}".strip(),
             retired=is_retired(f),
         )
         for f in facts
@@ -350,6 +353,8 @@ def to_networkx(
             text=f.text,
             valid_at=f.valid_at,
             invalid_at=f.invalid_at,
+            stated_at=f.stated_at,
+            start_unknown=start_unknown(f),
             created_at=f.created_at,
             expired_at=f.expired_at,
             retired=is_retired(f),
