@@ -62,7 +62,7 @@ def store_from_settings(settings: Settings) -> GraphStore:
         )
     from .graph.embedded import EmbeddedStore
 
-    return EmbeddedStore(settings.db_path)
+    return EmbeddedStore(settings.db_path, create=settings.db_create)
 
 
 def llm_from_settings(settings: Settings) -> LLM | None:

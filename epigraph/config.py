@@ -7,6 +7,7 @@ so that a printed or logged ``Settings`` never shows them.
 | variable | field | default |
 | --- | --- | --- |
 | EPIGRAPH_DB | db_path | ./epigraph.db (``:memory:`` for a throwaway graph) |
+| EPIGRAPH_DB_CREATE | db_create | true (false: a missing store file is an error, never a new empty graph) |
 | EPIGRAPH_GROUP | group_id | default |
 | EPIGRAPH_NEO4J_URI / _USER / _PASSWORD / _DATABASE | neo4j_* | unset: the embedded store is used |
 | EPIGRAPH_LLM_BASE_URL / _API_KEY / _MODEL / _SMALL_MODEL | llm_* | unset: no live LLM |
@@ -49,6 +50,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     db_path: str = "./epigraph.db"
+    db_create: bool = True
     group_id: str = "default"
 
     neo4j_uri: str | None = None

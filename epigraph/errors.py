@@ -20,6 +20,7 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     ├── QueueError                 Kafka did not take the episodes (unreachable, refused, not acknowledged)
     └── StoreError                 the graph store failed
         ├── StoreUnavailable       cannot reach / open the store
+        │   └── StoreNotFound      the store file does not exist (and was not to be created)
         └── SchemaMismatch         the store was written by an incompatible schema version
 
 Messages never contain secrets (API keys, passwords).
@@ -126,6 +127,18 @@ class StoreError(EpigraphError):
 
 class StoreUnavailable(StoreError):
     pass
+
+
+class StoreNotFound(StoreUnavailable):
+    """The embedded store's file does not exist, and the caller asked not to create one (a reading
+    command on a mistyped path)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"no epigraph store at {path!r}: nothing was created (check --db / EPIGRAPH_DB; "
+            "ingesting into a new path creates it)"
+        )
 
 
 class SchemaMismatch(StoreError):

@@ -264,13 +264,12 @@ def test_a_bad_line_stops_everything_before_anything_is_ingested(
     )
     db = tmp_path / "g.db"
     before = llm_server.chat_requests()
-    code, out, err = run(capsys, ["--db", str(db), "ingest", str(bad)], llm_env(llm_server))
+    code, _, err = run(capsys, ["--db", str(db), "ingest", str(bad)], llm_env(llm_server))
     assert code == 2
     assert f"{bad}:2: must be one of message, text, json, got 'letter' (field 'kind')" in err
     assert "nothing ingested" in err and "Traceback" not in err
     assert llm_server.chat_requests() == before
-    code, out, _ = run(capsys, ["--db", str(db), "stats", "--json"], OFFLINE)
-    assert json.loads(out)["episodes"] == 0
+    assert not db.exists(), "the store was not even opened"
 
 
 def test_skip_invalid_reports_bad_lines_and_ingests_the_rest(
@@ -595,6 +594,119 @@ def test_input_helpers() -> None:
     assert date_arg("2024-05-02T12:00:00+02:00") == datetime(2024, 5, 2, 10, tzinfo=UTC)
     assert default_mapping_path(Path("/d/chats.json")) == Path("/d/chats.mapping.json")
     assert default_mapping_path(Path("/d/chats.jsonl.gz")) == Path("/d/chats.mapping.json")
+
+
+# --------------------------------------------------------------------------- a store that is not there
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "x"], ["entity", "Alice"], ["episodes"], ["stats"], ["remove", "some-uuid"], ["retry"],
+     ["ask", "where does Alice live?"]],
+    ids=lambda c: c[0],
+)  # fmt: skip
+def test_a_command_that_reads_a_missing_store_fails_and_creates_nothing(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys, command: list[str]
+) -> None:
+    """A mistyped --db used to become an empty 150 kB graph, "nothing found" and exit 0."""
+    missing = tmp_path / "notes.db"
+    code, out, err = run(capsys, [*command, "--db", str(missing)], llm_env(llm_server))
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        f"epigraph: no epigraph store at {str(missing)!r}: nothing was created (check --db / "
+        "EPIGRAPH_DB; ingesting into a new path creates it)"
+    )
+    assert list(tmp_path.iterdir()) == [], "no file at all, not even a journal"
+
+
+def test_without_db_the_default_store_is_not_created_by_a_search(
+    tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, ["search", "x"], OFFLINE)
+    assert code == 1 and "no epigraph store at './epigraph.db'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_an_empty_store_loads_no_embedding_model(tmp_path: Path) -> None:
+    """search on a graph without episodes, and entity by a name it does not have: no model is loaded
+    (the default sentence-transformers embedder; it took 15-20 s to report nothing)."""
+    db = repr(str(tmp_path / "empty.db"))
+    code = (
+        "import sys, asyncio\n"
+        "from epigraph.graph.embedded import EmbeddedStore\n"
+        "from epigraph.cli import main\n"
+        "async def make():\n"
+        f"    async with EmbeddedStore({db}) as s: await s.setup(384)\n"
+        "asyncio.run(make())\n"
+        f"codes = [main(['search', 'x', '--db', {db}]), main(['entity', 'Bob', '--db', {db}])]\n"
+        "loaded = [m for m in ('torch', 'sentence_transformers') if m in sys.modules]\n"
+        "print(codes, loaded)\n"
+    )
+    env = {k: v for k, v in _subprocess_env().items() if k != "EPIGRAPH_EMBEDDER"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[0, 1] []"
+    assert "nothing found for 'x'" in done.stdout and "no entity 'Bob'" in done.stderr
+
+
+# ------------------------------------------------------------------------------ failures under --json
+
+
+def test_failures_under_json_are_one_object_on_stdout(
+    llm_server: ServerThread, graph_db: Path, tmp_path: Path, capsys: Capsys
+) -> None:
+    missing = str(tmp_path / "notes.db")
+    code, out, err = run(capsys, ["search", "x", "--db", missing, "--json"], OFFLINE)
+    error = json.loads(out)["error"]
+    assert code == error["exit_code"] == 1
+    assert (error["kind"], error["where"]) == ("StoreNotFound", None)
+    assert error["message"] in err and missing in error["message"]
+
+    code, out, err = run(capsys, ["--json", "search", "x", "--as-of", "yesterday"], OFFLINE)
+    error = json.loads(out)["error"]
+    assert code == error["exit_code"] == 2 and error["kind"] == "UsageError"
+    assert "not an ISO date or datetime: 'yesterday'" in error["message"]
+
+    code, out, _ = run(capsys, ["--json", "search"], OFFLINE)  # refused by the parser itself
+    assert code == 2 and json.loads(out)["error"]["message"] == "the following arguments are required: QUERY"
+
+    code, out, _ = run(capsys, ["--db", str(graph_db), "entity", "Alise", "--json"], OFFLINE)
+    error = json.loads(out)["error"]
+    assert (code, error["kind"], error["closest"][0]) == (1, "EntityNotFound", "Alice")
+
+    code, out, _ = run(capsys, ["--json", "--db", str(tmp_path / "g.db"), "ingest", str(EPISODES)], OFFLINE)
+    error = json.loads(out)["error"]
+    assert (code, error["kind"]) == (2, "ConfigError") and "EPIGRAPH_LLM_MODEL" in error["message"]
+
+
+def test_a_rejected_input_file_lists_each_problem_under_json(
+    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    good = EPISODES.read_text().splitlines()
+    bad.write_text(
+        "\n".join([good[0], '{"content": "hi", "kind": "letter", "reference_time": "2024-01-01"}'])
+    )
+    argv = ["--db", str(tmp_path / "g.db"), "ingest", str(bad), "--json"]
+    code, out, err = run(capsys, argv, llm_env(llm_server))
+    error = json.loads(out)["error"]
+    assert code == error["exit_code"] == 2
+    assert (error["kind"], error["invalid"]) == ("InputError", 1)
+    assert error["message"].startswith("1 invalid line; nothing ingested")
+    [problem] = error["problems"]
+    assert problem["where"] == {"file": str(bad), "line": 2, "field": "kind"}
+    assert problem["message"] == "must be one of message, text, json, got 'letter'"
+    assert "nothing ingested" in err
+
+
+def test_help_states_the_exit_codes_and_the_json_failures(capsys: Capsys) -> None:
+    code, out, _ = run(capsys, ["--help"], OFFLINE)
+    assert code == 0
+    assert "exit codes: 0 ok, 1 failure, 2 usage error (nothing ingested), 130 interrupted" in out
+    assert '{"error": {"kind", "message", "where", "exit_code"}}' in out
 
 
 # -------------------------------------------------------------------------------------- subprocess

@@ -16,7 +16,8 @@ Everything else is configured by ``EPIGRAPH_*`` variables, read once by :meth:`S
 
 Exit codes: 0 success; 1 a failure (an episode failed, something was not found, the LLM or the store
 failed); 2 a usage error (bad arguments, bad input, missing configuration; nothing was ingested);
-130 interrupted. Errors are one message on stderr, never a traceback, never a secret.
+130 interrupted. Errors are one message on stderr, never a traceback, never a secret; with ``--json``
+also one JSON object on stdout (:mod:`epigraph.cli.failures`).
 
 Each command group is a module of this package with a ``register(command)`` function (see
 :mod:`epigraph.cli.context`), listed in :data:`COMMANDS`: a new command is a new module, imported here
@@ -30,6 +31,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping, Sequence
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -37,7 +39,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
-from . import ask, ingest, model, read, serve, worker
+from . import ask, failures, ingest, model, read, serve, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
@@ -50,7 +52,8 @@ COMMANDS: tuple[Register, ...] = (
 )
 """The command groups, in the order ``epigraph --help`` lists their commands."""
 
-ENVIRONMENT = """\
+ENVIRONMENT = (
+    """\
 environment:
   EPIGRAPH_DB, EPIGRAPH_GROUP                  store file (./epigraph.db) and group (default)
   EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM (ingest, import, retry, remove, ask)
@@ -59,22 +62,39 @@ environment:
   EPIGRAPH_NEO4J_URI, _USER, _PASSWORD         use Neo4j instead of the embedded store
   (the full list is in epigraph/config.py)
 
-exit codes: 0 ok, 1 failure, 2 usage error (nothing ingested), 130 interrupted"""
+"""
+    + failures.EXIT_CODES
+)
 
 
-def _common() -> argparse.ArgumentParser:
+class _BadArguments(Exception):
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser, self.message = parser, message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a refused argument is raised (``main`` reports it, as text or JSON)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _BadArguments(self, message)
+
+
+def _common() -> _Parser:
     """Options accepted before and after the command (SUPPRESS: a later parser never resets them)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     s = argparse.SUPPRESS
     common.add_argument("--db", metavar="PATH", default=s, help="embedded store file (overrides EPIGRAPH_DB)")
     common.add_argument("--group", metavar="G", default=s, help="group id (overrides EPIGRAPH_GROUP)")
-    common.add_argument("--json", action="store_true", default=s, help="machine-readable output on stdout")
+    common.add_argument(
+        "--json", action="store_true", default=s, help="machine-readable output on stdout (failures too)"
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="epigraph",
         description="Turn chat episodes and documents into a temporal knowledge graph; search, explore it.",
         epilog=ENVIRONMENT,
@@ -130,27 +150,44 @@ def main(
     builds the graph from the settings (default ``KnowledgeGraph(settings)``): both for embedding the
     CLI and for tests.
     """
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or an argument error already explained by argparse
+        args = build_parser().parse_args(words)
+    except SystemExit as exc:  # --help
         return _exit_code(exc.code)
+    except _BadArguments as exc:
+        if "--json" in words:
+            return failures.bad_argument(exc.message).report(
+                as_json=True, stdout=sys.stdout, stderr=sys.stderr
+            )
+        exc.parser.print_usage(sys.stderr)
+        print(f"{exc.parser.prog}: error: {exc.message}", file=sys.stderr)
+        return failures.USAGE
+    as_json = bool(getattr(args, "json", False))
+    failed = _run(args, as_json, environ, kg_factory)
+    if isinstance(failed, int):
+        return failed
+    return failed.report(as_json=as_json, stdout=sys.stdout, stderr=sys.stderr)
+
+
+def _run(
+    args: argparse.Namespace, as_json: bool, environ: Mapping[str, str] | None, kg_factory: KGFactory | None
+) -> int | failures.Failed:
+    """The command's exit code, or how it failed."""
     stdout_tty = sys.stdout.isatty()
     cli_out = Console(file=sys.stdout, highlight=False, width=None if stdout_tty else 160)
     cli_err = Console(file=sys.stderr, highlight=False)
     try:
         settings = _settings(args, environ)
-        as_json = bool(getattr(args, "json", False))
         cli = Cli(cli_out, cli_err, as_json, settings, kg_factory or KnowledgeGraph)
         return int(asyncio.run(args.run(cli, args)))
     except KeyboardInterrupt:
-        print("epigraph: interrupted (run `epigraph retry` to finish pending episodes)", file=sys.stderr)
-        return 130
+        message = "interrupted (run `epigraph retry` to finish pending episodes)"
+        return failures.Failed("Interrupted", message, failures.INTERRUPTED)
     except OSError as exc:
-        print(f"epigraph: {exc}", file=sys.stderr)
-        return 1
+        return failures.Failed("OSError", str(exc), failures.FAILURE)
     except Exception as exc:
         error = _epigraph_error(exc)
         if error is None:
             raise
-        print(f"epigraph: {error}", file=sys.stderr)
-        return 2 if isinstance(error, UsageError) else 1
+        return failures.from_error(error)

@@ -31,7 +31,7 @@ def register(command: AddCommand) -> None:
 
 
 async def cmd_ask(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         await kg.open()  # the local model, when configured, starts here
         require_llm(kg, "ask")
         when = {"as_of": args.as_of, "known_at": args.known_at}

@@ -42,9 +42,14 @@ Register = Callable[[AddCommand], None]
 
 
 @asynccontextmanager
-async def graph(cli: Cli) -> AsyncIterator[KnowledgeGraph]:
-    """The graph, closed at the end; opened lazily by its first call (a dry run never opens the store)."""
-    kg = cli.factory(cli.settings)
+async def graph(cli: Cli, *, existing: bool = False) -> AsyncIterator[KnowledgeGraph]:
+    """The graph, closed at the end; opened lazily by its first call (a dry run never opens the store).
+
+    ``existing``: the command reads (or changes) a graph that must already be there: a missing store
+    file is :class:`~epigraph.errors.StoreNotFound` (exit 1), never a new empty graph.
+    """
+    settings = cli.settings.model_copy(update={"db_create": False}) if existing else cli.settings
+    kg = cli.factory(settings)
     try:
         yield kg
     finally:

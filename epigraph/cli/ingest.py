@@ -98,7 +98,7 @@ async def cmd_ingest(cli: Cli, args: argparse.Namespace) -> int:
 
 
 async def cmd_retry(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         require_llm(kg, "retry")
         results = await kg.retry_failed(mode=args.mode)
         if not results and not cli.as_json:
@@ -110,7 +110,7 @@ async def cmd_retry(cli: Cli, args: argparse.Namespace) -> int:
 
 
 async def cmd_remove(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         require_llm(kg, "remove")  # the touched entities' summaries are regenerated
         result = await kg.remove_episode(args.uuid)
     d = result.deletion

@@ -1,6 +1,9 @@
 """Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
 entity's view; ``--html [FILE]`` also writes its interactive view, ``--svg FILE`` a static picture),
 ``episodes`` (newest first) and ``stats``.
+
+They read a graph that exists: a missing store file is an error (exit 1) and is never created, and a
+search of a group without episodes finds nothing without loading the embedding model.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..graph.model import EpisodeStatus
-from ..graph.search import RECIPES
+from ..graph.search import DEFAULT, RECIPES, SearchResults
 from . import render as show
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg
@@ -48,16 +52,23 @@ def register(command: AddCommand) -> None:
 
 
 async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
-        options: dict[str, Any] = {"config": args.recipe} if args.recipe else {}
-        results = await kg.search(
-            args.query,
-            as_of=args.as_of,
-            known_at=args.known_at,
-            include_retired=args.include_retired,
-            limit=args.limit,
-            **options,
-        )
+    async with graph(cli, existing=True) as kg:
+        if not args.query.strip():
+            raise UsageError("search needs a non-empty query")
+        if not await kg.episodes(limit=1):  # an empty group: nothing to find, no embedding model to load
+            recipe = args.recipe or DEFAULT
+            results = SearchResults(args.query.strip(), (kg.group_id,), recipe.name, as_of=args.as_of,
+                                    known_at=args.known_at, include_retired=args.include_retired)  # fmt: skip
+        else:
+            options: dict[str, Any] = {"config": args.recipe} if args.recipe else {}
+            results = await kg.search(
+                args.query,
+                as_of=args.as_of,
+                known_at=args.known_at,
+                include_retired=args.include_retired,
+                limit=args.limit,
+                **options,
+            )
     if cli.as_json:
         cli.write(results.to_json())
     else:
@@ -76,7 +87,7 @@ def _write(target: Path, text: str) -> Path:
 
 
 async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         view = await kg.entity(args.name)
         picture = await kg.subgraph(view.entity.uuid, include_retired=True) if args.html is not None else None
     if args.svg:
@@ -92,7 +103,7 @@ async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
 
 
 async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         status = EpisodeStatus(args.status) if args.status else None
         found = await kg.episodes(since=args.since, until=args.until, status=status, limit=args.limit)
     if cli.as_json:
@@ -103,7 +114,7 @@ async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
 
 
 async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         stats = await kg.stats()
         stuck = {
             f"{s.value}_episodes": len(await kg.episodes(status=s, limit=STATUS_CAP))

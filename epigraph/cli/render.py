@@ -33,6 +33,7 @@ from ..graph.search import render as R
 from ..graph.store import StoreStats
 from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..pipeline.importers import DryRun
+from .failures import rejected_input
 
 SHOWN_PROBLEMS = 20
 """At most this many invalid lines / failed episodes are listed one by one."""
@@ -62,15 +63,15 @@ class Output:
         self.write(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
     def reject(self, errors: Sequence[InputError], count: int, what: str) -> int:
-        """Bad input without --skip-invalid: list the problems, ingest nothing; exit code 2."""
+        """Bad input without --skip-invalid: list the problems, ingest nothing; exit code 2 (with
+        --json, the failure with every problem listed on stdout as well)."""
         for error in errors:
             self.note(str(error))
         more = f" (the first {len(errors)} shown)" if count > len(errors) else ""
         plural = "s" * (count != 1)
-        self.note(
-            f"{count} invalid {what}{plural}{more}; nothing ingested (fix them, or pass --skip-invalid)"
-        )
-        return 2
+        message = f"{count} invalid {what}{plural}{more}; nothing ingested (fix them, or pass --skip-invalid)"
+        failed = rejected_input(errors, count, message)
+        return failed.report(as_json=self.as_json, stdout=self.out.file, stderr=self.err.file)
 
     def skipped(self, errors: Sequence[InputError], count: int, what: str) -> None:
         for error in errors:

@@ -32,9 +32,9 @@ class Db:
     """One SQLite connection plus the in-memory indexes kept in step with it: vector matrices per group
     and kind, BM25 postings per fulltext index."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, create: bool = True) -> None:
         self.path = path
-        self.conn = schema.connect(path)
+        self.conn = schema.connect(path, create)
         try:
             schema.ensure_schema(self.conn)
             dim = schema.get_meta(self.conn, "embedding_dim")

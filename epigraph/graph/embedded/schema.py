@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
-from ...errors import SchemaMismatch, StoreUnavailable
+from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
 
@@ -261,14 +262,21 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4}
 
 
-def connect(path: str) -> sqlite3.Connection:
+def connect(path: str, create: bool = True) -> sqlite3.Connection:
     """Open ``path`` (or ``:memory:``) in autocommit mode with the pragmas the store relies on.
 
     Autocommit (``isolation_level=None``) because transactions are explicit: ``BEGIN IMMEDIATE`` for
     every write, so a write never upgrades a read lock halfway and fails on a busy database.
+    ``create=False``: a missing file raises :class:`~epigraph.errors.StoreNotFound` and nothing is
+    created (the file is opened read-write only: ``mode=rw``, never ``rwc``).
     """
+    target, uri = path, False
+    if not create and path != ":memory:":
+        if not Path(path).exists():
+            raise StoreNotFound(path)
+        target, uri = Path(path).resolve().as_uri() + "?mode=rw", True
     try:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=uri)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
         if path != ":memory:":

@@ -45,10 +45,13 @@ R = TypeVar("R")
 
 
 class EmbeddedStore:
-    """GraphStore on a single SQLite file; ``path=":memory:"`` for a throwaway graph."""
+    """GraphStore on a single SQLite file; ``path=":memory:"`` for a throwaway graph. ``create=False``:
+    a missing file raises :class:`~epigraph.errors.StoreNotFound` on first use instead of becoming an
+    empty graph (what reading commands want)."""
 
-    def __init__(self, path: str = "./epigraph.db") -> None:
+    def __init__(self, path: str = "./epigraph.db", *, create: bool = True) -> None:
         self.path = path
+        self.create = create
         self._worker = Worker("epigraph-sqlite")
         self._db: Db | None = None  # created and used on the worker thread only
         self._closed = False  # set by close(); checked on the event loop
@@ -79,7 +82,7 @@ class EmbeddedStore:
             if self._db is None:
                 if self._shut:
                     raise StoreUnavailable(f"{self!r} is closed")
-                self._db = Db(self.path)
+                self._db = Db(self.path, self.create)
             return fn(self._db, *args, **kwargs)
         except EpigraphError:
             raise

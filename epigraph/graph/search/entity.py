@@ -184,9 +184,10 @@ async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -
 async def closest_names(
     store: GraphStore, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5
 ) -> list[str]:
-    """Names of the entities closest to ``name`` (fulltext, plus vectors when an embedder is given)."""
+    """Names of the entities closest to ``name`` (fulltext, plus vectors when an embedder is given and
+    the groups hold anything: an empty graph has no names to offer, nor a reason to load a model)."""
     candidates = [h.item for h in await store.search_entities_text(group_ids, name, limit=20)]
-    if embedder is not None:
+    if embedder is not None and any([await store.episodes(g, limit=1) for g in group_ids]):
         vector = (await embedder.embed([name]))[0]
         candidates += [
             h.item for h in await store.search_entities_vector(group_ids, list(map(float, vector)), 20)
