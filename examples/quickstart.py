@@ -26,8 +26,9 @@ from typing import Any
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.embed import Embedder, embedder_from_settings
-from epigraph.graph.model import Fact
+from epigraph.graph.model import Fact, utc_now
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
+from epigraph.graph.temporal import interval, is_current
 from epigraph.pipeline import EpisodeInput, EpisodeResult
 from epigraph.prompts.protocol import LLM, ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM
@@ -161,7 +162,8 @@ async def show_graph(store: GraphStore, results: list[EpisodeResult]) -> None:
         aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
         print(f"  {entity.name}{aliases}: {entity.summary or '-'}")
     print("\nCurrent facts")
-    for fact in sorted((f for f in facts if f.expired_at is None), key=_when):
+    now = utc_now()
+    for fact in sorted((f for f in facts if is_current(f, now)), key=_when):
         print(f"  {_date(fact.valid_at):>10}  {fact.text}")
     print("\nHistory: retired facts")
     for fact in sorted((f for f in facts if f.invalidated_by is not None), key=_when):
@@ -171,7 +173,7 @@ async def show_graph(store: GraphStore, results: list[EpisodeResult]) -> None:
 
 
 def _when(fact: Fact) -> tuple[datetime, str]:
-    return fact.valid_at or fact.created_at, fact.text
+    return interval(fact)[0] or fact.created_at, fact.text
 
 
 def _date(value: datetime | None) -> str:
