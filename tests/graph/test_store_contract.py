@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from epigraph.errors import EpigraphError, EpisodeNotFound, SchemaMismatch, StoreError, StoreUnavailable
+from epigraph.errors import (
+    EpigraphError,
+    EpisodeNotFound,
+    SchemaMismatch,
+    StoreError,
+    StoreNotFound,
+    StoreUnavailable,
+)
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
 from epigraph.graph.embedded.fts import MAX_TERMS, query_words
 from epigraph.graph.model import (
@@ -1012,6 +1019,39 @@ async def test_delete_episode_cleans_up_provenance(store: GraphStore, group: str
         await store.delete_episode(group, e1.uuid)
 
 
+async def test_delete_re_dates_an_undated_fact_by_the_statements_it_keeps(
+    store: GraphStore, group: str
+) -> None:
+    """An undated fact starts when first stated (``stated_at``): when the episode that stated it first is
+    deleted, it starts at the earliest stored episode left; one never dated stays undated; one whose
+    remaining episodes are not stored keeps its date."""
+    first, later = make_episode(group, "first", at=day(0)), make_episode(group, "later", at=day(5))
+    a, b = make_entity(group, "a"), make_entity(group, "b")
+    await store.write_episode(write_of(later, [a, b]))
+    both = make_fact(group, a, b, "said twice", [first.uuid, later.uuid], stated_at=day(0))
+    never = make_fact(group, a, b, "never dated", [first.uuid, later.uuid])
+    elsewhere = make_fact(group, a, b, "said elsewhere too", [first.uuid, "not-stored"], stated_at=day(0))
+    await store.write_episode(write_of(first, [a, b], [both, never, elsewhere]))
+    early = FactFilter(time=TimeFilter(as_of=day(2)))
+    assert set(uuids(await store.facts_around(group, [a.uuid], early))) == {
+        both.uuid,
+        never.uuid,
+        elsewhere.uuid,
+    }
+
+    result = await store.delete_episode(group, first.uuid)
+    assert result.updated_facts == sorted([both.uuid, never.uuid, elsewhere.uuid])
+    stored = {f.uuid: f for f in await store.get_facts(group, [both.uuid, never.uuid, elsewhere.uuid])}
+    assert stored[both.uuid] == both.model_copy(update={"episodes": [later.uuid], "stated_at": day(5)})
+    assert stored[never.uuid] == never.model_copy(update={"episodes": [later.uuid]})
+    assert stored[elsewhere.uuid] == elsewhere.model_copy(update={"episodes": ["not-stored"]})
+    assert set(uuids(await store.facts_around(group, [a.uuid], early))) == {never.uuid, elsewhere.uuid}
+    assert (
+        set(uuids(await store.search_facts_vector([group], vec(1), flt=early))) == set()
+    )  # none has a vector
+    assert set(uuids(await store.search_facts_text([group], "said", flt=early))) == {elsewhere.uuid}
+
+
 async def test_delete_removes_the_facts_of_orphaned_entities_only(store: GraphStore, group: str) -> None:
     e1, e2 = make_episode(group, "one", at=day(0)), make_episode(group, "two", at=day(1))
     a, b, c = make_entity(group, "a"), make_entity(group, "b"), make_entity(group, "c")
@@ -1321,6 +1361,23 @@ async def test_embedded_reopens_a_file_with_its_data(tmp_path: Path) -> None:
         with pytest.raises(StoreError):
             await store.write_episode(write_of(ep, [wrong]))
         assert await store.get_entities("g", [wrong.uuid]) == []
+
+
+async def test_embedded_never_creates_a_file_it_was_told_must_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    async with EmbeddedStore(str(missing), create=False) as store:
+        with pytest.raises(StoreNotFound, match="no epigraph store at"):
+            await store.stats()
+        with pytest.raises(StoreNotFound):
+            await store.setup(DIM)
+    assert not missing.exists()
+    existing = str(tmp_path / "kg.db")
+    a = make_entity("g", "Kept", 1)
+    async with EmbeddedStore(existing) as store:
+        await store.setup(DIM)
+        await store.write_episode(write_of(make_episode("g"), [a]))
+    async with EmbeddedStore(existing, create=False) as store:  # an existing file opens as usual
+        assert await store.get_entities("g", [a.uuid]) == [a]
 
 
 async def test_embedded_refuses_a_newer_schema_and_foreign_files(tmp_path: Path) -> None:
