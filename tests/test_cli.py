@@ -271,6 +271,16 @@ def test_a_bad_line_stops_everything_before_anything_is_ingested(
     assert llm_server.chat_requests() == before
     assert not db.exists(), "the store was not even opened"
 
+    # under --json the same failure, each problem with where it is, on stdout
+    code, out, err = run(capsys, ["--db", str(db), "ingest", str(bad), "--json"], llm_env(llm_server))
+    error = json.loads(out)["error"]
+    assert code == error["exit_code"] == 2
+    assert (error["kind"], error["invalid"]) == ("InputError", 1)
+    assert error["message"].startswith("1 invalid line; nothing ingested") and "nothing ingested" in err
+    [problem] = error["problems"]
+    assert problem["where"] == {"file": str(bad), "line": 2, "field": "kind"}
+    assert problem["message"] == "must be one of message, text, json, got 'letter'"
+
 
 def test_skip_invalid_reports_bad_lines_and_ingests_the_rest(
     llm_server: ServerThread, tmp_path: Path, capsys: Capsys
@@ -680,26 +690,6 @@ def test_failures_under_json_are_one_object_on_stdout(
     code, out, _ = run(capsys, ["--json", "--db", str(tmp_path / "g.db"), "ingest", str(EPISODES)], OFFLINE)
     error = json.loads(out)["error"]
     assert (code, error["kind"]) == (2, "ConfigError") and "EPIGRAPH_LLM_MODEL" in error["message"]
-
-
-def test_a_rejected_input_file_lists_each_problem_under_json(
-    llm_server: ServerThread, tmp_path: Path, capsys: Capsys
-) -> None:
-    bad = tmp_path / "bad.jsonl"
-    good = EPISODES.read_text().splitlines()
-    bad.write_text(
-        "\n".join([good[0], '{"content": "hi", "kind": "letter", "reference_time": "2024-01-01"}'])
-    )
-    argv = ["--db", str(tmp_path / "g.db"), "ingest", str(bad), "--json"]
-    code, out, err = run(capsys, argv, llm_env(llm_server))
-    error = json.loads(out)["error"]
-    assert code == error["exit_code"] == 2
-    assert (error["kind"], error["invalid"]) == ("InputError", 1)
-    assert error["message"].startswith("1 invalid line; nothing ingested")
-    [problem] = error["problems"]
-    assert problem["where"] == {"file": str(bad), "line": 2, "field": "kind"}
-    assert problem["message"] == "must be one of message, text, json, got 'letter'"
-    assert "nothing ingested" in err
 
 
 def test_help_states_the_exit_codes_and_the_json_failures(capsys: Capsys) -> None:
