@@ -3,8 +3,8 @@
 
 The app owns the ingestion workers (:mod:`.worker`); its lifespan opens the graph, resumes every group's
 ``pending`` episodes and, at shutdown, stops the workers (an interrupted episode stays ``pending`` and is
-resumed at the next start). Errors map to status codes here, one place: bad input 422, unknown things 404,
-the LLM failing 502, the store failing 503; every body is ``{"detail": ..., "field": ...}``.
+resumed at the next start). Errors map to status codes in :mod:`.http_errors`; every body is
+``{"detail": ..., "field": ...}``.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, Security
-from fastapi.exceptions import RequestValidationError
+from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..client import KnowledgeGraph
-from ..errors import LLMError, NotFound, StoreError
-from .auth import AuthError, BadGroup, Keys, key_from_headers
-from .schemas import BodyLimit, LimitExceeded, Limits, error_body
+from ..graph.model import GROUP_ID_RE
+from . import http_errors
+from .auth import Keys, key_from_headers
+from .schemas import BodyLimit, Limits
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
 
@@ -43,7 +44,14 @@ _bearer = HTTPBearer(auto_error=False, description="an API key (or X-API-Key); i
 _Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 
 
-async def authorized_group(request: Request, group_id: str, _: _Credentials) -> str:
+# Documented, and checked by ``Keys.group`` once the key is known (401 before 422 before 403)
+_GROUP_ID = PathParam(
+    description="the group: 1-128 characters of A-Z a-z 0-9 _ . : @ -",
+    json_schema_extra={"pattern": f"^{GROUP_ID_RE.pattern}$", "minLength": 1, "maxLength": 128},
+)
+
+
+async def authorized_group(request: Request, group_id: Annotated[str, _GROUP_ID], _: _Credentials) -> str:
     """The path's group, once the request's key may use it (401 / 403 / 422 otherwise). A coroutine,
     though it never awaits: FastAPI runs a plain function dependency on its thread pool, two thread
     hops per request that wait for a core under load."""
@@ -73,15 +81,17 @@ def create_app(
         async with running(state, close_graph=close_graph):
             yield
 
+    unreadable = f"not an HTTP request the server reads (e.g. a URL over {state.limits.max_head_bytes} bytes)"
     app = FastAPI(
         title="epigraph",
         version="0.1.0",
         description="A temporal knowledge graph of chat episodes: add episodes, search, explore, ask.",
         lifespan=lifespan,
+        responses={400: {"description": unreadable, "content": {"text/plain": {}}}},
     )
     app.state.server = state
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
-    _error_handlers(app)
+    http_errors.install(app)
     from . import routes_ask, routes_episodes, routes_explore, routes_read
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
@@ -104,55 +114,3 @@ def _health(app: FastAPI) -> None:
         state = state_of(request)
         body = {"ready": state.ready, "llm": state.kg.llm is not None}
         return JSONResponse(body, status_code=200 if state.ready else 503)
-
-
-def _json_error(status: int, field: str | None, message: str) -> JSONResponse:
-    return JSONResponse(error_body(field, message), status_code=status)
-
-
-def _error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(AuthError)
-    async def auth_error(_: Request, exc: AuthError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse(error_body(None, exc.detail), status_code=exc.status, headers=headers)
-
-    @app.exception_handler(BadGroup)
-    async def bad_group(_: Request, exc: BadGroup) -> JSONResponse:
-        return _json_error(422, "group_id", str(exc))
-
-    @app.exception_handler(LimitExceeded)
-    async def limit(_: Request, exc: LimitExceeded) -> JSONResponse:
-        return _json_error(exc.status, exc.field, exc.message)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors: list[Any] = list(exc.errors())
-        first = errors[0] if errors else {}
-        field = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
-        message = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors)
-        return _json_error(422, field, message[:2000])
-
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return _json_error(404, None, str(exc))
-
-    @app.exception_handler(LLMError)
-    async def llm_error(_: Request, exc: LLMError) -> JSONResponse:
-        return _json_error(502, None, f"the language model failed: {type(exc).__name__}")
-
-    @app.exception_handler(StoreError)
-    async def store_error(_: Request, exc: StoreError) -> JSONResponse:
-        log.error("store error: %s", exc)
-        return _json_error(503, None, "the graph store is unavailable")
-
-    @app.exception_handler(ValueError)
-    async def value_error(_: Request, exc: ValueError) -> JSONResponse:
-        return _json_error(422, None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-
-    @app.exception_handler(TimeoutError)
-    async def timeout(_: Request, exc: TimeoutError) -> JSONResponse:
-        return _json_error(504, None, "the request took longer than its time limit")
-
-    @app.exception_handler(OverflowError)
-    async def overflow(_: Request, exc: OverflowError) -> JSONResponse:
-        return _json_error(422, None, f"a value is out of range: {exc}")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
+from types import FrameType
 
 from ..client import KnowledgeGraph
 from ..config import Settings, api_keys
 from .auth import Keys, check_exposure
+from .schemas import Limits
 
 
 def groups_file(settings: Settings, given: str | None) -> Path | None:
@@ -38,12 +41,23 @@ async def serve(
 
     keys = keys_for(settings, host)
     kg = KnowledgeGraph(settings)
-    app = create_app(kg, keys=keys, groups_file=groups_file(settings, groups), publish=publish)
-    # open event streams never end by themselves: give them 5 s at shutdown, then close them
+    limits = Limits()
+    app = create_app(kg, keys=keys, limits=limits, groups_file=groups_file(settings, groups), publish=publish)
+    loop, stopping = asyncio.get_running_loop(), app.state.server.stopping
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # uvicorn tells the app nothing until every connection closed: the open event streams
+            # end now (a signal handler runs between two steps of the loop: set the event on it)
+            loop.call_soon_threadsafe(stopping.set)
+            super().handle_exit(sig, frame)
+
+    # a request still running 5 s into shutdown is cancelled
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="info", lifespan="on", timeout_graceful_shutdown=5
-    )
-    await uvicorn.Server(config).serve()
+        app, host=host, port=port, log_level="info", lifespan="on", timeout_graceful_shutdown=5,
+        h11_max_incomplete_event_size=limits.max_head_bytes,
+    )  # fmt: skip
+    await Server(config).serve()
     return 0
 
 

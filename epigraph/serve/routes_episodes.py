@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from . import service
 from .app import Group, state_of
-from .schemas import Accepted, EpisodeBatch, EpisodeIn
+from .schemas import Accepted, EpisodeBatch, EpisodeId, EpisodeIn
 
 router = APIRouter(prefix="/groups/{group_id}/episodes", tags=["episodes"])
 
@@ -48,12 +48,12 @@ async def retry_failed(request: Request, group_id: Group) -> JSONResponse:
 
 
 @router.get("/{uuid:path}", responses={**_ERRORS, 404: {"description": "no such episode in the group"}})
-async def get_episode(request: Request, group_id: Group, uuid: str) -> dict[str, Any]:
+async def get_episode(request: Request, group_id: Group, uuid: EpisodeId) -> dict[str, Any]:
     """One episode: content, status (pending, done, failed), error and ingestion report."""
     return await service.episode(state_of(request), group_id, uuid)
 
 
 @router.delete("/{uuid:path}", responses={**_ERRORS, 404: {"description": "no such episode in the group"}})
-async def delete_episode(request: Request, group_id: Group, uuid: str) -> dict[str, Any]:
+async def delete_episode(request: Request, group_id: Group, uuid: EpisodeId) -> dict[str, Any]:
     """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""
     return await service.remove(state_of(request), group_id, uuid)

@@ -18,6 +18,7 @@ from ..explore import page, payload
 from ..explore.gather import AROUND, entity_graph, facts_graph
 from .app import API_VERSION, Group, state_of
 from .routes_episodes import _ERRORS
+from .schemas import EntityName, SearchText
 
 router = APIRouter(prefix=f"/{API_VERSION}/groups/{{group_id}}/explore", tags=["explore"])
 _NOT_FOUND = {**_ERRORS, 404: {"description": "no such entity"}}
@@ -42,7 +43,7 @@ async def index(request: Request, group: Annotated[str | None, Query(max_length=
 async def search(
     request: Request,
     group_id: Group,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="the query")],
+    q: SearchText,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> dict[str, Any]:
     """What a search finds (retired facts too) and the neighbourhood around it, as the view's data."""
@@ -54,7 +55,7 @@ async def search(
 async def entity(
     request: Request,
     group_id: Group,
-    name: str,
+    name: EntityName,
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     around: Annotated[int, Query(ge=0, le=1000, description="neighbourhood facts to embed")] = AROUND,
 ) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,7 +11,7 @@ from ..graph.model import EpisodeStatus
 from . import service
 from .app import Group, state_of
 from .routes_episodes import _ERRORS
-from .schemas import SearchScope
+from .schemas import EntityName, RecipeName, SearchScope, SearchText, Timestamp
 from .service import episode_body
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["reading"])
@@ -24,11 +23,11 @@ Limit = Annotated[int, Query(ge=1, le=100, description="results per kind")]
 async def search(
     request: Request,
     group_id: Group,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="the query")],
+    q: SearchText,
     scope: SearchScope = "all",
-    recipe_name: Annotated[str | None, Query(alias="recipe", max_length=64)] = None,
-    as_of: datetime | None = None,
-    known_at: datetime | None = None,
+    recipe_name: Annotated[RecipeName | None, Query(alias="recipe")] = None,
+    as_of: Timestamp | None = None,
+    known_at: Timestamp | None = None,
     include_retired: bool = False,
     limit: Limit = 10,
 ) -> dict[str, Any]:
@@ -41,14 +40,14 @@ async def search(
 
 
 @router.get("/entities/{name:path}/history", responses={**_ERRORS, 404: {"description": "no such entity"}})
-async def entity_history(request: Request, group_id: Group, name: str) -> dict[str, Any]:
+async def entity_history(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
     """An entity's retired facts: when each ended, which fact and episode retired it."""
     data = await service.entity(state_of(request), group_id, name)
     return {"entity": data["entity"], "history": data["history"]}
 
 
 @router.get("/entities/{name:path}", responses={**_ERRORS, 404: {"description": "no such entity"}})
-async def entity(request: Request, group_id: Group, name: str) -> dict[str, Any]:
+async def entity(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
     """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes."""
     return await service.entity(state_of(request), group_id, name)
 
@@ -57,8 +56,8 @@ async def entity(request: Request, group_id: Group, name: str) -> dict[str, Any]
 async def episodes(
     request: Request,
     group_id: Group,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Timestamp | None = None,
+    until: Timestamp | None = None,
     status: EpisodeStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:

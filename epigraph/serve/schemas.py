@@ -1,34 +1,81 @@
 """The HTTP API's request and response bodies, and its limits.
 
 Requests are checked by pydantic (422 naming the field) and then against :class:`Limits`: a body over
-``max_body_bytes`` is 413 before it is read whole (``BodyLimit``), a batch over ``max_batch`` is 413
-naming ``episodes``, an episode over ``max_episode_chars`` is 422 naming ``episodes[i].content``.
-Strings are stored as sent (no trimming, no escaping): the store keeps them verbatim.
+``max_body_bytes`` is 413 before it is read whole (``BodyLimit``, declared or chunked), a batch over
+``max_batch`` is 413 naming ``episodes``, an episode over ``max_episode_chars`` is 422 naming
+``episodes[i].content``. Strings are stored as sent (no trimming, no escaping): the store keeps them
+verbatim. Times are ISO 8601 strings only (:data:`Timestamp`): a number is refused, not read as seconds
+since 1970.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Path, Query
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..graph.model import Episode, EpisodeKind
+from ..graph.search import RECIPES
 from ..pipeline.inputs import EpisodeInput
 
 
 @dataclass(frozen=True)
 class Limits:
     max_body_bytes: int = 1_000_000
+    max_head_bytes: int = 262_144
+    """The request line and headers (uvicorn's h11 buffer; over it: 400 in plain text): room for the
+    longest URL the API documents, every parameter at its maximum length, percent-encoded."""
     max_batch: int = 100
     max_episode_chars: int = 20_000
     max_question_chars: int = 2_000
     max_results: int = 100
     ask_timeout_s: float = 120.0
     """A question (streamed or not) ends after this long: an error chunk, or 504."""
+
+
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+def _not_a_number(value: Any) -> Any:
+    """pydantic reads a number (or a string of digits: ``20240501``) as seconds since 1970; an API
+    client that sends one meant something else."""
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError(f"expected an ISO 8601 date-time such as 2024-05-02T10:00:00Z, got {value!r}")
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_not_a_number)]
+"""A time in a request: an ISO 8601 date-time (naive: UTC) or date, never a number."""
+
+
+NOT_BLANK = "[^" + "".join(f"\\u{c:04x}" for c in range(0x10000) if chr(c).isspace()) + "]"
+"""A pattern (JSON Schema's and pydantic's alike): one character that Python's ``str.strip()`` keeps, as
+the search and the ask agent strip what they are given (Python's whitespace is not ECMA's ``\\s``)."""
+
+SearchText = Annotated[str, Query(min_length=1, max_length=2000, pattern=NOT_BLANK, description="the query")]
+
+_RECIPES = sorted(name for name, config in RECIPES.items() if not config.needs_center)
+
+
+def _known_recipe(name: str) -> str:
+    if name not in _RECIPES:
+        raise ValueError(f"unknown search recipe {name!r}; known here: {', '.join(_RECIPES)}")
+    return name
+
+
+RecipeName = Annotated[str, AfterValidator(_known_recipe), Field(json_schema_extra={"enum": _RECIPES})]
+"""A named search recipe, exactly as listed; not those that rank by distance from a center entity (the
+API takes no center: the library and the CLI have them)."""
+
+EpisodeId = Annotated[str, Path(min_length=1, max_length=256, description="the episode's uuid or own id")]
+EntityName = Annotated[str, Path(min_length=1, max_length=1000, description="a name, an alias or a uuid")]
 
 
 class LimitExceeded(Exception):
@@ -45,7 +92,7 @@ class EpisodeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(min_length=1)
-    reference_time: datetime = Field(description="when it was said or written (naive: UTC)")
+    reference_time: Timestamp = Field(description="when it was said or written (naive: UTC)")
     kind: EpisodeKind = EpisodeKind.MESSAGE
     speaker: str | None = None
     name: str = ""
@@ -109,10 +156,11 @@ class Accepted(BaseModel):
 class AskIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, pattern=r"\S")
-    as_of: datetime | None = Field(default=None, description="answer as of this time (its 'now')")
-    known_at: datetime | None = Field(default=None, description="from what the graph knew at this time")
-    streaming: bool = Field(default=False, description="true: server-sent events of the dialog's chunks")
+    question: str = Field(min_length=1, pattern=NOT_BLANK)
+    as_of: Timestamp | None = Field(default=None, description="answer as of this time (its 'now')")
+    known_at: Timestamp | None = Field(default=None, description="from what the graph knew at this time")
+    streaming: bool = Field(default=False, strict=True,
+                            description="true: server-sent events of the dialog's chunks")  # fmt: skip
 
 
 SearchScope = Literal["all", "facts", "entities", "episodes"]
@@ -140,7 +188,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    raise _TooLarge(self.max_bytes)
             return message
 
         async def sending(message: Message) -> None:
@@ -155,14 +203,18 @@ class BodyLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(error_body("body", f"request body larger than {self.max_bytes} bytes")).encode()
+        body = json.dumps(error_body("body", _TooLarge(self.max_bytes).detail)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """Raised by the counted ``receive``: FastAPI passes an ``HTTPException`` from reading the body on
+    as it is (any other exception there becomes its 400 "There was an error parsing the body")."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(413, f"request body larger than {max_bytes} bytes")
 
 
 def error_body(field: str | None, message: str) -> dict[str, Any]:

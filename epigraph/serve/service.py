@@ -3,11 +3,12 @@ one behaviour, two transports. Groups are already authorized by the caller."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,10 @@ _SCOPES: dict[str, SearchConfig] = {
 }  # fmt: skip
 
 
+class ServerStopping(Exception):
+    """The server was told to stop while a request or stream was open (503; a stream's last event)."""
+
+
 @dataclass
 class ServerState:
     """What the routes and tools use: the graph, the keys, the limits and the ingestion workers."""
@@ -38,6 +43,9 @@ class ServerState:
     ready: bool = False
     publish: bool = False
     """Adds go to Kafka (``kg.enqueue``: ``epigraph worker`` processes ingest them), not to ``workers``."""
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the process is told to stop (``epigraph serve``'s signal handler): open event streams
+    end at once, before uvicorn's graceful-shutdown wait would cancel them."""
 
 
 @asynccontextmanager

@@ -4,6 +4,7 @@ every group's pending episodes in order."""
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -91,15 +92,50 @@ def test_kill_9_mid_ingestion_then_restart_runs_every_accepted_episode_exactly_o
     assert "API keys OFF" in (tmp_path / "serve.log").read_text(encoding="utf-8")  # said at each start
 
 
-def test_a_stopped_server_closes_its_open_event_streams(tmp_path: Path) -> None:
-    with LLMThread(World()) as llm:
+def _open_stream(port: int, request: bytes, until: bytes) -> tuple[socket.socket, bytes]:
+    client = socket.create_connection(("127.0.0.1", port), timeout=60)
+    client.sendall(request)
+    received = b""
+    while until not in received:
+        received += client.recv(4096)
+    return client, received
+
+
+def _read_to_close(client: socket.socket, received: bytes) -> bytes:
+    with client:
+        while chunk := client.recv(4096):
+            received += chunk
+    return received
+
+
+def test_a_stopped_server_ends_its_open_streams_cleanly(tmp_path: Path) -> None:
+    """SIGTERM with an event stream and a question's stream open (clients that keep their connections,
+    as curl does): each ends at once with its last event, the server exits, and its log holds no error
+    (uvicorn used to wait 5 s, cancel the streams and log an ERROR with a traceback)."""
+    world = World(delay_s=20.0)  # the question waits for the model's plan when the server is stopped
+    with LLMThread(world) as llm:
         server = ServerProcess(server_env(tmp_path / "graph.db", llm.url), tmp_path / "serve.log").start()
         try:
-            with httpx.stream("GET", f"{server.url}/v1/groups/g0/events", timeout=30) as response:
-                assert next(response.iter_lines()).startswith("data:")
-                assert server.proc is not None
-                server.proc.terminate()
-                assert server.proc.wait(30) in (0, -15)  # uvicorn re-raises SIGTERM once shut down
+            events, head = _open_stream(
+                server.port, b"GET /v1/groups/g0/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"Subscribed"
+            )
+            body = b'{"question": "Who?", "streaming": true}'
+            asked, _ = _open_stream(server.port, b"POST /v1/groups/g0/ask HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                                    % (len(body), body), b"200 OK")  # fmt: skip
+            deadline = time.monotonic() + 60
+            while world.calls == 0:  # the question is with the model
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert server.proc is not None
+            server.proc.terminate()
+            streamed, answer = _read_to_close(events, head), _read_to_close(asked, b"")
+            assert server.proc.wait(60) in (0, -15)  # a bound for a hang only: uvicorn re-raises SIGTERM
         finally:
             server.kill()
-    assert "Finished server process" in (tmp_path / "serve.log").read_text(encoding="utf-8")
+    assert b'data: {"type": "ServerStopping"}' in streamed and streamed.endswith(b"0\r\n\r\n")
+    assert b'"type": "ServerStopping"' in answer and b'"end_of_dialog": true' in answer
+    assert answer.endswith(b"0\r\n\r\n")
+    log = (tmp_path / "serve.log").read_text(encoding="utf-8")
+    assert "Finished server process" in log
+    assert "ERROR" not in log and "Traceback" not in log, log
