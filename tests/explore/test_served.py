@@ -108,3 +108,31 @@ def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> Non
         page.locator("#ep-question").press("Enter")
     assert asked.value.post_data_json["as_of"] == "2023-03-10T18:00:00.000Z"
     assert "known_at" not in asked.value.post_data_json
+
+
+def offline(page: Any, origin: str) -> list[str]:
+    """Let the page reach ``origin`` only (no other network); returns the requests refused."""
+    refused: list[str] = []
+
+    def route(found: Any) -> None:
+        if found.request.url.startswith(origin + "/"):
+            found.continue_()
+        else:
+            refused.append(found.request.url)
+            found.abort()
+
+    page.route("**/*", route)
+    return refused
+
+
+def test_the_api_docs_render_with_no_network(server: str, page: Any) -> None:
+    refused = offline(page, server)
+    page.goto(server + "/docs")
+    page.wait_for_selector("#swagger-ui .swagger-ui .information-container .title")
+    assert page.locator(".swagger-ui .info .title").inner_text().startswith("epigraph")
+    assert page.locator(".opblock").count() >= 16  # every operation listed
+    page.goto(server + "/redoc")
+    page.wait_for_selector("redoc .api-content h1")
+    assert page.locator("redoc .api-content h1").first.inner_text().startswith("epigraph")
+    assert page.locator("redoc [data-section-id^='operation/']").count() >= 16
+    assert refused == []
