@@ -208,3 +208,45 @@ def test_entities_are_coloured_by_type_with_a_legend(page: Any, tmp_path: Path) 
     assert colour["Alice"] == colour["Bob"] != colour["Paris"]
     legend = page.locator("#ep-legend").inner_text()
     assert "Person" in legend and "Place" in legend and "retired" not in legend
+
+
+# Each relation's label as drawn (centred on the edge, along it) against each node's disc: the names of
+# the pairs that touch.
+LABELS_ON_NODES = """() => { const cy = window.epigraph.cy, out = [];
+    const ctx = document.createElement('canvas').getContext('2d');
+    cy.edges().not('.hidden').filter(e => !e.isLoop()).forEach(e => {
+        ctx.font = e.style('font-size') + ' ' + e.style('font-family');
+        const w = ctx.measureText(e.data('relation')).width / 2 + 2;
+        const h = parseFloat(e.style('font-size')) / 2 + 2;
+        const m = e.midpoint(), s = e.source().position(), t = e.target().position();
+        const len = Math.hypot(t.x - s.x, t.y - s.y), ux = (t.x - s.x) / len, uy = (t.y - s.y) / len;
+        cy.nodes().not('.hidden').forEach(n => {
+            const dx = n.position('x') - m.x, dy = n.position('y') - m.y;
+            const along = dx * ux + dy * uy, across = dy * ux - dx * uy;
+            const off = (v, half) => v - Math.max(-half, Math.min(half, v));
+            const gap = Math.hypot(off(along, w), off(across, h));
+            if (gap < n.width() / 2) { out.push(e.data('relation') + ' on ' + n.data('name')); }
+        });
+    });
+    return out; }"""
+
+
+def test_relations_stay_readable_where_the_graph_is_dense(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    """Relations were drawn under the nodes ("CATED_" for LOCATED_IN, SIBLING_OF under Globex): edges
+    (each with its label on a white background) are drawn above the nodes now, and the layout leaves
+    each edge room for its relation."""
+    open_view(page, alice, tmp_path)
+    page.evaluate(f"() => window.epigraph.expand({by_name('Carol')}.id())")
+    page.wait_for_function("window.epigraph.cy.nodes(':visible').length > 6")
+    order = page.evaluate(
+        """() => { const cy = window.epigraph.cy;
+        const z = el => [el.style('z-index-compare'), +el.style('z-index')];
+        return { nodes: cy.nodes().map(z), edges: cy.edges().map(z),
+                 backgrounds: cy.edges().map(e => +e.style('text-background-opacity')) }; }"""
+    )
+    assert {compare for compare, _ in order["nodes"] + order["edges"]} == {"manual"}
+    assert min(z for _, z in order["edges"]) > max(z for _, z in order["nodes"])
+    assert min(order["backgrounds"]) >= 0.85
+    assert page.evaluate(LABELS_ON_NODES) == []

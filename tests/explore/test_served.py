@@ -136,3 +136,20 @@ def test_the_api_docs_render_with_no_network(server: str, page: Any) -> None:
     assert page.locator("redoc .api-content h1").first.inner_text().startswith("epigraph")
     assert page.locator("redoc [data-section-id^='operation/']").count() >= 16
     assert refused == []
+
+
+def test_a_search_in_the_address_waits_for_the_key(server: str, page: Any) -> None:
+    """``/?q=...`` with keys on searched at once, before a key could be entered, and showed a 401."""
+    answered: list[tuple[str, int]] = []
+    page.on("response", lambda r: answered.append((r.url, r.status)) if "/v1/" in r.url else None)
+    page.goto(server + "/?q=Alice")
+    page.wait_for_function("window.epigraph && window.epigraph.ready")
+    assert page.locator("#ep-status").inner_text() == "enter the API key, then press Enter"
+    assert page.evaluate("document.activeElement.id") == "ep-key"
+    assert page.locator("#ep-query").input_value() == "Alice" and answered == []
+    page.locator("#ep-key").fill(KEY)
+    with page.expect_response(lambda r: "/explore/search" in r.url) as found:
+        page.locator("#ep-key").press("Enter")
+    assert found.value.status == 200
+    page.wait_for_function("window.epigraph.cy.edges(':visible').length > 0")
+    assert [status for _, status in answered] == [200]

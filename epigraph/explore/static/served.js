@@ -27,6 +27,13 @@
     });
   }
   function status(text) { if (ui.status) { ui.status.textContent = text; } }
+  // Keys on and none entered: say so and wait for it, rather than send a request bound to answer 401.
+  function keyMissing() {
+    if (!API.keys || ui.key.value.trim()) { return false; }
+    status("enter the API key, then press Enter");
+    ui.key.focus();
+    return true;
+  }
 
   function searchForm() {
     ui.group = el("input", { type: "text", id: "ep-group", size: "10", value: API.group, title: "group" });
@@ -44,7 +51,7 @@
 
   function search(query) {
     var q = (query || "").trim();
-    if (!q) { return Promise.resolve(); }
+    if (!q || keyMissing()) { return Promise.resolve(); }
     status("searching…");
     ep.loading = fetchJSON(groupUrl("/explore/search") + "?q=" + encodeURIComponent(q))
       .then(function (data) { ep.load(data); status(model.edges.size + " facts"); })
@@ -89,7 +96,7 @@
 
   function ask(question) {
     var q = (question || "").trim();
-    if (!q) { return Promise.resolve(); }
+    if (!q || keyMissing()) { return Promise.resolve(); }
     ui.answer.textContent = ""; ui.cites.textContent = ""; model.cited = new Set(); apply();
     var asked = { question: q, streaming: true }, moment = ep.state.moment;
     if (moment != null) {  // asked about the moment the picture shows
@@ -134,6 +141,6 @@
   document.getElementById("ep-app").appendChild(askBox());
   apply();
   var params = new URLSearchParams(window.location.search);
-  if (params.get("q")) { ui.query.value = params.get("q"); search(params.get("q")); }
+  if (params.get("q")) { ui.query.value = params.get("q"); search(params.get("q")); }  // or asks for the key
   ep.ready = true;
 }());

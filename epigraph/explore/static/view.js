@@ -172,22 +172,26 @@
 
   function style() {
     return [
+      // Drawn in z-index order, each label with its element: edges (and the relation on each) above the
+      // nodes, so that a relation drawn where a node is stays readable on its white background.
       { selector: "node", style: { "background-color": "data(colour)", label: "data(name)", width: "data(size)",
         height: "data(size)", "font-size": 11, "text-valign": "bottom", "text-margin-y": 3,
-        "text-outline-color": "#fff", "text-outline-width": 2, "border-width": 1, "border-color": "#fff" } },
+        "text-outline-color": "#fff", "text-outline-width": 2, "border-width": 1, "border-color": "#fff",
+        "z-index-compare": "manual", "z-index": 1 } },
       { selector: "node.focus", style: { "border-width": 3, "border-color": "#333", "font-weight": "bold" } },
       { selector: "node.selected", style: { "border-width": 4, "border-color": "#e15759" } },
       { selector: "node.cited", style: { "border-width": 4, "border-color": "#f28e2b" } },
       { selector: "edge", style: { "curve-style": "bezier", "control-point-step-size": 46, width: 1.6,
         "line-color": "#777", "target-arrow-color": "#777", "target-arrow-shape": "triangle",
         label: "data(relation)", "font-size": 9, "text-rotation": "autorotate", color: "#333",
-        "text-background-color": "#fff", "text-background-opacity": 0.85, "text-background-padding": 2,
-        "loop-direction": "-45deg", "loop-sweep": "-60deg" } },
+        "text-background-color": "#fff", "text-background-opacity": 0.9, "text-background-padding": 2,
+        "text-background-shape": "roundrectangle", "loop-direction": "-45deg", "loop-sweep": "-60deg",
+        "z-index-compare": "manual", "z-index": 2 } },
       { selector: "edge.retired", style: { "line-style": "dashed", "line-color": "#bbb",
         "target-arrow-color": "#bbb", color: "#999" } },
       { selector: "edge.cited", style: { "line-color": "#f28e2b", "target-arrow-color": "#f28e2b", width: 4,
-        color: "#8a4b00" } },
-      { selector: "edge.hover", style: { width: 3.2 } },
+        color: "#8a4b00", "z-index": 3 } },
+      { selector: "edge.hover", style: { width: 3.2, "z-index": 3 } },
       { selector: ".hidden", style: { display: "none" } }
     ];
   }
@@ -226,7 +230,39 @@
     cy.layout({ name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 9000; },
       idealEdgeLength: function () { return 110; }, edgeElasticity: function () { return 80; },
       numIter: Math.max(200, Math.min(1500, Math.round(60000 / Math.max(1, cy.nodes().length)))),
-      fit: true, padding: 30 }).run();  // fewer rounds for big graphs (bench/view_bench.py)
+      fit: false }).run();  // fewer rounds for big graphs (bench/view_bench.py)
+    makeRoomForLabels();
+    cy.fit(cy.elements(), 30);
+  }
+
+  // Cose pulls the ends of an edge together whatever its length (its spring force is squared, so it has
+  // no sign): an edge can end up shorter than the relation written on it, which then lies over a node.
+  // A few rounds push the two ends of each such edge apart, and nodes (with their names) off each other.
+  function makeRoomForLabels() {
+    var nodes = cy.nodes(), edges = cy.edges().filter(function (e) { return !e.isLoop(); });
+    var pos = {};
+    nodes.forEach(function (n) { pos[n.id()] = { x: n.position("x"), y: n.position("y"), r: n.width() / 2 }; });
+    function push(a, b, need) {
+      var dx = b.x - a.x, dy = b.y - a.y, d = Math.sqrt(dx * dx + dy * dy) || 1;
+      var gap = d - a.r - b.r;
+      if (gap >= need) { return false; }
+      var k = (need - gap) / (2 * d);
+      a.x -= dx * k; a.y -= dy * k; b.x += dx * k; b.y += dy * k;
+      return true;
+    }
+    var ids = Object.keys(pos), rounds = ids.length > 400 ? 0 : ids.length > 150 ? 10 : 40;  // pairs: n²
+    for (var round = 0; round < rounds; round++) {
+      var moved = false;
+      edges.forEach(function (e) {
+        var need = 6 * String(e.data("relation") || "").length + 20;
+        moved = push(pos[e.source().id()], pos[e.target().id()], need) || moved;
+      });
+      for (var i = 0; i < ids.length; i++) {
+        for (var j = i + 1; j < ids.length; j++) { moved = push(pos[ids[i]], pos[ids[j]], 40) || moved; }
+      }
+      if (!moved) { break; }
+    }
+    nodes.positions(function (n) { return { x: pos[n.id()].x, y: pos[n.id()].y }; });
   }
 
   function apply() {
