@@ -10,6 +10,14 @@ from epigraph.testing.server import FakeOpenAIServer
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 
+HANG = 20.0
+"""Seconds a test gives a call that must end by itself: a bound for hangs only (under 30, the longest
+Retry-After the tests send), never a measure of speed, so a loaded machine passes."""
+
+SUCCESS_S = 2.0
+"""The client timeout of a fault test whose other replies must arrive in time: a loaded machine's share
+(0.3 s failed them under load). Its fault is a hang or a stall of :data:`HANG`, never a near miss."""
+
 FAST_RETRY = RetryPolicy(max_attempts=4, max_retry_seconds=5.0, base_delay=0.01, max_delay=0.05)
 
 

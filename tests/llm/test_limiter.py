@@ -16,7 +16,7 @@ from epigraph.llm.limiter import Failure, TokenBucket, parse_retry_after
 from epigraph.prompts.protocol import Completion
 from epigraph.testing.server import FakeOpenAIServer, Reply
 
-from .helpers import ask, make_client
+from .helpers import HANG, SUCCESS_S, ask, make_client
 
 # -- pure policy ----------------------------------------------------------------------------------
 
@@ -57,10 +57,10 @@ def test_next_delay_respects_attempts_and_budget() -> None:
 
 async def test_token_bucket_reserves_waits_and_settles() -> None:
     bucket = TokenBucket(100, window_s=0.5)  # refills 200 tokens/s
+    started = time.monotonic()  # before the first reserve: a stall after it refills the bucket early
     assert await bucket.reserve(80) == 80
-    started = time.monotonic()
-    await bucket.reserve(80)  # 20 left: must wait ~0.3 s for 60 more (a loaded machine waits longer)
-    assert time.monotonic() - started >= 0.25
+    await bucket.reserve(80)  # 160 from a full 100 refilled at 200/s: 60 more take 0.3 s at least
+    assert time.monotonic() - started >= 0.3 - 0.005  # (the clock's rounding)
     level = bucket.level
     bucket.settle(80, 10)  # used far less than reserved: 70 back at once, no waiting for a refill
     assert bucket.level >= level + 70
@@ -70,8 +70,8 @@ async def test_token_bucket_reserves_waits_and_settles() -> None:
 
 async def test_limiter_pause_holds_new_slots() -> None:
     limiter = Limiter(max_in_flight=2)
+    started = time.monotonic()  # before the pause: a stall after it would shorten the wait
     limiter.pause(0.2)
-    started = time.monotonic()
     async with limiter.slot():
         pass
     assert time.monotonic() - started >= 0.2
@@ -196,9 +196,9 @@ async def test_any_fault_gives_a_result_or_one_typed_error_in_bounded_time() -> 
     retry = RetryPolicy(max_attempts=3, max_retry_seconds=1.0, base_delay=0.01, max_delay=0.05)
     limiter = Limiter(max_in_flight=10)
     async with FakeOpenAIServer(handler) as srv:
-        async with make_client(srv, timeout=0.3, retry=retry, limiter=limiter) as llm:
+        async with make_client(srv, timeout=SUCCESS_S, retry=retry, limiter=limiter) as llm:
             calls = asyncio.gather(*(llm.complete(ask()) for _ in range(50)), return_exceptions=True)
-            # Bounded: ~max_retry_seconds + one timeout per call, 10 at a time (about 5 s here); a
+            # Bounded: ~max_retry_seconds + one timeout per call, 10 at a time (a few seconds); a
             # hanging reply that escaped the timeout would fail this instead of hanging the suite.
             outcomes = await asyncio.wait_for(calls, timeout=120)
     assert all(isinstance(o, Completion | LLMError) for o in outcomes), outcomes
@@ -220,6 +220,6 @@ async def test_cancelled_call_frees_its_slot() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert limiter.stats.in_flight == 0
-        async with asyncio.timeout(1):
+        async with asyncio.timeout(HANG):
             async with limiter.slot():
                 pass

@@ -127,7 +127,7 @@ async def test_every_failure_mode_ends_done_or_failed_and_a_rerun_completes(embe
     async with FakeOpenAIServer(server) as srv, EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
         llm = OpenAIChat(
-            model="fake-model", base_url=srv.base_url, api_key="sk-test", timeout=0.5,
+            model="fake-model", base_url=srv.base_url, api_key="sk-test", timeout=2.0,  # a loaded machine too
             retry=RetryPolicy(max_attempts=2, max_retry_seconds=3.0, base_delay=0.01, max_delay=0.02),
             limiter=Limiter(max_in_flight=4),
         )  # fmt: skip
