@@ -9,7 +9,6 @@ starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 40
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -21,7 +20,7 @@ from ..config import Settings
 from ..errors import NotFound, UsageError
 from . import service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
-from .schemas import EpisodeIn, LimitExceeded, Limits
+from .schemas import EpisodeIn, LimitExceeded, Limits, Timestamp
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
 
@@ -91,8 +90,8 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
         query: str,
         ctx: Context,
         scope: Literal["all", "facts", "entities", "episodes"] = "all",
-        as_of: datetime | None = None,
-        known_at: datetime | None = None,
+        as_of: Timestamp | None = None,
+        known_at: Timestamp | None = None,
         limit: int = 10,
     ) -> dict[str, Any]:
         """Hybrid search of the group's facts, entities and episodes."""
@@ -108,8 +107,8 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
 
     @server.tool()
     async def ask(
-        group_id: str, question: str, ctx: Context, as_of: datetime | None = None,
-        known_at: datetime | None = None,
+        group_id: str, question: str, ctx: Context, as_of: Timestamp | None = None,
+        known_at: Timestamp | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """Answer a question from the group's graph, citing the facts and episodes used."""
         answer = await guarded(

@@ -45,6 +45,8 @@ async def _session_checks(session: ClientSession) -> None:
     assert (await _until_done(session, "alpha", uuid))["status"] == "done"
     ok, found = await _call(session, "search", group_id="alpha", query="Alice Bob", scope="facts")
     assert ok and found["facts"][0]["fact"]["text"] == "Alice knows Bob."
+    ok, refused = await _call(session, "search", group_id="alpha", query="Alice", as_of=0)
+    assert not ok and "ISO 8601" in refused  # not read as 1970
     ok, view = await _call(session, "read_entity", group_id="alpha", name="Alice")
     assert ok and view["entity"]["name"] == "Alice"
     ok, answer = await _call(session, "ask", group_id="alpha", question="Who does Alice know?")
