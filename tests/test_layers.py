@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "epigraph.config": 0,
     "epigraph.graph": 0,  # the package's __init__ (empty of imports)
     "epigraph.graph.model": 0,
+    "epigraph.graph.derived": 0,
     "epigraph.graph.temporal": 0,
     "epigraph.graph.stopwords": 0,
     "epigraph.prompts.protocol": 0,

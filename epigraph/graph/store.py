@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
+from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, inverted_interval
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
@@ -106,6 +107,48 @@ class StoreStats:
     facts: int
     current_facts: int
     mentions: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """One chain of episodes: those of a group sharing a ``source_description`` (``derived.chain_key``)."""
+
+    key: str
+    episodes: int
+    first_at: datetime
+    """Reference time of its earliest episode."""
+    last_at: datetime
+    """Reference time of its latest episode."""
+
+
+def check_communities(group_id: str, communities: Sequence[Community]) -> None:
+    """Raise StoreError for a set of communities no store may hold, before anything is written: one of
+    another group, two with one uuid, or an entity in two of them."""
+    owner: dict[str, str] = {}
+    seen: set[str] = set()
+    for community in communities:
+        if community.group_id != group_id:
+            raise StoreError(
+                f"community {community.uuid[:80]!r} of group {community.group_id!r} in a write for group "
+                f"{group_id!r}: nothing crosses groups"
+            )
+        if community.uuid in seen:
+            raise StoreError(f"community {community.uuid[:80]!r} given twice; nothing was written")
+        seen.add(community.uuid)
+        for member in community.members:
+            if member in owner:
+                raise StoreError(
+                    f"entity {member[:80]!r} is in communities {owner[member][:80]!r} and "
+                    f"{community.uuid[:80]!r}: an entity belongs to one community; nothing was written"
+                )
+            owner[member] = community.uuid
+
+
+def unknown_member(group_id: str, uuid: str) -> StoreError:
+    """The error of a community write naming a member that is no entity of the group."""
+    return StoreError(
+        f"community member {uuid[:80]!r} is no entity of group {group_id!r}; nothing was written"
+    )
 
 
 @runtime_checkable
@@ -220,3 +263,45 @@ class GraphStore(Protocol):
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         """Counts of one group, or of every group when ``group_id`` is None (the one cross-group read)."""
+
+    # --- derived records: communities, conversation chains (graph.derived) --------------------------
+    async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
+        """``(source_uuid, target_uuid)`` of every fact of the group passing ``flt``, one pair per fact, in
+        no particular order: the graph communities are computed from (no text or vector is read)."""
+
+    async def communities(self, group_id: str) -> list[Community]:
+        """The group's communities, each with its members as stored (an entity deleted since is no longer
+        listed; a community left without members is not returned); most members first, then by name and
+        uuid."""
+
+    async def replace_communities(self, group_id: str, communities: Sequence[Community]) -> None:
+        """Make ``communities`` the group's communities, atomically: the group's others are deleted, these
+        written with exactly these members. Refused with StoreError, nothing written, for a community of
+        another group, a uuid given twice, an entity in two communities (``check_communities``) or a
+        member that is no entity of the group."""
+
+    async def chains(self, group_id: str) -> list[Chain]:
+        """The group's chains (episodes sharing a usable ``source_description``), ordered by key."""
+
+    async def chain_episodes(
+        self,
+        group_id: str,
+        key: str,
+        *,
+        recorded_after: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[Episode]:
+        """The episodes of the chain ``key`` in chain order (reference_time, created_at, uuid; reversed
+        with ``newest_first``), however they arrived; only those recorded (``created_at``) after
+        ``recorded_after`` and of ``status``, when given."""
+
+    async def conversation_summaries(
+        self, group_id: str, keys: Sequence[str] | None = None
+    ) -> list[ConversationSummary]:
+        """The stored summaries of the chains ``keys`` (every chain's when None), ordered by key."""
+
+    async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
+        """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
+        1), atomically; ``False``, nothing written, when another writer got there first."""

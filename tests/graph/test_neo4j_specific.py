@@ -29,6 +29,7 @@ from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention, epoch_us
 from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
+from epigraph.graph.neo4j import cypher_derived as qd
 from epigraph.graph.neo4j import cypher_search as qs
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
@@ -716,7 +717,7 @@ def _details(plan: dict) -> list[tuple[str, str]]:
 
 _HINTED_STATEMENTS = {
     name: value
-    for module in (q, qs)
+    for module in (q, qs, qd)
     for name, value in vars(module).items()
     if name.isupper() and not name.startswith("_") and isinstance(value, str) and "INDEX SEEK" in value
 }

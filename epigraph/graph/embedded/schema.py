@@ -33,6 +33,10 @@ Versioning: ``meta.schema_version``. A file written by a newer (or unknown) vers
   undated fact starts there, ``graph.temporal.start_of``) and ``start_key`` (``graph.temporal.start_key``,
   what the vector index skips facts not begun by ``as_of`` on). Upgrading adds both columns and fills
   them from the stored episodes: a fact whose episodes are none of them keeps an open start.
+- **v5**: derived records (``graph.derived``): ``communities`` with their ``community_members`` (an entity
+  in at most one community: ``entity_id`` is unique; deleting an entity or a community drops the row),
+  ``conversation_summaries`` keyed by (group, chain key), and ``episodes_by_chain`` (a chain's episodes
+  in order). Upgrading creates them; nothing else is touched.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -162,6 +166,42 @@ CREATE TABLE IF NOT EXISTS episode_vectors (
 );
 """
 
+DERIVED_TABLES = """
+CREATE INDEX IF NOT EXISTS episodes_by_chain
+    ON episodes (group_id, source_description, reference_time, created_at);
+
+CREATE TABLE IF NOT EXISTS communities (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    embedding BLOB,
+    summarized TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (group_id, uuid)
+);
+CREATE TABLE IF NOT EXISTS community_members (
+    community_id INTEGER NOT NULL REFERENCES communities (id) ON DELETE CASCADE,
+    entity_id INTEGER NOT NULL UNIQUE REFERENCES entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (community_id, entity_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS conversation_summaries (
+    group_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    episodes INTEGER NOT NULL,
+    first_at INTEGER,
+    last_at INTEGER,
+    covered_until INTEGER,
+    version INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (group_id, key)
+) WITHOUT ROWID;
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -211,6 +251,7 @@ def fts_index_new(table: str) -> str:
 
 DDL = (
     _TABLES
+    + DERIVED_TABLES
     + "".join(_fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )
@@ -258,8 +299,14 @@ def _to_v4(conn: sqlite3.Connection) -> None:
     conn.executemany("UPDATE facts SET start_key = ? WHERE id = ?", keys)
 
 
+def _to_v5(conn: sqlite3.Connection) -> None:
+    """v4 -> v5: the tables of communities and conversation summaries, and the chain index."""
+    for statement in _statements(DERIVED_TABLES):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
-MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4}
+MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5}
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:

@@ -24,11 +24,13 @@ from types import TracebackType
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ...errors import EpigraphError, StoreError, StoreUnavailable
+from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
 from ..priority import in_foreground
 from ..store import (
     ANY_ENTITY,
     ANY_FACT,
+    Chain,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -36,7 +38,7 @@ from ..store import (
     Hit,
     StoreStats,
 )
-from . import reads, search, writes
+from . import derived, reads, search, writes
 from .db import Db
 from .worker import Worker
 
@@ -231,3 +233,39 @@ class EmbeddedStore:
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         return await self._read(reads.stats, group_id, utc_now())
+
+    # --- derived records ------------------------------------------------------------------------------
+    async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
+        return await self._read(derived.fact_endpoints, group_id, flt, utc_now())
+
+    async def communities(self, group_id: str) -> list[Community]:
+        return await self._read(derived.communities, group_id)
+
+    async def replace_communities(self, group_id: str, communities: Sequence[Community]) -> None:
+        await self._run(derived.replace_communities, group_id, list(communities))
+
+    async def chains(self, group_id: str) -> list[Chain]:
+        return await self._read(derived.chains, group_id)
+
+    async def chain_episodes(
+        self,
+        group_id: str,
+        key: str,
+        *,
+        recorded_after: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[Episode]:
+        return await self._read(
+            derived.chain_episodes, group_id, key, recorded_after, status, limit, newest_first
+        )
+
+    async def conversation_summaries(
+        self, group_id: str, keys: Sequence[str] | None = None
+    ) -> list[ConversationSummary]:
+        wanted = None if keys is None else list(keys)
+        return await self._read(derived.conversation_summaries, group_id, wanted)
+
+    async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
+        return await self._run(derived.save_conversation_summary, summary)

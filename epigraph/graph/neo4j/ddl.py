@@ -19,12 +19,20 @@ CONSTRAINTS = (
     "FOR (n:Entity) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
     "CREATE CONSTRAINT epigraph_fact_key IF NOT EXISTS "
     "FOR ()-[r:RELATES_TO]-() REQUIRE (r.group_id, r.uuid) IS UNIQUE",
+    # derived records (cypher_derived)
+    "CREATE CONSTRAINT epigraph_community_key IF NOT EXISTS "
+    "FOR (n:Community) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_conversation_key IF NOT EXISTS "
+    "FOR (n:Conversation) REQUIRE (n.group_id, n.key) IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
     "CREATE INDEX epigraph_episode_group_time IF NOT EXISTS "
     "FOR (n:Episode) ON (n.group_id, n.reference_time)",
     "CREATE INDEX epigraph_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
+    # a chain's episodes in order (cypher_derived.CHAIN_EPISODES_*)
+    "CREATE INDEX epigraph_episode_chain IF NOT EXISTS "
+    "FOR (n:Episode) ON (n.group_id, n.source_description, n.reference_time)",
     # The exact vector scan's way in: a group's facts that can be valid at $as_of (start_us <= it).
     f"CREATE INDEX {FACT_START_INDEX} IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.start_us)",
     # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).

@@ -20,10 +20,12 @@ from typing import Any, TypeVar
 
 import neo4j
 
+from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, epoch_us, to_utc, utc_now
 from ..store import (
     ANY_ENTITY,
     ANY_FACT,
+    Chain,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -33,7 +35,7 @@ from ..store import (
     TimeFilter,
 )
 from ..temporal import latest_creation, latest_start
-from . import convert, lucene, schema, search, writing
+from . import convert, derived, lucene, schema, search, writing
 from . import cypher as q
 from . import cypher_search as qs
 from .connection import Connection
@@ -377,6 +379,41 @@ class Neo4jStore:
             current_facts=int(record["current_facts"]),
             mentions=int(record["mentions"]),
         )
+
+    # --- derived records (see derived) ---------------------------------------------------------------
+    async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
+        return await derived.fact_endpoints(self._conn, group_id, _fact_params(flt))
+
+    async def communities(self, group_id: str) -> list[Community]:
+        return await derived.communities(self._conn, group_id)
+
+    async def replace_communities(self, group_id: str, communities: Sequence[Community]) -> None:
+        await derived.replace_communities(self._conn, group_id, list(communities), await self._dim())
+
+    async def chains(self, group_id: str) -> list[Chain]:
+        return await derived.chains(self._conn, group_id)
+
+    async def chain_episodes(
+        self,
+        group_id: str,
+        key: str,
+        *,
+        recorded_after: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[Episode]:
+        return await derived.chain_episodes(
+            self._conn, group_id, key, recorded_after, status, limit, newest_first
+        )
+
+    async def conversation_summaries(
+        self, group_id: str, keys: Sequence[str] | None = None
+    ) -> list[ConversationSummary]:
+        return await derived.conversation_summaries(self._conn, group_id, keys)
+
+    async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
+        return await derived.save_conversation_summary(self._conn, summary)
 
 
 def _created_order(entity: Entity) -> tuple[datetime, str]:

@@ -1,0 +1,212 @@
+"""Derived records in the embedded store: communities, conversation chains and their summaries.
+
+Run on the store's worker thread like ``reads`` and ``writes``. Communities are few (tens to hundreds per
+group), so a community's embedding lives in its own row and is read with it; a community search ranks
+them in memory (``graph.search.communities``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..derived import Community, ConversationSummary, chain_key
+from ..model import Episode, EpisodeStatus
+from ..store import Chain, FactFilter, check_communities, unknown_member
+from .codec import EPISODES, decode_episode, from_blob, from_us, to_blob, to_us, to_us_or_none
+from .db import Db
+from .reads import IN_LIST, as_json, fact_clause
+
+_P = EPISODES.select("p")
+
+
+def fact_endpoints(
+    conn: sqlite3.Connection, group_id: str, flt: FactFilter, now: datetime
+) -> list[tuple[str, str]]:
+    clause, params = fact_clause(flt, now)
+    sql = f"SELECT f.source_uuid, f.target_uuid FROM facts f WHERE f.group_id = ? AND {clause}"
+    return [(s, t) for s, t in conn.execute(sql, (group_id, *params))]
+
+
+# --- communities --------------------------------------------------------------------------------------
+
+_COMMUNITY_COLUMNS = ("uuid", "group_id", "name", "summary", "embedding", "summarized", "created_at",
+                      "updated_at")  # fmt: skip
+_MEMBERS = (
+    "SELECT json_group_array(e.uuid) FROM community_members m JOIN entities e ON e.id = m.entity_id"
+    " WHERE m.community_id = c.id"
+)
+
+
+def communities(conn: sqlite3.Connection, group_id: str) -> list[Community]:
+    cols = ", ".join(f"c.{c}" for c in _COMMUNITY_COLUMNS)
+    rows = conn.execute(f"SELECT {cols}, ({_MEMBERS}) FROM communities c WHERE c.group_id = ?", (group_id,))
+    found = []
+    for row in rows:
+        r = dict(zip((*_COMMUNITY_COLUMNS, "members"), row, strict=True))
+        members = sorted(json.loads(r["members"]))
+        if not members:
+            continue
+        found.append(
+            Community.model_construct(
+                uuid=r["uuid"],
+                group_id=r["group_id"],
+                name=r["name"],
+                summary=r["summary"],
+                members=members,
+                embedding=from_blob(r["embedding"]),
+                summarized=r["summarized"],
+                created_at=from_us(r["created_at"]),
+                updated_at=from_us(r["updated_at"]),
+            )
+        )
+    return sorted(found, key=lambda c: (-len(c.members), c.name, c.uuid))
+
+
+_UPSERT_COMMUNITY = (
+    "INSERT INTO communities (uuid, group_id, name, summary, embedding, summarized, created_at, updated_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (group_id, uuid) DO UPDATE SET name = excluded.name,"
+    " summary = excluded.summary, embedding = excluded.embedding, summarized = excluded.summarized,"
+    " created_at = excluded.created_at, updated_at = excluded.updated_at RETURNING id"
+)
+_INSERT_MEMBERS = (
+    "INSERT INTO community_members (community_id, entity_id)"
+    f" SELECT ?, e.id FROM entities e WHERE e.group_id = ? AND e.uuid IN {IN_LIST}"
+)
+
+
+def replace_communities(db: Db, group_id: str, items: Sequence[Community]) -> None:
+    check_communities(group_id, items)
+    with db.write() as conn:
+        db.check_vectors([c.embedding for c in items])
+        members = sorted({m for c in items for m in c.members})
+        known = {
+            row[0]
+            for row in conn.execute(
+                f"SELECT uuid FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}",
+                (group_id, as_json(members)),
+            )
+        }
+        missing = [m for m in members if m not in known]
+        if missing:
+            raise unknown_member(group_id, missing[0])
+        conn.execute(
+            f"DELETE FROM communities WHERE group_id = ? AND uuid NOT IN {IN_LIST}",
+            (group_id, as_json([c.uuid for c in items])),
+        )
+        conn.execute(
+            "DELETE FROM community_members WHERE community_id IN"
+            " (SELECT id FROM communities WHERE group_id = ?)",
+            (group_id,),
+        )
+        for c in items:
+            row: Any = conn.execute(_UPSERT_COMMUNITY, _community_row(c)).fetchone()
+            conn.execute(_INSERT_MEMBERS, (row[0], group_id, as_json(c.members)))
+
+
+def _community_row(c: Community) -> tuple[Any, ...]:
+    return (c.uuid, c.group_id, c.name, c.summary, to_blob(c.embedding), c.summarized,
+            to_us(c.created_at), to_us(c.updated_at))  # fmt: skip
+
+
+# --- chains -------------------------------------------------------------------------------------------
+
+
+def chains(conn: sqlite3.Connection, group_id: str) -> list[Chain]:
+    sql = (
+        "SELECT source_description, count(*), min(reference_time), max(reference_time) FROM episodes"
+        " WHERE group_id = ? AND source_description <> '' GROUP BY source_description"
+    )
+    found = [
+        Chain(key, int(n), _time(first), _time(last))
+        for key, n, first, last in conn.execute(sql, (group_id,))
+        if chain_key(key) is not None
+    ]
+    return sorted(found, key=lambda c: c.key)
+
+
+def _time(value: int) -> datetime:
+    found = from_us(value)
+    assert found is not None
+    return found
+
+
+def chain_episodes(
+    conn: sqlite3.Connection,
+    group_id: str,
+    key: str,
+    recorded_after: datetime | None,
+    status: EpisodeStatus | None,
+    limit: int,
+    newest_first: bool,
+) -> list[Episode]:
+    sql = f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.source_description = ?"
+    params: list[Any] = [group_id, key]
+    if recorded_after is not None:
+        sql += " AND p.created_at > ?"
+        params.append(to_us(recorded_after))
+    if status is not None:
+        sql += " AND p.status = ?"
+        params.append(EpisodeStatus(status).value)
+    direction = "DESC" if newest_first else "ASC"
+    sql += f" ORDER BY p.reference_time {direction}, p.created_at {direction}, p.uuid {direction} LIMIT ?"
+    params.append(max(0, limit))
+    return [decode_episode(row) for row in conn.execute(sql, params)]
+
+
+# --- conversation summaries ---------------------------------------------------------------------------
+
+_SUMMARY_COLUMNS = ("group_id", "key", "summary", "episodes", "first_at", "last_at", "covered_until",
+                    "version", "updated_at")  # fmt: skip
+
+
+def conversation_summaries(
+    conn: sqlite3.Connection, group_id: str, keys: Sequence[str] | None
+) -> list[ConversationSummary]:
+    sql = f"SELECT {', '.join(_SUMMARY_COLUMNS)} FROM conversation_summaries WHERE group_id = ?"
+    params: list[Any] = [group_id]
+    if keys is not None:
+        # keys are user text: bound one by one, not through json_each (which cuts a string at a NUL)
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        sql += f" AND key IN ({', '.join('?' * len(wanted))})"
+        params += wanted
+    found = [_summary(dict(zip(_SUMMARY_COLUMNS, row, strict=True))) for row in conn.execute(sql, params)]
+    return sorted(found, key=lambda s: s.key)
+
+
+def _summary(r: dict[str, Any]) -> ConversationSummary:
+    return ConversationSummary.model_construct(
+        group_id=r["group_id"],
+        key=r["key"],
+        summary=r["summary"],
+        episodes=int(r["episodes"]),
+        first_at=from_us(r["first_at"]),
+        last_at=from_us(r["last_at"]),
+        covered_until=from_us(r["covered_until"]),
+        version=int(r["version"]),
+        updated_at=from_us(r["updated_at"]),
+    )
+
+
+def save_conversation_summary(db: Db, summary: ConversationSummary) -> bool:
+    with db.write() as conn:
+        row = conn.execute(
+            "SELECT version FROM conversation_summaries WHERE group_id = ? AND key = ?",
+            (summary.group_id, summary.key),
+        ).fetchone()
+        if (0 if row is None else int(row[0])) != summary.version - 1:
+            return False
+        s = summary
+        times = (to_us_or_none(s.first_at), to_us_or_none(s.last_at), to_us_or_none(s.covered_until))
+        values = (s.group_id, s.key, s.summary, s.episodes, *times, s.version, to_us(s.updated_at))
+        conn.execute(
+            f"INSERT OR REPLACE INTO conversation_summaries ({', '.join(_SUMMARY_COLUMNS)})"
+            f" VALUES ({', '.join('?' * len(_SUMMARY_COLUMNS))})",
+            values,
+        )
+    return True
