@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "epigraph.pipeline": 3,
     "epigraph.ask": 3,
     "epigraph.explore": 3,  # the interactive view: reads through search
+    "epigraph.overview": 3,  # communities and conversation summaries (beside pipeline)
     "epigraph.scale.envelope": 3,  # the Kafka message of an episode input (beside pipeline)
     "epigraph.scale.producer": 3,  # publishes episode inputs; KnowledgeGraph.enqueue uses it
     # 4: wiring, and the package surface
@@ -64,6 +65,8 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.pipeline", "epigraph.graph.neo4j", "the pipeline writes through the GraphStore Protocol"),
     ("epigraph.ask", "epigraph.graph.embedded", "ask reads through the GraphStore Protocol"),
     ("epigraph.ask", "epigraph.graph.neo4j", "ask reads through the GraphStore Protocol"),
+    ("epigraph.overview", "epigraph.graph.embedded", "communities are built through the GraphStore Protocol"),
+    ("epigraph.overview", "epigraph.graph.neo4j", "communities are built through the GraphStore Protocol"),
     ("epigraph.graph.embedded", "epigraph.graph.neo4j", "the two stores are independent"),
     ("epigraph.graph.neo4j", "epigraph.graph.embedded", "the two stores are independent"),
     ("epigraph.pipeline", "epigraph.ask", "ingestion and the ask agent are independent"),
