@@ -19,6 +19,7 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
@@ -27,9 +28,10 @@ from typing import Any, Literal, overload
 from .ask import Answer, AskChunk, AskOptions, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
-from .errors import ConfigError
+from .errors import ConfigError, ConversationNotFound, EpigraphError
 from .explore import GraphView
 from .explore.gather import entity_graph, search_graph
+from .graph.derived import chain_key
 from .graph.model import Episode, EpisodeStatus
 from .graph.search import (
     DEFAULT,
@@ -41,11 +43,23 @@ from .graph.search import (
 )
 from .graph.store import GraphStore, StoreStats
 from .local_model import LocalModel
+from .overview import (
+    ChainView,
+    Communities,
+    CommunityUpdate,
+    CommunityView,
+    Conversation,
+    Conversations,
+    ConversationUpdate,
+    OverviewOptions,
+)
 from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .scale.producer import EpisodeProducer, Published
+
+log = logging.getLogger("epigraph.overview")
 
 
 def store_from_settings(settings: Settings) -> GraphStore:
@@ -91,7 +105,10 @@ class KnowledgeGraph:
         embedder: Embedder | None = None,
         options: IngestOptions | None = None,
         group_id: str | None = None,
+        overview: OverviewOptions | None = None,
     ) -> None:
+        """``overview``: how communities and conversation summaries are built, and whether bulk
+        ingestion keeps them up to date (:class:`~epigraph.overview.OverviewOptions`)."""
         self.settings = settings if settings is not None else Settings.from_env()
         self.group_id = group_id or self.settings.group_id
         self.store = store if store is not None else store_from_settings(self.settings)
@@ -106,6 +123,7 @@ class KnowledgeGraph:
         self._ingestor: Ingestor | None = None
         self._producer: EpisodeProducer | None = None
         self._opened = False
+        self.overview = overview or OverviewOptions()
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def open(self) -> KnowledgeGraph:
@@ -191,15 +209,22 @@ class KnowledgeGraph:
         """Bulk ingestion: groups concurrently, each group's episodes in order; failures come back as
         results with ``ok == False``."""
         await self.open()
-        return await self.ingestor.add_episodes(self._grouped(items), mode=mode)
+        results = await self.ingestor.add_episodes(self._grouped(items), mode=mode)
+        await self._upkeep(results)
+        return results
 
     async def ingest(
         self, items: Iterable[Item], *, mode: Mode | None = None
     ) -> AsyncIterator[ProgressEvent]:
         """Like :meth:`add_episodes`, as an async stream of typed progress events."""
         await self.open()
+        results: dict[int, EpisodeResult] = {}
         async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
+            result = getattr(event, "result", None)
+            if isinstance(result, EpisodeResult):
+                results[event.index] = result
             yield event
+        await self._upkeep(list(results.values()))
 
     async def enqueue(self, items: Iterable[Item]) -> list[Published]:
         """Hand episodes to ``epigraph worker`` processes through Kafka (``settings.kafka_bootstrap``,
@@ -217,13 +242,20 @@ class KnowledgeGraph:
     async def remove_episode(self, uuid: str, *, group_id: str | None = None) -> RemovalResult:
         """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""
         await self.open()
-        return await self.ingestor.remove_episode(group_id or self.group_id, uuid)
+        group = group_id or self.group_id
+        episode = await self.store.get_episode(group, uuid)
+        removed = await self.ingestor.remove_episode(group, uuid)
+        if episode is not None and chain_key(episode.source_description) is not None:
+            await self._conversations().reset(group, episode.source_description)
+        return removed
 
     async def retry_failed(
         self, *, group_id: str | None = None, mode: Mode | None = None
     ) -> list[EpisodeResult]:
         await self.open()
-        return await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
+        results = await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
+        await self._upkeep(results)
+        return results
 
     def _grouped(self, items: Iterable[Item]) -> Iterable[Item]:
         for item in items:
@@ -231,6 +263,83 @@ class KnowledgeGraph:
                 yield {**item, "group_id": self.group_id}
             else:
                 yield item
+
+    async def _upkeep(self, results: Sequence[EpisodeResult]) -> None:
+        """After bulk ingestion: fold the new episodes into their chains' summaries and update the
+        communities of groups that have some (``OverviewOptions``: ``*_after_batch``). A model failure
+        here is logged, not raised: the episodes are stored, and the next update catches up."""
+        fresh: dict[str, list[Episode]] = {}
+        for result in results:
+            if result.ok and not result.skipped:
+                fresh.setdefault(result.episode.group_id, []).append(result.episode)
+        if not fresh or self.llm is None:
+            return
+        for group, episodes in fresh.items():
+            try:
+                if self.overview.conversations_after_batch:
+                    for update in await self._conversations().catch_up(group, episodes):
+                        if update.error:
+                            log.warning("conversation %r of group %r: %s", update.key, group, update.error)
+                if self.overview.communities_after_batch and await self.store.communities(group):
+                    await self._communities().update(group)
+            except EpigraphError as exc:  # the model failed or refused: the next update catches up
+                log.warning("after ingestion, group %r: %s (the next update catches up)", group, exc)
+
+    def _communities(self) -> Communities:
+        return Communities(self.store, self.llm, self.embedder, self.overview)
+
+    def _conversations(self) -> Conversations:
+        return Conversations(self.store, self.llm, self.embedder, self.overview)
+
+    # --- the big picture: communities and conversations ----------------------------------------
+    async def communities(
+        self,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        group_id: str | None = None,
+    ) -> list[CommunityView]:
+        """The group's communities, largest first. With ``as_of`` (event time) or ``known_at`` (system
+        time): the clusters of the facts that held then, named by the stored communities they continue
+        (see :mod:`epigraph.overview.communities`)."""
+        await self.open()
+        return await self._communities().view(group_id or self.group_id, as_of=as_of, known_at=known_at)
+
+    async def build_communities(self, *, group_id: str | None = None) -> CommunityUpdate:
+        """Cluster the group's current facts from scratch and name every community that changed (ids
+        of communities that continue are kept). Needs an LLM."""
+        await self.open()
+        return await self._communities().update(group_id or self.group_id, rebuild=True)
+
+    async def update_communities(self, *, group_id: str | None = None) -> CommunityUpdate:
+        """Bring the communities up to date with the facts added or retired since (incrementally: only
+        communities whose members changed are summarized again). Needs an LLM."""
+        await self.open()
+        return await self._communities().update(group_id or self.group_id)
+
+    async def chains(self, *, group_id: str | None = None) -> list[ChainView]:
+        """The group's conversations (episodes sharing a source), each with its summary if it has one."""
+        await self.open()
+        return await self._conversations().chains(group_id or self.group_id)
+
+    async def conversation(self, key: str, *, group_id: str | None = None, limit: int = 50) -> Conversation:
+        """One conversation: its running summary and its latest ``limit`` episodes in order (previous /
+        next). Raises :class:`~epigraph.errors.ConversationNotFound` for a key no episode has."""
+        await self.open()
+        group = group_id or self.group_id
+        found = await self._conversations().conversation(group, key, limit=limit)
+        if found is None:
+            raise ConversationNotFound(key, group)
+        return found
+
+    async def update_conversations(
+        self, keys: Sequence[str] | None = None, *, group_id: str | None = None, rebuild: bool = False
+    ) -> list[ConversationUpdate]:
+        """Fold new episodes into the summaries of the conversations ``keys`` (default: every one with
+        episodes not folded in yet); ``rebuild``: from the start. Needs an LLM."""
+        await self.open()
+        wanted = None if keys is None else list(keys)
+        return await self._conversations().update_all(group_id or self.group_id, wanted, rebuild=rebuild)
 
     # --- reading --------------------------------------------------------------------------------
     async def search(

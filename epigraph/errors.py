@@ -8,7 +8,8 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   └── InputError             bad input data; says where: file, line, field
     ├── NotFound                   an entity, episode or fact does not exist in the group
     │   ├── EntityNotFound         carries the closest names, for "did you mean"
-    │   └── EpisodeNotFound
+    │   ├── EpisodeNotFound
+    │   └── ConversationNotFound   no episode of the group has that source (chain key)
     ├── LLMError                   the language model could not give a usable answer
     │   ├── RateLimited            429s outlasted the retry budget
     │   ├── LLMTimeout             requests timed out past the retry budget
@@ -73,6 +74,12 @@ class EpisodeNotFound(NotFound):
     def __init__(self, uuid: str, group_id: str) -> None:
         self.uuid, self.group_id = uuid, group_id
         super().__init__(f"no episode {uuid!r} in group {group_id!r}")
+
+
+class ConversationNotFound(NotFound):
+    def __init__(self, key: str, group_id: str) -> None:
+        self.key, self.group_id = key, group_id
+        super().__init__(f"no conversation {key[:200]!r} in group {group_id!r}")
 
 
 class LLMError(EpigraphError):

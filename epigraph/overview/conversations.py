@@ -10,9 +10,11 @@ call that fails stops the update after the calls before it (their episodes stay 
 The store writes a summary version by version (``save_conversation_summary``), so of two updaters of one
 chain, one stores its summary and the other's is dropped (``conflict``), never both folded twice.
 
-Limits: an episode that failed and is retried later was recorded before the summary's mark, and is not
-folded in until :meth:`Conversations.reset` (``kg.update_conversations(..., rebuild=True)``); removing an
-episode resets its chain's summary, so the next update folds the chain again from the start.
+An episode recorded before the mark that is done only later (a failed episode retried) would be passed
+by: :meth:`Conversations.catch_up`, which ``KnowledgeGraph`` runs after bulk ingestion and retries,
+folds such a chain again from the start, and removing an episode resets its chain's summary the same
+way. (A server's workers ingest one episode at a time and do not catch up: ``update_conversations``
+there, or with ``rebuild=True`` after retries.)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..embed import Embedder
-from ..errors import ConfigError, LLMError
+from ..errors import ConfigError, LLMError, UsageError
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Episode, EpisodeStatus, IngestReport
 from ..graph.store import Chain, GraphStore
@@ -126,12 +128,27 @@ class Conversations:
             keys = [v.key for v in await self.chains(group_id) if v.unsummarized or rebuild]
         return [await self.update(group_id, key, rebuild=rebuild) for key in sorted(set(keys))]
 
+    async def catch_up(self, group_id: str, episodes: list[Episode]) -> list[ConversationUpdate]:
+        """Fold ``episodes`` (just ingested) into their chains' summaries. A chain holding one recorded
+        before its summary's mark (a failed episode retried) is folded again from the start: the mark
+        would pass it by."""
+        keys = sorted({k for e in episodes if (k := chain_key(e.source_description)) is not None})
+        stored = {s.key: s for s in await self.store.conversation_summaries(group_id, keys)}
+        updates = []
+        for key in keys:
+            mark = stored[key].covered_until if key in stored else None
+            behind = mark is not None and any(
+                e.created_at <= mark for e in episodes if e.source_description == key
+            )
+            updates.append(await self.update(group_id, key, rebuild=behind))
+        return updates
+
     async def update(self, group_id: str, key: str, *, rebuild: bool = False) -> ConversationUpdate:
         """Fold the chain's new episodes into its summary (all of them again with ``rebuild``)."""
         if self.llm is None:
             raise ConfigError("conversation summaries are written by a model: configure an LLM")
         if chain_key(key) is None:
-            raise ValueError(
+            raise UsageError(
                 f"not a conversation key: {key[:80]!r} (1-512 characters, no control characters)"
             )
         if rebuild:
