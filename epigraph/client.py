@@ -19,7 +19,6 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
@@ -28,7 +27,7 @@ from typing import Any, Literal, overload
 from .ask import Answer, AskChunk, AskOptions, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
-from .errors import ConfigError, ConversationNotFound, EpigraphError
+from .errors import ConfigError, ConversationNotFound
 from .explore import GraphView
 from .explore.gather import entity_graph, search_graph
 from .graph.derived import chain_key
@@ -52,14 +51,14 @@ from .overview import (
     Conversations,
     ConversationUpdate,
     OverviewOptions,
+    OverviewUpdated,
+    upkeep,
 )
 from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .scale.producer import EpisodeProducer, Published
-
-log = logging.getLogger("epigraph.overview")
 
 
 def store_from_settings(settings: Settings) -> GraphStore:
@@ -216,7 +215,9 @@ class KnowledgeGraph:
     async def ingest(
         self, items: Iterable[Item], *, mode: Mode | None = None
     ) -> AsyncIterator[ProgressEvent]:
-        """Like :meth:`add_episodes`, as an async stream of typed progress events."""
+        """Like :meth:`add_episodes`, as an async stream of typed progress events; the last ones, one per
+        group, are :class:`~epigraph.overview.OverviewUpdated` (conversations and communities brought up
+        to date, with their cost)."""
         await self.open()
         results: dict[int, EpisodeResult] = {}
         async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
@@ -224,7 +225,8 @@ class KnowledgeGraph:
             if isinstance(result, EpisodeResult):
                 results[event.index] = result
             yield event
-        await self._upkeep(list(results.values()))
+        for updated in await self._upkeep(list(results.values())):
+            yield updated
 
     async def enqueue(self, items: Iterable[Item]) -> list[Published]:
         """Hand episodes to ``epigraph worker`` processes through Kafka (``settings.kafka_bootstrap``,
@@ -264,26 +266,9 @@ class KnowledgeGraph:
             else:
                 yield item
 
-    async def _upkeep(self, results: Sequence[EpisodeResult]) -> None:
-        """After bulk ingestion: fold the new episodes into their chains' summaries and update the
-        communities of groups that have some (``OverviewOptions``: ``*_after_batch``). A model failure
-        here is logged, not raised: the episodes are stored, and the next update catches up."""
-        fresh: dict[str, list[Episode]] = {}
-        for result in results:
-            if result.ok and not result.skipped:
-                fresh.setdefault(result.episode.group_id, []).append(result.episode)
-        if not fresh or self.llm is None:
-            return
-        for group, episodes in fresh.items():
-            try:
-                if self.overview.conversations_after_batch:
-                    for update in await self._conversations().catch_up(group, episodes):
-                        if update.error:
-                            log.warning("conversation %r of group %r: %s", update.key, group, update.error)
-                if self.overview.communities_after_batch and await self.store.communities(group):
-                    await self._communities().update(group)
-            except EpigraphError as exc:  # the model failed or refused: the next update catches up
-                log.warning("after ingestion, group %r: %s (the next update catches up)", group, exc)
+    async def _upkeep(self, results: Sequence[EpisodeResult]) -> list[OverviewUpdated]:
+        """After bulk ingestion: conversations and communities brought up to date (``overview.upkeep``)."""
+        return await upkeep(self.store, self.llm, self.embedder, self.overview, results)
 
     def _communities(self) -> Communities:
         return Communities(self.store, self.llm, self.embedder, self.overview)

@@ -86,6 +86,13 @@ class World:
             entities = json.loads(user.split("Entities: ", 1)[1])
             out = [{"id": e["id"], "summary": " ".join(e["facts"][:2])} for e in entities]
             return Reply(json.dumps({"summaries": out}))
+        if system.startswith("You keep the running summary"):
+            return Reply("So far: " + " / ".join(user.split("New messages:\n", 1)[1].splitlines()))
+        if system.startswith("Each community below"):
+            found = json.loads(user.split("Communities: ", 1)[1])
+            out = [{"id": c["id"], "name": " and ".join(m["name"] for m in c["members"][:2]),
+                    "summary": c["members"][0]["summary"]} for c in found]  # fmt: skip
+            return Reply(json.dumps({"communities": out}))
         match = _EPISODE.search(user)
         assert match, f"unexpected prompt: {system[:80]!r}"
         episode = match.group(1).strip()

@@ -27,10 +27,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError
-from ..graph.model import Episode
+from ..graph.model import Episode, IngestReport
 from ..graph.search import EntityView
 from ..graph.search import render as R
 from ..graph.store import StoreStats
+from ..overview import OverviewUpdated
 from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..pipeline.importers import DryRun
 from .failures import rejected_input
@@ -139,6 +140,9 @@ class Tally:
 
     def event(self, event: ProgressEvent) -> bool:
         """Record one event; True when it finished an episode for the first time (advance the bar)."""
+        if isinstance(event, OverviewUpdated):  # conversations and communities after the batch
+            self._add_cost(event.report)
+            return False
         if not isinstance(event, EpisodeDone | EpisodeFailed) or event.result is None:
             return False
         first = event.index not in self._batch
@@ -173,7 +177,9 @@ class Tally:
         else:
             self.failed += 1
             self.failures.append(Failure(result.episode.uuid, line, result.error or "unknown error"))
-        report = result.report
+        self._add_cost(result.report)
+
+    def _add_cost(self, report: IngestReport) -> None:
         self._cost.llm_calls += report.llm_calls
         self._cost.input_tokens += report.input_tokens
         self._cost.output_tokens += report.output_tokens

@@ -9,6 +9,7 @@ source, each with a running summary folded from its new episodes only).
 from .communities import Communities, CommunityUpdate, CommunityView
 from .conversations import ChainView, Conversation, Conversations, ConversationUpdate
 from .options import OverviewOptions
+from .upkeep import OverviewUpdated, upkeep
 
 __all__ = [
     "ChainView",
@@ -19,4 +20,6 @@ __all__ = [
     "ConversationUpdate",
     "Conversations",
     "OverviewOptions",
+    "OverviewUpdated",
+    "upkeep",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .config import (
     COMBINED,
     COMBINED_RRF,
+    COMMUNITIES_HYBRID,
     DEFAULT,
     ENTITIES_HYBRID,
     ENTITIES_HYBRID_MMR,
@@ -47,11 +48,12 @@ from .engine import search
 from .entity import EntityView, RetiredFact, closest_names, entity_view, subgraph
 from .fusion import Normalization
 from .listing import EpisodeList, StatsView
-from .results import EntityResult, EpisodeResult, FactResult, SearchResults
+from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
 
 __all__ = [
     "COMBINED",
     "COMBINED_RRF",
+    "COMMUNITIES_HYBRID",
     "DEFAULT",
     "ENTITIES_HYBRID",
     "ENTITIES_HYBRID_MMR",
@@ -73,6 +75,7 @@ __all__ = [
     "FACTS_NODE_DISTANCE",
     "FACTS_VECTOR",
     "RECIPES",
+    "CommunityResult",
     "EntityResult",
     "EntityView",
     "EpisodeList",

@@ -53,8 +53,8 @@ class Reranker(StrEnum):
     """Most mentioned first: episodes supporting a fact, episodes mentioning an entity."""
 
 
-Scope = Literal["facts", "entities", "episodes"]
-SCOPES: tuple[Scope, ...] = ("facts", "entities", "episodes")
+Scope = Literal["facts", "entities", "episodes", "communities"]
+SCOPES: tuple[Scope, ...] = ("facts", "entities", "episodes", "communities")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +131,20 @@ class SearchConfig:
     episodes: ScopeConfig | None = None
     limit: int = 10
     name: str = "custom"
+    communities: ScopeConfig | None = None
+    """Communities by their name and summary (``search.communities``: ranked in memory, as they are now)."""
 
     def __post_init__(self) -> None:
         if self.limit < 1:
             raise ValueError(f"limit must be >= 1, got {self.limit}")
-        if self.facts is None and self.entities is None and self.episodes is None:
-            raise ValueError("a search config needs at least one of facts, entities, episodes")
+        if all(getattr(self, scope) is None for scope in SCOPES):
+            raise ValueError("a search config needs at least one of facts, entities, episodes, communities")
+        if self.communities is not None and (
+            self.communities.uses_context
+            or Retriever.BFS in self.communities.retrievers
+            or self.communities.reranker in (Reranker.NODE_DISTANCE, Reranker.EPISODE_MENTIONS)
+        ):
+            raise ValueError("communities are found by BM25 and cosine, reranked by MMR at most")
         if self.episodes is not None and self.episodes.reranker in (
             Reranker.NODE_DISTANCE,
             Reranker.EPISODE_MENTIONS,
@@ -242,6 +250,8 @@ EPISODES_HYBRID_MMR = SearchConfig(episodes=HYBRID_MMR, name="EPISODES_HYBRID_MM
 EPISODES_BM25 = SearchConfig(episodes=BM25_ONLY, name="EPISODES_BM25")
 EPISODES_VECTOR = SearchConfig(episodes=COSINE_ONLY, name="EPISODES_VECTOR")
 
+COMMUNITIES_HYBRID = SearchConfig(communities=HYBRID, name="COMMUNITIES_HYBRID")
+
 COMBINED = SearchConfig(facts=HYBRID, entities=HYBRID, episodes=HYBRID_CONTEXT, name="COMBINED")
 COMBINED_RRF = SearchConfig(facts=HYBRID_RRF, entities=HYBRID_RRF, episodes=HYBRID_RRF, name="COMBINED_RRF")
 
@@ -271,6 +281,7 @@ RECIPES: Mapping[str, SearchConfig] = MappingProxyType(
             EPISODES_HYBRID_MMR,
             EPISODES_BM25,
             EPISODES_VECTOR,
+            COMMUNITIES_HYBRID,
             COMBINED,
             COMBINED_RRF,
         )

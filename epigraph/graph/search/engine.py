@@ -22,6 +22,7 @@ import numpy as np
 
 from ...embed import Embedder
 from ...errors import UsageError
+from ..derived import Community
 from ..model import Entity, Episode, Fact
 from ..store import GraphStore, Hit
 from . import fusion
@@ -30,7 +31,7 @@ from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links, speaker_of
 from .entity import resolve_center
 from .filters import Filters, make_filters
-from .results import EntityResult, EpisodeResult, FactResult, SearchResults
+from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
 from .retrievers import Request, center_distances, retrieve
 
 Item = Fact | Entity | Episode
@@ -102,6 +103,7 @@ async def search(
         facts=tuple(facts),
         entities=tuple(EntityResult(r.item, r.score, r.scores) for r in ranked.get("entities", [])),
         episodes=tuple(EpisodeResult(r.item, r.score, r.scores) for r in ranked.get("episodes", [])),
+        communities=tuple(CommunityResult(r.item, r.score, r.scores) for r in ranked.get("communities", [])),
         as_of=filters.as_of,
         known_at=filters.known_at,
         include_retired=include_retired,
@@ -204,6 +206,8 @@ async def episode_context(
 async def _post_filter(
     store: GraphStore, scope: Scope, filters: Filters, candidates: list[Ranked]
 ) -> list[Ranked]:
+    if scope == "communities":
+        return candidates  # searched as they are now; labels and relations describe facts and entities
     if scope == "episodes":
         return [c for c in candidates if filters.keep_episode(c.item)]
     if scope == "entities":
@@ -238,6 +242,8 @@ async def _rerank(
 
 
 def _vector_of(item: Any) -> list[float] | None:
+    if isinstance(item, Community):
+        return item.embedding
     if isinstance(item, Fact):
         return item.text_embedding
     if isinstance(item, Entity):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..derived import Community
 from ..model import Entity, Episode, Fact, utc_now
 from ..temporal import is_current, start_unknown
 from . import render
@@ -170,6 +171,32 @@ class EpisodeResult:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class CommunityResult:
+    """A community (its members are entity uuids), with its score."""
+
+    community: Community
+    score: float
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def uuid(self) -> str:
+        return self.community.uuid
+
+    @property
+    def name(self) -> str:
+        return self.community.name
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.community.model_dump(mode="json", exclude={"embedding", "summarized"})
+        return {"score": self.score, "scores": dict(self.scores), "community": data}
+
+    def row(self) -> dict[str, Any]:
+        c = self.community
+        return {"score": self.score, "uuid": c.uuid, "name": c.name, "members": len(c.members),
+                "summary": c.summary, "group_id": c.group_id}  # fmt: skip
+
+
 def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> render.Table:
     rows = tuple(
         (
@@ -201,6 +228,19 @@ def episodes_table(episodes: Sequence[EpisodeResult], title: str = "Episodes") -
         for r in episodes
     )
     return render.Table(title, ("score", "when", "content"), rows, numeric=frozenset({"score"}))
+
+
+def communities_table(found: Sequence[CommunityResult], title: str = "Communities") -> render.Table:
+    rows = tuple(
+        (
+            render.fmt_score(r.score),
+            r.name,
+            str(len(r.community.members)),
+            render.shorten(r.community.summary, 100),
+        )
+        for r in found
+    )
+    return render.Table(title, ("score", "name", "members", "summary"), rows, numeric=frozenset({"score"}))
 
 
 def subgraph_drawing(
@@ -247,14 +287,16 @@ class SearchResults(render.TableView):
     known_at: datetime | None = None
     include_retired: bool = False
     elapsed_ms: float = 0.0
+    communities: tuple[CommunityResult, ...] = ()
 
     def __len__(self) -> int:
-        return len(self.facts) + len(self.entities) + len(self.episodes)
+        return len(self.facts) + len(self.entities) + len(self.episodes) + len(self.communities)
 
-    def __iter__(self) -> Iterator[FactResult | EntityResult | EpisodeResult]:
+    def __iter__(self) -> Iterator[FactResult | EntityResult | EpisodeResult | CommunityResult]:
         yield from self.facts
         yield from self.entities
         yield from self.episodes
+        yield from self.communities
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -268,6 +310,7 @@ class SearchResults(render.TableView):
             "facts": [r.to_dict() for r in self.facts],
             "entities": [r.to_dict() for r in self.entities],
             "episodes": [r.to_dict() for r in self.episodes],
+            "communities": [r.to_dict() for r in self.communities],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -279,6 +322,7 @@ class SearchResults(render.TableView):
             facts_table(self.facts) if self.facts else None,
             entities_table(self.entities) if self.entities else None,
             episodes_table(self.episodes) if self.episodes else None,
+            communities_table(self.communities) if self.communities else None,
         ]
         found = [t for t in tables if t is not None]
         return found or [render.Table("Results", (), (), empty=f"nothing found for {self.query!r}")]
@@ -295,19 +339,20 @@ class SearchResults(render.TableView):
         return f"{self.query!r} in {', '.join(self.group_ids)} [{self.recipe}]{suffix}"
 
     def to_pandas(self, kind: str | None = None) -> Any:
-        """A DataFrame of one ``kind`` ("facts", "entities", "episodes"); all rows, with a ``kind`` column,
-        when ``kind`` is None."""
+        """A DataFrame of one ``kind`` ("facts", "entities", "episodes", "communities"); all rows, with a
+        ``kind`` column, when ``kind`` is None."""
         pd = render.require("pandas")
         kinds: dict[str, Sequence[Any]] = {
             "facts": self.facts,
             "entities": self.entities,
             "episodes": self.episodes,
+            "communities": self.communities,
         }
         if kind is not None:
             if kind not in kinds:
                 raise ValueError(f"kind must be one of {sorted(kinds)}, got {kind!r}")
             return pd.DataFrame([r.row() for r in kinds[kind]])
-        singular = {"facts": "fact", "entities": "entity", "episodes": "episode"}
+        singular = {"facts": "fact", "entities": "entity", "episodes": "episode", "communities": "community"}
         rows = [{"kind": singular[k], **r.row()} for k, items in kinds.items() for r in items]
         return pd.DataFrame(rows)
 

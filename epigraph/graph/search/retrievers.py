@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..store import GraphStore, Hit
+from . import communities
 from .config import Retriever, Scope
 from .filters import Filters
 
@@ -63,6 +64,11 @@ async def retrieve(
     if retriever is Retriever.COSINE and req.vector is None:
         raise ValueError("the cosine retriever needs the query vector")
     groups, f = req.filters.group_ids, req.filters
+    if scope == "communities":
+        found = await communities.of_groups(store, groups)
+        if retriever is Retriever.BM25:
+            return list(communities.bm25(found, req.text, limit))
+        return list(communities.cosine(found, req.vector or (), limit))
     if scope == "facts":
         if retriever is Retriever.BM25:
             return await store.search_facts_text(groups, req.keywords, limit, f.fact_filter())

@@ -1,0 +1,86 @@
+"""Keeping the derived records up to date after bulk ingestion (what ``KnowledgeGraph.add_episodes``,
+``ingest`` and ``retry_failed`` run once their episodes are stored).
+
+Per group of the batch: the new episodes are folded into their conversations' summaries
+(``Conversations.catch_up``: one call per conversation, more for a long backlog) and, when the group
+already has communities, those are updated (``Communities.update``: at most one call per
+``community_batch`` changed communities). Nothing here runs per episode, so ingestion's calls per
+episode stay what the ingest bench measures. A model failure is logged and reported, never raised: the
+episodes are stored, and the next update catches up.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..embed import Embedder
+from ..errors import EpigraphError
+from ..graph.model import Episode, IngestReport
+from ..graph.store import GraphStore
+from ..pipeline.events import EpisodeResult, ProgressEvent
+from ..pipeline.reports import merge_reports
+from ..prompts.protocol import LLM
+from .communities import Communities, CommunityUpdate
+from .conversations import Conversations, ConversationUpdate
+from .options import OverviewOptions
+
+log = logging.getLogger("epigraph.overview")
+
+
+@dataclass(frozen=True)
+class OverviewUpdated(ProgressEvent):
+    """A group's conversations and communities after a batch, and what that cost (``episode_uuid`` is
+    empty and ``index`` -1: it belongs to no one episode)."""
+
+    conversations: list[ConversationUpdate] = field(default_factory=list)
+    communities: CommunityUpdate | None = None
+    report: IngestReport = field(default_factory=IngestReport)
+    error: str | None = None
+
+
+async def upkeep(
+    store: GraphStore,
+    llm: LLM | None,
+    embedder: Embedder,
+    options: OverviewOptions,
+    results: Sequence[EpisodeResult],
+) -> list[OverviewUpdated]:
+    """Bring the derived records of the groups of ``results`` up to date (see the module docstring)."""
+    fresh: dict[str, list[Episode]] = {}
+    for result in results:
+        if result.ok and not result.skipped:
+            fresh.setdefault(result.episode.group_id, []).append(result.episode)
+    if llm is None:
+        return []
+    return [await _group(store, llm, embedder, options, group, episodes) for group, episodes in fresh.items()]
+
+
+async def _group(
+    store: GraphStore,
+    llm: LLM,
+    embedder: Embedder,
+    options: OverviewOptions,
+    group: str,
+    episodes: list[Episode],
+) -> OverviewUpdated:
+    conversations: list[ConversationUpdate] = []
+    communities: CommunityUpdate | None = None
+    error = None
+    try:
+        if options.conversations_after_batch:
+            conversations = await Conversations(store, llm, embedder, options).catch_up(group, episodes)
+        if options.communities_after_batch and await store.communities(group):
+            communities = await Communities(store, llm, embedder, options).update(group)
+    except EpigraphError as exc:  # the model failed or refused: the next update catches up
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning("after ingestion, group %r: %s (the next update catches up)", group, error)
+    for update in conversations:
+        if update.error:
+            log.warning("conversation %r of group %r: %s", update.key, group, update.error)
+    reports = [u.report for u in conversations] + ([communities.report] if communities else [])
+    report = IngestReport()
+    for part in reports:
+        report = merge_reports(report, part)
+    return OverviewUpdated(group, "", -1, conversations, communities, report, error)
