@@ -552,6 +552,47 @@ def test_episodes_and_stats(graph_db: Path, capsys: Capsys) -> None:
     assert row(out, "current facts") == 4
 
 
+def test_conversations_list_and_show_their_episodes_in_order(graph_db: Path, capsys: Capsys) -> None:
+    """The ingestion folded the file's three turns (source "chat") into the conversation's summary."""
+    code, out, _ = run(capsys, ["--db", str(graph_db), "conversations", "--json"], OFFLINE)
+    (chat,) = json.loads(out)["conversations"]
+    assert code == 0 and (chat["key"], chat["episodes"], chat["unsummarized"]) == ("chat", 3, 0)
+    assert chat["summary"]["summary"].startswith("So far: [2023-03-10] Alice: I live in Paris")
+    code, out, _ = run(capsys, ["--db", str(graph_db), "conversations", "chat", "--json"], OFFLINE)
+    one = json.loads(out)
+    assert [e["content"][:5] for e in one["episodes"]] == ["Alice", "Bob: ", "Alice"]
+    assert one["episodes"][1]["previous"] == one["episodes"][0]["uuid"]
+    assert one["episodes"][0]["next"] == one["episodes"][1]["uuid"] and one["episodes"][2]["next"] is None
+    code, out, _ = run(capsys, ["--db", str(graph_db), "conversations"], OFFLINE)
+    assert code == 0 and "chat" in out and "So far:" in out
+    code, out, err = run(capsys, ["--db", str(graph_db), "conversations", "nothing"], OFFLINE)
+    assert code != 0 and "no conversation 'nothing'" in out + err
+
+
+def test_communities_are_built_on_request_and_viewed_as_of_a_date(
+    graph_db: Path, llm_server: ServerThread, tmp_path: Path, capsys: Capsys
+) -> None:
+    db = tmp_path / "copy.db"
+    shutil.copyfile(graph_db, db)
+    code, out, _ = run(capsys, ["--db", str(db), "communities"], OFFLINE)
+    assert code == 0 and "(none)" in out and "--rebuild" in out
+    code, out, err = run(capsys, ["--db", str(db), "communities", "--update"], OFFLINE)
+    assert code != 0 and "needs an LLM" in out + err
+    code, out, err = run(capsys, ["--db", str(db), "communities", "--rebuild", "--json"], llm_env(llm_server))
+    built = json.loads(out)
+    assert code == 0, err
+    assert built["update"]["rebuilt"] and built["update"]["llm_calls"] == 1
+    names = {m["name"] for c in built["communities"] for m in c["members"]}
+    assert names <= {"Alice", "Paris", "Acme", "Bob", "Lyon", "Berlin"} and "Alice" in names
+    assert all(c["stored"] and c["summary"] for c in built["communities"])
+    argv = ["--db", str(db), "communities", "--as-of", "2023-04-01", "--json"]
+    code, out, _ = run(capsys, argv, OFFLINE)
+    early = {m["name"] for c in json.loads(out)["communities"] for m in c["members"]}
+    assert code == 0 and early <= {"Alice", "Paris", "Acme"}  # Bob, Lyon and Berlin came later
+    code, out, _ = run(capsys, ["--db", str(db), "communities"], OFFLINE)
+    assert code == 0 and "Alice" in out
+
+
 def test_remove_brings_back_the_facts_an_episode_retired(
     llm_server: ServerThread, tmp_path: Path, capsys: Capsys
 ) -> None:

@@ -39,12 +39,13 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
-from . import ask, failures, ingest, model, read, serve, worker
+from . import ask, failures, ingest, model, overview, read, serve, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
     ingest.register,  # ingest, import, remove, retry
     read.register,  # search, entity, episodes, stats
+    overview.register,  # communities, conversations
     ask.register,  # ask
     model.register,  # model start|stop|status
     serve.register,  # serve, mcp
@@ -56,7 +57,7 @@ ENVIRONMENT = (
     """\
 environment:
   EPIGRAPH_DB, EPIGRAPH_GROUP                  store file (./epigraph.db) and group (default)
-  EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM (ingest, import, retry, remove, ask)
+  EPIGRAPH_LLM_BASE_URL, _API_KEY, _MODEL      the LLM (ingest, import, retry, remove, ask, --update)
   EPIGRAPH_LLM=local                           or the local model (see `epigraph model start`)
   EPIGRAPH_EMBEDDER                            sentence-transformers (default), openai or hash
   EPIGRAPH_NEO4J_URI, _USER, _PASSWORD         use Neo4j instead of the embedded store

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import networkx as nx
 
@@ -52,6 +53,16 @@ class CommunityView:
     stored: bool = True
     """False: a cluster of the view's time that continues no stored community (no summary)."""
 
+    def to_dict(self) -> dict[str, Any]:
+        c = self.community
+        return {
+            **c.model_dump(mode="json", exclude={"embedding", "summarized", "members"}),
+            "size": self.size,
+            "stored": self.stored,
+            "stale": c.stale,
+            "members": [{"uuid": e.uuid, "name": e.name, "summary": e.summary} for e in self.members],
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class CommunityUpdate:
@@ -70,6 +81,16 @@ class CommunityUpdate:
     report: IngestReport
     """Model calls, tokens, embedding requests and warnings of the update."""
     seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.report
+        return {
+            "communities": len(self.communities), "rebuilt": self.rebuilt, "summarized": self.summarized,
+            "kept": self.kept, "dissolved": self.dissolved, "llm_calls": r.llm_calls,
+            "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+            "embedding_requests": r.embedding_requests, "seconds": round(self.seconds, 3),
+            "warnings": list(r.warnings),
+        }  # fmt: skip
 
 
 def fallback_name(names: Sequence[str], size: int) -> str:

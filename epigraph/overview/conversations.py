@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..embed import Embedder
 from ..errors import ConfigError, LLMError, UsageError
@@ -54,6 +55,12 @@ class ChainView:
         """Episodes of the chain not folded into its summary (pending and failed ones included)."""
         return max(0, self.chain.episodes - (self.summary.episodes if self.summary else 0))
 
+    def to_dict(self) -> dict[str, Any]:
+        c = self.chain
+        return {"key": c.key, "episodes": c.episodes, "first_at": c.first_at.isoformat(),
+                "last_at": c.last_at.isoformat(), "unsummarized": self.unsummarized,
+                "summary": summary_dict(self.summary)}  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
@@ -78,6 +85,21 @@ class Conversation:
     def _index(self, uuid: str) -> int | None:
         return next((i for i, e in enumerate(self.episodes) if e.uuid == uuid), None)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The summary and the episodes, each with the uuids of its previous and next one."""
+        episodes = []
+        for i, e in enumerate(self.episodes):
+            data = e.model_dump(mode="json", exclude={"content_embedding", "report"})
+            data["previous"] = self.episodes[i - 1].uuid if i > 0 else None
+            data["next"] = self.episodes[i + 1].uuid if i + 1 < len(self.episodes) else None
+            episodes.append(data)
+        return {
+            "key": self.key,
+            "total": self.total,
+            "summary": summary_dict(self.summary),
+            "episodes": episodes,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class ConversationUpdate:
@@ -93,6 +115,16 @@ class ConversationUpdate:
     error: str | None = None
     """Why the update stopped early (the model failed); what was folded before stands."""
     report: IngestReport = field(default_factory=IngestReport)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.report
+        return {"key": self.key, "folded": self.folded, "conflict": self.conflict, "error": self.error,
+                "summary": summary_dict(self.summary), "llm_calls": r.llm_calls,
+                "input_tokens": r.input_tokens, "output_tokens": r.output_tokens}  # fmt: skip
+
+
+def summary_dict(summary: ConversationSummary | None) -> dict[str, Any] | None:
+    return None if summary is None else summary.model_dump(mode="json")
 
 
 class Conversations:
