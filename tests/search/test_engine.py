@@ -8,6 +8,7 @@ import pytest
 from search_graph import Graph, t
 
 from epigraph.errors import EntityNotFound, StoreError, UsageError
+from epigraph.graph.derived import Community
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Fact
 from epigraph.graph.search import (
@@ -254,6 +255,9 @@ async def test_mmr_and_rrf_recipes_run(graph: Graph) -> None:
 
 
 async def test_every_recipe_runs(graph: Graph) -> None:
+    alice = next(e for e in graph.entities.values() if e.name == "Alice" and e.group_id == "g")
+    community = Community(group_id="g", name="Alice at Acme", summary="at Acme", members=[alice.uuid])
+    await graph.store.replace_communities("g", [community])
     for name, cfg in RECIPES.items():
         center = "Alice" if cfg.needs_center else None
         results = await search(
