@@ -82,6 +82,13 @@ class World:
             return json.dumps({"thought": "Enough found.", "action": "answer"})
         if system.startswith("Answer the question"):
             return "Alice knows Bob [F1]."
+        if system.startswith("Each community below"):
+            found = json.loads(user.split("Communities: ", 1)[1])
+            named = [{"id": c["id"], "name": " and ".join(m["name"] for m in c["members"][:2]),
+                      "summary": "People who know each other."} for c in found]  # fmt: skip
+            return json.dumps({"communities": named})
+        if system.startswith("You keep the running summary"):
+            return "They talked: " + " / ".join(user.split("New messages:\n", 1)[1].splitlines())
         return "{}"
 
 

@@ -156,6 +156,7 @@ class Conversations:
         self, group_id: str, keys: list[str] | None = None, *, rebuild: bool = False
     ) -> list[ConversationUpdate]:
         """Update the chains ``keys`` (default: every chain with episodes not folded in yet), in key order."""
+        self._need_llm()
         if keys is None:
             keys = [v.key for v in await self.chains(group_id) if v.unsummarized or rebuild]
         return [await self.update(group_id, key, rebuild=rebuild) for key in sorted(set(keys))]
@@ -177,8 +178,7 @@ class Conversations:
 
     async def update(self, group_id: str, key: str, *, rebuild: bool = False) -> ConversationUpdate:
         """Fold the chain's new episodes into its summary (all of them again with ``rebuild``)."""
-        if self.llm is None:
-            raise ConfigError("conversation summaries are written by a model: configure an LLM")
+        llm = self._need_llm()
         if chain_key(key) is None:
             raise UsageError(
                 f"not a conversation key: {key[:80]!r} (1-512 characters, no control characters)"
@@ -191,11 +191,11 @@ class Conversations:
             group_id, key, recorded_after=stored.covered_until if stored else None,
             status=EpisodeStatus.DONE, limit=self.options.max_new_episodes,
         )  # fmt: skip
-        llm = MeteredLLM(self.llm)
-        report = ReportBuilder(llm, MeteredEmbedder(self.embedder))
+        metered = MeteredLLM(llm)
+        report = ReportBuilder(metered, MeteredEmbedder(self.embedder))
         if not new:
             return ConversationUpdate(key, stored, 0, report=report.build())
-        text, folded, error = await self._fold(llm, report, key, stored, new)
+        text, folded, error = await self._fold(metered, report, key, stored, new)
         if not folded:
             return ConversationUpdate(key, stored, 0, error=error, report=report.build())
         times = [e.reference_time for e in folded]
@@ -211,6 +211,11 @@ class Conversations:
             now = await self.store.conversation_summaries(group_id, [key])
             return ConversationUpdate(key, now[0] if now else None, 0, True, error, report.build())
         return ConversationUpdate(key, summary, len(folded), error=error, report=report.build())
+
+    def _need_llm(self) -> LLM:
+        if self.llm is None:
+            raise ConfigError("conversation summaries are written by a model: configure an LLM")
+        return self.llm
 
     async def reset(self, group_id: str, key: str) -> None:
         """Forget the chain's summary, so the next update folds the whole chain again."""

@@ -95,10 +95,11 @@ def create_app(
     app.state.server = state
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
     http_errors.install(app)
-    from . import routes_ask, routes_episodes, routes_explore, routes_read
+    from . import routes_ask, routes_episodes, routes_explore, routes_overview, routes_read
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
+    app.include_router(routes_overview.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)

@@ -1,7 +1,7 @@
 """Every error the HTTP API answers, mapped to a status code in one place, each body
 ``{"detail": ..., "field": ...}``: bad input 422 (a body that is not UTF-8 JSON too, saying where it
-broke), unknown things 404, a body over the limit 413, the LLM failing 502, the store failing or the
-server stopping 503, a time limit 504. A 405 lists in ``Allow`` every method the path answers (Starlette
+broke), unknown things 404, a body over the limit 413, the LLM failing 502, the store failing, the
+server stopping or no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow`` every method the path answers (Starlette
 names only the first route's). schemathesis checks the documented responses (``tests/serve/test_fuzz``).
 """
 
@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from ..errors import LLMError, NotFound, StoreError
+from ..errors import ConfigError, LLMError, NotFound, StoreError
 from .auth import AuthError, BadGroup
 from .schemas import LimitExceeded, error_body
 from .service import ServerStopping
@@ -120,6 +120,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:
         return json_error(404, None, str(exc))
+
+    @app.exception_handler(ConfigError)
+    async def not_configured(_: Request, exc: ConfigError) -> JSONResponse:
+        return json_error(503, None, str(exc).splitlines()[0])
 
     @app.exception_handler(LLMError)
     async def llm_error(_: Request, exc: LLMError) -> JSONResponse:

@@ -1,7 +1,8 @@
 """``epigraph mcp``: the graph as an MCP server (the official MCP Python SDK), over stdio or streamable
 HTTP, with the same keys, groups, limits and ingestion workers as the HTTP API.
 
-Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``.
+Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``,
+``communities``, ``update_communities``, ``conversations``, ``conversation``, ``update_conversations``.
 Over HTTP the key comes with each request (``Authorization: Bearer KEY``); over stdio the host that
 starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 401/403, nothing more.
 """
@@ -62,6 +63,7 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
 
     _writing_tools(server, state, group)
     _reading_tools(server, state, group)
+    _overview_tools(server, state, group)
     return server
 
 
@@ -89,12 +91,12 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
         group_id: str,
         query: str,
         ctx: Context,
-        scope: Literal["all", "facts", "entities", "episodes"] = "all",
+        scope: Literal["all", "facts", "entities", "episodes", "communities"] = "all",
         as_of: Timestamp | None = None,
         known_at: Timestamp | None = None,
         limit: int = 10,
     ) -> dict[str, Any]:
-        """Hybrid search of the group's facts, entities and episodes."""
+        """Hybrid search of the group's facts, entities and episodes (or its communities)."""
         found = service.search(
             state, group(ctx, group_id), query, scope=scope, as_of=as_of, known_at=known_at, limit=limit
         )
@@ -117,6 +119,39 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
             )
         )
         return answer.to_dict()
+
+
+def _overview_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+    @server.tool()
+    async def communities(
+        group_id: str, ctx: Context, as_of: Timestamp | None = None, known_at: Timestamp | None = None
+    ) -> dict[str, Any]:
+        """The group's communities (groups of entities the facts connect), with names, summaries and
+        members; as_of / known_at: the clusters of the facts that held then."""
+        return await guarded(service.communities(state, group(ctx, group_id), as_of=as_of, known_at=known_at))
+
+    @server.tool()
+    async def update_communities(group_id: str, ctx: Context, rebuild: bool = False) -> dict[str, Any]:
+        """Bring the communities up to date (or rebuild them); costs model calls."""
+        return await guarded(service.update_communities(state, group(ctx, group_id), rebuild=rebuild))
+
+    @server.tool()
+    async def conversations(group_id: str, ctx: Context) -> dict[str, Any]:
+        """The group's conversations (episodes sharing a source), each with its running summary."""
+        return await guarded(service.conversations(state, group(ctx, group_id)))
+
+    @server.tool()
+    async def conversation(group_id: str, key: str, ctx: Context, limit: int = 50) -> dict[str, Any]:
+        """One conversation: its summary and latest episodes in order (each with previous and next)."""
+        found = service.conversation(state, group(ctx, group_id), key, limit=max(1, min(limit, 1000)))
+        return await guarded(found)
+
+    @server.tool()
+    async def update_conversations(
+        group_id: str, ctx: Context, keys: list[str] | None = None, rebuild: bool = False
+    ) -> dict[str, Any]:
+        """Fold new episodes into the summaries of the conversations named (default: every one behind)."""
+        return await guarded(service.update_conversations(state, group(ctx, group_id), keys, rebuild=rebuild))
 
 
 async def run_mcp(

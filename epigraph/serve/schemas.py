@@ -163,7 +163,16 @@ class AskIn(BaseModel):
                             description="true: server-sent events of the dialog's chunks")  # fmt: skip
 
 
-SearchScope = Literal["all", "facts", "entities", "episodes"]
+SearchScope = Literal["all", "facts", "entities", "episodes", "communities"]
+
+
+class ConversationsUpdateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    keys: list[Annotated[str, Field(min_length=1, max_length=512)]] | None = Field(
+        default=None, max_length=100, description="the conversations to update (default: every one behind)"
+    )
+    rebuild: bool = Field(default=False, description="fold every episode again, from the start")
 
 
 class BodyLimit:

@@ -15,7 +15,15 @@ from typing import Any
 from ..client import KnowledgeGraph
 from ..errors import EpisodeNotFound
 from ..graph.model import Episode
-from ..graph.search import COMBINED, ENTITIES_HYBRID, EPISODES_HYBRID, FACTS_HYBRID, SearchConfig, recipe
+from ..graph.search import (
+    COMBINED,
+    COMMUNITIES_HYBRID,
+    ENTITIES_HYBRID,
+    EPISODES_HYBRID,
+    FACTS_HYBRID,
+    SearchConfig,
+    recipe,
+)
 from ..tokens import aload_encoding
 from .auth import Keys
 from .schemas import Accepted, AcceptedEpisode, EpisodeIn, Limits, checked_inputs
@@ -25,6 +33,7 @@ log = logging.getLogger("epigraph.serve")
 
 _SCOPES: dict[str, SearchConfig] = {
     "all": COMBINED, "facts": FACTS_HYBRID, "entities": ENTITIES_HYBRID, "episodes": EPISODES_HYBRID,
+    "communities": COMMUNITIES_HYBRID,
 }  # fmt: skip
 
 
@@ -128,3 +137,44 @@ async def entity(state: ServerState, group_id: str, name: str) -> dict[str, Any]
     async with state.workers.priority.foreground():
         view = await state.kg.entity(name, group_id=group_id)
     return view.to_dict()
+
+
+# --- the big picture: communities and conversations ------------------------------------------------
+
+
+async def communities(
+    state: ServerState, group_id: str, *, as_of: datetime | None = None, known_at: datetime | None = None
+) -> dict[str, Any]:
+    async with state.workers.priority.foreground():
+        views = await state.kg.communities(as_of=as_of, known_at=known_at, group_id=group_id)
+    return {"group_id": group_id, "communities": [v.to_dict() for v in views]}
+
+
+async def update_communities(state: ServerState, group_id: str, *, rebuild: bool = False) -> dict[str, Any]:
+    """Update (or rebuild) the group's communities: model calls, while ingestion goes on."""
+    update = await (
+        state.kg.build_communities(group_id=group_id)
+        if rebuild
+        else state.kg.update_communities(group_id=group_id)
+    )
+    return {"group_id": group_id, "update": update.to_dict(), **await communities(state, group_id)}
+
+
+async def conversations(state: ServerState, group_id: str) -> dict[str, Any]:
+    async with state.workers.priority.foreground():
+        views = await state.kg.chains(group_id=group_id)
+    return {"group_id": group_id, "conversations": [v.to_dict() for v in views]}
+
+
+async def conversation(state: ServerState, group_id: str, key: str, *, limit: int = 50) -> dict[str, Any]:
+    async with state.workers.priority.foreground():
+        found = await state.kg.conversation(key, group_id=group_id, limit=limit)
+    return {"group_id": group_id, **found.to_dict()}
+
+
+async def update_conversations(
+    state: ServerState, group_id: str, keys: list[str] | None = None, *, rebuild: bool = False
+) -> dict[str, Any]:
+    """Fold new episodes into the summaries of ``keys`` (every conversation with some, when None)."""
+    updates = await state.kg.update_conversations(keys, group_id=group_id, rebuild=rebuild)
+    return {"group_id": group_id, "updates": [u.to_dict() for u in updates]}

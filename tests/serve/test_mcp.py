@@ -14,7 +14,10 @@ from _serve_harness import LLMThread, World, server_env
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-TOOLS = {"add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode"}
+TOOLS = {
+    "add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode",
+    "communities", "update_communities", "conversations", "conversation", "update_conversations",
+}  # fmt: skip
 
 
 async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, Any]:
@@ -35,10 +38,36 @@ async def _until_done(session: ClientSession, group: str, uuid: str) -> dict[str
     raise AssertionError(f"episode {uuid} still pending")
 
 
+PAIR = {"Alice and Bob", "Bob and Alice"}  # named after its members, best connected first (a tie here)
+
+
+async def _overview_checks(session: ClientSession, uuid: str) -> None:
+    """The episode above (source "chat") makes a conversation; its summary and the communities are
+    brought up to date on request, then read and searched."""
+    ok, listed = await _call(session, "conversations", group_id="alpha")
+    assert ok and [(c["key"], c["unsummarized"]) for c in listed["conversations"]] == [("chat", 1)]
+    ok, updated = await _call(session, "update_conversations", group_id="alpha")
+    assert ok and [u["folded"] for u in updated["updates"]] == [1]
+    ok, chat = await _call(session, "conversation", group_id="alpha", key="chat")
+    assert ok and [e["uuid"] for e in chat["episodes"]] == [uuid]
+    assert "Alice met Bob" in chat["summary"]["summary"]
+    ok, built = await _call(session, "update_communities", group_id="alpha", rebuild=True)
+    assert ok and built["update"]["rebuilt"] and built["communities"][0]["name"] in PAIR
+    ok, now = await _call(session, "communities", group_id="alpha")
+    assert ok and {m["name"] for m in now["communities"][0]["members"]} == {"Alice", "Bob"}
+    ok, found = await _call(session, "search", group_id="alpha", query="Alice Bob", scope="communities")
+    assert ok and found["communities"][0]["community"]["name"] in PAIR
+    for tool in ("conversations", "communities"):
+        ok, refused = await _call(session, tool, group_id="beta")
+        assert not ok and "403" in refused
+    ok, missing = await _call(session, "conversation", group_id="alpha", key="nothing")
+    assert not ok and "no conversation" in missing
+
+
 async def _session_checks(session: ClientSession) -> None:
     tools = await session.list_tools()
     assert {t.name for t in tools.tools} == TOOLS
-    episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z"}]
+    episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z", "source": "chat"}]
     ok, accepted = await _call(session, "add_episodes", group_id="alpha", episodes=episodes)
     assert ok and accepted["episodes"][0]["status"] == "pending", accepted
     uuid = accepted["episodes"][0]["uuid"]
@@ -55,6 +84,7 @@ async def _session_checks(session: ClientSession) -> None:
                        ("add_episodes", {"episodes": episodes})]:  # fmt: skip
         ok, refused = await _call(session, tool, group_id="beta", **args)
         assert not ok and "403" in refused and "Alice" not in refused
+    await _overview_checks(session, uuid)
     ok, removed = await _call(session, "remove_episode", group_id="alpha", uuid=uuid)
     assert ok and removed["episode"] == uuid
     ok, gone = await _call(session, "episode_status", group_id="alpha", uuid=uuid)
