@@ -1,4 +1,5 @@
-"""Read what a view shows from a store: an entity's neighbourhood, a search result, a set of facts.
+"""Read what a view shows from a store: an entity's neighbourhood, a search result, a set of facts, and the
+communities of their entities.
 
 Every view embeds, beside the facts it draws, a *bounded* neighbourhood (``around`` facts touching the
 drawn entities, retired ones included) so that "expand" in a saved file has something to reveal, and the
@@ -111,10 +112,11 @@ async def complete(
         extra = await store.facts_around(group_id, sorted(drawn), _ALL, around)
     every = list({f.uuid: f for f in [*facts, *extra]}.values())
     ids = sorted(drawn | _endpoints(every))
-    found, mentions, episodes = await gather(
+    found, mentions, episodes, communities = await gather(
         [store.get_entities(group_id, ids), store.mention_counts(group_id, ids),
-         _episodes(store, group_id, every)]
+         _episodes(store, group_id, every), store.communities(group_id)]
     )  # fmt: skip
+    drawn_ids = set(ids)
     return GraphView(
         entities={e.uuid: e for e in found},
         facts=tuple(every),
@@ -125,6 +127,7 @@ async def complete(
         mentions=mentions,
         episodes=episodes,
         show_retired=show_retired,
+        communities={c.uuid: c for c in communities if drawn_ids.intersection(c.members)},
     )
 
 

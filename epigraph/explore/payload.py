@@ -9,6 +9,8 @@ contradiction retired it, ``invalidated_by`` with the ``previous_invalid_at`` it
 
 ``shown`` facts are drawn at first; the others are the bounded neighbourhood a saved file embeds so that
 "expand" can reveal it without a server. Texts are cut to bounded lengths (summaries, episodes).
+Each entity names its ``community`` (a uuid of ``communities``, or null), so the page can colour and list
+entities by community (``overview``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..graph.derived import Community
 from ..graph.model import Entity, Episode, Fact
 from ..graph.temporal import start_unknown
 
@@ -35,11 +38,13 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def node_dict(uid: str, entity: Entity | None, mentions: int, shown: bool) -> dict[str, Any]:
+def node_dict(
+    uid: str, entity: Entity | None, mentions: int, shown: bool, community: str | None = None
+) -> dict[str, Any]:
     """One entity as the page draws it (an endpoint the store did not return shows its uuid)."""
     if entity is None:
         return {"id": uid, "name": uid[:8], "type": "", "labels": [], "aliases": [], "summary": "",
-                "mentions": mentions, "created_at": None, "shown": shown}  # fmt: skip
+                "mentions": mentions, "created_at": None, "shown": shown, "community": community}  # fmt: skip
     return {
         "id": uid,
         "name": entity.name,
@@ -50,6 +55,7 @@ def node_dict(uid: str, entity: Entity | None, mentions: int, shown: bool) -> di
         "mentions": mentions,
         "created_at": _iso(entity.created_at),
         "shown": shown,
+        "community": community,
     }
 
 
@@ -89,6 +95,11 @@ def episode_dict(episode: Episode) -> dict[str, Any]:
     }
 
 
+def community_dict(community: Community) -> dict[str, Any]:
+    return {"name": community.name, "summary": _cut(community.summary, SUMMARY_CHARS),
+            "size": len(community.members)}  # fmt: skip
+
+
 def build(
     entities: Mapping[str, Entity],
     facts: Sequence[Fact],
@@ -99,9 +110,10 @@ def build(
     episodes: Mapping[str, Episode] | None = None,
     title: str = "",
     group_id: str = "",
+    communities: Mapping[str, Community] | None = None,
 ) -> dict[str, Any]:
     """The view's JSON data. ``shown``: the fact uuids drawn at first (None: all); ``focus``: entity uuids
-    drawn even without a fact (the center first)."""
+    drawn even without a fact (the center first); ``communities``: by uuid, those of the entities."""
     shown_facts = {f.uuid for f in facts} if shown is None else set(shown)
     counts = mentions or {}
     drawn = set(focus) | {u for f in facts if f.uuid in shown_facts for u in (f.source_uuid, f.target_uuid)}
@@ -109,12 +121,15 @@ def build(
     for f in facts:
         ids.setdefault(f.source_uuid)
         ids.setdefault(f.target_uuid)
+    found = communities or {}
+    member_of = {m: uuid for uuid, c in found.items() for m in c.members if m in ids}
     return {
         "version": VERSION,
         "title": title,
         "group_id": group_id,
         "focus": list(focus),
-        "nodes": [node_dict(u, entities.get(u), counts.get(u, 0), u in drawn) for u in ids],
+        "nodes": [node_dict(u, entities.get(u), counts.get(u, 0), u in drawn, member_of.get(u)) for u in ids],
         "edges": [edge_dict(f, f.uuid in shown_facts) for f in dict((f.uuid, f) for f in facts).values()],
         "episodes": {uid: episode_dict(e) for uid, e in (episodes or {}).items()},
+        "communities": {uuid: community_dict(found[uuid]) for uuid in sorted(set(member_of.values()))},
     }

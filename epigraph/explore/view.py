@@ -6,7 +6,8 @@
     view                                   # a notebook cell: pan, zoom, hover, click, time slider
     view.save("alice.html")                # the same page as one offline file (.svg: a static picture)
 
-The page draws the ``shown`` facts, colours entities by type and sizes them by mentions; hovering shows a
+The page draws the ``shown`` facts, colours entities by community (when the graph has communities;
+a switch colours them by type) and sizes them by mentions; hovering shows a
 summary or a fact with its validity window; retired facts are dashed grey (and can be hidden); a slider
 moves through event time (``as_of``) and a switch makes it system time as well (``known_at``); clicking
 an entity opens its view (summary, facts then current, history, episodes) and "expand" reveals the
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..graph.derived import Community
 from ..graph.model import Entity, Episode, Fact
 from ..graph.search.draw import GraphDrawing
 from ..graph.search.results import SearchResults, subgraph_drawing
@@ -41,6 +43,8 @@ class GraphView:
     mentions: Mapping[str, int] = field(default_factory=dict)
     episodes: Mapping[str, Episode] = field(default_factory=dict)
     show_retired: bool = True
+    communities: Mapping[str, Community] = field(default_factory=dict)
+    """The communities of its entities, by uuid: the page colours and lists entities by them."""
 
     @classmethod
     def from_search(cls, results: SearchResults) -> GraphView:
@@ -62,7 +66,7 @@ class GraphView:
         """The page's JSON data (:mod:`.payload`)."""
         data = payload.build(
             self.entities, self.facts, shown=self.shown, focus=self.focus, mentions=self.mentions,
-            episodes=self.episodes, title=self.title, group_id=self.group_id,
+            episodes=self.episodes, title=self.title, group_id=self.group_id, communities=self.communities,
         )  # fmt: skip
         data["show_retired"] = self.show_retired
         return data

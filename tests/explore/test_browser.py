@@ -11,6 +11,7 @@ from typing import Any
 
 from epigraph.explore import GraphView
 from epigraph.explore.payload import edge_dict
+from epigraph.graph.derived import Community
 from epigraph.graph.model import Entity, Fact, Invalidation
 from epigraph.graph.store import TimeFilter
 from epigraph.graph.temporal import matches
@@ -250,3 +251,62 @@ def test_relations_stay_readable_where_the_graph_is_dense(
     assert min(z for _, z in order["edges"]) > max(z for _, z in order["nodes"])
     assert min(order["backgrounds"]) >= 0.85
     assert page.evaluate(LABELS_ON_NODES) == []
+
+
+def _two_circles() -> GraphView:
+    """Ann, Bob and Cy in one community, Dee and Eve in another, Fay in none; Bob knows Dee."""
+    names = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay")
+    people = {n: Entity(group_id="g", name=n, labels=["Person"]) for n in names}
+    pairs = [("Ann", "Bob"), ("Bob", "Cy"), ("Cy", "Ann"), ("Dee", "Eve"), ("Bob", "Dee"), ("Eve", "Fay")]
+    facts = tuple(
+        Fact(group_id="g", source_uuid=people[a].uuid, target_uuid=people[b].uuid, relation="KNOWS",
+             text=f"{a} knows {b}.")
+        for a, b in pairs
+    )  # fmt: skip
+    friends = Community(group_id="g", name="Old friends", summary="Ann, Bob and Cy grew up together.",
+                        members=[people[n].uuid for n in ("Ann", "Bob", "Cy")])  # fmt: skip
+    club = Community(group_id="g", name="Chess club", summary="Dee and Eve play chess.",
+                     members=[people[n].uuid for n in ("Dee", "Eve")])  # fmt: skip
+    return GraphView({e.uuid: e for e in people.values()}, facts, frozenset(f.uuid for f in facts),
+                     communities={friends.uuid: friends, club.uuid: club})  # fmt: skip
+
+
+COLOURS = (
+    "() => Object.fromEntries(window.epigraph.cy.nodes()"
+    ".map(n => [n.data('name'), n.style('background-color')]))"
+)
+
+
+def test_entities_are_coloured_and_listed_by_community(page: Any, tmp_path: Path) -> None:
+    open_view(page, _two_circles(), tmp_path)
+    colour = page.evaluate(COLOURS)
+    assert colour["Ann"] == colour["Bob"] == colour["Cy"] != colour["Dee"] == colour["Eve"] != colour["Fay"]
+    assert colour["Fay"] not in (colour["Ann"], colour["Dee"])
+    legend = page.locator("#ep-legend").inner_text()
+    assert "Old friends" in legend and "Chess club" in legend and "no community" in legend
+    assert legend.index("Old friends") < legend.index("Chess club")  # the larger first
+    page.mouse.move(*point(page, by_name("Dee")))
+    page.wait_for_function("document.getElementById('ep-tip').innerText.startsWith('Dee')")
+    assert "community: Chess club" in page.locator("#ep-tip").inner_text()
+    page.mouse.click(*point(page, by_name("Bob")))
+    page.locator("#ep-community").wait_for(state="visible")
+    shown = page.locator("#ep-community").inner_text()
+    assert "Community: Old friends (3 members) Ann, Bob and Cy grew up together." in shown
+
+
+def test_the_communities_switch_colours_by_type_instead(page: Any, tmp_path: Path) -> None:
+    open_view(page, _two_circles(), tmp_path)
+    assert page.locator("#ep-communities").is_checked()
+    page.locator("#ep-communities").uncheck()
+    colour = page.evaluate(COLOURS)
+    assert len(set(colour.values())) == 1  # all Person
+    legend = page.locator("#ep-legend").inner_text()
+    assert "Person" in legend and "Old friends" not in legend
+    page.locator("#ep-communities").check()
+    assert page.evaluate(COLOURS)["Ann"] != page.evaluate(COLOURS)["Dee"]
+
+
+def test_a_view_without_communities_colours_by_type(page: Any, alice: GraphView, tmp_path: Path) -> None:
+    open_view(page, alice, tmp_path)
+    assert not page.locator("#ep-communities").is_checked()
+    assert "no community" not in page.locator("#ep-legend").inner_text()

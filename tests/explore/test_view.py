@@ -88,3 +88,27 @@ def test_in_the_terminal_only_the_heading_is_bold(alice: GraphView) -> None:
     head = rendered.renderables[0]
     assert head.plain.split("\n") == ["Alice", entity.summary]
     assert [(s.start, s.end, s.style) for s in head.spans] == [(0, len("Alice"), "bold")]
+
+
+async def test_a_view_read_from_the_store_carries_the_communities_of_its_entities() -> None:
+    from epigraph.explore.gather import entity_graph
+    from epigraph.graph.derived import Community
+    from epigraph.graph.embedded import EmbeddedStore
+    from epigraph.graph.model import Episode, Mention
+    from epigraph.graph.store import EpisodeWrite
+
+    async with EmbeddedStore(":memory:") as store:
+        await store.setup(8)
+        ann, bob, zed = (Entity(group_id="g", name=n) for n in ("Ann", "Bob", "Zed"))
+        episode = Episode(group_id="g", content="Ann met Bob", reference_time="2024-01-01T00:00:00Z")
+        fact = Fact(group_id="g", source_uuid=ann.uuid, target_uuid=bob.uuid, relation="MET", text="Ann met.")
+        mentions = [Mention(group_id="g", episode_uuid=episode.uuid, entity_uuid=e.uuid) for e in (ann, zed)]
+        await store.write_episode(EpisodeWrite(episode, [ann, bob, zed], [fact], mentions))
+        pair = Community(group_id="g", name="Ann and Bob", members=[ann.uuid, bob.uuid])
+        alone = Community(group_id="g", name="Zed alone", members=[zed.uuid])
+        await store.replace_communities("g", [pair, alone])
+        view = await entity_graph(store, "g", "Ann")
+    assert set(view.communities) == {pair.uuid}  # only those of the entities in the view
+    data = view.to_data()
+    assert {n["name"]: n["community"] for n in data["nodes"]} == {"Ann": pair.uuid, "Bob": pair.uuid}
+    assert data["communities"] == {pair.uuid: {"name": "Ann and Bob", "summary": "", "size": 2}}

@@ -3,6 +3,7 @@
  * One page for a notebook cell, a saved file and `epigraph serve` (there served.js, loaded after this,
  * adds search and ask and sets hooks.more: "expand" then also fetches). Every fact carries both time
  * axes; factState() is epigraph.graph.temporal.matches() written again, so moving the slider re-draws the graph as it stood.
+ * Entities are coloured by community when the data carries communities (a switch colours them by type).
  * window.epigraph exposes the Cytoscape instance and the model (the browser tests read them).
  */
 (function () {
@@ -16,9 +17,9 @@
 
   var hooks = { more: null, emptyHint: "Nothing to draw." };
   var model = { nodes: new Map(), edges: new Map(), episodes: {}, focus: [], shownNodes: new Set(),
-    shownEdges: new Set(), cited: new Set(), title: DATA.title || "" };
+    shownEdges: new Set(), cited: new Set(), communities: {}, title: DATA.title || "" };
   var state = { moment: null, systemTime: false, showRetired: DATA.show_retired !== false, selected: null,
-    moments: [] };
+    moments: [], byCommunity: Object.keys(DATA.communities || {}).length > 0 };
 
   // ---------------------------------------------------------------- small helpers
   function el(tag, attrs, children) {
@@ -63,11 +64,12 @@
       if (e.shown) { model.shownEdges.add(e.id); }
     });
     Object.keys(data.episodes || {}).forEach(function (k) { model.episodes[k] = data.episodes[k]; });
+    Object.keys(data.communities || {}).forEach(function (k) { model.communities[k] = data.communities[k]; });
     (data.focus || []).forEach(function (f) { if (model.focus.indexOf(f) < 0) { model.focus.push(f); } });
   }
 
   function reset() {
-    model.nodes.clear(); model.edges.clear(); model.episodes = {}; model.focus = [];
+    model.nodes.clear(); model.edges.clear(); model.episodes = {}; model.focus = []; model.communities = {};
     model.shownNodes.clear(); model.shownEdges.clear(); model.cited.clear();
   }
 
@@ -110,13 +112,17 @@
     ui.system = el("input", { type: "checkbox", id: "ep-system" });
     ui.retired = el("input", { type: "checkbox", id: "ep-retired" });
     ui.retired.checked = state.showRetired;
+    ui.communities = el("input", { type: "checkbox", id: "ep-communities" });
+    ui.communities.checked = state.byCommunity;
     ui.fit = el("button", { type: "button", id: "ep-fit", text: "fit" });
     ui.title = el("span", { cls: "ep-title", id: "ep-title", text: model.title });
     var bar = el("div", { cls: "ep-bar" }, [ui.title,
       el("label", { title: "move through event time" }, [document.createTextNode("time"), ui.slider, ui.when]),
       el("label", { title: "also as the graph knew it then (system time, known_at)" },
         [ui.system, document.createTextNode("as known then")]),
-      el("label", {}, [ui.retired, document.createTextNode("retired facts")]), ui.fit]);
+      el("label", {}, [ui.retired, document.createTextNode("retired facts")]),
+      el("label", { title: "colour entities by community (else by type)" },
+        [ui.communities, document.createTextNode("communities")]), ui.fit]);
     ui.cy = el("div", { id: "ep-cy" });
     ui.tip = el("div", { id: "ep-tip" });
     ui.empty = el("div", { cls: "ep-empty", id: "ep-empty" });
@@ -128,6 +134,7 @@
     ui.slider.addEventListener("input", function () { setMomentIndex(Number(ui.slider.value)); });
     ui.system.addEventListener("change", function () { state.systemTime = ui.system.checked; refreshSlider(); apply(); });
     ui.retired.addEventListener("change", function () { state.showRetired = ui.retired.checked; apply(); });
+    ui.communities.addEventListener("change", function () { state.byCommunity = ui.communities.checked; apply(); });
     ui.fit.addEventListener("click", function () { cy.fit(cy.elements(":visible"), 30); });
   }
 
@@ -169,6 +176,24 @@
     return colours[type];
   }
   function nodeSize(n) { return Math.min(80, 22 + 9 * Math.sqrt(n.mentions || 0)); }
+
+  // Communities get colours of their own, the largest first (the same community, the same colour).
+  var NO_COMMUNITY = "#cccccc";
+  function communityColours() {
+    var ids = Object.keys(model.communities).sort(function (a, b) {
+      var x = model.communities[a], y = model.communities[b];
+      return (y.size - x.size) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0) || (a < b ? -1 : 1);
+    });
+    var out = {};
+    ids.forEach(function (id, i) { out[id] = PALETTE[i % PALETTE.length]; });
+    return out;
+  }
+  function communityOf(n) { return n.community && model.communities[n.community] ? n.community : null; }
+  function fill(n, byCommunity) {
+    if (!state.byCommunity) { return colourOf(n.type || ""); }
+    var c = communityOf(n);
+    return c ? byCommunity[c] : NO_COMMUNITY;
+  }
 
   function style() {
     return [
@@ -268,6 +293,7 @@
   function apply() {
     var t = times();
     var visibleEdges = {};
+    var byCommunity = communityColours();
     cy.batch(function () {
       cy.edges().forEach(function (ce) {
         var e = model.edges.get(ce.id());
@@ -283,6 +309,8 @@
         var n = model.nodes.get(cn.id());
         var focus = model.focus.indexOf(n.id) >= 0;
         var known = !state.systemTime || n.created_at == null || ms(n.created_at) <= t.knownAt;
+        cn.data("colour", fill(n, byCommunity));
+        cn.data("community", communityOf(n) || "");
         cn.toggleClass("focus", focus);
         cn.toggleClass("selected", state.selected === n.id);
         cn.toggleClass("cited", cn.connectedEdges(".cited").length > 0);
@@ -290,7 +318,7 @@
       });
     });
     ui.empty.textContent = cy.elements(":visible").length ? "" : emptyText();
-    legend();
+    legend(byCommunity);
     if (state.selected) { showPanel(state.selected); }
   }
 
@@ -299,16 +327,30 @@
     return "Nothing held at this moment (" + (state.moment == null ? "now" : fmt(state.moment)) + ").";
   }
 
-  function legend() {
+  function legendItem(colour, text) {
+    var dot = el("span", { cls: "dot" });
+    dot.style.background = colour;
+    ui.legend.appendChild(dot);
+    ui.legend.appendChild(el("span", { cls: "ep-legend-item", text: text }));
+  }
+
+  function legend(byCommunity) {
     ui.legend.textContent = "";
-    var types = {};
-    cy.nodes(":visible").forEach(function (cn) { types[model.nodes.get(cn.id()).type || "entity"] = true; });
-    Object.keys(types).sort().forEach(function (type) {
-      var dot = el("span", { cls: "dot" });
-      dot.style.background = colourOf(type === "entity" ? "" : type);
-      ui.legend.appendChild(dot);
-      ui.legend.appendChild(document.createTextNode(type));
+    var seen = {}, loose = false;
+    cy.nodes().not(".hidden").forEach(function (cn) {
+      var n = model.nodes.get(cn.id());
+      if (!state.byCommunity) { seen[n.type || "entity"] = true; return; }
+      var c = communityOf(n);
+      if (c) { seen[c] = true; } else { loose = true; }
     });
+    if (state.byCommunity) {
+      Object.keys(byCommunity).filter(function (c) { return seen[c]; }).forEach(function (c) {
+        legendItem(byCommunity[c], model.communities[c].name);
+      });
+      if (loose) { legendItem(NO_COMMUNITY, "no community"); }
+    } else {
+      Object.keys(seen).sort().forEach(function (type) { legendItem(colourOf(type === "entity" ? "" : type), type); });
+    }
     if (cy.edges(".retired:visible").length) {
       ui.legend.appendChild(el("span", { cls: "dash" }));
       ui.legend.appendChild(document.createTextNode("retired"));
@@ -325,8 +367,9 @@
     ui.tip.style.top = pos.y + 14 + "px";
   }
   function nodeTip(n) {
-    var meta = [n.type, n.mentions ? n.mentions + " mention" + (n.mentions === 1 ? "" : "s") : ""]
-      .filter(Boolean).join(" · ");
+    var c = communityOf(n);
+    var meta = [n.type, n.mentions ? n.mentions + " mention" + (n.mentions === 1 ? "" : "s") : "",
+      c ? "community: " + model.communities[c].name : ""].filter(Boolean).join(" · ");
     return [el("div", { cls: "ep-tip-head", text: n.name }), meta ? el("div", { cls: "ep-tip-when", text: meta }) : null,
       el("div", { text: n.summary || "(no summary)" })].filter(Boolean);
   }
@@ -371,16 +414,22 @@
     expand.addEventListener("click", function () { expandNode(id); });
     var when = state.moment == null ? "now" : "as of " + fmt(state.moment);
     var episodes = episodesOf(facts.current.concat(facts.ended));
+    var c = communityOf(n) ? model.communities[n.community] : null;
+    var community = c ? el("div", { cls: "ep-community", id: "ep-community" },
+      [el("b", { text: "Community: " + c.name }), document.createTextNode(" (" + c.size + " members) "),
+        el("span", { text: c.summary })]) : null;
     ui.panel.textContent = "";
     [close, el("h2", { cls: "ep-name", text: n.name }), el("div", { cls: "ep-meta", text: meta }),
-      el("p", { cls: "ep-summary", text: n.summary || "(no summary)" }), expand,
+      el("p", { cls: "ep-summary", text: n.summary || "(no summary)" }), community, expand,
       el("h3", { text: "Facts (" + when + ")" }),
       el("ul", {}, facts.current.length ? facts.current.map(function (e) { return factItem(e, "current"); })
         : [el("li", { text: "(none)" })]),
       el("h3", { text: "History (retired by then)" }),
       el("ul", {}, facts.ended.length ? facts.ended.map(function (e) { return factItem(e, "ended"); })
         : [el("li", { text: "(none)" })]),
-      el("h3", { text: "Episodes" })].concat(episodes).forEach(function (c) { ui.panel.appendChild(c); });
+      el("h3", { text: "Episodes" })].concat(episodes).forEach(function (part) {
+      if (part) { ui.panel.appendChild(part); }
+    });
     if (!ui.panel.classList.contains("open")) {
       ui.panel.classList.add("open");
       cy.resize();  // the canvas is narrower now: keep the picture inside it
@@ -422,6 +471,8 @@
   function load(data, title) {
     reset(); merge(data); model.title = title || data.title || "";
     ui.title.textContent = model.title;
+    state.byCommunity = Object.keys(model.communities).length > 0;  // a new picture: its own default
+    ui.communities.checked = state.byCommunity;
     state.selected = null; ui.panel.classList.remove("open");
     cy.elements().remove(); layout(null); refreshSlider(); apply();
   }
