@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -141,10 +141,13 @@ class Dialog:
             self.meter.lookups += 1
             left_out = self.observed.left_out
             seen = self.observed.add(found.facts, found.episodes)
-            text = _observation_text(seen, found.note, self.observed.left_out - left_out)
+            talks = self.observed.add_conversations(found.conversations)
+            text = _observation_text(seen, found.note, self.observed.left_out - left_out, talks)
             items = [{"id": s.label, "kind": s.kind, "uuid": s.uuid, "text": shorten(s.citation.text, 120)}
                      for s in seen]  # fmt: skip
-            data = {"items": items, "note": found.note}
+            data: dict[str, Any] = {"items": items, "note": found.note}
+            if found.conversations:
+                data["conversations"] = [{"key": c.key, "summary": c.summary} for c in found.conversations]
             yield AskChunk("observation", text, end_of_message=True, data=data)
 
     async def _plan(self, steps_left: int) -> AskPlanOutput:
@@ -194,6 +197,7 @@ class Dialog:
             now=day(self.now),
             facts=self.observed.facts_block(),
             episodes=self.observed.episodes_block(),
+            conversations=self.observed.conversations_block(),
         )
         request = answer_request(data, self.observed.labels)
         if not (self.stream_answer and can_stream(self.llm)):
@@ -264,12 +268,13 @@ def answer_request(data: AskAnswerInput, labels: list[str]) -> ChatRequest:
     return replace(build_request(ASK_ANSWER, data), grammar=cited_answer_grammar(labels))
 
 
-def _observation_text(seen: list[Seen], note: str, left_out: int) -> str:
+def _observation_text(seen: list[Seen], note: str, left_out: int, conversations: Sequence[str] = ()) -> str:
     facts = sum(1 for s in seen if s.kind == "fact")
     episodes = len(seen) - facts
     head = f"{facts} fact{'s' * (facts != 1)}, {episodes} episode{'s' * (episodes != 1)}"
     lines = [head + (f" ({left_out} more left out: context budget)" if left_out else "")]
     lines += [shorten(s.line, 160) for s in seen]
+    lines += [shorten("conversation " + line.removeprefix("- "), 200) for line in conversations]
     if note:
         lines.append(shorten(note, 200))
     return "\n".join(lines)

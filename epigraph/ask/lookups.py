@@ -17,18 +17,26 @@ Each lookup returns facts and episodes (a :class:`Found`); nothing here talks to
 - ``entity``: the entity's current facts and retired history, and the episodes mentioning it.
 - ``episodes``: by query (hybrid episode search), or the newest of a time range.
 
+Every lookup also brings the running summaries of the conversations its facts and episodes come from
+(``Found.conversations``: background the answer may use, never cite): a fact's first episode, or a found
+episode, names its conversation by its source (``graph.derived.chain_key``). A summary that covers
+episodes after the dialog's ``as_of``, or was written after its ``known_at``, is left out: it could tell
+what the dialog's moment did not know yet.
+
 With ``known_at`` every lookup keeps only what the graph had recorded by then (facts and episodes).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from ..embed import Embedder
 from ..errors import EntityNotFound
+from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
 from ..graph.store import GraphStore
@@ -64,6 +72,8 @@ class Found:
     episodes: list[Episode] = field(default_factory=list)
     note: str = ""
     """What the model should know beyond the items (an unknown name and the closest ones, a bad date)."""
+    conversations: list[ConversationSummary] = field(default_factory=list)
+    """The summaries of the conversations the facts and episodes come from (background, not cited)."""
 
 
 _PERIOD = re.compile(r"\b(?:19|20)\d{2}(?:-(?:0[1-9]|1[0-2]))?\b")
@@ -125,6 +135,9 @@ class Lookups:
         self.facts_limit, self.episodes_limit = facts_limit, episodes_limit
 
     async def run(self, lookup: Lookup) -> Found:
+        return await self._with_conversations(await self._run(lookup))
+
+    async def _run(self, lookup: Lookup) -> Found:
         if lookup.tool == "search_facts":
             args = lookup.args
             return await self.search_facts(args.get("query", ""), args.get("as_of"), args.get("during"))
@@ -186,6 +199,31 @@ class Lookups:
             during=(start, end) if start or end else None, limit=self.episodes_limit,
         )  # fmt: skip
         return [r.episode for r in results.episodes if self._recorded(r.episode)]
+
+    async def _with_conversations(self, found: Found) -> Found:
+        """``found`` with the summaries of the conversations its facts (by their first episode) and
+        episodes come from."""
+        wanted = list(dict.fromkeys(f.episodes[0] for f in found.facts if f.episodes))[: self.facts_limit]
+        known = {e.uuid: e for e in found.episodes}
+        fetched = await asyncio.gather(
+            *(self.store.get_episode(self.group_id, u) for u in wanted if u not in known)
+        )
+        episodes = [*found.episodes, *(e for e in fetched if e is not None)]
+        keys = list(dict.fromkeys(k for e in episodes if (k := chain_key(e.source_description)) is not None))
+        if not keys:
+            return found
+        stored = {s.key: s for s in await self.store.conversation_summaries(self.group_id, keys)}
+        usable = [stored[k] for k in keys if k in stored and self._usable(stored[k])]
+        return replace(found, conversations=usable)
+
+    def _usable(self, summary: ConversationSummary) -> bool:
+        """A summary the dialog's moment may know: written by ``known_at``, covering nothing after
+        ``as_of``."""
+        if not summary.summary.strip():
+            return False
+        if self.known_at is not None and summary.updated_at > self.known_at:
+            return False
+        return self.as_of is None or (summary.last_at is not None and summary.last_at <= self.as_of)
 
     def _window(self, during: str | None) -> tuple[datetime | None, datetime | None] | None:
         """Facts valid at some time in ``during`` (a year or month), and never begun after ``as_of``."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from ..graph.derived import ConversationSummary
 from ..graph.model import Episode, Fact
 from ..graph.temporal import believed_interval, interval, start_unknown
 from ..tokens import count_text_tokens
@@ -22,6 +23,8 @@ from .chunks import Citation
 
 EPISODE_CHARS = 400
 """An episode is shown to the model cut to this many characters."""
+CONVERSATION_CHARS = 600
+"""A conversation's summary is shown cut to this many characters."""
 
 
 def day(value: datetime | None) -> str:
@@ -63,6 +66,8 @@ class Observations:
         """Items a lookup returned that did not fit the budget."""
         self._by_uuid: dict[tuple[str, str], Seen] = {}
         self._by_label: dict[str, Seen] = {}
+        self._conversations: dict[str, str] = {}
+        """Conversation key -> the line it was shown as (background: no id, not citable)."""
 
     def __len__(self) -> int:
         return len(self._by_label)
@@ -121,6 +126,30 @@ class Observations:
         citation = Citation(label, "episode", uuid, episode.content, when, None, False, (uuid,))
         return self._register(Seen(label, "episode", episode.uuid, line, citation))
 
+    def add_conversations(self, summaries: Iterable[ConversationSummary]) -> list[str]:
+        """Register conversation summaries (each once, within the budget); returns the new lines."""
+        added = []
+        for s in summaries:
+            if s.key in self._conversations:
+                continue
+            span = f"{day(s.first_at)} to {day(s.last_at)}"
+            line = f"- {shorten(s.key, 80)} ({span}): {shorten(s.summary, CONVERSATION_CHARS)}"
+            tokens = count_text_tokens(line) + 1
+            if self.used_tokens + tokens > self.budget:
+                self.left_out += 1
+                continue
+            self.used_tokens += tokens
+            self._conversations[s.key] = line
+            added.append(line)
+        return added
+
+    def conversations_block(self) -> str:
+        """The conversation summaries seen, as a block that starts on a new line ("" when none)."""
+        if not self._conversations:
+            return ""
+        lines = "\n".join(self._conversations.values())
+        return f"\nConversation summaries (background; cite the facts and episodes, never these):\n{lines}"
+
     def _register(self, seen: Seen) -> Seen | None:
         tokens = count_text_tokens(seen.line) + 1
         if self.used_tokens + tokens > self.budget:
@@ -141,4 +170,4 @@ class Observations:
         """Everything seen so far, for the planning prompt."""
         if not self._by_label:
             return "(nothing yet)"
-        return f"Facts:\n{self.facts_block()}\nEpisodes:\n{self.episodes_block()}"
+        return f"Facts:\n{self.facts_block()}\nEpisodes:\n{self.episodes_block()}{self.conversations_block()}"

@@ -21,6 +21,10 @@ class AskAnswerInput(BaseModel):
     """One line per fact: ``F1: text (from DATE until DATE; ended)``; "(none)" when empty."""
     episodes: str
     """One line per episode: ``E1 [DATE]: content``; "(none)" when empty."""
+    conversations: str = ""
+    """The summaries of the conversations the facts and episodes come from, as a block starting with a
+    new line (``Observations.conversations_block``); "" when none, and then the prompt is exactly the
+    one without conversations."""
 
 
 EXAMPLE = AskAnswerInput(
@@ -33,7 +37,7 @@ EXAMPLE = AskAnswerInput(
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="2",
+    version="3",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",
