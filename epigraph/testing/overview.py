@@ -7,7 +7,7 @@ deterministic replies built from the request's own input, for tests, benches and
 
 A community is named after its two best connected members ("Caroline and Melanie") and summarized with
 their summaries' first sentences; a conversation's summary is the summary so far followed by the first
-words of each new message, cut at 1,000 characters.
+words of each new message, its last 1,000 characters kept.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def community_reply(request: ChatRequest) -> str:
 
 
 def conversation_reply(request: ChatRequest) -> str:
-    """The summary so far, then the first eight words of each new message."""
+    """The summary so far, then the first eight words of each new message (the last 1,000 characters)."""
     variables = request.variables
     before = "" if variables["summary"] == "(none yet)" else str(variables["summary"])
     lines = [" ".join(line.split()[:9]) for line in str(variables["episodes"]).splitlines()]
-    return (before + " " + " / ".join(lines)).strip()[:1000]
+    return (before + " " + " / ".join(lines)).strip()[-1000:]
 
 
 OVERVIEW_SCRIPT: dict[str, Any] = {
