@@ -15,6 +15,7 @@ from .client import KnowledgeGraph
 from .config import Settings
 from .errors import (
     ConfigError,
+    ConversationNotFound,
     EntityNotFound,
     EpigraphError,
     EpisodeNotFound,
@@ -26,8 +27,10 @@ from .errors import (
     StructuredOutputError,
     UsageError,
 )
+from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
+from .overview import OverviewOptions
 from .pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ontology, ProgressEvent
 
 __all__ = [
@@ -37,7 +40,10 @@ __all__ = [
     "AskOptions",
     "AskUsage",
     "Citation",
+    "Community",
     "ConfigError",
+    "ConversationNotFound",
+    "ConversationSummary",
     "Entity",
     "EntityNotFound",
     "EntityView",
@@ -57,6 +63,7 @@ __all__ = [
     "Mention",
     "NotFound",
     "Ontology",
+    "OverviewOptions",
     "ProgressEvent",
     "QueueError",
     "SearchConfig",
