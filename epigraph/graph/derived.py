@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
@@ -106,7 +106,17 @@ class ConversationSummary(_Frozen):
     updated_at: UtcDatetime = Field(default_factory=utc_now)
 
 
-def latest(values: Iterable[datetime | None]) -> datetime | None:
-    """The latest of the given times (None when there is none)."""
-    present = [v for v in values if v is not None]
-    return max(present) if present else None
+def stored_summary(row: Mapping[str, Any], time: Callable[[Any], datetime | None]) -> ConversationSummary:
+    """A summary as a store read it (its fields by name, each time decoded by ``time``); not validated
+    again: it was on its way in."""
+    return ConversationSummary.model_construct(
+        group_id=row["group_id"],
+        key=row["key"],
+        summary=row.get("summary") or "",
+        episodes=int(row.get("episodes") or 0),
+        first_at=time(row.get("first_at")),
+        last_at=time(row.get("last_at")),
+        covered_until=time(row.get("covered_until")),
+        version=int(row["version"]),
+        updated_at=time(row["updated_at"]),
+    )

@@ -121,6 +121,20 @@ class Chain:
     """Reference time of its latest episode."""
 
 
+@dataclass(frozen=True, slots=True)
+class ChainRead:
+    """Which episodes of a chain ``chain_episodes`` reads, and in which direction."""
+
+    recorded_after: datetime | None = None
+    """Only those recorded (``created_at``) after this time."""
+    status: EpisodeStatus | None = None
+    limit: int = 1000
+    newest_first: bool = False
+
+
+ALL_OF_CHAIN = ChainRead()
+
+
 def check_communities(group_id: str, communities: Sequence[Community]) -> None:
     """Raise StoreError for a set of communities no store may hold, before anything is written: one of
     another group, two with one uuid, or an entity in two of them."""
@@ -283,19 +297,10 @@ class GraphStore(Protocol):
     async def chains(self, group_id: str) -> list[Chain]:
         """The group's chains (episodes sharing a usable ``source_description``), ordered by key."""
 
-    async def chain_episodes(
-        self,
-        group_id: str,
-        key: str,
-        *,
-        recorded_after: datetime | None = None,
-        status: EpisodeStatus | None = None,
-        limit: int = 1000,
-        newest_first: bool = False,
-    ) -> list[Episode]:
+    async def chain_episodes(self, group_id: str, key: str, read: ChainRead = ALL_OF_CHAIN) -> list[Episode]:
         """The episodes of the chain ``key`` in chain order (reference_time, created_at, uuid; reversed
-        with ``newest_first``), however they arrived; only those recorded (``created_at``) after
-        ``recorded_after`` and of ``status``, when given."""
+        with ``read.newest_first``), however they arrived; only those recorded after
+        ``read.recorded_after`` and of ``read.status``, when given; at most ``read.limit``."""
 
     async def conversation_summaries(
         self, group_id: str, keys: Sequence[str] | None = None

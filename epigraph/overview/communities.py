@@ -27,18 +27,17 @@ from typing import Any
 
 import networkx as nx
 
-from ..embed import Embedder
-from ..errors import ConfigError, StructuredOutputError
+from ..errors import StructuredOutputError
 from ..graph.derived import Community, members_digest
 from ..graph.model import Entity, IngestReport, new_uuid, to_utc
-from ..graph.store import FactFilter, GraphStore, TimeFilter
+from ..graph.store import FactFilter, TimeFilter
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.state import clip
 from ..prompts import summarize_communities as sc
 from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt
 from . import clusters
-from .options import OverviewOptions
+from .options import Service
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +98,10 @@ def fallback_name(names: Sequence[str], size: int) -> str:
     return (shown + (f" and {size - 2} more" if size > 2 else ""))[:200] or "community"
 
 
-class Communities:
+class Communities(Service):
     """Communities of a store's groups, summarized by ``llm`` (reads need none)."""
 
-    def __init__(
-        self, store: GraphStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
-    ) -> None:
-        self.store, self.llm, self.embedder = store, llm, embedder
-        self.options = options or OverviewOptions()
+    what = "community names and summaries"
 
     # --- reading ------------------------------------------------------------------------------------
     async def view(
@@ -156,10 +151,8 @@ class Communities:
     # --- updating -----------------------------------------------------------------------------------
     async def update(self, group_id: str, *, rebuild: bool = False) -> CommunityUpdate:
         """Bring the group's communities up to date with its current facts (see the module docstring)."""
-        if self.llm is None:
-            raise ConfigError("communities are named and summarized by a model: configure an LLM")
+        llm, embedder = MeteredLLM(self.need_llm()), MeteredEmbedder(self.embedder)
         started = time.perf_counter()
-        llm, embedder = MeteredLLM(self.llm), MeteredEmbedder(self.embedder)
         report = ReportBuilder(llm, embedder)
         graph = clusters.weighted_graph(await self.store.fact_endpoints(group_id))
         stored = await self.store.communities(group_id)

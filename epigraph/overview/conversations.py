@@ -23,18 +23,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..embed import Embedder
-from ..errors import ConfigError, LLMError, UsageError
+from ..errors import LLMError, UsageError
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Episode, EpisodeStatus, IngestReport
-from ..graph.store import Chain, GraphStore
+from ..graph.store import Chain, ChainRead
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.state import clip
 from ..prompts import summarize_conversation as scv
 from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt
 from ..tokens import aload_encoding, count_text_tokens
-from .options import OverviewOptions
+from .options import Service
 
 NONE_YET = "(none yet)"
 
@@ -127,14 +126,10 @@ def summary_dict(summary: ConversationSummary | None) -> dict[str, Any] | None:
     return None if summary is None else summary.model_dump(mode="json")
 
 
-class Conversations:
+class Conversations(Service):
     """The chains of a store's groups and their summaries, written by ``llm`` (reads need none)."""
 
-    def __init__(
-        self, store: GraphStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
-    ) -> None:
-        self.store, self.llm, self.embedder = store, llm, embedder
-        self.options = options or OverviewOptions()
+    what = "conversation summaries"
 
     # --- reading ------------------------------------------------------------------------------------
     async def chains(self, group_id: str) -> list[ChainView]:
@@ -144,7 +139,7 @@ class Conversations:
 
     async def conversation(self, group_id: str, key: str, *, limit: int = 50) -> Conversation | None:
         """The chain ``key``'s summary and latest ``limit`` episodes; None when the chain has none."""
-        episodes = await self.store.chain_episodes(group_id, key, limit=limit, newest_first=True)
+        episodes = await self.store.chain_episodes(group_id, key, ChainRead(limit=limit, newest_first=True))
         if not episodes:
             return None
         summaries = await self.store.conversation_summaries(group_id, [key])
@@ -156,7 +151,7 @@ class Conversations:
         self, group_id: str, keys: list[str] | None = None, *, rebuild: bool = False
     ) -> list[ConversationUpdate]:
         """Update the chains ``keys`` (default: every chain with episodes not folded in yet), in key order."""
-        self._need_llm()
+        self.need_llm()
         if keys is None:
             keys = [v.key for v in await self.chains(group_id) if v.unsummarized or rebuild]
         return [await self.update(group_id, key, rebuild=rebuild) for key in sorted(set(keys))]
@@ -178,7 +173,7 @@ class Conversations:
 
     async def update(self, group_id: str, key: str, *, rebuild: bool = False) -> ConversationUpdate:
         """Fold the chain's new episodes into its summary (all of them again with ``rebuild``)."""
-        llm = self._need_llm()
+        llm = self.need_llm()
         if chain_key(key) is None:
             raise UsageError(
                 f"not a conversation key: {key[:80]!r} (1-512 characters, no control characters)"
@@ -187,10 +182,12 @@ class Conversations:
             await self.reset(group_id, key)
         found = await self.store.conversation_summaries(group_id, [key])
         stored = found[0] if found else None
-        new = await self.store.chain_episodes(
-            group_id, key, recorded_after=stored.covered_until if stored else None,
-            status=EpisodeStatus.DONE, limit=self.options.max_new_episodes,
-        )  # fmt: skip
+        read = ChainRead(
+            recorded_after=stored.covered_until if stored else None,
+            status=EpisodeStatus.DONE,
+            limit=self.options.max_new_episodes,
+        )
+        new = await self.store.chain_episodes(group_id, key, read)
         metered = MeteredLLM(llm)
         report = ReportBuilder(metered, MeteredEmbedder(self.embedder))
         if not new:
@@ -211,11 +208,6 @@ class Conversations:
             now = await self.store.conversation_summaries(group_id, [key])
             return ConversationUpdate(key, now[0] if now else None, 0, True, error, report.build())
         return ConversationUpdate(key, summary, len(folded), error=error, report=report.build())
-
-    def _need_llm(self) -> LLM:
-        if self.llm is None:
-            raise ConfigError("conversation summaries are written by a model: configure an LLM")
-        return self.llm
 
     async def reset(self, group_id: str, key: str) -> None:
         """Forget the chain's summary, so the next update folds the whole chain again."""

@@ -6,7 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..embed import Embedder
+from ..errors import ConfigError
 from ..graph.model import utc_now
+from ..graph.store import GraphStore
+from ..prompts.protocol import LLM
 
 
 @dataclass(frozen=True)
@@ -45,3 +49,21 @@ class OverviewOptions:
     max_new_episodes: int = 5000
     """Most episodes one conversation update reads; the rest wait for the next update."""
     clock: Callable[[], datetime] = field(default=utc_now)
+
+
+class Service:
+    """What the overview's services share: a store, a model (reads need none), an embedder, options."""
+
+    what = "the overview"
+
+    def __init__(
+        self, store: GraphStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
+    ) -> None:
+        self.store, self.llm, self.embedder = store, llm, embedder
+        self.options = options or OverviewOptions()
+
+    def need_llm(self) -> LLM:
+        """The model, or ConfigError naming what needs one."""
+        if self.llm is None:
+            raise ConfigError(f"{self.what} are written by a model: configure an LLM")
+        return self.llm

@@ -15,7 +15,7 @@ import pytest
 from epigraph.errors import StoreError
 from epigraph.graph.derived import Community, ConversationSummary, members_digest
 from epigraph.graph.model import EpisodeStatus, Invalidation
-from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore, TimeFilter
+from epigraph.graph.store import EVERYTHING, ChainRead, FactFilter, GraphStore, TimeFilter
 from tests.graph.test_store_contract import T0, day, make_entity, make_episode, make_fact, vec, write_of
 from tests.graph.test_store_once import _second
 
@@ -153,11 +153,12 @@ async def test_chains_keep_their_order_whatever_the_arrival(
     ]
     ordered = [early.uuid, tie_a.uuid, tie_b.uuid, late.uuid]
     assert [e.uuid for e in await store.chain_episodes(group, chat)] == ordered
-    assert [e.uuid for e in await store.chain_episodes(group, chat, newest_first=True)] == ordered[::-1]
-    assert [e.uuid for e in await store.chain_episodes(group, chat, limit=2)] == ordered[:2]
-    recorded = await store.chain_episodes(group, chat, recorded_after=day(11))
+    newest = await store.chain_episodes(group, chat, ChainRead(newest_first=True))
+    assert [e.uuid for e in newest] == ordered[::-1]
+    assert [e.uuid for e in await store.chain_episodes(group, chat, ChainRead(limit=2))] == ordered[:2]
+    recorded = await store.chain_episodes(group, chat, ChainRead(recorded_after=day(11)))
     assert [e.uuid for e in recorded] == [early.uuid, tie_b.uuid]  # recorded after, in chain order
-    done = await store.chain_episodes(group, chat, status=EpisodeStatus.DONE)
+    done = await store.chain_episodes(group, chat, ChainRead(status=EpisodeStatus.DONE))
     assert done == [early]
     assert await store.chain_episodes(group, "no such chain") == []
     assert [e.uuid for e in await store.chain_episodes(other_group, chat)] == [elsewhere.uuid]

@@ -4,9 +4,8 @@ that write nothing or keep the old names, and views as of a time (embedded store
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +19,6 @@ from epigraph.testing.overview import OVERVIEW_SCRIPT, community_reply
 from tests.graph.test_store_contract import T0, day, make_episode, write_of
 
 G = "g"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
-    async with EmbeddedStore(str(tmp_path / "graph.db")) as backend:
-        await backend.setup(HashEmbedder().dim)
-        yield backend
 
 
 class World:

@@ -4,9 +4,7 @@ folded, concurrent updaters."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +18,6 @@ from tests.graph.test_store_contract import T0
 
 G = "g"
 CHAT = "chat:ann-bob"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
-    async with EmbeddedStore(str(tmp_path / "graph.db")) as backend:
-        await backend.setup(HashEmbedder().dim)
-        yield backend
 
 
 class Clock:

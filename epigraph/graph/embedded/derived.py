@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..derived import Community, ConversationSummary, chain_key
-from ..model import Episode, EpisodeStatus
-from ..store import Chain, FactFilter, check_communities, unknown_member
-from .codec import EPISODES, decode_episode, from_blob, from_us, to_blob, to_us, to_us_or_none
+from ..derived import Community, ConversationSummary, chain_key, stored_summary
+from ..model import Episode
+from ..store import Chain, ChainRead, FactFilter, check_communities, unknown_member
+from .codec import EPISODES, from_blob, from_us, to_blob, to_us, to_us_or_none
 from .db import Db
-from .reads import IN_LIST, as_json, fact_clause
+from .reads import IN_LIST, as_json, fact_clause, select_episodes
 
 _P = EPISODES.select("p")
 
@@ -134,27 +134,11 @@ def _time(value: int) -> datetime:
     return found
 
 
-def chain_episodes(
-    conn: sqlite3.Connection,
-    group_id: str,
-    key: str,
-    recorded_after: datetime | None,
-    status: EpisodeStatus | None,
-    limit: int,
-    newest_first: bool,
-) -> list[Episode]:
-    sql = f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.source_description = ?"
-    params: list[Any] = [group_id, key]
-    if recorded_after is not None:
-        sql += " AND p.created_at > ?"
-        params.append(to_us(recorded_after))
-    if status is not None:
-        sql += " AND p.status = ?"
-        params.append(EpisodeStatus(status).value)
-    direction = "DESC" if newest_first else "ASC"
-    sql += f" ORDER BY p.reference_time {direction}, p.created_at {direction}, p.uuid {direction} LIMIT ?"
-    params.append(max(0, limit))
-    return [decode_episode(row) for row in conn.execute(sql, params)]
+def chain_episodes(conn: sqlite3.Connection, group_id: str, key: str, read: ChainRead) -> list[Episode]:
+    where: list[tuple[str, Any]] = [("group_id = ?", group_id), ("source_description = ?", key)]
+    if read.recorded_after is not None:
+        where.append(("created_at > ?", to_us(read.recorded_after)))
+    return select_episodes(conn, where, read.status, read.limit, read.newest_first)
 
 
 # --- conversation summaries ---------------------------------------------------------------------------
@@ -175,22 +159,9 @@ def conversation_summaries(
             return []
         sql += f" AND key IN ({', '.join('?' * len(wanted))})"
         params += wanted
-    found = [_summary(dict(zip(_SUMMARY_COLUMNS, row, strict=True))) for row in conn.execute(sql, params)]
+    rows = (dict(zip(_SUMMARY_COLUMNS, row, strict=True)) for row in conn.execute(sql, params))
+    found = [stored_summary(row, from_us) for row in rows]
     return sorted(found, key=lambda s: s.key)
-
-
-def _summary(r: dict[str, Any]) -> ConversationSummary:
-    return ConversationSummary.model_construct(
-        group_id=r["group_id"],
-        key=r["key"],
-        summary=r["summary"],
-        episodes=int(r["episodes"]),
-        first_at=from_us(r["first_at"]),
-        last_at=from_us(r["last_at"]),
-        covered_until=from_us(r["covered_until"]),
-        version=int(r["version"]),
-        updated_at=from_us(r["updated_at"]),
-    )
 
 
 def save_conversation_summary(db: Db, summary: ConversationSummary) -> bool:

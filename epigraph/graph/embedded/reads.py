@@ -119,20 +119,28 @@ def episodes(
     limit: int,
     newest_first: bool,
 ) -> list[Episode]:
-    sql = f"SELECT {_P} FROM episodes AS p WHERE group_id = ?"
-    params: list[Any] = [group_id]
+    where: list[tuple[str, Any]] = [("group_id = ?", group_id)]
     if since is not None:
-        sql += " AND reference_time >= ?"
-        params.append(to_us(since))
+        where.append(("reference_time >= ?", to_us(since)))
     if until is not None:
-        sql += " AND reference_time < ?"
-        params.append(to_us(until))
-    if status is not None:
-        sql += " AND status = ?"
-        params.append(EpisodeStatus(status).value)
+        where.append(("reference_time < ?", to_us(until)))
+    return select_episodes(conn, where, status, limit, newest_first)
+
+
+def select_episodes(
+    conn: sqlite3.Connection,
+    where: Sequence[tuple[str, Any]],
+    status: EpisodeStatus | None,
+    limit: int,
+    newest_first: bool,
+) -> list[Episode]:
+    """The episodes passing every ``(condition with one ?, value)`` of ``where`` (and of ``status``), in
+    the group's episode order (reference_time, created_at, uuid; reversed with ``newest_first``)."""
+    conditions = [*where, *([("status = ?", EpisodeStatus(status).value)] if status is not None else [])]
+    sql = f"SELECT {_P} FROM episodes AS p WHERE " + " AND ".join(f"p.{c}" for c, _ in conditions)
     direction = "DESC" if newest_first else "ASC"
-    sql += f" ORDER BY reference_time {direction}, created_at {direction}, uuid {direction} LIMIT ?"
-    params.append(max(0, limit))
+    sql += f" ORDER BY p.reference_time {direction}, p.created_at {direction}, p.uuid {direction} LIMIT ?"
+    params = [value for _, value in conditions] + [max(0, limit)]
     return [decode_episode(row) for row in conn.execute(sql, params)]
 
 

@@ -28,9 +28,11 @@ from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
 from ..priority import in_foreground
 from ..store import (
+    ALL_OF_CHAIN,
     ANY_ENTITY,
     ANY_FACT,
     Chain,
+    ChainRead,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -247,19 +249,8 @@ class EmbeddedStore:
     async def chains(self, group_id: str) -> list[Chain]:
         return await self._read(derived.chains, group_id)
 
-    async def chain_episodes(
-        self,
-        group_id: str,
-        key: str,
-        *,
-        recorded_after: datetime | None = None,
-        status: EpisodeStatus | None = None,
-        limit: int = 1000,
-        newest_first: bool = False,
-    ) -> list[Episode]:
-        return await self._read(
-            derived.chain_episodes, group_id, key, recorded_after, status, limit, newest_first
-        )
+    async def chain_episodes(self, group_id: str, key: str, read: ChainRead = ALL_OF_CHAIN) -> list[Episode]:
+        return await self._read(derived.chain_episodes, group_id, key, read)
 
     async def conversation_summaries(
         self, group_id: str, keys: Sequence[str] | None = None

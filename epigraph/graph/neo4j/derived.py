@@ -11,9 +11,9 @@ from typing import Any
 import neo4j
 
 from ...errors import StoreError
-from ..derived import Community, ConversationSummary, chain_key
+from ..derived import Community, ConversationSummary, chain_key, stored_summary
 from ..model import Episode, EpisodeStatus, to_utc
-from ..store import Chain, check_communities, unknown_member
+from ..store import Chain, ChainRead, check_communities, unknown_member
 from . import convert
 from . import cypher_derived as qd
 from .connection import Connection
@@ -91,25 +91,17 @@ async def chains(conn: Connection, group_id: str) -> list[Chain]:
     return sorted(found, key=lambda c: c.key)
 
 
-async def chain_episodes(
-    conn: Connection,
-    group_id: str,
-    key: str,
-    recorded_after: datetime | None,
-    status: EpisodeStatus | None,
-    limit: int,
-    newest_first: bool,
-) -> list[Episode]:
-    if limit <= 0:
+async def chain_episodes(conn: Connection, group_id: str, key: str, read: ChainRead) -> list[Episode]:
+    if read.limit <= 0:
         return []
     params = {
         "group_id": group_id,
         "key": key,
-        "recorded_after": None if recorded_after is None else to_utc(recorded_after),
-        "status": None if status is None else EpisodeStatus(status).value,
-        "limit": limit,
+        "recorded_after": None if read.recorded_after is None else to_utc(read.recorded_after),
+        "status": None if read.status is None else EpisodeStatus(read.status).value,
+        "limit": read.limit,
     }
-    statement = qd.CHAIN_EPISODES_NEWEST if newest_first else qd.CHAIN_EPISODES_OLDEST
+    statement = qd.CHAIN_EPISODES_NEWEST if read.newest_first else qd.CHAIN_EPISODES_OLDEST
     return [convert.episode_from(r["ep"]) for r in await conn.read(statement, params, what="chain_episodes")]
 
 
@@ -117,24 +109,9 @@ async def conversation_summaries(
     conn: Connection, group_id: str, keys: Sequence[str] | None
 ) -> list[ConversationSummary]:
     params = {"group_id": group_id, "keys": None if keys is None else sorted(set(keys))}
-    found = []
-    for record in await conn.read(qd.CONVERSATIONS, params, what="conversation_summaries"):
-        s = record["s"]
-        if not s.get("version"):
-            continue  # a lock taken by a writer that rolled back never commits; nothing else has version 0
-        found.append(
-            ConversationSummary.model_construct(
-                group_id=s["group_id"],
-                key=s["key"],
-                summary=s.get("summary", ""),
-                episodes=int(s.get("episodes", 0)),
-                first_at=_micros(s.get("first_at")),
-                last_at=_micros(s.get("last_at")),
-                covered_until=_micros(s.get("covered_until")),
-                version=int(s["version"]),
-                updated_at=convert.from_micros(s["updated_at"]),
-            )
-        )
+    records = await conn.read(qd.CONVERSATIONS, params, what="conversation_summaries")
+    # a lock taken by a writer that rolled back never commits; nothing else has version 0
+    found = [stored_summary(r["s"], _micros) for r in records if r["s"].get("version")]
     return sorted(found, key=lambda x: x.key)
 
 

@@ -23,9 +23,11 @@ import neo4j
 from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, epoch_us, to_utc, utc_now
 from ..store import (
+    ALL_OF_CHAIN,
     ANY_ENTITY,
     ANY_FACT,
     Chain,
+    ChainRead,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -393,19 +395,8 @@ class Neo4jStore:
     async def chains(self, group_id: str) -> list[Chain]:
         return await derived.chains(self._conn, group_id)
 
-    async def chain_episodes(
-        self,
-        group_id: str,
-        key: str,
-        *,
-        recorded_after: datetime | None = None,
-        status: EpisodeStatus | None = None,
-        limit: int = 1000,
-        newest_first: bool = False,
-    ) -> list[Episode]:
-        return await derived.chain_episodes(
-            self._conn, group_id, key, recorded_after, status, limit, newest_first
-        )
+    async def chain_episodes(self, group_id: str, key: str, read: ChainRead = ALL_OF_CHAIN) -> list[Episode]:
+        return await derived.chain_episodes(self._conn, group_id, key, read)
 
     async def conversation_summaries(
         self, group_id: str, keys: Sequence[str] | None = None
