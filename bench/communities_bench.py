@@ -150,7 +150,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     (gold_set,) = load_sets([args.gold], [args.conversation])
     embedder = make_embedder(args.embedder)
-    metrics: dict[str, float] = {}
+    metrics: dict[str, float] = {"machine.load_average_1m": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as folder:
         for kind in [s.strip() for s in args.stores.split(",") if s.strip()]:
             measured, lines = await run_store(kind, gold_set, embedder, args.latency, Path(folder))
@@ -171,6 +171,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "build: Louvain over the current facts (networkx), one summarize_communities call per 8 communities; "
         "update: after one more episode, only communities whose members changed are summarized again",
         "conversation: 1,500 tokens of new episode text per summarize_conversation call",
+        "seconds: wall time on this shared 2-core machine (machine.load_average_1m: its load at the start); "
+        "Neo4j's include planning each statement the first time",
     ]
     print(f"wrote {write_results('communities', metrics, notes, results_dir=args.results_dir, merge=True)}")
 

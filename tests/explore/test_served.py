@@ -15,6 +15,7 @@ from screenshots import demo_graph
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.serve import Keys, create_app
 from epigraph.testing import ScriptedLLM
+from epigraph.testing.overview import OVERVIEW_SCRIPT
 
 from .conftest import in_thread
 from .test_browser import BERLIN, DRAWN, NODES, PARIS, drawn, move_slider
@@ -42,6 +43,8 @@ class Demo:
             return '{"thought": "Enough.", "action": "answer"}'
         if request.prompt_name == "ask_answer":
             return "She lives there now [F1]."
+        if request.prompt_name in OVERVIEW_SCRIPT:
+            return str(OVERVIEW_SCRIPT[request.prompt_name](request))
         return self.replay(request)
 
 
@@ -153,3 +156,25 @@ def test_a_search_in_the_address_waits_for_the_key(server: str, page: Any) -> No
     assert found.value.status == 200
     page.wait_for_function("window.epigraph.cy.edges(':visible').length > 0")
     assert [status for _, status in answered] == [200]
+
+
+def test_the_served_page_colours_a_search_by_community(server: str, page: Any) -> None:
+    auth = {"Authorization": f"Bearer {KEY}"}
+    built = httpx.post(server + "/v1/groups/quickstart/communities/update", params={"rebuild": "true"},
+                       headers=auth, timeout=60).json()  # fmt: skip
+    names = {c["name"] for c in built["communities"]}
+    assert built["update"]["rebuilt"] and names
+    found = httpx.get(server + "/v1/groups/quickstart/explore/search?q=Alice", headers=auth).json()
+    assert {c["name"] for c in found["communities"].values()} <= names
+    alice = next(n for n in found["nodes"] if n["name"] == "Alice")
+    assert alice["community"] in found["communities"]
+
+    page.goto(server + "/")
+    page.wait_for_function("window.epigraph && window.epigraph.ready")
+    page.locator("#ep-key").fill(KEY)
+    page.locator("#ep-query").fill("Alice")
+    page.locator("#ep-query").press("Enter")
+    page.wait_for_function("window.epigraph.cy.edges(':visible').length > 0")
+    assert page.locator("#ep-communities").is_checked()  # the new picture carries communities
+    legend = page.locator("#ep-legend").inner_text()
+    assert found["communities"][alice["community"]]["name"] in legend
