@@ -15,6 +15,8 @@ from epigraph.explore.page import script_json
 from epigraph.graph.model import Entity, Fact
 from epigraph.graph.search.render import Table, html_tables
 
+from .conftest import in_thread
+
 DATA = re.compile(r'<script id="epigraph-data" type="application/json">(.*?)</script>', re.S)
 
 
@@ -90,7 +92,12 @@ def test_in_the_terminal_only_the_heading_is_bold(alice: GraphView) -> None:
     assert [(s.start, s.end, s.style) for s in head.spans] == [(0, len("Alice"), "bold")]
 
 
-async def test_a_view_read_from_the_store_carries_the_communities_of_its_entities() -> None:
+def test_a_view_read_from_the_store_carries_the_communities_of_its_entities() -> None:
+    """(Run on a loop of its own: the browser tests of this package keep one running on this thread.)"""
+    in_thread(_view_with_communities())
+
+
+async def _view_with_communities() -> None:
     from epigraph.explore.gather import entity_graph
     from epigraph.graph.derived import Community
     from epigraph.graph.embedded import EmbeddedStore
