@@ -8,6 +8,7 @@
     epigraph ask "where did Alice live in 2022?"    # streamed answer with cited facts and episodes
     epigraph entity Alice --html alice.html
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
+    epigraph communities --rebuild; epigraph communities --as-of 2023-06-01; epigraph conversations chat-7
     epigraph model start                           # the local model (epigraph[local-model]); stop, status
 
 Global options, before or after the command: ``--db PATH`` (the embedded store file; overrides
