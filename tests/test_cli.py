@@ -567,6 +567,10 @@ def test_conversations_list_and_show_their_episodes_in_order(graph_db: Path, cap
     assert code == 0 and "chat" in out and "So far:" in out
     code, out, err = run(capsys, ["--db", str(graph_db), "conversations", "nothing"], OFFLINE)
     assert code != 0 and "no conversation 'nothing'" in out + err
+    missing = graph_db.parent / "missing.db"
+    for command in ("conversations", "communities"):
+        code, out, err = run(capsys, ["--db", str(missing), command], OFFLINE)
+        assert code == 1 and not missing.exists()  # a reading command never creates a store
 
 
 def test_communities_are_built_on_request_and_viewed_as_of_a_date(

@@ -1,6 +1,7 @@
 """The big picture: ``communities`` (list them, now or ``--as-of`` a date; ``--update`` / ``--rebuild``
 them first) and ``conversations`` (every conversation with its summary, or one with its episodes in
-order; ``--update`` folds new episodes into the summaries first)."""
+order; ``--update`` folds new episodes into the summaries first). Both read a graph that exists: a
+missing store file is an error (exit 1), never created."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def register(command: AddCommand) -> None:
 
 
 async def cmd_communities(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         update: CommunityUpdate | None = None
         if args.update or args.rebuild:
             require_llm(kg, "communities --update")
@@ -53,7 +54,7 @@ async def cmd_communities(cli: Cli, args: argparse.Namespace) -> int:
 
 
 async def cmd_conversations(cli: Cli, args: argparse.Namespace) -> int:
-    async with graph(cli) as kg:
+    async with graph(cli, existing=True) as kg:
         updates: list[ConversationUpdate] = []
         if args.update:
             require_llm(kg, "conversations --update")
