@@ -170,11 +170,12 @@ class Communities(Service):
         by_uuid = {c.uuid: c for c in stored}
         plans = [(by_uuid.get(uuid) if uuid else None, members) for uuid, members in pairs]
         written, summarized, kept = await self._summarized(group_id, graph, plans, llm, embedder, report)
-        if written != stored:  # an update that changes nothing writes nothing
+        changed = {c.uuid: c for c in written} != {c.uuid: c for c in stored}
+        if changed:  # an update that changes nothing writes nothing
             await self.store.replace_communities(group_id, written)
         fresh = {c.uuid for c in written}
         return CommunityUpdate(
-            communities=await self.store.communities(group_id) if written != stored else stored,
+            communities=await self.store.communities(group_id) if changed else stored,
             rebuilt=rebuilt,
             summarized=summarized,
             kept=kept,
