@@ -1,8 +1,9 @@
 """Every error the HTTP API answers, mapped to a status code in one place, each body
 ``{"detail": ..., "field": ...}``: bad input 422 (a body that is not UTF-8 JSON too, saying where it
 broke), unknown things 404, a body over the limit 413, the LLM failing 502, the store failing, the
-server stopping or no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow`` every method the path answers (Starlette
-names only the first route's). schemathesis checks the documented responses (``tests/serve/test_fuzz``).
+server stopping or no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow``
+every method the path answers (Starlette names only the first route's). schemathesis checks the
+documented responses (``tests/serve/test_fuzz``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ workers ingest one episode at a time and never update them by themselves)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from . import service
 from .app import Group, state_of
 from .routes_episodes import _ERRORS
-from .schemas import ConversationsUpdateIn
+from .schemas import ConversationKey, ConversationsUpdateIn, Timestamp
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["overview"])
 _MODEL = {**_ERRORS, 502: {"description": "the language model failed"}, 503: {"description": "no LLM"}}
@@ -20,7 +19,7 @@ _MODEL = {**_ERRORS, 502: {"description": "the language model failed"}, 503: {"d
 
 @router.get("/communities", responses=_ERRORS)
 async def communities(
-    request: Request, group_id: Group, as_of: datetime | None = None, known_at: datetime | None = None
+    request: Request, group_id: Group, as_of: Timestamp | None = None, known_at: Timestamp | None = None
 ) -> dict[str, Any]:
     """The group's communities, largest first, with their members. With ``as_of`` (event time) or
     ``known_at`` (system time): the clusters of the facts that held then, named by the stored
@@ -54,7 +53,7 @@ async def update_conversations(
 async def conversation(
     request: Request,
     group_id: Group,
-    key: str,
+    key: ConversationKey,
     limit: Annotated[int, Query(ge=1, le=1000, description="its latest episodes")] = 50,
 ) -> dict[str, Any]:
     """One conversation: its summary and its latest episodes in order, each with its previous and next."""

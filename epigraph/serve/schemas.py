@@ -76,6 +76,9 @@ API takes no center: the library and the CLI have them)."""
 
 EpisodeId = Annotated[str, Path(min_length=1, max_length=256, description="the episode's uuid or own id")]
 EntityName = Annotated[str, Path(min_length=1, max_length=1000, description="a name, an alias or a uuid")]
+ConversationKey = Annotated[
+    str, Path(min_length=1, max_length=512, description="the conversation's key: its episodes' source")
+]
 
 
 class LimitExceeded(Exception):
@@ -172,7 +175,7 @@ class ConversationsUpdateIn(BaseModel):
     keys: list[Annotated[str, Field(min_length=1, max_length=512)]] | None = Field(
         default=None, max_length=100, description="the conversations to update (default: every one behind)"
     )
-    rebuild: bool = Field(default=False, description="fold every episode again, from the start")
+    rebuild: bool = Field(default=False, strict=True, description="fold every episode again, from the start")
 
 
 class BodyLimit:
