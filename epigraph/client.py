@@ -54,6 +54,7 @@ from .overview import (
     OverviewUpdated,
     upkeep,
 )
+from .pipeline.claims import Leases
 from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
@@ -141,6 +142,8 @@ class KnowledgeGraph:
         self.settings = local.settings_for(state)
         self.llm = OpenAIChat.from_settings(self.settings)
         self._owns_llm = True
+        if self._ingestor is not None:
+            self._ingestor.llm = self.llm
 
     async def close(self) -> None:
         self._opened = False
@@ -154,7 +157,9 @@ class KnowledgeGraph:
                 await aclose()
         if self._local is not None and self._lease is not None:
             lease, self._lease = self._lease, None
-            self.llm, self._owns_llm, self._ingestor = None, False, None
+            self.llm, self._owns_llm = None, False
+            if self._ingestor is not None:
+                self._ingestor.llm = None
             await asyncio.to_thread(self._local.release, lease)
 
     async def __aenter__(self) -> KnowledgeGraph:
@@ -165,13 +170,11 @@ class KnowledgeGraph:
 
     @property
     def ingestor(self) -> Ingestor:
-        if self.llm is None:
-            raise ConfigError(
-                "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
-                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
-            )
+        """The graph's one ingestion queue: every door (these methods, the server, MCP, the Kafka worker)
+        goes through it. Without an LLM it accepts episodes but running one raises ConfigError."""
         if self._ingestor is None:
-            self._ingestor = Ingestor(self.store, self.llm, self.embedder, self.options)
+            leases = Leases(seconds=self.settings.claim_seconds)
+            self._ingestor = Ingestor(self.store, self.llm, self.embedder, self.options, leases=leases)
         return self._ingestor
 
     # --- ingestion ------------------------------------------------------------------------------

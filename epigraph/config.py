@@ -22,6 +22,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_API_KEYS / _API_KEYS_FILE | api_keys* | unset: `epigraph serve` / `mcp` open on loopback only |
 | EPIGRAPH_API_KEY | api_key | the key an `epigraph mcp` stdio session presents (its host sets it) |
 | EPIGRAPH_KAFKA_BOOTSTRAP / _TOPIC | kafka_* | unset: `enqueue` ingests here / epigraph.episodes |
+| EPIGRAPH_CLAIM_SECONDS | claim_seconds | 60 (an ingesting process's claim on an episode, renewed) |
 
 API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
 ``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
@@ -34,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from .errors import ConfigError
 
@@ -88,6 +89,10 @@ class Settings(BaseModel):
 
     kafka_bootstrap: str | None = None
     kafka_topic: str = "epigraph.episodes"
+
+    claim_seconds: float = Field(default=60.0, gt=0)
+    """How long a process's claim on the episode it ingests lasts unless renewed (every third of it):
+    the longest another process waits to take over an episode of a process that crashed."""
 
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:

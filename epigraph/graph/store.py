@@ -12,7 +12,9 @@ Rules every implementation follows:
 - upserts are idempotent (by uuid): writing the same thing twice changes nothing;
 - temporal filtering follows ``graph.temporal`` exactly (see :class:`~epigraph.graph.temporal.TimeFilter`,
   defined there with its one executable definition and re-exported here);
-- strings are stored verbatim; user text never becomes query syntax.
+- strings are stored verbatim; user text never becomes query syntax;
+- an episode has at most one live claim (``claim_episode``): a lease with an owner and an expiry, taken
+  atomically against other processes and connections, judged by the store's own clock.
 """
 
 from __future__ import annotations
@@ -98,6 +100,14 @@ class DeletionResult:
     updated_facts: list[str] = field(default_factory=list)
     removed_entities: list[str] = field(default_factory=list)
     touched_entities: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who runs an episode, until when (``claim_episode``): a lease, not a lock; it lapses by itself."""
+
+    owner: str
+    expires_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +219,17 @@ class GraphStore(Protocol):
         invalidated are restored (``invalid_at`` back to ``previous_invalid_at``, ``expired_at`` and
         ``invalidated_by`` cleared); entities that no other episode mentions are removed with their facts.
         """
+
+    # --- claims: one process runs an episode at a time ---------------------------------------------
+    async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
+        """Claim the stored episode for ``owner`` until ``seconds`` from now (the store's clock), in one
+        atomic step against every other connection: taken when it has no claim or its claim lapsed,
+        renewed when ``owner`` holds it, refused when another owner's claim is live. Returns the claim in
+        force afterwards (``owner``'s, or the other owner's when refused); None when the group has no
+        such episode. Deleting the episode drops its claim; saving or writing it keeps it."""
+
+    async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
+        """Drop ``owner``'s claim on the episode (a claim of another owner, or none, stays as it is)."""
 
     # --- the atomic write -------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> bool:

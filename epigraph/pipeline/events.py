@@ -8,6 +8,7 @@ retired, a summary recomposed); nothing is persisted until the episode's one ato
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ..graph.model import Entity, Episode, EpisodeStatus, Fact, IngestReport
 
@@ -55,6 +56,15 @@ class ProgressEvent:
 @dataclass(frozen=True)
 class EpisodeSaved(ProgressEvent):
     pass
+
+
+@dataclass(frozen=True)
+class EpisodeWaiting(ProgressEvent):
+    """Another process holds the episode's claim (``pipeline.claims``): it is not run here unless the
+    claim lapses with the episode still pending; once the owner finishes it, it is skipped."""
+
+    owner: str = ""
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,6 @@ class EpisodeFailed(ProgressEvent):
 
 
 EVENT_TYPES = (
-    EpisodeSaved, EntityExtracted, EntityResolved, FactExtracted, FactInvalidated, SummaryUpdated,
-    EpisodeDone, EpisodeUpdated, EpisodeFailed,
+    EpisodeSaved, EpisodeWaiting, EntityExtracted, EntityResolved, FactExtracted, FactInvalidated,
+    SummaryUpdated, EpisodeDone, EpisodeUpdated, EpisodeFailed,
 )  # fmt: skip

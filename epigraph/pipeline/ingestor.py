@@ -1,39 +1,41 @@
-"""The ingestion API: ``Ingestor`` (what ``KnowledgeGraph`` wires to its store, LLM and embedder).
+"""The ingestion queue: ``Ingestor``, the one road of an episode into the graph, whatever door it came in by.
 
-Guarantees:
+Doors (each only connects to this class):
 
-- idempotent: an episode's id is derived from (group, content hash, reference time) or the caller's id;
-  an episode already ``done`` is skipped, one ``pending`` or ``failed`` is run again (a retry);
-- atomic: an episode's graph changes are ONE store write together with its ``done`` status; any failure
-  saves it ``failed`` with the reason and leaves the graph untouched;
-- ordered: episodes of one group run one at a time in the given order (a per-group lock), different
-  groups concurrently; LLM concurrency is bounded by the client's one limiter (nothing here adds another);
-- observable: every result carries its report (calls and tokens per prompt, embedding requests, round
-  trips, per-stage latency, dropped lines, warnings) and ``ingest`` streams typed progress events.
+- run now, results back: ``add_episode(s)`` / ``ingest`` / ``retry_failed`` (``KnowledgeGraph``: library
+  and CLI) and :meth:`Ingestor.process` (the Kafka worker, one delivered episode);
+- run in the background: :meth:`Ingestor.accept` (the HTTP server and MCP: answered once stored), run by
+  the group's drain once :meth:`Ingestor.start` was called; :meth:`Ingestor.requeue_failed` (retry route).
+
+Every door takes the same steps (``road``): accepted (stored ``pending``), settled under the group's lock
+(claimed, run if still pending, released), the status decided in one place.
+
+Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
+skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
+``failed`` with the reason and leaves the graph untouched); ordered (per group, in the given or accepted
+order; groups concurrently; LLM concurrency bounded by the client's one limiter); single-spent (claims:
+two processes on one store never run one episode at once; a crashed owner's claim lapses); observable
+(every result carries its report; ``ingest`` and background runs send typed progress events).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from ..embed import Embedder
-from ..graph.model import (
-    Entity,
-    Episode,
-    EpisodeKind,
-    EpisodeStatus,
-    IncreasingClock,
-    IngestReport,
-    to_utc,
-)
-from ..graph.store import DeletionResult, EpisodeWrite, GraphStore
+from ..errors import ConfigError
+from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
+from ..graph.store import DeletionResult, GraphStore
 from ..prompts.protocol import LLM
-from .episode import ingest_episode
+from .claims import Leases
+from .drains import Drains, StoreRetry
 from .events import (
     EpisodeDone,
     EpisodeFailed,
@@ -44,13 +46,22 @@ from .events import (
     SummaryUpdated,
 )
 from .inputs import EpisodeInput
-from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions, Mode, SummaryMode
+from .pacing import PacedLLM, PacedStore, Pacer
+from .refresh import refresh_summaries
 from .reports import merge_reports
-from .state import Emit, EpisodeRun
-from .summaries import current_facts, summarize
+from .road import Road, Trip, ignore, save_pending
+from .state import Emit
+
+log = logging.getLogger("epigraph.ingest")
 
 Item = EpisodeInput | Mapping[str, Any]
+
+NO_LLM = (
+    "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
+    "or pass llm= to KnowledgeGraph"
+)
+_ALL = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -61,24 +72,31 @@ class RemovalResult:
     report: IngestReport = field(default_factory=IngestReport)
 
 
-def _ignore(_: ProgressEvent) -> None:
-    return None
-
-
 class Ingestor:
-    """Ingests episodes into ``store`` with ``llm`` and ``embedder`` (see the module docstring)."""
+    """The ingestion queue over ``store`` with ``llm`` and ``embedder`` (see the module docstring).
+    Without an LLM it still accepts episodes (they wait ``pending``); running one raises ConfigError."""
 
     def __init__(
-        self, store: GraphStore, llm: LLM, embedder: Embedder, options: IngestOptions | None = None
+        self,
+        store: GraphStore,
+        llm: LLM | None,
+        embedder: Embedder,
+        options: IngestOptions | None = None,
+        *,
+        leases: Leases | None = None,
     ) -> None:
         self.store, self.llm, self.embedder = store, llm, embedder
         self.options = options or IngestOptions()
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._active: set[str] = set()
+        self.leases = leases or Leases()
+        self._pacer: Pacer | None = None
+        self._road = Road(store, embedder, self.leases, self._llm)
+        self._accepting: dict[str, asyncio.Lock] = {}
         # strictly increasing, so episodes sharing a reference time keep their given order
         self._created_at = IncreasingClock(lambda: self.options.clock())
+        self._drains = Drains(self._drain)
+        self._background: Emit | None = None
 
-    # --- public API -----------------------------------------------------------------------------
+    # --- doors that run now -----------------------------------------------------------------------
 
     async def add_episode(
         self,
@@ -96,6 +114,7 @@ class Ingestor:
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
         :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
+        self._llm()
         item = EpisodeInput(
             content=content,
             reference_time=to_utc(reference_time),
@@ -106,11 +125,10 @@ class Ingestor:
             source_description=source_description,
             episode_id=episode_id,
         )
-        errors: list[BaseException] = []
-        options = self._options(mode, None)
-        result, _ = await self._process(self._episode(item), 0, _ignore, options, errors)
-        if errors and raise_on_failure:
-            raise errors[0]
+        trip = Trip(self._options(mode, None))
+        result, _ = await self._road.settle_new(self._episode(item), trip)
+        if trip.errors and raise_on_failure:
+            raise trip.errors[0]
         return result
 
     async def add_episodes(
@@ -134,6 +152,7 @@ class Ingestor:
         ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for it).
         Closing the iterator early cancels the run; an interrupted episode stays ``pending`` and
         :meth:`retry_failed` picks it up."""
+        self._llm()
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
         options = self._options(mode, summary_mode)
         episodes = [self._episode(EpisodeInput.coerce(item)) for item in items]
@@ -151,42 +170,115 @@ class Ingestor:
 
     async def retry_failed(self, group_id: str, *, mode: Mode | None = None) -> list[EpisodeResult]:
         """Run again, in order, the group's failed episodes and those left pending by a crash."""
-        stuck: list[Episode] = []
-        for status in (EpisodeStatus.FAILED, EpisodeStatus.PENDING):
-            stuck += await self.store.episodes(group_id, status=status, limit=1_000_000, newest_first=False)
-        stuck = [e for e in stuck if e.uuid not in self._active]
-        stuck.sort(key=lambda e: (e.reference_time, e.created_at, e.uuid))
+        self._llm()
+        await self._requeue(group_id)
         options = self._options(mode, None)
         results = []
-        for index, episode in enumerate(stuck):
-            result, _ = await self._process(episode, index, _ignore, options, [])
-            results.append(result)
+        for index, episode in enumerate(await self._pending(group_id)):
+            settled = await self._road.settle(episode, Trip(options, index=index))
+            if settled is not None:
+                results.append(settled[0])
         return results
 
     async def process(
-        self, episode: Episode, *, emit: Emit | None = None, mode: Mode | None = None
+        self,
+        episode: Episode,
+        *,
+        emit: Emit | None = None,
+        mode: Mode | None = None,
+        store_retry: StoreRetry | None = None,
     ) -> EpisodeResult:
-        """Ingest one episode already built (e.g. stored ``pending`` by a server that accepted it),
-        under the group's lock, with its progress events sent to ``emit``; never raises for a failed
-        episode (the result says ``ok == False``). A ``done`` episode is skipped."""
-        result, _ = await self._process(episode, 0, emit or _ignore, self._options(mode, None), [])
+        """Ingest one episode already built (e.g. decoded from a Kafka message), as any other: stored
+        pending, then settled under the group's lock, its progress events sent to ``emit``; never raises
+        for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
+        failure is raised, or with ``store_retry`` tried again until the store takes it."""
+        self._llm()
+        step = partial(self._road.settle_new, episode, Trip(self._options(mode, None), emit or ignore))
+        result, _ = await (store_retry.run(step) if store_retry else step())
         return result
+
+    # --- doors that run in the background -------------------------------------------------------------
+
+    def pace(self, pacer: Pacer) -> None:
+        """From now on every store and LLM call of a run waits for ``pacer.turn()`` (the server: reads
+        first). Accepting does not: someone waits for its answer."""
+        self._pacer = pacer
+        self._road.store = cast(GraphStore, PacedStore(self.store, pacer))
+
+    async def start(self, groups: Iterable[str], emit: Emit) -> list[str]:
+        """Run accepted episodes in the background from now on, each group in its own task, their progress
+        events sent to ``emit``; resume those of ``groups`` that have pending episodes (returned). Without
+        an LLM nothing runs: accepted episodes wait ``pending`` for a process that has one."""
+        if self.llm is None:
+            log.warning("no LLM configured: accepted episodes stay pending")
+            return []
+        self._background = emit
+        resumed = []
+        for group_id in sorted(set(groups)):
+            if await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1):
+                self._drains.kick(group_id)
+                resumed.append(group_id)
+        return resumed
+
+    async def stop(self) -> None:
+        """Stop the background runs; an interrupted episode stays ``pending`` (resumed at the next start)."""
+        self._background = None
+        await self._drains.close()
+
+    async def accept(self, items: Iterable[Item]) -> list[Episode]:
+        """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
+        order and wake its group's background run. Returns the stored episodes, in order: one stored
+        before is returned as it is (a failed one set pending again)."""
+        episodes = [self._episode(EpisodeInput.coerce(item)) for item in items]
+        stored: dict[int, Episode] = {}
+        for group_id in dict.fromkeys(e.group_id for e in episodes):
+            async with self._accepting.setdefault(group_id, asyncio.Lock()):
+                for i, episode in enumerate(episodes):
+                    if episode.group_id == group_id:
+                        saved, done = await save_pending(self.store, episode)
+                        stored[i] = done or saved
+                        if done is None and self._background is not None:
+                            self._background(EpisodeSaved(group_id, saved.uuid, 0))
+            self._kick(group_id)
+        return [stored[i] for i in range(len(episodes))]
+
+    async def requeue_failed(self, group_id: str) -> list[Episode]:
+        """Set the group's failed episodes pending again, in their order; the background run runs them."""
+        again = await self._requeue(group_id)
+        if again:
+            self._kick(group_id)
+        return again
+
+    # --- changing what was ingested -------------------------------------------------------------------
 
     async def remove_episode(self, group_id: str, uuid: str) -> RemovalResult:
         """Delete an episode with provenance cleanup (facts it retired are restored) and regenerate
-        the summaries of the entities it touched."""
-        async with self._lock(group_id):
+        the summaries of the entities it touched. Waits for a run of the group in flight here: an
+        episode removed while it waited is not stored again by its run."""
+        llm = self._llm()
+        async with self._road.lock(group_id):
             deletion = await self.store.delete_episode(group_id, uuid)
-            entities, report = await self._refresh(group_id, deletion.touched_entities, carrier=None)
+            entities, report = await refresh_summaries(
+                self.store, llm, self.embedder, self.options, group_id, deletion.touched_entities,
+                carrier=None,
+            )  # fmt: skip
         return RemovalResult(deletion, entities, report)
 
     async def refresh_summaries(self, group_id: str, entity_uuids: Iterable[str]) -> list[Entity]:
         """Regenerate summaries from currently believed facts (e.g. lazily, before showing them)."""
-        async with self._lock(group_id):
-            entities, _ = await self._refresh(group_id, list(entity_uuids), carrier=None)
+        llm = self._llm()
+        async with self._road.lock(group_id):
+            entities, _ = await refresh_summaries(
+                self.store, llm, self.embedder, self.options, group_id, list(entity_uuids), carrier=None
+            )
         return entities
 
-    # --- internals ------------------------------------------------------------------------------
+    # --- internals ------------------------------------------------------------------------------------
+
+    def _llm(self) -> LLM:
+        if self.llm is None:
+            raise ConfigError(NO_LLM)
+        return self.llm if self._pacer is None else PacedLLM(self.llm, self._pacer)
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
         options = self.options
@@ -196,11 +288,39 @@ class Ingestor:
             options = replace(options, summary_mode=summary_mode)
         return options
 
-    def _lock(self, group_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(group_id, asyncio.Lock())
-
     def _episode(self, item: EpisodeInput) -> Episode:
         return item.to_episode(created_at=self._created_at())
+
+    async def _pending(self, group_id: str) -> list[Episode]:
+        """The group's pending episodes in the order they were accepted."""
+        pending = await self.store.episodes(
+            group_id, status=EpisodeStatus.PENDING, limit=_ALL, newest_first=False
+        )
+        return sorted(pending, key=lambda e: (e.created_at, e.uuid))
+
+    async def _requeue(self, group_id: str) -> list[Episode]:
+        failed = await self.store.episodes(
+            group_id, status=EpisodeStatus.FAILED, limit=_ALL, newest_first=False
+        )
+        again = [e.model_copy(update={"status": EpisodeStatus.PENDING, "error": None}) for e in failed]
+        again.sort(key=lambda e: (e.created_at, e.uuid))
+        for episode in again:
+            await self.store.save_episode(episode)
+        return again
+
+    def _kick(self, group_id: str) -> None:
+        if self._background is not None:
+            self._drains.kick(group_id)
+
+    async def _drain(self, group_id: str) -> bool:
+        """One background pass over the group's pending episodes; whether it found any. A store failure
+        is retried with backoff (the episode stays pending meanwhile)."""
+        retry = StoreRetry(partial(_store_failed, group_id))
+        pending = await retry.run(partial(self._pending, group_id))
+        for episode in pending:
+            trip = Trip(self.options, self._background or ignore)
+            await retry.run(partial(self._road.settle, episode, trip))
+        return bool(pending)
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
         by_group: dict[str, list[tuple[int, Episode]]] = {}
@@ -216,105 +336,28 @@ class Ingestor:
         wanting: set[str] = set()
         last: tuple[int, EpisodeResult] | None = None
         for index, episode in members:
-            result, wants = await self._process(episode, index, emit, options, [])
+            result, wants = await self._road.settle_new(episode, Trip(options, emit, index))
             if result.ok and not result.skipped:
                 wanting |= wants
                 last = (index, result)
         if wanting and last is not None and options.summary_mode == "batch":
             await self._batch_summaries(last, sorted(wanting), emit)
 
-    async def _process(
-        self, episode: Episode, index: int, emit: Emit, options: IngestOptions, errors: list[BaseException]
-    ) -> tuple[EpisodeResult, set[str]]:
-        async with self._lock(episode.group_id):
-            episode, done = await self._save_pending(episode)
-            if done is not None:
-                result = EpisodeResult(episode=done, skipped=True)
-                emit(EpisodeDone(done.group_id, done.uuid, index, result=result))
-                return result, set()
-            emit(EpisodeSaved(episode.group_id, episode.uuid, index))
-            self._active.add(episode.uuid)
-            try:
-                return await self._run(episode, index, emit, options, errors)
-            finally:
-                self._active.discard(episode.uuid)
-
-    async def _save_pending(self, episode: Episode) -> tuple[Episode, Episode | None]:
-        """Store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what was
-        saved and the stored ``done`` episode, if any. The store checks ``done`` again inside the write,
-        so one that another process (a Kafka worker) finished since the read is not set back to pending."""
-        stored = await self.store.get_episode(episode.group_id, episode.uuid)
-        if stored is not None and stored.status == EpisodeStatus.DONE:
-            return episode, stored
-        if stored is not None:
-            episode = stored.model_copy(update={"status": EpisodeStatus.PENDING, "error": None})
-        if await self.store.write_episode(EpisodeWrite(episode=episode, unless_done=True)):
-            return episode, None
-        return episode, await self.store.get_episode(episode.group_id, episode.uuid) or episode
-
-    async def _run(
-        self, episode: Episode, index: int, emit: Emit, options: IngestOptions, errors: list[BaseException]
-    ) -> tuple[EpisodeResult, set[str]]:
-        llm, embedder = MeteredLLM(self.llm), MeteredEmbedder(self.embedder)
-        report = ReportBuilder(llm, embedder)
-        run = EpisodeRun(episode, self.store, llm, embedder, options, report, emit, index, options.clock())
-        try:
-            return await ingest_episode(run)
-        except Exception as exc:
-            errors.append(exc)
-            reason = f"{type(exc).__name__}: {exc}"
-            failed = episode.model_copy(
-                update={"status": EpisodeStatus.FAILED, "error": reason, "report": report.build()}
-            )
-            await self.store.save_episode(failed)
-            result = EpisodeResult(episode=failed)
-            emit(EpisodeFailed(episode.group_id, episode.uuid, index, error=reason, result=result))
-            return result, set()
-
     async def _batch_summaries(self, last: tuple[int, EpisodeResult], uuids: list[str], emit: Emit) -> None:
         """One batched summarize call for the group's entities that outgrew composed summaries; its
         cost is added to the report of the group's last episode (written with the summaries)."""
         index, result = last
         episode = result.episode
-        async with self._lock(episode.group_id):
-            entities, report = await self._refresh(episode.group_id, uuids, carrier=episode)
+        group_id, llm = episode.group_id, self._llm()
+        async with self._road.lock(group_id):
+            entities, report = await refresh_summaries(
+                self._road.store, llm, self.embedder, self.options, group_id, uuids, carrier=episode
+            )
         for entity in entities:
             emit(SummaryUpdated(episode.group_id, episode.uuid, index, entity_uuid=entity.uuid))
         carrier = episode.model_copy(update={"report": merge_reports(episode.report, report)})
         emit(EpisodeUpdated(episode.group_id, episode.uuid, index, result=replace(result, episode=carrier)))
 
-    async def _refresh(
-        self, group_id: str, uuids: list[str], *, carrier: Episode | None
-    ) -> tuple[list[Entity], IngestReport]:
-        """Model summaries for ``uuids`` (composed ones for small entities), written in one write that
-        re-upserts ``carrier`` (an existing episode of the group; the store writes per episode)."""
-        llm = MeteredLLM(self.llm)
-        report = ReportBuilder(llm, MeteredEmbedder(self.embedder))
-        entities = await self.store.get_entities(group_id, uuids)
-        if not entities:
-            return [], report.build()
-        now = self.options.clock()
-        facts = await current_facts(self.store, group_id, [e.uuid for e in entities], now)
-        use_model = self.options.summary_mode != "off"
-        summaries, _ = await summarize(
-            llm, self.options, report, [(e, facts[e.uuid]) for e in entities], use_model=use_model
-        )
-        updated = [
-            e.model_copy(update={"summary": summaries[e.uuid]})
-            for e in entities
-            if e.uuid in summaries and summaries[e.uuid] != e.summary
-        ]
-        built = report.build()
-        if updated:
-            if carrier is None:
-                carrier = await self._any_episode(group_id)
-            else:
-                carrier = carrier.model_copy(update={"report": merge_reports(carrier.report, built)})
-            await self.store.write_episode(EpisodeWrite(episode=carrier, entities=updated))
-        return updated, built
 
-    async def _any_episode(self, group_id: str) -> Episode:
-        found = await self.store.episodes(group_id, limit=1)
-        if not found:
-            raise LookupError(f"group {group_id!r} has entities but no episode to write them with")
-        return found[0]
+def _store_failed(group_id: str, exc: Exception, wait_s: float) -> None:
+    log.error("ingesting group %s: the store failed (%s); trying again in %.0f s", group_id, exc, wait_s)

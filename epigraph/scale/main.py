@@ -8,6 +8,8 @@ import signal
 
 from ..client import KnowledgeGraph
 from ..config import Settings
+from ..errors import ConfigError
+from ..pipeline.ingestor import NO_LLM
 from .logs import json_logging, note
 from .worker import KafkaWorker, WorkerConfig, share_llm_limits
 
@@ -27,7 +29,8 @@ async def run_worker(settings: Settings, config: WorkerConfig, *, llm_share: int
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     async with KnowledgeGraph(settings) as kg:
-        _ = kg.ingestor  # no LLM configured: a ConfigError now, not at the first episode
+        if kg.llm is None:  # a ConfigError now, not at the first episode
+            raise ConfigError(NO_LLM)
         note(log, "worker.limits", llm_max_in_flight=settings.llm_max_in_flight, llm_rpm=settings.llm_rpm,
              llm_tpm=settings.llm_tpm, llm_share=llm_share)  # fmt: skip
         await KafkaWorker(kg, config).run(stop)

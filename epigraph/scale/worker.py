@@ -3,13 +3,16 @@
 Guarantees (at-least-once delivery + deterministic episode ids = every episode takes effect once):
 
 - **in order per group**: a topic is keyed by group id, so a group's episodes are on one partition; each
-  assigned partition has one *lane* (a task) that runs its episodes strictly one after another through
-  ``Ingestor.process`` (the group lock, the episode's one atomic write). Different partitions run
-  concurrently; the LLM client's limiter bounds the calls of the whole process.
+  assigned partition has one *lane* (a task) that hands its episodes strictly one after another to the
+  graph's ingestion queue (``Ingestor.process``: the group lock, the claim, the episode's one atomic
+  write). Different partitions run concurrently; the LLM client's limiter bounds the calls of the whole
+  process.
 - **commit after the write**: auto-commit is off; a lane commits ``offset + 1`` only once the episode's
   write (``done`` or ``failed``) is in the store. A crash before the commit re-delivers the episode to the
   next owner, which redoes it from scratch if it is still ``pending`` (nothing of it was written) or
-  skips it if it is ``done`` (the write landed; the redelivery is a no-op: no LLM call, no write).
+  skips it if it is ``done`` (the write landed; the redelivery is a no-op: no LLM call, no write). A
+  previous owner still running it (frozen past its session timeout) holds its claim: the next owner
+  waits until it is done (then skips it) or the claim lapses (then runs it).
 - **rebalance**: on revoke each lane of a revoked partition stops taking episodes; an episode in flight
   gets ``revoke_grace_s`` to finish (and commit), else it is cancelled without a commit and the next
   owner redoes it. Fetching never stops while episodes run (partitions with a full buffer are paused),
@@ -18,8 +21,8 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
   ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored. Both are
   published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
   on (``epigraph retry`` / the server's retry route rerun failed episodes later). A store that refuses
-  a write (down, unreachable) is retried with backoff and never committed past: an outage stops progress
-  on that partition, it does not drop episodes.
+  a write (down, unreachable) is retried with backoff (the queue's ``StoreRetry``) and never committed
+  past: an outage stops progress on that partition, it does not drop episodes.
 
 The LLM limit is per process: with N workers sharing one endpoint limit L, give each ``L / N``
 (``share_llm_limits``; ``epigraph worker --llm-share N`` divides ``EPIGRAPH_LLM_MAX_IN_FLIGHT``, ``_RPM``
@@ -45,6 +48,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
 from ..graph.model import Episode
+from ..pipeline.drains import StoreRetry
 from ..pipeline.events import DUPLICATE, EpisodeResult
 from ..tokens import load_encoding
 from .envelope import decode
@@ -310,17 +314,15 @@ class KafkaWorker:
             await self._dead(record, result.error or "failed", episode)
 
     async def _ingest(self, episode: Episode, where: dict[str, int]) -> EpisodeResult:
-        """``Ingestor.process`` (which saves a failing episode ``failed`` itself); what escapes it is the
-        store failing, retried with backoff until it takes the write."""
-        wait = self.config.retry_s
-        while True:
-            try:
-                return await self.kg.ingestor.process(episode)
-            except Exception as exc:
-                note(log, "store.retry", logging.WARNING, group=episode.group_id, uuid=episode.uuid,
-                     **where, reason=f"{type(exc).__name__}: {exc}"[:500], wait_s=wait)  # fmt: skip
-                await asyncio.sleep(wait)
-                wait = min(wait * 2, 30.0)
+        """The queue's ``process`` (which saves a failing episode ``failed`` itself); the store failing is
+        retried with backoff until it takes the write."""
+
+        def noted(exc: Exception, wait_s: float) -> None:
+            note(log, "store.retry", logging.WARNING, group=episode.group_id, uuid=episode.uuid, **where,
+                 reason=f"{type(exc).__name__}: {exc}"[:500], wait_s=wait_s)  # fmt: skip
+
+        retry = StoreRetry(noted, first_s=self.config.retry_s)
+        return await self.kg.ingestor.process(episode, store_retry=retry)
 
     async def _dead(self, record: Any, reason: str, episode: Episode | None) -> None:
         """Publish the record to the dead-letter topic with ``reason`` (retried until Kafka takes it)."""

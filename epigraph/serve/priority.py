@@ -2,9 +2,9 @@
 
 Searches and ingestion share one process: one event loop, and (embedded store) one SQLite worker thread.
 Ingestion is background work (an add is answered ``202`` once stored); a search is someone waiting. So
-the search and entity reads run inside :meth:`Priority.foreground`, and the ingestion workers reach the
-store and the LLM through :class:`YieldingStore` and :class:`YieldingLLM`, which take a
-:meth:`Priority.turn` before each call (and each streamed chunk): while a search is in flight, no new
+the search and entity reads run inside :meth:`Priority.foreground`, and the ingestion queue is paced by
+the :class:`Priority` (``Ingestor.pace``, see ``pipeline.pacing``): each store and LLM call of a run
+(and each streamed chunk) takes a :meth:`Priority.turn` first. While a search is in flight, no new
 ingestion step starts, so the search's own steps find the event loop free. A turn waits at most
 ``max_wait_s``, so a steady stream of searches slows ingestion down but never stops it. The foreground
 also marks the search's store calls (:func:`epigraph.graph.priority.foreground`): the embedded store
@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 from ..graph import priority as store_priority
-from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk
 
 MAX_WAIT_S = 0.1
 """The longest one ingestion step waits for searches to finish before it goes ahead anyway."""
@@ -58,49 +55,3 @@ class Priority:
         self.yielded += 1
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), self.max_wait_s)
-
-
-class YieldingStore:
-    """A store whose every coroutine method takes a :meth:`Priority.turn` first (other attributes pass
-    through unchanged). Used as a ``GraphStore`` by the server's ingestion workers."""
-
-    def __init__(self, store: Any, priority: Priority) -> None:
-        self._store, self._priority = store, priority
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._store, name)
-        if not inspect.iscoroutinefunction(attr):
-            return attr
-        return _after_turn(self._priority, attr)
-
-
-def _after_turn(priority: Priority, method: Callable[..., Any]) -> Callable[..., Any]:
-    async def call(*args: Any, **kwargs: Any) -> Any:
-        await priority.turn()
-        return await method(*args, **kwargs)
-
-    call.__name__ = method.__name__
-    return call
-
-
-class YieldingLLM:
-    """An LLM that takes a :meth:`Priority.turn` before each call and each streamed chunk."""
-
-    def __init__(self, llm: LLM, priority: Priority) -> None:
-        self._llm, self._priority = llm, priority
-
-    async def complete(self, request: ChatRequest) -> Completion:
-        await self._priority.turn()
-        return await self._llm.complete(request)
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        await self._priority.turn()
-        chunks = self._llm.stream(request)
-        try:
-            async for chunk in chunks:
-                yield chunk
-                await self._priority.turn()
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()

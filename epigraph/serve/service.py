@@ -59,7 +59,7 @@ class ServerState:
 
 @asynccontextmanager
 async def running(state: ServerState, *, close_graph: bool = True) -> AsyncIterator[ServerState]:
-    """Open the graph and resume every group's pending episodes; at the end stop the workers (an
+    """Open the graph and resume every group's pending episodes; at the end stop the background runs (an
     interrupted episode stays ``pending``, resumed at the next start) and close the graph."""
     await state.kg.open()
     await aload_encoding()  # ingestion counts tokens: load the BPE tables now, not on the event loop later
@@ -105,10 +105,10 @@ async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any
 
 
 async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        if await state.kg.store.get_episode(group_id, uuid) is None:
-            raise EpisodeNotFound(uuid, group_id)
-        result = await state.kg.remove_episode(uuid, group_id=group_id)
+    """Delete through the queue, which waits for the group's run in flight."""
+    if await state.kg.store.get_episode(group_id, uuid) is None:
+        raise EpisodeNotFound(uuid, group_id)
+    result = await state.kg.remove_episode(uuid, group_id=group_id)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
 
 

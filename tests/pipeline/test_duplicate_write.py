@@ -1,5 +1,7 @@
-"""Two ingestors finishing one episode (a frozen Kafka worker and the next owner of its partition): the
-store takes the first write, refuses the second, and the second run reports itself a duplicate (issue 22).
+"""Two ingestors finishing one episode (a Kafka worker frozen past its claim and the next owner of its
+partition): the store takes the first write, refuses the second, and the second run reports itself a
+duplicate (issue 22). Claims (issue 31) keep two live owners from both running it; this is the case
+they cannot cover, a claim that lapsed under a run that then went on.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from pathlib import Path
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.pipeline import Ingestor
+from epigraph.pipeline.claims import Leases
 from epigraph.pipeline.events import DUPLICATE, EpisodeResult
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
@@ -30,14 +33,17 @@ async def test_the_later_of_two_overlapping_runs_writes_nothing_and_says_so(tmp_
         await store.setup(embedder.dim)
     episode = Episode(group_id="g", content=TEXT, reference_time=T0)
     first = Ingestor(stores[0], WORLD.llm(), embedder)
+    frozen = Leases()
     earlier: list[EpisodeResult] = []
 
     async def frozen_then_answer(request: ChatRequest) -> ScriptedReply:
-        if not earlier:  # while this run waits on its first call, the other one does the whole episode
+        if not earlier:  # while this run waits on its first call, its claim lapses (as if it froze
+            # past it: released here) and the other one does the whole episode
+            await stores[0].release_episode(episode.group_id, episode.uuid, frozen.owner)
             earlier.append(await first.process(episode))
         return WORLD.answer(request)
 
-    late = await Ingestor(stores[1], ScriptedLLM(frozen_then_answer), embedder).process(episode)
+    late = await Ingestor(stores[1], ScriptedLLM(frozen_then_answer), embedder, leases=frozen).process(episode)
     try:
         assert earlier[0].ok and not earlier[0].skipped and len(earlier[0].facts) == 1
         assert late.skipped and DUPLICATE in late.report.warnings

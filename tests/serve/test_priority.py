@@ -13,8 +13,9 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
 from epigraph.graph.priority import in_foreground
+from epigraph.pipeline.pacing import PacedLLM, PacedStore
 from epigraph.prompts.protocol import ChatRequest
-from epigraph.serve.priority import Priority, YieldingLLM, YieldingStore
+from epigraph.serve.priority import Priority
 from epigraph.testing import ScriptedLLM
 
 GROUP = "g"
@@ -36,7 +37,7 @@ def episode(content: str = "Alice moved to Paris") -> Episode:
 
 async def test_an_ingestion_write_waits_while_a_search_is_in_flight(store: EmbeddedStore) -> None:
     priority = Priority(max_wait_s=600)
-    background = YieldingStore(store, priority)
+    background = PacedStore(store, priority)
     item = episode()
     async with priority.foreground():
         assert in_foreground()  # the search's own store calls go first in the store's queue
@@ -52,7 +53,7 @@ async def test_an_ingestion_write_waits_while_a_search_is_in_flight(store: Embed
 
 async def test_a_turn_comes_after_max_wait_even_while_searches_go_on(store: EmbeddedStore) -> None:
     priority = Priority(max_wait_s=0)
-    background = YieldingStore(store, priority)
+    background = PacedStore(store, priority)
     item = episode()
     async with priority.foreground():
         await background.save_episode(item)
@@ -62,7 +63,7 @@ async def test_a_turn_comes_after_max_wait_even_while_searches_go_on(store: Embe
 
 async def test_without_searches_background_calls_never_wait(store: EmbeddedStore) -> None:
     priority = Priority(max_wait_s=600)
-    background = YieldingStore(store, priority)
+    background = PacedStore(store, priority)
     await background.save_episode(episode())
     assert priority.yielded == 0
     assert background.path == store.path  # other attributes pass through
@@ -75,7 +76,7 @@ def request() -> ChatRequest:
 async def test_an_llm_call_starts_only_when_the_search_is_answered() -> None:
     llm = ScriptedLLM({"greet": "hello there"})
     priority = Priority(max_wait_s=600)
-    yielding = YieldingLLM(llm, priority)
+    yielding = PacedLLM(llm, priority)
 
     async def collect() -> str:
         return "".join([chunk.text async for chunk in yielding.stream(request())])

@@ -1,6 +1,6 @@
 """``kill -9`` during ingestion loses nothing and duplicates nothing: ``epigraph serve`` as a real
 subprocess (embedded SQLite file), the LLM the local test server answering slowly, a restart resumes
-every group's pending episodes in order."""
+every group's pending episodes in order (those the killed server had claimed once its claims lapse)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def _check_written_once(url: str, group: str) -> None:
 
 def test_kill_9_mid_ingestion_then_restart_runs_every_accepted_episode_exactly_once(tmp_path: Path) -> None:
     with LLMThread(World(delay_s=0.15)) as llm:
-        env = server_env(tmp_path / "graph.db", llm.url)
+        # the killed server's claims on its episodes in flight lapse after 5 s, then the next one runs them
+        env = server_env(tmp_path / "graph.db", llm.url, EPIGRAPH_CLAIM_SECONDS="5")
         first = ServerProcess(env, tmp_path / "serve.log").start()
         try:
             accepted = _add_all(first.url)

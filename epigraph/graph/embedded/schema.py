@@ -37,6 +37,8 @@ Versioning: ``meta.schema_version``. A file written by a newer (or unknown) vers
   in at most one community: ``entity_id`` is unique; deleting an entity or a community drops the row),
   ``conversation_summaries`` keyed by (group, chain key), and ``episodes_by_chain`` (a chain's episodes
   in order). Upgrading creates them; nothing else is touched.
+- **v6**: ``episode_claims``: who runs an episode until when (``GraphStore.claim_episode``), so two
+  processes on one file never spend an episode's LLM calls twice. Upgrading creates the empty table.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -202,6 +204,15 @@ CREATE TABLE IF NOT EXISTS conversation_summaries (
 ) WITHOUT ROWID;
 """
 
+_CLAIMS = """
+-- A claim on an episode (claims.py): one row per claimed episode, gone with the episode (v6).
+CREATE TABLE IF NOT EXISTS episode_claims (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE,
+    owner TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -252,6 +263,7 @@ def fts_index_new(table: str) -> str:
 DDL = (
     _TABLES
     + DERIVED_TABLES
+    + _CLAIMS
     + "".join(_fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )
@@ -305,8 +317,14 @@ def _to_v5(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v6(conn: sqlite3.Connection) -> None:
+    """v5 -> v6: the (empty) table of episode claims."""
+    for statement in _statements(_CLAIMS):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
-MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5}
+MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6}
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:

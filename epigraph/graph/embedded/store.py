@@ -33,6 +33,7 @@ from ..store import (
     ANY_FACT,
     Chain,
     ChainRead,
+    Claim,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -40,7 +41,7 @@ from ..store import (
     Hit,
     StoreStats,
 )
-from . import derived, reads, search, writes
+from . import claims, derived, reads, search, writes
 from .db import Db
 from .worker import Worker
 
@@ -162,6 +163,12 @@ class EmbeddedStore:
 
     async def write_episode(self, write: EpisodeWrite) -> bool:
         return await self._run(writes.write_episode, write)
+
+    async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
+        return await self._run(claims.claim_episode, group_id, uuid, owner, seconds)
+
+    async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
+        await self._run(claims.release_episode, group_id, uuid, owner)
 
     # `writes` (the Protocol's name, so keyword calls work on every store) shadows the module here only.
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:

@@ -212,6 +212,17 @@ GET_EPISODE = f"MATCH {_EPISODE_KEY} RETURN {EPISODE_MAP} AS ep"
 # it reads the status, in a statement of its own: a second writer waits here until the first commits.
 LOCK_EPISODE = f"MATCH {_EPISODE_KEY} SET ep._lock = true REMOVE ep._lock"
 EPISODE_STATUS = f"MATCH {_EPISODE_KEY} RETURN ep.status AS status"
+# An episode's claim (claims.py): two properties of its node, read and set after LOCK_EPISODE in the same
+# transaction; the expiry in epoch milliseconds of the server's clock, so every client judges it alike.
+CLAIM_EPISODE = f"""
+MATCH {_EPISODE_KEY}
+WITH ep, timestamp() AS now
+WITH ep, now, (ep.claim_owner IS NULL OR ep.claim_owner = $owner OR ep.claim_until <= now) AS free
+FOREACH (_ IN CASE WHEN free THEN [1] ELSE [] END |
+    SET ep.claim_owner = $owner, ep.claim_until = now + $ms)
+RETURN ep.claim_owner AS owner, ep.claim_until AS until
+"""
+RELEASE_EPISODE = f"MATCH {_EPISODE_KEY} WHERE ep.claim_owner = $owner REMOVE ep.claim_owner, ep.claim_until"
 _EPISODES = f"""
 MATCH (ep:Episode {{group_id: $group_id}})
 WHERE ($since IS NULL OR ep.reference_time >= $since) AND ($until IS NULL OR ep.reference_time < $until)

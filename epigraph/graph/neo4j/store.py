@@ -28,6 +28,7 @@ from ..store import (
     ANY_FACT,
     Chain,
     ChainRead,
+    Claim,
     DeletionResult,
     EntityFilter,
     EpisodeWrite,
@@ -37,7 +38,7 @@ from ..store import (
     TimeFilter,
 )
 from ..temporal import latest_creation, latest_start
-from . import convert, derived, lucene, schema, search, writing
+from . import claims, convert, derived, lucene, schema, search, writing
 from . import cypher as q
 from . import cypher_search as qs
 from .connection import Connection
@@ -199,6 +200,19 @@ class Neo4jStore:
             return await delete_episode_tx(tx, group_id, uuid)
 
         return await self._conn.write(work, what="delete_episode")
+
+    # --- claims ------------------------------------------------------------------------------------------
+    async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> Claim | None:
+            return await claims.claim_tx(tx, group_id, uuid, owner, seconds)
+
+        return await self._conn.write(work, what="claim_episode")
+
+    async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await claims.release_tx(tx, group_id, uuid, owner)
+
+        await self._conn.write(work, what="release_episode")
 
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> bool:

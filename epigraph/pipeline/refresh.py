@@ -1,0 +1,58 @@
+"""Summaries regenerated outside an episode's run: at the end of a group (``summary_mode="batch"``), after
+a removal, or on request (``Ingestor.refresh_summaries``). The caller holds the group's lock."""
+
+from __future__ import annotations
+
+from ..embed import Embedder
+from ..graph.model import Entity, Episode, IngestReport
+from ..graph.store import EpisodeWrite, GraphStore
+from ..prompts.protocol import LLM
+from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
+from .options import IngestOptions
+from .reports import merge_reports
+from .summaries import current_facts, summarize
+
+
+async def refresh_summaries(
+    store: GraphStore,
+    llm: LLM,
+    embedder: Embedder,
+    options: IngestOptions,
+    group_id: str,
+    uuids: list[str],
+    *,
+    carrier: Episode | None,
+) -> tuple[list[Entity], IngestReport]:
+    """Model summaries for ``uuids`` (composed ones for small entities), written in one write that
+    re-upserts ``carrier`` (an existing episode of the group; the store writes per episode) with the
+    refresh's cost added to its report. Returns the entities whose summary changed and that cost."""
+    metered = MeteredLLM(llm)
+    report = ReportBuilder(metered, MeteredEmbedder(embedder))
+    entities = await store.get_entities(group_id, uuids)
+    if not entities:
+        return [], report.build()
+    facts = await current_facts(store, group_id, [e.uuid for e in entities], options.clock())
+    use_model = options.summary_mode != "off"
+    summaries, _ = await summarize(
+        metered, options, report, [(e, facts[e.uuid]) for e in entities], use_model=use_model
+    )
+    updated = [
+        e.model_copy(update={"summary": summaries[e.uuid]})
+        for e in entities
+        if e.uuid in summaries and summaries[e.uuid] != e.summary
+    ]
+    built = report.build()
+    if updated:
+        if carrier is None:
+            carrier = await _any_episode(store, group_id)
+        else:
+            carrier = carrier.model_copy(update={"report": merge_reports(carrier.report, built)})
+        await store.write_episode(EpisodeWrite(episode=carrier, entities=updated))
+    return updated, built
+
+
+async def _any_episode(store: GraphStore, group_id: str) -> Episode:
+    found = await store.episodes(group_id, limit=1)
+    if not found:
+        raise LookupError(f"group {group_id!r} has entities but no episode to write them with")
+    return found[0]

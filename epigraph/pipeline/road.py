@@ -1,0 +1,151 @@
+"""The road of one episode, the same from every door of the ingestion queue (``ingestor``):
+
+1. **accepted**: stored ``pending`` (:meth:`Road.save_pending`; one already ``done`` is left as it is, a
+   ``failed`` one is set pending again);
+2. **settled** (:meth:`Road.settle`), under its group's lock: claimed (``claims``; an episode another live
+   process holds is looked at again later, not run), its status read, run if still ``pending``
+   (``episode.ingest_episode``, the per-episode step), the claim released;
+3. its **status** decided, here and nowhere else: ``done`` by the run's one atomic write (``unless_done``:
+   of two writers exactly one takes effect), or ``failed`` with the reason; a ``done`` episode is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..embed import Embedder
+from ..graph.model import Episode, EpisodeStatus
+from ..graph.store import Claim, EpisodeWrite, GraphStore
+from ..prompts.protocol import LLM
+from .claims import Leases, holding
+from .episode import ingest_episode
+from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
+from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
+from .options import IngestOptions
+from .state import Emit, EpisodeRun
+
+Settled = tuple[EpisodeResult, set[str]]
+"""An episode's result and the entities still wanting a model summary."""
+
+REMOVED = "removed before it ran"
+
+
+def ignore(_: ProgressEvent) -> None:
+    return None
+
+
+@dataclass
+class Trip:
+    """How one episode travels: its options, where its events go, its position in its batch, and where
+    its run's exception is kept (``add_episode`` raises it)."""
+
+    options: IngestOptions
+    emit: Emit = ignore
+    index: int = 0
+    errors: list[BaseException] = field(default_factory=list)
+
+
+async def save_pending(store: GraphStore, episode: Episode) -> tuple[Episode, Episode | None]:
+    """Accept: store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what
+    is stored pending and the stored ``done`` episode, if any. The store checks ``done`` again inside the
+    write, so one another process finished since the read is not set back to pending."""
+    stored = await store.get_episode(episode.group_id, episode.uuid)
+    if stored is not None and stored.status == EpisodeStatus.DONE:
+        return episode, stored
+    if stored is not None and stored.status == EpisodeStatus.PENDING:
+        return stored, None
+    if stored is not None:
+        episode = stored.model_copy(update={"status": EpisodeStatus.PENDING, "error": None})
+    if await store.write_episode(EpisodeWrite(episode=episode, unless_done=True)):
+        return episode, None
+    return episode, await store.get_episode(episode.group_id, episode.uuid) or episode
+
+
+class Road:
+    """Settles episodes through ``store`` (as runs see it: paced in the server) with the LLM that
+    ``llm()`` gives, under one lock per group and the claims of ``leases``."""
+
+    def __init__(self, store: GraphStore, embedder: Embedder, leases: Leases, llm: Callable[[], LLM]) -> None:
+        self.store, self.embedder, self.leases, self._llm = store, embedder, leases, llm
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, group_id: str) -> asyncio.Lock:
+        """The group's one lock: held while one of its episodes is settled, and by a removal."""
+        return self._locks.setdefault(group_id, asyncio.Lock())
+
+    async def settle_new(self, episode: Episode, trip: Trip) -> Settled:
+        """Accept ``episode`` and settle it (the doors that run now): its result, whatever happens."""
+        settled = await self.settle(episode, trip, new=True)
+        if settled is None:
+            gone = episode.model_copy(update={"status": EpisodeStatus.FAILED, "error": REMOVED})
+            return self._finished(gone, trip), set()
+        return settled
+
+    async def settle(self, episode: Episode, trip: Trip, *, new: bool = False) -> Settled | None:
+        """Stored pending first when ``new``, then claimed, run if still pending, released, all under the
+        group's lock. Claimed by another live owner, it is looked at again every ``leases.poll_s`` (the lock
+        let go meanwhile). None when the episode is no longer stored."""
+        waiting = False
+        while True:
+            async with self.lock(episode.group_id):
+                if new:
+                    new = False
+                    episode, done = await save_pending(self.store, episode)
+                    if done is not None:
+                        return self._finished(done, trip), set()
+                    trip.emit(EpisodeSaved(episode.group_id, episode.uuid, trip.index))
+                outcome = await self._claim_and_run(episode, trip)
+            if not isinstance(outcome, Claim):
+                return outcome
+            if not waiting:
+                waiting = True
+                trip.emit(EpisodeWaiting(episode.group_id, episode.uuid, trip.index, owner=outcome.owner,
+                                         until=outcome.expires_at))  # fmt: skip
+            await asyncio.sleep(self.leases.poll_s)
+
+    async def _claim_and_run(self, episode: Episode, trip: Trip) -> Settled | Claim | None:
+        """Another owner's claim; or, holding our own: None (gone), the episode as it is (done: skipped;
+        failed by another run since it was stored pending), or its run (pending)."""
+        store, leases = self.store, self.leases
+        claim = await store.claim_episode(episode.group_id, episode.uuid, leases.owner, leases.seconds)
+        if claim is None or claim.owner != leases.owner:
+            return claim
+        async with holding(store, episode, leases):
+            current = await store.get_episode(episode.group_id, episode.uuid)
+            if current is None:
+                return None
+            if current.status != EpisodeStatus.PENDING:
+                return self._finished(current, trip), set()
+            return await self._run(current, trip)
+
+    def _finished(self, episode: Episode, trip: Trip) -> EpisodeResult:
+        """The result of an episode not run here: ``done`` (skipped) or ``failed`` as it is."""
+        where = (episode.group_id, episode.uuid, trip.index)
+        if episode.status == EpisodeStatus.DONE:
+            result = EpisodeResult(episode=episode, skipped=True)
+            trip.emit(EpisodeDone(*where, result=result))
+        else:
+            result = EpisodeResult(episode=episode)
+            trip.emit(EpisodeFailed(*where, error=episode.error or "", result=result))
+        return result
+
+    async def _run(self, episode: Episode, trip: Trip) -> Settled:
+        """Run a pending, claimed episode: ``done`` by its write, or saved ``failed`` with the reason."""
+        llm, embedder = MeteredLLM(self._llm()), MeteredEmbedder(self.embedder)
+        report = ReportBuilder(llm, embedder)
+        options, emit, index = trip.options, trip.emit, trip.index
+        run = EpisodeRun(episode, self.store, llm, embedder, options, report, emit, index, options.clock())
+        try:
+            return await ingest_episode(run)
+        except Exception as exc:
+            trip.errors.append(exc)
+            reason = f"{type(exc).__name__}: {exc}"
+            failed = episode.model_copy(
+                update={"status": EpisodeStatus.FAILED, "error": reason, "report": report.build()}
+            )
+            await self.store.save_episode(failed)
+            result = EpisodeResult(episode=failed)
+            trip.emit(EpisodeFailed(episode.group_id, episode.uuid, trip.index, error=reason, result=result))
+            return result, set()
