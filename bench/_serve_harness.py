@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,12 +48,16 @@ class World:
     fault: str | None = None
     calls: int = 0
     faults_sent: int = 0
+    runs: Counter[str] = field(default_factory=Counter)
+    """Episode content -> entity extractions asked for it: how many times the episode was run."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         with self._lock:
             self.calls += 1
-        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+            if system.startswith("You extract entities") and (match := _EPISODE.search(user)):
+                self.runs[match.group(1)] += 1
         if system.startswith("You extract") and self.fault is not None:
             with self._lock:
                 self.faults_sent += 1

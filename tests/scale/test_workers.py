@@ -89,7 +89,7 @@ def test_workers_survive_kill_9_and_a_late_joiner_and_build_the_single_process_g
         reference: dict[str, Any] = {}
         builder = threading.Thread(target=_reference, args=(llm.url, items, groups, reference))
         builder.start()
-        env = worker_env(llm.url, uri)
+        env = worker_env(llm.url, uri, EPIGRAPH_CLAIM_SECONDS="10")  # the killed one's claims lapse in 10 s
         workers = [
             WorkerProcess(env, tmp_path / f"worker{i}.log", kafka_bootstrap, topic, members) for i in range(3)
         ]
