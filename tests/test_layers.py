@@ -241,3 +241,31 @@ def test_drivers_stay_behind_their_layers() -> None:
                 if name in (*homes, "httpx", "openai") and module.startswith(blind):
                     broken.append(f"{module} imports {name}")
     assert not broken, "\n".join(broken)
+
+
+def _calls(path: Path) -> list[str]:
+    """The names called in the module at ``path`` (``f(...)``: f; ``x.f(...)``: f)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.append(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    return names
+
+
+def test_one_ingestion_queue() -> None:
+    """The road of an episode (ARCHITECTURE.md): every door connects to ``KnowledgeGraph.ingestor``, the one
+    queue, which ``client`` alone builds; an episode's status is written only on that road (``road``; the
+    run's own done write in ``episode``; a summary refresh re-upserting a done episode in ``refresh``)."""
+    status_writers = {"epigraph.pipeline.road", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
+    stores = ("epigraph.graph.embedded", "epigraph.graph.neo4j")
+    writes = {"save_episode", "write_episode", "write_episodes"}
+    builders, writers = set(), set()
+    for path in PACKAGE.rglob("*.py"):
+        module, called = module_name(path), set(_calls(path))
+        if "Ingestor" in called:
+            builders.add(module)
+        if writes & called and not module.startswith(stores):
+            writers.add(module)
+    assert builders == {"epigraph.client"}, "only KnowledgeGraph builds the ingestion queue"
+    assert writers == status_writers, f"stored off the queue's road: {sorted(writers ^ status_writers)}"

@@ -1,6 +1,7 @@
 """Episode ingestion: extract, resolve, date, invalidate, summarize, write (DESIGN.md §5).
 
-The entry point is :class:`Ingestor`; ``KnowledgeGraph`` wires it to its store, LLM and embedder.
+The entry point is :class:`Ingestor`, the one ingestion queue every door uses; ``KnowledgeGraph`` wires
+it to its store, LLM and embedder.
 """
 
 from .events import (
@@ -11,6 +12,7 @@ from .events import (
     EpisodeResult,
     EpisodeSaved,
     EpisodeUpdated,
+    EpisodeWaiting,
     FactExtracted,
     FactInvalidated,
     ProgressEvent,
@@ -30,6 +32,7 @@ __all__ = [
     "EpisodeResult",
     "EpisodeSaved",
     "EpisodeUpdated",
+    "EpisodeWaiting",
     "FactExtracted",
     "FactInvalidated",
     "IngestOptions",

@@ -50,7 +50,7 @@ from .options import IngestOptions, Mode, SummaryMode
 from .pacing import PacedLLM, PacedStore, Pacer
 from .refresh import refresh_summaries
 from .reports import merge_reports
-from .road import Road, Trip, ignore, save_pending
+from .road import ALL, Road, Trip, ignore, requeue, save_pending
 from .state import Emit
 
 log = logging.getLogger("epigraph.ingest")
@@ -61,7 +61,6 @@ NO_LLM = (
     "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
     "or pass llm= to KnowledgeGraph"
 )
-_ALL = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,7 @@ class Ingestor:
     async def retry_failed(self, group_id: str, *, mode: Mode | None = None) -> list[EpisodeResult]:
         """Run again, in order, the group's failed episodes and those left pending by a crash."""
         self._llm()
-        await self._requeue(group_id)
+        await requeue(self.store, group_id)
         options = self._options(mode, None)
         results = []
         for index, episode in enumerate(await self._pending(group_id)):
@@ -244,7 +243,7 @@ class Ingestor:
 
     async def requeue_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the background run runs them."""
-        again = await self._requeue(group_id)
+        again = await requeue(self.store, group_id)
         if again:
             self._kick(group_id)
         return again
@@ -294,19 +293,9 @@ class Ingestor:
     async def _pending(self, group_id: str) -> list[Episode]:
         """The group's pending episodes in the order they were accepted."""
         pending = await self.store.episodes(
-            group_id, status=EpisodeStatus.PENDING, limit=_ALL, newest_first=False
+            group_id, status=EpisodeStatus.PENDING, limit=ALL, newest_first=False
         )
         return sorted(pending, key=lambda e: (e.created_at, e.uuid))
-
-    async def _requeue(self, group_id: str) -> list[Episode]:
-        failed = await self.store.episodes(
-            group_id, status=EpisodeStatus.FAILED, limit=_ALL, newest_first=False
-        )
-        again = [e.model_copy(update={"status": EpisodeStatus.PENDING, "error": None}) for e in failed]
-        again.sort(key=lambda e: (e.created_at, e.uuid))
-        for episode in again:
-            await self.store.save_episode(episode)
-        return again
 
     def _kick(self, group_id: str) -> None:
         if self._background is not None:

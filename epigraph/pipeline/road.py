@@ -1,7 +1,7 @@
 """The road of one episode, the same from every door of the ingestion queue (``ingestor``):
 
-1. **accepted**: stored ``pending`` (:meth:`Road.save_pending`; one already ``done`` is left as it is, a
-   ``failed`` one is set pending again);
+1. **accepted**: stored ``pending`` (:func:`save_pending`; one already ``done`` is left as it is, a
+   ``failed`` one is set pending again; :func:`requeue` sets a group's failed ones pending to retry them);
 2. **settled** (:meth:`Road.settle`), under its group's lock: claimed (``claims``; an episode another live
    process holds is looked at again later, not run), its status read, run if still ``pending``
    (``episode.ingest_episode``, the per-episode step), the claim released;
@@ -30,6 +30,8 @@ Settled = tuple[EpisodeResult, set[str]]
 """An episode's result and the entities still wanting a model summary."""
 
 REMOVED = "removed before it ran"
+ALL = 1_000_000
+"""A limit that lists every episode of a group."""
 
 
 def ignore(_: ProgressEvent) -> None:
@@ -61,6 +63,16 @@ async def save_pending(store: GraphStore, episode: Episode) -> tuple[Episode, Ep
     if await store.write_episode(EpisodeWrite(episode=episode, unless_done=True)):
         return episode, None
     return episode, await store.get_episode(episode.group_id, episode.uuid) or episode
+
+
+async def requeue(store: GraphStore, group_id: str) -> list[Episode]:
+    """Set the group's ``failed`` episodes ``pending`` again (retry), in the order they were accepted."""
+    failed = await store.episodes(group_id, status=EpisodeStatus.FAILED, limit=ALL, newest_first=False)
+    again = [e.model_copy(update={"status": EpisodeStatus.PENDING, "error": None}) for e in failed]
+    again.sort(key=lambda e: (e.created_at, e.uuid))
+    for episode in again:
+        await store.save_episode(episode)
+    return again
 
 
 class Road:
