@@ -212,12 +212,18 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         assert [h.item.uuid for h in await store.search_entities_text([GROUP], "sailing")] == [renamed.uuid]
         assert await store.search_entities_text([GROUP], "shoes") == []
 
+        # v6: an episode can be claimed
+        claim = await store.claim_episode(GROUP, episodes[0].uuid, "upgraded", 60)
+        assert claim is not None and claim.owner == "upgraded"
+
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 5
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 6
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes_by_chain'").fetchone()
+        # v6: the claim taken on the upgraded file is stored
+        assert conn.execute("SELECT owner FROM episode_claims").fetchall() == [("upgraded",)]
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before
