@@ -43,7 +43,8 @@ async def test_the_later_of_two_overlapping_runs_writes_nothing_and_says_so(tmp_
             earlier.append(await first.process(episode))
         return WORLD.answer(request)
 
-    late = await Ingestor(stores[1], ScriptedLLM(frozen_then_answer), embedder, leases=frozen).process(episode)
+    second = Ingestor(stores[1], ScriptedLLM(frozen_then_answer), embedder, leases=frozen)
+    late = await second.process(episode)
     try:
         assert earlier[0].ok and not earlier[0].skipped and len(earlier[0].facts) == 1
         assert late.skipped and DUPLICATE in late.report.warnings
