@@ -171,10 +171,13 @@ class KnowledgeGraph:
     @property
     def ingestor(self) -> Ingestor:
         """The graph's one ingestion queue: every door (these methods, the server, MCP, the Kafka worker)
-        goes through it. Without an LLM it accepts episodes but running one raises ConfigError."""
+        goes through it, and it ends each batch with :meth:`_after_batch`. Without an LLM it accepts
+        episodes but running one raises ConfigError."""
         if self._ingestor is None:
-            leases = Leases(seconds=self.settings.claim_seconds)
-            self._ingestor = Ingestor(self.store, self.llm, self.embedder, self.options, leases=leases)
+            self._ingestor = Ingestor(
+                self.store, self.llm, self.embedder, self.options,
+                leases=Leases(seconds=self.settings.claim_seconds), after_batch=self._after_batch,
+            )  # fmt: skip
         return self._ingestor
 
     # --- ingestion ------------------------------------------------------------------------------
@@ -211,9 +214,7 @@ class KnowledgeGraph:
         """Bulk ingestion: groups concurrently, each group's episodes in order; failures come back as
         results with ``ok == False``."""
         await self.open()
-        results = await self.ingestor.add_episodes(self._grouped(items), mode=mode)
-        await self._upkeep(results)
-        return results
+        return await self.ingestor.add_episodes(self._grouped(items), mode=mode)
 
     async def ingest(
         self, items: Iterable[Item], *, mode: Mode | None = None
@@ -222,14 +223,8 @@ class KnowledgeGraph:
         group, are :class:`~epigraph.overview.OverviewUpdated` (conversations and communities brought up
         to date, with their cost)."""
         await self.open()
-        results: dict[int, EpisodeResult] = {}
         async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
-            result = getattr(event, "result", None)
-            if isinstance(result, EpisodeResult):
-                results[event.index] = result
             yield event
-        for updated in await self._upkeep(list(results.values())):
-            yield updated
 
     async def enqueue(self, items: Iterable[Item]) -> list[Published]:
         """Hand episodes to ``epigraph worker`` processes through Kafka (``settings.kafka_bootstrap``,
@@ -258,9 +253,7 @@ class KnowledgeGraph:
         self, *, group_id: str | None = None, mode: Mode | None = None
     ) -> list[EpisodeResult]:
         await self.open()
-        results = await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
-        await self._upkeep(results)
-        return results
+        return await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
 
     def _grouped(self, items: Iterable[Item]) -> Iterable[Item]:
         for item in items:
@@ -269,9 +262,12 @@ class KnowledgeGraph:
             else:
                 yield item
 
-    async def _upkeep(self, results: Sequence[EpisodeResult]) -> list[OverviewUpdated]:
-        """After bulk ingestion: conversations and communities brought up to date (``overview.upkeep``)."""
-        return await upkeep(self.store, self.llm, self.embedder, self.overview, results)
+    async def _after_batch(
+        self, store: GraphStore, llm: LLM, results: Sequence[EpisodeResult]
+    ) -> list[OverviewUpdated]:
+        """What the ingestion queue runs after each batch, whatever door it came by: the conversations and
+        communities of its groups brought up to date (``overview.upkeep``)."""
+        return await upkeep(store, llm, self.embedder, self.overview, results)
 
     def _communities(self) -> Communities:
         return Communities(self.store, self.llm, self.embedder, self.overview)

@@ -269,3 +269,17 @@ def test_one_ingestion_queue() -> None:
             writers.add(module)
     assert builders == {"epigraph.client"}, "only KnowledgeGraph builds the ingestion queue"
     assert writers == status_writers, f"stored off the queue's road: {sorted(writers ^ status_writers)}"
+
+
+def test_one_after_batch_step() -> None:
+    """What runs after a batch (conversations, communities: ``overview.upkeep``) is wired once, by
+    ``client`` as the queue's ``after_batch``; the queue ends its own batches, and the Kafka worker, whose
+    lanes alone know where a batch of deliveries ends, is the only door that ends one from outside."""
+    callers: dict[str, set[str]] = {"upkeep": set(), "after_batch": set()}
+    for path in PACKAGE.rglob("*.py"):
+        module, called = module_name(path), set(_calls(path))
+        for name, found in callers.items():
+            if name in called:
+                found.add(module)
+    assert callers["upkeep"] == {"epigraph.client"}
+    assert callers["after_batch"] == {"epigraph.pipeline.ingestor", "epigraph.scale.worker"}

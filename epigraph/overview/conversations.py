@@ -11,10 +11,9 @@ The store writes a summary version by version (``save_conversation_summary``), s
 chain, one stores its summary and the other's is dropped (``conflict``), never both folded twice.
 
 An episode recorded before the mark that is done only later (a failed episode retried) would be passed
-by: :meth:`Conversations.catch_up`, which ``KnowledgeGraph`` runs after bulk ingestion and retries,
-folds such a chain again from the start, and removing an episode resets its chain's summary the same
-way. (A server's workers ingest one episode at a time and do not catch up: ``update_conversations``
-there, or with ``rebuild=True`` after retries.)
+by: :meth:`Conversations.catch_up`, which the ingestion queue runs after each batch (``upkeep``: library
+batches and retries, the server's drains, Kafka lanes), folds such a chain again from the start, and
+removing an episode resets its chain's summary the same way.
 """
 
 from __future__ import annotations

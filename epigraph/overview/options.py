@@ -18,12 +18,13 @@ class OverviewOptions:
     """How communities and conversation summaries are computed and when they are kept up to date."""
 
     communities_after_batch: bool = True
-    """After bulk ingestion (``KnowledgeGraph.add_episodes`` / ``ingest``), update the communities of the
-    groups that already have some (one summarize call per ``community_batch`` changed communities;
+    """After each batch of ingestion (``add_episodes`` / ``ingest`` / retries, a server drain's pass, a
+    Kafka lane's batch: the queue's ``after_batch``), update the communities of the groups that already
+    have some (one summarize call per ``community_batch`` changed communities;
     usually one). A group gets its first communities from ``build_communities`` only: nobody pays for
     them unasked."""
     conversations_after_batch: bool = True
-    """After bulk ingestion, fold the new episodes of each chain they belong to into its summary (one
+    """After each batch of ingestion, fold the new episodes of each chain they belong to into its summary (one
     call per chain per batch, more when its new text exceeds ``conversation_tokens``)."""
     min_size: int = 2
     """Clusters of fewer entities are no community (their entities belong to none)."""

@@ -1,5 +1,7 @@
-"""Keeping the derived records up to date after bulk ingestion (what ``KnowledgeGraph.add_episodes``,
-``ingest`` and ``retry_failed`` run once their episodes are stored).
+"""Keeping the derived records up to date after each batch of ingestion: what the ingestion queue runs
+at the end of a batch (``KnowledgeGraph`` wires it as the queue's ``after_batch``), whatever door the
+batch came by: ``add_episodes`` / ``ingest`` / ``retry_failed``, a pass of the server's background drain
+(HTTP and MCP), a Kafka worker's lane once it ran what it had fetched.
 
 Per group of the batch: the new episodes are folded into their conversations' summaries
 (``Conversations.catch_up``: one call per conversation, more for a long backlog) and, when the group
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..embed import Embedder
 from ..errors import EpigraphError
@@ -38,6 +41,15 @@ class OverviewUpdated(ProgressEvent):
     communities: CommunityUpdate | None = None
     report: IngestReport = field(default_factory=IngestReport)
     error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the server's event stream): each update as its ``to_dict``, and the total cost."""
+        r = self.report
+        return {"type": type(self).__name__, "group_id": self.group_id,
+                "conversations": [c.to_dict() for c in self.conversations],
+                "communities": self.communities.to_dict() if self.communities else None,
+                "llm_calls": r.llm_calls, "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+                "error": self.error}  # fmt: skip
 
 
 async def upkeep(

@@ -8,7 +8,11 @@ Doors (each only connects to this class):
   the group's drain once :meth:`Ingestor.start` was called; :meth:`Ingestor.requeue_failed` (retry route).
 
 Every door takes the same steps (``road``): accepted (stored ``pending``), settled under the group's lock
-(claimed, run if still pending, released), the status decided in one place.
+(claimed, run if still pending, released), the status decided in one place. A door that ingests in
+batches ends each one with :meth:`Ingestor.after_batch` (the ``after_batch`` work ``KnowledgeGraph`` wires:
+conversation summaries and communities, ``overview.upkeep``): ``add_episodes`` / ``ingest`` and
+``retry_failed`` after their episodes, a background drain after each pass, the Kafka worker when a lane
+has run what it had fetched. Never per episode: ``add_episode`` and ``process`` alone do not.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
@@ -23,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -57,6 +61,10 @@ log = logging.getLogger("epigraph.ingest")
 
 Item = EpisodeInput | Mapping[str, Any]
 
+AfterBatch = Callable[[GraphStore, LLM, Sequence[EpisodeResult]], Awaitable[Sequence[ProgressEvent]]]
+"""What runs once a batch of episodes ran (the store and model as the queue's runs see them: paced in the
+server; the episodes that ran here), and its progress events."""
+
 NO_LLM = (
     "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
     "or pass llm= to KnowledgeGraph"
@@ -83,10 +91,12 @@ class Ingestor:
         options: IngestOptions | None = None,
         *,
         leases: Leases | None = None,
+        after_batch: AfterBatch | None = None,
     ) -> None:
         self.store, self.llm, self.embedder = store, llm, embedder
         self.options = options or IngestOptions()
         self.leases = leases or Leases()
+        self._after_batch = after_batch
         self._pacer: Pacer | None = None
         self._road = Road(store, embedder, self.leases, self._llm)
         self._accepting: dict[str, asyncio.Lock] = {}
@@ -148,9 +158,9 @@ class Ingestor:
 
         Each episode gets exactly one ``EpisodeDone`` or ``EpisodeFailed``, after its other events.
         A batch summary refresh at the end of a group yields ``SummaryUpdated`` events and an
-        ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for it).
-        Closing the iterator early cancels the run; an interrupted episode stays ``pending`` and
-        :meth:`retry_failed` picks it up."""
+        ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for it). The
+        batch's ``after_batch`` events come last. Closing the iterator early cancels the run; an
+        interrupted episode stays ``pending`` and :meth:`retry_failed` picks it up."""
         self._llm()
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
         options = self._options(mode, summary_mode)
@@ -177,6 +187,7 @@ class Ingestor:
             settled = await self._road.settle(episode, Trip(options, index=index))
             if settled is not None:
                 results.append(settled[0])
+        await self.after_batch(results)
         return results
 
     async def process(
@@ -195,6 +206,19 @@ class Ingestor:
         step = partial(self._road.settle_new, episode, Trip(self._options(mode, None), emit or ignore))
         result, _ = await (store_retry.run(step) if store_retry else step())
         return result
+
+    async def after_batch(self, results: Sequence[EpisodeResult], emit: Emit = ignore) -> list[ProgressEvent]:
+        """End a batch: the ``after_batch`` work over the episodes of ``results`` that ran here (not the
+        skipped or failed ones), its events sent to ``emit`` and returned. Every door that ingests in
+        batches calls it once per batch (module docstring); nothing runs without such an episode, an
+        ``after_batch`` or an LLM."""
+        ran = [r for r in results if r.ok and not r.skipped]
+        if not ran or self._after_batch is None or self.llm is None:
+            return []
+        events = list(await self._after_batch(self._road.store, self._llm(), ran))
+        for event in events:
+            emit(event)
+        return events
 
     # --- doors that run in the background -------------------------------------------------------------
 
@@ -302,30 +326,43 @@ class Ingestor:
             self._drains.kick(group_id)
 
     async def _drain(self, group_id: str) -> bool:
-        """One background pass over the group's pending episodes; whether it found any. A store failure
-        is retried with backoff (the episode stays pending meanwhile)."""
+        """One background pass over the group's pending episodes, then the batch's ``after_batch``; whether
+        it found any. A store failure is retried with backoff (the episode stays pending meanwhile)."""
         retry = StoreRetry(partial(_store_failed, group_id))
         pending = await retry.run(partial(self._pending, group_id))
+        emit = self._background or ignore
+        results = []
         for episode in pending:
-            trip = Trip(self.options, self._background or ignore)
-            await retry.run(partial(self._road.settle, episode, trip))
+            settled = await retry.run(partial(self._road.settle, episode, Trip(self.options, emit)))
+            if settled is not None:
+                results.append(settled[0])
+        await self.after_batch(results, emit)
         return bool(pending)
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
         by_group: dict[str, list[tuple[int, Episode]]] = {}
         for index, episode in enumerate(episodes):
             by_group.setdefault(episode.group_id, []).append((index, episode))
+        results: list[EpisodeResult] = []
         async with asyncio.TaskGroup() as tasks:
             for members in by_group.values():
-                tasks.create_task(self._run_group(members, options, emit))
+                tasks.create_task(self._run_group(members, options, emit, results))
+        await self.after_batch(results, emit)
 
     async def _run_group(
-        self, members: list[tuple[int, Episode]], options: IngestOptions, emit: Emit
+        self,
+        members: list[tuple[int, Episode]],
+        options: IngestOptions,
+        emit: Emit,
+        results: list[EpisodeResult],
     ) -> None:
+        """Settle the group's episodes in order, appending their results to ``results``; then its batch
+        summaries."""
         wanting: set[str] = set()
         last: tuple[int, EpisodeResult] | None = None
         for index, episode in members:
             result, wants = await self._road.settle_new(episode, Trip(options, emit, index))
+            results.append(result)
             if result.ok and not result.skipped:
                 wanting |= wants
                 last = (index, result)

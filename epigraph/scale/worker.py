@@ -17,6 +17,10 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
   gets ``revoke_grace_s`` to finish (and commit), else it is cancelled without a commit and the next
   owner redoes it. Fetching never stops while episodes run (partitions with a full buffer are paused),
   so a slow episode never exceeds ``max.poll.interval.ms`` and never costs the worker its membership.
+- **after a batch**: once a lane ran what it had fetched (or ``buffer`` episodes), it ends the batch with
+  the queue's ``after_batch`` (conversation summaries of the chains it touched, communities of groups
+  that have some; ``overview.upkeep``): calls per batch, never per episode. An upkeep lost to a crash or
+  a revoke is caught up by the next batch of the chain, wherever it runs.
 - **failures**: an episode that fails (the LLM after its retries, a reply that cannot be used) is saved
   ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored. Both are
   published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
@@ -48,6 +52,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
 from ..graph.model import Episode
+from ..overview import OverviewUpdated
 from ..pipeline.drains import StoreRetry
 from ..pipeline.events import DUPLICATE, EpisodeResult
 from ..tokens import load_encoding
@@ -131,6 +136,8 @@ class _Lane:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     closing: bool = False
     task: asyncio.Task[None] | None = None
+    ran: list[EpisodeResult] = field(default_factory=list)
+    """Results of the episodes run since the lane's last batch ended."""
 
 
 async def _watch_loop(period_s: float = 0.5, warn_s: float = 2.0) -> None:
@@ -266,6 +273,9 @@ class KafkaWorker:
 
     async def _drain(self, lane: _Lane) -> None:
         while not lane.closing:
+            if lane.ran and (not lane.queue or len(lane.ran) >= self.config.buffer):
+                await self._end_batch(lane)
+                continue
             if not lane.queue:
                 lane.wake.clear()
                 await lane.wake.wait()
@@ -273,13 +283,29 @@ class KafkaWorker:
             record = lane.queue[0]
             lane.idle.clear()
             try:
-                await self._handle(record)
+                result = await self._handle(record)
+                if result is not None:
+                    lane.ran.append(result)
                 await self._commit(lane.tp, record.offset + 1)
                 lane.queue.popleft()
             finally:
                 lane.idle.set()
             if len(lane.queue) <= self.config.buffer // 2 and lane.tp in self._consumer.paused():
                 self._consumer.resume(lane.tp)
+
+    async def _end_batch(self, lane: _Lane) -> None:
+        """The queue's after-batch work over the episodes the lane ran since its last batch (offsets are
+        committed already: a crash here loses no episode, the chain's next batch catches up)."""
+        ran, lane.ran = lane.ran, []
+        lane.idle.clear()
+        try:
+            events = await self.kg.ingestor.after_batch(ran)
+        finally:
+            lane.idle.set()
+        for event in events:
+            if isinstance(event, OverviewUpdated):
+                note(log, "batch.overview", group=event.group_id, conversations=len(event.conversations),
+                     llm_calls=event.report.llm_calls, error=event.error)  # fmt: skip
 
     async def _commit(self, tp: Any, offset: int) -> None:
         try:
@@ -290,14 +316,15 @@ class KafkaWorker:
                  reason=type(exc).__name__)  # fmt: skip
 
     # --- one record ---------------------------------------------------------------------------------
-    async def _handle(self, record: Any) -> None:
+    async def _handle(self, record: Any) -> EpisodeResult | None:
+        """Decode and ingest one record; its result (None for a payload that is no episode)."""
         where = {"partition": record.partition, "offset": record.offset}
         try:
             episode = self.decode(record.value)
         except InputError as exc:
             self.counts.failed += 1
             await self._dead(record, f"bad payload: {exc}", None)
-            return
+            return None
         result = await self._ingest(episode, where)
         fields = {"group": episode.group_id, "uuid": episode.uuid, **where}
         if result.skipped:
@@ -312,6 +339,7 @@ class KafkaWorker:
         else:
             self.counts.failed += 1
             await self._dead(record, result.error or "failed", episode)
+        return result
 
     async def _ingest(self, episode: Episode, where: dict[str, int]) -> EpisodeResult:
         """The queue's ``process`` (which saves a failing episode ``failed`` itself); the store failing is

@@ -1,6 +1,6 @@
 """Routes of the big picture: a group's communities (now or as of a time) and its conversations with
-their running summaries; each kind can be brought up to date on request (model calls: a server's
-workers ingest one episode at a time and never update them by themselves)."""
+their running summaries; each kind can be brought up to date on request (model calls), besides what the
+ingestion queue does after each batch it drains (conversations; communities a group already has)."""
 
 from __future__ import annotations
 

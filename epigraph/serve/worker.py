@@ -4,7 +4,9 @@
 once every one is stored ``pending`` (an episode the server answered 202 for survives a crash) and runs
 them in the background, each group in order. On start the queue is paced (reads first, ``priority``) and
 resumes every group of the registry (a small append-only file: the store has no list of groups) that
-still has ``pending`` episodes; an episode another process is ingesting is left to it (claims).
+still has ``pending`` episodes; an episode another process is ingesting is left to it (claims). After each
+pass over a group's pending episodes the queue brings its conversations (and communities, if it has some)
+up to date (``Ingestor.after_batch``), as a library batch does.
 
 Progress events of a group go to the subscribers of its event stream (bounded queues; a subscriber too
 slow to keep up loses events, never blocks ingestion).
@@ -23,13 +25,17 @@ from typing import Any
 
 from ..client import KnowledgeGraph
 from ..graph.model import Episode
+from ..overview import OverviewUpdated
 from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..pipeline.inputs import EpisodeInput
 from .priority import Priority
 
 
 def event_dict(event: ProgressEvent) -> dict[str, Any]:
-    """A progress event as JSON-ready data: its type and its fields (results reduced to a status)."""
+    """A progress event as JSON-ready data: its type and its fields (results reduced to a status; the
+    conversations and communities after a batch as their ``to_dict``)."""
+    if isinstance(event, OverviewUpdated):
+        return event.to_dict()
     data: dict[str, Any] = {"type": type(event).__name__}
     for name, value in asdict(event).items():
         if name != "result":

@@ -12,6 +12,7 @@ from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import ConversationNotFound, LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.overview import OverviewUpdated
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT
@@ -109,3 +110,19 @@ async def test_a_retried_episode_is_folded_in_although_it_was_recorded_first() -
         (view,) = await graph.chains()
         assert view.summary is not None and view.summary.episodes == 3 and view.unsummarized == 0
         assert llm.calls_for("summarize_conversation")[-1].variables["summary"] == "(none yet)"
+
+
+async def test_the_batch_ends_the_stream_and_a_lone_episode_ends_no_batch(
+    kg: tuple[KnowledgeGraph, ScriptedLLM],
+) -> None:
+    graph, llm = kg
+    events = [e async for e in graph.ingest(family())]
+    assert isinstance(events[-1], OverviewUpdated) and [u.folded for u in events[-1].conversations] == [3]
+    assert sum(isinstance(e, OverviewUpdated) for e in events) == 1  # one group, one batch
+    await graph.add_episode("Eve: hi Ann", reference_time=T0 + timedelta(minutes=9), source_description=CHAT)
+    assert len(llm.calls_for("summarize_conversation")) == 1  # add_episode alone folds nothing
+    (view,) = await graph.chains()
+    assert view.unsummarized == 1
+    await graph.add_episodes([turn("Ann: hi Bob", 10)])  # the next batch of the chain catches it up
+    (view,) = await graph.chains()
+    assert view.unsummarized == 0 and len(llm.calls_for("summarize_conversation")) == 2

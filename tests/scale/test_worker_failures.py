@@ -1,7 +1,8 @@
 """The Kafka worker in this process, on a real Kafka and a real Neo4j: a re-delivered done episode is a
 no-op (no LLM call, no write: the later fact it would have retired stays current), a bad payload and an
 episode the LLM refuses go to the dead-letter topic with their reason, the failing one is saved
-``failed``, and the group moves past both (every offset committed)."""
+``failed``, and the group moves past both (every offset committed); a lane's batch is folded into its
+conversation's summary once, not per episode."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -119,3 +121,42 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
     assert sorted(by_offset) == [2, 3] and len(letters) == 2
     assert by_offset[2].startswith("bad payload") and "cannot be answered" in by_offset[3]
     assert await _committed(bootstrap, topic, members) == records
+
+
+async def test_a_lane_folds_its_batch_into_the_conversation_not_each_episode(
+    llm: LLMThread, kafka_bootstrap: str
+) -> None:
+    """Published before the worker starts, the episodes of one conversation reach a lane together: after
+    running them it folds them into the conversation's summary in fewer calls than episodes (one per
+    batch the lane fetched), through the queue's after-batch step."""
+    bootstrap, neo4j = kafka_bootstrap, neo4j_uri()
+    run = uuid.uuid4().hex[:8]
+    topic, group, members, chat = f"t-{run}", f"w-{run}", f"workers-{run}", f"chat-{run}"
+    await create_topic(bootstrap, topic, 1)
+    texts = ["Alice moved to Paris.", "Bob moved to Rome.", "Alice moved to Lisbon.", "Bob moved to Oslo."]
+    talk = [replace(m, source_description=chat) for m in moves(group, texts)]
+    await publish(bootstrap, topic, talk)
+
+    def summary_calls() -> int:
+        return sum(r.body["messages"][0]["content"].startswith("You keep the running summary")
+                   for r in llm.server.chat_requests)  # fmt: skip
+
+    before = summary_calls()
+    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
+                        embedder="hash")  # fmt: skip
+    async with KnowledgeGraph(settings) as kg:
+        worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        folded = 0
+        for _ in range(1800):  # up to 180 s: a fresh broker creates its offsets topic first
+            views = await kg.chains(group_id=group)
+            summary = views[0].summary if views else None
+            folded = summary.episodes if summary is not None else 0
+            if folded == len(texts) or running.done():
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        counts = await running
+        assert counts.done == len(texts) and folded == len(texts)
+        assert 1 <= summary_calls() - before < len(texts)

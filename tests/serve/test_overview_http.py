@@ -1,9 +1,12 @@
 """Communities and conversations over HTTP: read (keys scope them like everything else), brought up to
-date on request, searched; a server without an LLM says so instead of failing."""
+date after each batch the server ingests (an event on the group's stream) and on request, searched; a
+server without an LLM says so instead of failing."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -12,7 +15,7 @@ from epigraph.config import Settings
 from epigraph.serve import Keys, create_app
 
 from .conftest import KEYS, LIMITS, Served, auth, wait_done
-from .test_http import T
+from .test_http import T, sse_events
 
 
 def test_conversations_and_communities_over_http(served: Served) -> None:
@@ -21,14 +24,35 @@ def test_conversations_and_communities_over_http(served: Served) -> None:
         {"content": "Ivan met Judy.", "reference_time": "2024-05-02T11:00:00Z", "source": chat},
         {"content": "Judy met Ivan.", "reference_time": T, "source": chat},  # earlier, sent later
     ]
+    overview: list[dict[str, Any]] = []
+    subscribed = threading.Event()
+
+    def listen() -> None:
+        with served.client() as c, c.stream("GET", "/v1/groups/gamma/events") as response:
+            for event in sse_events(response):
+                subscribed.set()
+                if event["type"] == "OverviewUpdated":
+                    overview.append(event)
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert subscribed.wait(10)
     with served.client() as c:
         accepted = c.post("/v1/groups/gamma/episodes/batch", json={"episodes": turns}).json()
         ids = [e["uuid"] for e in accepted["episodes"]]
         wait_done(c, "gamma", ids)
+        listener.join(60)
+        # the drain's pass ended the batch: both episodes folded into the conversation in one call
+        (after,) = overview
+        assert [(u["key"], u["folded"]) for u in after["conversations"]] == [(chat, 2)]
+        assert after["llm_calls"] == 1 and after["communities"] is None  # the group has none yet
         (listed,) = c.get("/v1/groups/gamma/conversations").json()["conversations"]
-        assert (listed["key"], listed["episodes"], listed["unsummarized"]) == (chat, 2, 2)  # not by itself
+        assert (listed["key"], listed["episodes"], listed["unsummarized"]) == (chat, 2, 0)
         updated = c.post("/v1/groups/gamma/conversations/update", json={"keys": [chat]}).json()
-        assert [u["folded"] for u in updated["updates"]] == [2]
+        assert [u["folded"] for u in updated["updates"]] == [0]  # nothing new
+        updated = c.post("/v1/groups/gamma/conversations/update", json={"keys": [chat], "rebuild": True})
+        assert [u["folded"] for u in updated.json()["updates"]] == [2]
         one = c.get(f"/v1/groups/gamma/conversations/{chat}").json()
         assert [e["uuid"] for e in one["episodes"]] == ids[::-1]  # in order of reference time
         assert one["episodes"][1]["previous"] == ids[1]
