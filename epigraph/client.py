@@ -24,7 +24,7 @@ from contextlib import aclosing
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from .ask import Answer, AskChunk, AskOptions, collect, dialog
+from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError, ConversationNotFound
@@ -402,6 +402,7 @@ class KnowledgeGraph:
         streaming: Literal[True] = True,
         group_id: str | None = None,
         options: AskOptions | None = None,
+        mode: AskMode | None = None,
     ) -> AsyncIterator[AskChunk]: ...
 
     @overload
@@ -414,6 +415,7 @@ class KnowledgeGraph:
         streaming: Literal[False],
         group_id: str | None = None,
         options: AskOptions | None = None,
+        mode: AskMode | None = None,
     ) -> Coroutine[Any, Any, Answer]: ...
 
     def ask(
@@ -425,16 +427,23 @@ class KnowledgeGraph:
         streaming: bool = True,
         group_id: str | None = None,
         options: AskOptions | None = None,
+        mode: AskMode | None = None,
     ) -> AsyncIterator[AskChunk] | Coroutine[Any, Any, Answer]:
         """Answer ``question`` from the graph, citing the facts (with their validity windows) and episodes
         used. ``as_of``: answer as of that time (its "now"); ``known_at``: from what the graph knew then.
+
+        ``mode``: ``"context"`` (one context assembled without the model, one answering call),
+        ``"agent"`` (the bounded agent: planned lookups, then the answer) or ``"auto"`` (the context
+        first, the agent when its answer declares that nothing shown answers the question); None:
+        :data:`epigraph.ask.DEFAULT_MODE` (``"auto"``). See :mod:`epigraph.ask.options`.
 
         ``streaming=True``: ``async for chunk in kg.ask(q)`` yields thought / action / observation /
         answer / error chunks as they happen (the last one carries citations, usage and latency);
         ``streaming=False``: ``await kg.ask(q, streaming=False)`` returns one :class:`Answer` with the
         same content. See :mod:`epigraph.ask`.
         """
-        chunks = self._ask(question, as_of, known_at, streaming, group_id, options)
+        ask_mode(mode)  # a bad mode raises here, before anything runs
+        chunks = self._ask(question, as_of, known_at, streaming, group_id, options, mode)
         return chunks if streaming else collect(question, chunks)
 
     async def _ask(
@@ -445,6 +454,7 @@ class KnowledgeGraph:
         streaming: bool,
         group_id: str | None,
         options: AskOptions | None,
+        mode: AskMode | None,
     ) -> AsyncIterator[AskChunk]:
         await self.open()
         if self.llm is None:
@@ -454,7 +464,7 @@ class KnowledgeGraph:
             )
         chunks = dialog(
             self.store, self.embedder, self.llm, group_id or self.group_id, question,
-            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming,
+            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming, mode=mode,
         )  # fmt: skip
         async with aclosing(chunks) as dialog_chunks:
             async for chunk in dialog_chunks:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ..prompts.protocol import Usage
+
 ChunkType = Literal["thought", "action", "observation", "answer", "error"]
 CHUNK_TYPES: tuple[ChunkType, ...] = ("thought", "action", "observation", "answer", "error")
 
@@ -105,6 +107,23 @@ class AskUsage:
             "context_tokens": self.context_tokens,
             "estimated": self.estimated,
         }
+
+
+class Meter:
+    """What a dialog has cost so far (model calls and their tokens, lookups, the context shown)."""
+
+    def __init__(self) -> None:
+        self.usage, self.calls, self.lookups, self.context_tokens = Usage(), 0, 0, 0
+
+    def add(self, usage: Usage | None, calls: int) -> None:
+        self.usage = self.usage + (usage or Usage())
+        self.calls += calls
+
+    def total(self) -> AskUsage:
+        u = self.usage
+        return AskUsage(
+            self.calls, u.input_tokens, u.output_tokens, self.lookups, self.context_tokens, u.estimated
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,10 @@
 at once; a ``[`` holds the text back until its ``]`` (or until it clearly is not a citation). A bracket
 of ids keeps the ids that were observed and drops the others (they are listed in ``dropped``), so no
 reader ever sees a citation of something no lookup returned. ``[none]`` is the model's mark for "nothing
-shown answers this": it is taken out of the text and sets ``declared_none``.
+shown answers this": it is taken out of the text and sets ``declared_none``. ``first_mark`` says what the
+first decisive bracket was (``"none"``, or ``"cited"`` for one that kept a shown id): an answer whose
+first mark is ``none`` declares that nothing shown answers the question (``ask``'s auto mode then looks
+further).
 
 :func:`cited_answer_grammar` makes citing a rule rather than a request, for endpoints that accept a
 GBNF grammar (the local model): every sentence ends with a bracket of shown ids, or ``[none]``. A 1.5B
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Literal
 
 from ..prompts.grammar import literal
 
@@ -54,6 +58,7 @@ class CitationFilter:
         self.cited: list[str] = []
         self.dropped: list[str] = []
         self.declared_none = False
+        self.first_mark: Literal["none", "cited"] | None = None
 
     def feed(self, text: str) -> str:
         out: list[str] = []
@@ -84,6 +89,7 @@ class CitationFilter:
         inner = bracket[1:-1].strip()
         if inner.casefold() == NONE:
             self.declared_none = True
+            self.first_mark = self.first_mark or "none"
             return ""
         parts = [p for p in _SEPARATORS.split(inner) if p]
         if not parts or not all(_ID.fullmatch(p) for p in parts):
@@ -96,4 +102,6 @@ class CitationFilter:
                     self.cited.append(part)
             elif part not in self.dropped:
                 self.dropped.append(part)
+        if kept:
+            self.first_mark = self.first_mark or "cited"
         return f"[{', '.join(kept)}]" if kept else ""

@@ -1,16 +1,21 @@
-"""What the agent has seen: every fact and episode a lookup returned, numbered ``F1``, ``E1``, ...
+"""What a dialog has seen: every fact and episode a lookup returned, numbered ``F1``, ``E1``, ..., and the
+summaries shown beside them (of the entities a question names, and of the conversations the items come
+from; not numbered, never cited).
 
 The numbers are the only ids the model sees and cites; a number is given once per uuid, so a fact found
 twice keeps its first number. Everything registered is shown to the model, within a token budget: an
-item that would overflow it is not registered (and so cannot be cited). Each fact line carries its
-validity window as the graph believes it at ``known_at`` and where it stands at the dialog's "now" (its
-``as_of``): ``current``, ``ended`` or ``not yet`` (begins later), followed by "as of DATE" when the
-question was asked as of a date. Pure: no I/O.
+item that would overflow it is not registered (and so cannot be cited). One ``add`` may be held to a
+smaller ``room`` (the one-call context gives each of its parts a share of the budget).
+
+Each fact line carries its validity window as the graph believes it at ``known_at`` and where it stands
+at the dialog's "now" (its ``as_of``): ``current``, ``ended`` or ``not yet`` (begins later), followed by
+"as of DATE" when the question was asked as of a date. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -19,7 +24,8 @@ from ..graph.derived import ConversationSummary
 from ..graph.model import Episode, Fact
 from ..graph.temporal import believed_interval, interval, start_unknown
 from ..tokens import count_text_tokens
-from .chunks import Citation
+from .chunks import AskChunk, Citation
+from .lookups import Lookup
 
 EPISODE_CHARS = 400
 """An episode is shown to the model cut to this many characters."""
@@ -66,11 +72,18 @@ class Observations:
         """Items a lookup returned that did not fit the budget."""
         self._by_uuid: dict[tuple[str, str], Seen] = {}
         self._by_label: dict[str, Seen] = {}
+        self._summaries: dict[str, str] = {}
+        """Entity uuid -> the line its summary was shown as ("About": no id, not citable)."""
         self._conversations: dict[str, str] = {}
         """Conversation key -> the line it was shown as (background: no id, not citable)."""
+        self._ceiling = budget_tokens
 
     def __len__(self) -> int:
         return len(self._by_label)
+
+    def widen(self, budget_tokens: int) -> None:
+        """Raise the budget to ``budget_tokens`` (never lowers it): room for more lookups."""
+        self.budget = self._ceiling = max(self.budget, budget_tokens)
 
     def get(self, label: str) -> Seen | None:
         return self._by_label.get(label)
@@ -88,11 +101,50 @@ class Observations:
     def episodes(self) -> list[Seen]:
         return [s for s in self._by_label.values() if s.kind == "episode"]
 
-    def add(self, facts: Iterable[Fact], episodes: Iterable[Episode]) -> list[Seen]:
-        """Register what a lookup returned; returns its items (new or seen before) that are registered."""
-        out = [s for s in map(self._add_fact, facts) if s is not None]
-        out += [s for s in map(self._add_episode, episodes) if s is not None]
+    def add(
+        self, facts: Iterable[Fact], episodes: Iterable[Episode], *, room: int | None = None
+    ) -> list[Seen]:
+        """Register what a lookup returned, its new items using at most ``room`` tokens (default: what is
+        left of the budget); returns its items (new or seen before) that are registered."""
+        with self._within(room):
+            out = [s for s in map(self._add_fact, facts) if s is not None]
+            out += [s for s in map(self._add_episode, episodes) if s is not None]
         return out
+
+    def add_summaries(self, summaries: Iterable[tuple[str, str]], *, room: int | None = None) -> list[str]:
+        """Register summaries shown beside the items (``(key, line)``: an entity's uuid and
+        ``"Alice: ..."``), within ``room`` as :meth:`add`; returns the lines registered."""
+        with self._within(room):
+            return [line for key, line in summaries if self._add_background(self._summaries, key, line)]
+
+    @contextmanager
+    def _within(self, room: int | None) -> Iterator[None]:
+        self._ceiling = self.budget if room is None else min(self.budget, self.used_tokens + max(room, 0))
+        try:
+            yield
+        finally:
+            self._ceiling = self.budget
+
+    def add_conversations(
+        self, summaries: Iterable[ConversationSummary], *, room: int | None = None
+    ) -> list[str]:
+        """Register conversation summaries (each once, within ``room`` as :meth:`add`); returns the lines
+        newly registered."""
+        new = [(s.key, conversation_line(s)) for s in summaries if s.key not in self._conversations]
+        with self._within(room):
+            return [line for key, line in new if self._add_background(self._conversations, key, line)]
+
+    def _add_background(self, shown: dict[str, str], key: str, line: str) -> bool:
+        """Register one line shown beside the items (a summary: no id, never cited) into ``shown``."""
+        if key in shown:
+            return True
+        tokens = count_text_tokens(line) + 1
+        if self.used_tokens + tokens > self._ceiling:
+            self.left_out += 1
+            return False
+        self.used_tokens += tokens
+        shown[key] = line
+        return True
 
     def _add_fact(self, fact: Fact) -> Seen | None:
         if (known := self._by_uuid.get(("fact", fact.uuid))) is not None:
@@ -126,23 +178,6 @@ class Observations:
         citation = Citation(label, "episode", uuid, episode.content, when, None, False, (uuid,))
         return self._register(Seen(label, "episode", episode.uuid, line, citation))
 
-    def add_conversations(self, summaries: Iterable[ConversationSummary]) -> list[str]:
-        """Register conversation summaries (each once, within the budget); returns the new lines."""
-        added = []
-        for s in summaries:
-            if s.key in self._conversations:
-                continue
-            span = f"{day(s.first_at)} to {day(s.last_at)}"
-            line = f"- {shorten(s.key, 80)} ({span}): {shorten(s.summary, CONVERSATION_CHARS)}"
-            tokens = count_text_tokens(line) + 1
-            if self.used_tokens + tokens > self.budget:
-                self.left_out += 1
-                continue
-            self.used_tokens += tokens
-            self._conversations[s.key] = line
-            added.append(line)
-        return added
-
     def conversations_block(self) -> str:
         """The conversation summaries seen, as a block that starts on a new line ("" when none)."""
         if not self._conversations:
@@ -152,7 +187,7 @@ class Observations:
 
     def _register(self, seen: Seen) -> Seen | None:
         tokens = count_text_tokens(seen.line) + 1
-        if self.used_tokens + tokens > self.budget:
+        if self.used_tokens + tokens > self._ceiling:
             self.left_out += 1
             return None
         self.used_tokens += tokens
@@ -166,8 +201,57 @@ class Observations:
     def episodes_block(self) -> str:
         return "\n".join(s.line for s in self.episodes) or "(none)"
 
+    def summaries_block(self) -> str:
+        return "\n".join(self._summaries.values()) or "(none)"
+
     def summary(self) -> str:
         """Everything seen so far, for the planning prompt."""
-        if not self._by_label:
+        if not self._by_label and not self._summaries:
             return "(nothing yet)"
-        return f"Facts:\n{self.facts_block()}\nEpisodes:\n{self.episodes_block()}{self.conversations_block()}"
+        about = f"About:\n{self.summaries_block()}\n" if self._summaries else ""
+        items = f"Facts:\n{self.facts_block()}\nEpisodes:\n{self.episodes_block()}"
+        return about + items + self.conversations_block()
+
+
+def conversation_line(summary: ConversationSummary) -> str:
+    """How a conversation's summary is shown: ``- KEY (FIRST to LAST): summary``."""
+    span = f"{day(summary.first_at)} to {day(summary.last_at)}"
+    return f"- {shorten(summary.key, 80)} ({span}): {shorten(summary.summary, CONVERSATION_CHARS)}"
+
+
+def action_chunk(lookup: Lookup) -> AskChunk:
+    """The action chunk of one retrieval step (``search_facts(query='...')``)."""
+    return AskChunk("action", lookup.describe(), end_of_message=True, data=lookup.to_dict())
+
+
+def observation_chunk(
+    seen: list[Seen],
+    summaries: list[str],
+    note: str,
+    left_out: int,
+    *,
+    talks: Sequence[str] = (),
+    conversations: Sequence[ConversationSummary] = (),
+) -> AskChunk:
+    """The observation chunk of one retrieval step: ``seen`` and ``summaries`` are what of its results
+    was registered, ``left_out`` how many did not fit the budget; ``talks`` the conversation lines it
+    registered first, ``conversations`` the conversation summaries it found (listed in the data)."""
+    facts = sum(1 for s in seen if s.kind == "fact")
+    episodes = len(seen) - facts
+    head = f"{facts} fact{'s' * (facts != 1)}, {episodes} episode{'s' * (episodes != 1)}"
+    if summaries:
+        head += f", {len(summaries)} summar{'ies' if len(summaries) != 1 else 'y'}"
+    lines = [head + (f" ({left_out} more left out: context budget)" if left_out else "")]
+    lines += [shorten(s.line, 160) for s in seen] + [shorten(line, 160) for line in summaries]
+    lines += [shorten("conversation " + line.removeprefix("- "), 200) for line in talks]
+    if note:
+        lines.append(shorten(note, 200))
+    items = [
+        {"id": s.label, "kind": s.kind, "uuid": s.uuid, "text": shorten(s.citation.text, 120)} for s in seen
+    ]
+    data: dict[str, object] = {"items": items, "note": note}
+    if summaries:
+        data["summaries"] = [shorten(line, 200) for line in summaries]
+    if conversations:
+        data["conversations"] = [{"key": c.key, "summary": c.summary} for c in conversations]
+    return AskChunk("observation", "\n".join(lines), end_of_message=True, data=data)

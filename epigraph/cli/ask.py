@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
-from ..ask import Answer, AskChunk, AskUsage, Citation
+from ..ask import ASK_MODES, DEFAULT_MODE, Answer, AskChunk, AskUsage, Citation
 from ..ask.observations import day, shorten
 from ..graph.search.render import fmt_interval
 from .context import AddCommand, Cli, graph, require_llm
@@ -26,6 +26,11 @@ def register(command: AddCommand) -> None:
     p.add_argument("question", metavar="QUESTION")
     p.add_argument("--as-of", type=date_arg, metavar="DATE", help="answer as of DATE (its 'now')")
     p.add_argument("--known-at", type=date_arg, metavar="DATE", help="from what the graph knew at DATE")
+    p.add_argument(
+        "--mode", choices=ASK_MODES, default=None,
+        help=f"context: one context, one model call; agent: planned lookups; auto: the context first, "
+        f"the agent when it found nothing (default: {DEFAULT_MODE})",
+    )  # fmt: skip
     p.add_argument("--no-streaming", action="store_true", help="print the whole answer once it is done")
     p.add_argument("--quiet", action="store_true", help="hide thoughts, lookups and usage")
 
@@ -34,7 +39,7 @@ async def cmd_ask(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         await kg.open()  # the local model, when configured, starts here
         require_llm(kg, "ask")
-        when = {"as_of": args.as_of, "known_at": args.known_at}
+        when = {"as_of": args.as_of, "known_at": args.known_at, "mode": args.mode}
         if args.no_streaming:
             answer = await kg.ask(args.question, streaming=False, **when)
             if cli.as_json:

@@ -1,6 +1,10 @@
 """ask_answer (text, streamed): the answer of :meth:`KnowledgeGraph.ask`, citing facts as [F1], episodes
 as [E1], and writing [none] when nothing shown answers the question.
 
+Beside the facts and episodes it may show summaries, never cited: "About" (the entities the question
+names, from the one-call context or an entity lookup) and, after the episodes, the running summaries of
+the conversations the facts and episodes come from (a block only when there are some).
+
 The facts block lists each fact with its validity window and whether it still holds "now" (the
 dialog's ``as_of``), so the model answers a question about the past from what held then and never
 presents an ended fact as current. The QA bench's baselines use the same prompt with other context
@@ -21,6 +25,8 @@ class AskAnswerInput(BaseModel):
     """One line per fact: ``F1: text (from DATE until DATE; ended)``; "(none)" when empty."""
     episodes: str
     """One line per episode: ``E1 [DATE]: content``; "(none)" when empty."""
+    summaries: str = "(none)"
+    """One line per summary: ``Alice: ...``; "(none)" when empty."""
     conversations: str = ""
     """The summaries of the conversations the facts and episodes come from, as a block starting with a
     new line (``Observations.conversations_block``); "" when none, and then the prompt is exactly the
@@ -37,7 +43,7 @@ EXAMPLE = AskAnswerInput(
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="3",
+    version="4",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",

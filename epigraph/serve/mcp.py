@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from ..ask import AskMode
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import NotFound, UsageError
@@ -110,14 +111,17 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
     @server.tool()
     async def ask(
         group_id: str, question: str, ctx: Context, as_of: Timestamp | None = None,
-        known_at: Timestamp | None = None,
+        known_at: Timestamp | None = None, mode: AskMode | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        """Answer a question from the group's graph, citing the facts and episodes used."""
+        """Answer a question from the group's graph, citing the facts and episodes used. ``mode``:
+        "context" (one context, one model call), "agent" (planned lookups) or "auto" (the context
+        first, the agent when it found nothing; the default)."""
         answer = await guarded(
             state.kg.ask(
-                question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id)
+                question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id),
+                mode=mode,
             )
-        )
+        )  # fmt: skip
         return answer.to_dict()
 
 

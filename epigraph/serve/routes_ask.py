@@ -99,13 +99,17 @@ _STOPPING: dict[int | str, dict[str, Any]] = {503: {"description": "stopping (`s
 
 @router.post("/ask", responses={**_ERRORS, **_STOPPING, 200: {"content": {"text/event-stream": {}}}})
 async def ask(request: Request, group_id: Group, body: AskIn) -> Any:
-    """Answer a question from the group's graph, citing facts and episodes. ``streaming=true``: SSE,
-    one chunk per event (thought, action, observation, answer or error; ``end_of_dialog`` on the last);
-    ``streaming=false``: one JSON answer (504 past the time limit, 503 if the server stops meanwhile)."""
+    """Answer a question from the group's graph, citing facts and episodes, by the path ``mode`` names
+    (default: one context assembled without the model, the agent when that found nothing).
+    ``streaming=true``: SSE, one chunk per event (thought, action, observation, answer or error;
+    ``end_of_dialog`` on the last); ``streaming=false``: one JSON answer (504 past the time limit, 503
+    if the server stops meanwhile)."""
     state = state_of(request)
     if len(body.question) > state.limits.max_question_chars:
         raise LimitExceeded(422, "question", f"at most {state.limits.max_question_chars} characters")
-    kwargs: dict[str, Any] = {"as_of": body.as_of, "known_at": body.known_at, "group_id": group_id}
+    kwargs: dict[str, Any] = {
+        "as_of": body.as_of, "known_at": body.known_at, "group_id": group_id, "mode": body.mode,
+    }  # fmt: skip
     if not body.streaming:
         try:
             async with asyncio.timeout(state.limits.ask_timeout_s) as deadline:

@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..ask import DEFAULT_MODE, AskMode
 from ..graph.model import Episode, EpisodeKind
 from ..graph.search import RECIPES
 from ..pipeline.inputs import EpisodeInput
@@ -164,6 +165,12 @@ class AskIn(BaseModel):
     known_at: Timestamp | None = Field(default=None, description="from what the graph knew at this time")
     streaming: bool = Field(default=False, strict=True,
                             description="true: server-sent events of the dialog's chunks")  # fmt: skip
+    mode: AskMode | None = Field(
+        default=None,
+        description="context: one context assembled without the model, one answering call; agent: "
+        "planned lookups; auto: the context first, the agent when its answer found nothing "
+        f"(default: {DEFAULT_MODE})",
+    )
 
 
 SearchScope = Literal["all", "facts", "entities", "episodes", "communities"]

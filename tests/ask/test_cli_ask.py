@@ -27,7 +27,8 @@ ANSWER = ["Alice ", "lived ", "in ", "Berlin ", "then ", "[F1]", "."]
 
 
 class Model:
-    """Plans one fact search of "Alice lives" as of mid-2022, then answers ``ANSWER`` in slow pieces."""
+    """The agent: plans one fact search of "Alice lives" as of mid-2022. The answer: ``ANSWER`` in slow
+    pieces (on this graph the Berlin fact is F1 for the agent's lookup and the one-call context alike)."""
 
     delay = 0.0
 
@@ -103,15 +104,18 @@ def streamed(served: Served) -> list[bool]:
 
 
 def test_ask_streams_by_default(served: Served, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The default path: one context assembled without the model, one answering call, streamed."""
     before = len(streamed(served))
     code = main(["ask", "Where did Alice live in 2022?"], environ=served.env(db))
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert streamed(served)[before:] == [False, False, True], "plans whole, the answer streamed"
-    assert "thought: Search mid-2022." in out and "lookup: search_facts(query='Alice lives'" in out
+    assert streamed(served)[before:] == [True], "one call: the answer, streamed"
+    assert "lookup: search_facts(query='Where did Alice live in 2022?', during='2022')" in out
+    assert "lookup: search_episodes(" in out and "thought:" not in out
     assert "Alice lived in Berlin then [F1]." in out
     table = out.split("Citations", 1)[1]
     assert BERLIN in table and "2022-01-10 → 2024-02-01" in table and "ended" in table
+    assert "1 model calls, 5 lookups" in out
 
     code = main(["ask", "Where did Alice live in 2022?", "--quiet"], environ=served.env(db))
     quiet, _ = capsys.readouterr()
@@ -119,12 +123,26 @@ def test_ask_streams_by_default(served: Served, db: Path, capsys: pytest.Capture
     assert quiet.startswith("Alice lived in Berlin then [F1].") and BERLIN in quiet
 
 
+def test_the_agent_path_is_chosen_with_mode(
+    served: Served, db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = len(streamed(served))
+    code = main(["ask", "Where did Alice live in 2022?", "--mode", "agent"], environ=served.env(db))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert streamed(served)[before:] == [False, False, True], "plans whole, the answer streamed"
+    assert "thought: Search mid-2022." in out and "lookup: search_facts(query='Alice lives'" in out
+    assert "Alice lived in Berlin then [F1]." in out and BERLIN in out.split("Citations", 1)[1]
+    code = main(["ask", "Where?", "--mode", "fast"], environ=served.env(db))
+    assert code == 2 and "invalid choice: 'fast'" in capsys.readouterr().err
+
+
 def test_no_streaming_prints_one_answer(served: Served, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = len(streamed(served))
     code = main(["ask", "Where did Alice live in 2022?", "--no-streaming"], environ=served.env(db))
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert streamed(served)[before:] == [False, False, False], "nothing streamed"
+    assert streamed(served)[before:] == [False], "one call, not streamed"
     assert out.count("Alice lived in Berlin then [F1].") == 1 and BERLIN in out.split("Citations", 1)[1]
 
     code = main(["--json", "ask", "Where did Alice live in 2022?", "--no-streaming"], environ=served.env(db))
@@ -143,19 +161,21 @@ def test_json_prints_one_chunk_per_line(served: Served, db: Path, capsys: pytest
     parsed = [AskChunk.from_dict(c) for c in chunks]
     check_dialog(parsed)
     assert [AskChunk.from_dict(c).to_dict() for c in chunks] == chunks, "the lines round-trip"
-    assert chunks[-1]["citations"][0]["text"] == BERLIN and chunks[-1]["usage"]["calls"] == 3
+    assert chunks[-1]["citations"][0]["text"] == BERLIN and chunks[-1]["usage"]["calls"] == 1
 
 
 def test_the_real_command_prints_the_answer_as_it_arrives(served: Served, db: Path) -> None:
-    """A subprocess: the first answer piece is on its stdout while the server is still writing."""
+    """A subprocess: the first answer piece is on its stdout while the server is still writing (the
+    context path: ``auto`` would hold the text back until its first citation)."""
     assert served.server is not None
     served.model.delay = 0.4
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}, **served.env(db)}
-    command = [sys.executable, "-m", "epigraph", "ask", "Where did Alice live in 2022?", "--quiet"]
+    question = "Where did Alice live in 2022?"
+    command = [sys.executable, "-m", "epigraph", "ask", question, "--quiet", "--mode", "context"]
     try:
         with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             assert proc.stdout is not None
-            first = proc.stdout.read(len(ANSWER[0]))
+            first = os.read(proc.stdout.fileno(), len(ANSWER[0]))  # unbuffered: communicate() reads the rest
             answer = [r for r in served.server.chat_requests if r.body.get("stream")][-1]
             still_writing = answer.finished_at is None and answer.chunks_sent < len(ANSWER)
             rest, err = proc.communicate(timeout=120)

@@ -1,5 +1,6 @@
 """ask shows the running summaries of the conversations its facts and episodes come from, as background
-the answer may use and never cite; a summary covering what the dialog's moment did not know is left out."""
+the answer may use and never cite; a summary covering what the dialog's moment did not know is left out.
+The agent finds them with each lookup; the one-call context in a part of its own (``conversations``)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,9 @@ def asking() -> ScriptedLLM:
 
 
 async def ask(store: EmbeddedStore, embedder: HashEmbedder, llm: ScriptedLLM, **kw: object) -> list[AskChunk]:
+    """The agent's dialog unless ``mode`` says otherwise."""
     kg = KnowledgeGraph(store=store, llm=llm, embedder=embedder, group_id="g")
+    kw.setdefault("mode", "agent")
     chunks = [c async for c in kg.ask("Where does Alice live?", **kw)]  # type: ignore[call-overload]
     check_dialog(chunks)
     return chunks
@@ -81,10 +84,50 @@ async def test_a_summary_the_dialogs_moment_did_not_know_is_left_out(
         assert llm.calls_for("ask_answer")[0].variables["conversations"] == ""
 
 
+async def test_the_one_call_context_shows_the_summary_in_a_part_of_its_own_beside_the_entities(
+    chat: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """One answering prompt shows both kinds of background: the entity the question names ("About",
+    before the facts) and the conversation (after the episodes); the answer cites neither."""
+    for mode in ("context", "auto"):
+        llm = ScriptedLLM({"ask_answer": held_on(datetime.now(UTC).date())})
+        chunks = await ask(chat, embedder, llm, mode=mode)
+        actions = [c for c in chunks if c.chunk_type == "action"]
+        observations = [c for c in chunks if c.chunk_type == "observation"]
+        step = [a.data["tool"] for a in actions].index("conversations_of")
+        assert actions[step].data["args"]["items"].startswith("F1"), "the items shown before it"
+        assert observations[step].data["conversations"] == [{"key": "chat", "summary": SUMMARY}]
+        assert "conversation chat (2020-03-01 to 2024-02-01)" in observations[step].content
+        assert not any("conversations" in o.data for i, o in enumerate(observations) if i != step)
+        (call,) = llm.calls_for("ask_answer")
+        assert str(call.variables["summaries"]).startswith("Alice: ")
+        user = call.request.messages[-1]["content"]
+        order = ["About:\nAlice: ", "Facts:", "Episodes:", "Conversation summaries (background;", "Question:"]
+        assert [user.index(part) for part in order] == sorted(user.index(part) for part in order), mode
+        assert user.count(SUMMARY) == 1 and not llm.calls_for("ask_plan")
+        assert {c.kind for c in chunks[-1].citations} == {"fact"} and answer_text(chunks) == f"{LISBON} [F1]"
+
+
+async def test_the_one_call_context_leaves_out_a_summary_its_moment_did_not_know(
+    chat: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    for moment in ({"as_of": "2023-01-01"}, {"known_at": datetime.now(UTC)}):
+        llm = ScriptedLLM({"ask_answer": held_on(datetime(2022, 6, 1).date())})
+        chunks = await ask(chat, embedder, llm, mode="context", **moment)
+        assert "conversations_of" in [c.data["tool"] for c in chunks if c.chunk_type == "action"]
+        assert not any("conversations" in c.data for c in chunks if c.chunk_type == "observation"), moment
+        assert llm.calls_for("ask_answer")[0].variables["conversations"] == ""
+
+
 async def test_without_summaries_the_answering_prompt_is_unchanged(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    llm = asking()
-    await ask(store, embedder, llm)
-    user = llm.calls_for("ask_answer")[0].request.messages[-1]["content"]
-    assert "Conversation summaries" not in user and "\n\nQuestion:" not in user
+    for mode in ("agent", "context"):
+        llm = asking()
+        await ask(store, embedder, llm, mode=mode)
+        user = llm.calls_for("ask_answer")[0].request.messages[-1]["content"]
+        assert "Conversation summaries" not in user and "\n\nQuestion:" not in user, mode
+
+
+def answer_text(chunks: list[AskChunk]) -> str:
+    return "".join(c.content for c in chunks if c.chunk_type == "answer")

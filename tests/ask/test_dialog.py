@@ -24,7 +24,8 @@ def graph(store: EmbeddedStore, embedder: HashEmbedder, llm: object) -> Knowledg
 
 
 async def dialog(kg: KnowledgeGraph, question: str, **kw: object) -> list[AskChunk]:
-    chunks = [c async for c in kg.ask(question, **kw)]  # type: ignore[call-overload]
+    """The agent's dialog (``mode="agent"``: these tests are about its steps)."""
+    chunks = [c async for c in kg.ask(question, **{"mode": "agent", **kw})]  # type: ignore[call-overload]
     check_dialog(chunks)
     return chunks
 
@@ -83,7 +84,7 @@ async def test_history_is_shown_with_windows_and_only_what_holds_now_is_current(
         }
     )
     async with graph(store, embedder, llm) as kg:
-        past = await kg.ask("Where has Alice lived over the years?", streaming=False)
+        past = await kg.ask("Where has Alice lived over the years?", streaming=False, mode="agent")
         llm2 = ScriptedLLM(
             {
                 "ask_plan": [plan("search_facts", query="Alice lives"), plan("answer")],
@@ -91,7 +92,7 @@ async def test_history_is_shown_with_windows_and_only_what_holds_now_is_current(
             }
         )
         kg.llm = llm2
-        now = await kg.ask("Where does Alice live?", streaming=False)
+        now = await kg.ask("Where does Alice live?", streaming=False, mode="agent")
     lines = {
         text: (start[:10], end and end[:10], status)
         for _, text, start, end, status in fact_lines(llm.calls_for("ask_answer")[0].request)
@@ -114,7 +115,7 @@ async def test_as_of_is_the_dialogs_now(store: EmbeddedStore, embedder: HashEmbe
         }
     )
     async with graph(store, embedder, llm) as kg:
-        answer = await kg.ask("Where does Alice live?", as_of="2023-01-01", streaming=False)
+        answer = await kg.ask("Where does Alice live?", as_of="2023-01-01", streaming=False, mode="agent")
     lines = {text: status for _, text, _, _, status in fact_lines(llm.calls_for("ask_answer")[0].request)}
     assert LISBON not in lines and (lines[PARIS], lines[BERLIN]) == ("ended", "current")
     assert answer.citations[0].text == BERLIN and not answer.citations[0].retired
@@ -175,7 +176,7 @@ async def test_every_citation_names_something_observed_and_others_are_dropped(
 async def test_an_empty_graph_says_so_without_asking_the_model_to_answer(embedder: HashEmbedder) -> None:
     llm = ScriptedLLM({"ask_plan": [plan("search_facts", query="Alice"), plan("answer")]})
     async with EmbeddedStore(":memory:") as empty, graph(empty, embedder, llm) as kg:
-        answer = await kg.ask("Where does Alice live?", streaming=False)
+        answer = await kg.ask("Where does Alice live?", streaming=False, mode="agent")
     assert answer.ok and answer.text == NOTHING and answer.citations == ()
     assert not llm.calls_for("ask_answer") and answer.usage.calls == 2 and answer.usage.lookups == 1
 
@@ -193,7 +194,7 @@ async def test_streamed_and_not_streamed_say_the_same(store: EmbeddedStore, embe
     async with graph(store, embedder, llm) as kg:
         streamed = await dialog(kg, "Where does Alice live?")
         kg.llm = script()
-        whole = await kg.ask("Where does Alice live?", streaming=False)
+        whole = await kg.ask("Where does Alice live?", streaming=False, mode="agent")
         assert not any(c.streamed for c in kg.llm.calls)  # type: ignore[attr-defined]
     assert isinstance(whole, Answer)
     assert len([c for c in streamed if c.chunk_type == "answer"]) > 2, "the answer arrived in pieces"
@@ -263,7 +264,8 @@ async def graph_answer(kg: KnowledgeGraph) -> Answer:
             "ask_answer": ScriptedReply(error=LLMUnavailable("down")),
         }
     )
-    return await kg.ask("Where does Alice live?", streaming=False, options=AskOptions(max_steps=1))
+    options = AskOptions(max_steps=1)
+    return await kg.ask("Where does Alice live?", streaming=False, mode="agent", options=options)
 
 
 async def test_lookups_are_bounded_and_a_repeated_lookup_ends_the_looking(
@@ -314,6 +316,8 @@ async def test_bad_calls_raise_at_once(store: EmbeddedStore, embedder: HashEmbed
             await kg.ask("  ", streaming=False)
         with pytest.raises(UsageError, match="bad time"):
             await kg.ask("Where?", as_of="yesterday", streaming=False)
+        with pytest.raises(UsageError, match="context, agent, auto"):
+            kg.ask("Where?", mode="fast")  # type: ignore[call-overload]
 
 
 async def test_a_fact_search_also_shows_the_matching_episodes_of_its_time(

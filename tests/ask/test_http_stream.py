@@ -10,7 +10,7 @@ from contextlib import aclosing
 from typing import Any
 
 from epigraph import AskChunk, KnowledgeGraph
-from epigraph.ask import check_dialog
+from epigraph.ask import NOTHING, check_dialog
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.llm import OpenAIChat
 from epigraph.testing import HashEmbedder
@@ -58,7 +58,7 @@ async def test_the_first_answer_chunk_arrives_while_the_server_is_still_writing(
     chunks: list[AskChunk] = []
     async with FakeOpenAIServer(handler(0.05)) as srv, client(srv) as llm:
         async with KnowledgeGraph(store=store, llm=llm, embedder=embedder, group_id="g") as kg:
-            async for chunk in kg.ask("Where does Alice live?"):
+            async for chunk in kg.ask("Where does Alice live?", mode="agent"):
                 chunks.append(chunk)
                 if chunk.chunk_type == "answer" and chunk.content:
                     request = answer_request(srv)
@@ -76,7 +76,7 @@ async def test_a_consumer_that_stops_mid_answer_closes_the_http_stream(
 ) -> None:
     async with FakeOpenAIServer(handler(0.05)) as srv, client(srv) as llm:
         async with KnowledgeGraph(store=store, llm=llm, embedder=embedder, group_id="g") as kg:
-            async with aclosing(kg.ask("Where does Alice live?")) as chunks:
+            async with aclosing(kg.ask("Where does Alice live?", mode="agent")) as chunks:
                 async for chunk in chunks:
                     if chunk.chunk_type == "answer" and chunk.content:
                         break
@@ -92,7 +92,7 @@ async def test_cancelling_the_consuming_task_closes_the_http_stream(
     first = asyncio.Event()
 
     async def consume(kg: KnowledgeGraph) -> None:
-        async for chunk in kg.ask("Where does Alice live?"):
+        async for chunk in kg.ask("Where does Alice live?", mode="agent"):
             if chunk.chunk_type == "answer" and chunk.content:
                 first.set()
 
@@ -105,3 +105,28 @@ async def test_cancelling_the_consuming_task_closes_the_http_stream(
             request = answer_request(srv)
             await settled(request)
     assert task.cancelled() and request.client_closed and request.chunks_sent < len(PIECES)
+
+
+async def test_auto_closes_a_declined_answer_stream_at_its_none_mark(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """``auto``: the context's answer marks [none] first; its HTTP stream is closed there (the model
+    stops writing), none of it is shown, and the agent looks further."""
+    declined = ["Nothing ", "here ", "says. ", "[none]", " "] + [f"filler{i} " for i in range(30)]
+
+    def answer(body: dict[str, Any]) -> Reply:
+        system = body["messages"][0]["content"]
+        if system.startswith("You plan lookups"):
+            return Reply(json.dumps({"thought": "Nothing more to look up.", "action": "answer"}))
+        return Reply(chunks=declined, chunk_delay_s=0.05)
+
+    async with FakeOpenAIServer(answer) as srv, client(srv) as llm:
+        async with KnowledgeGraph(store=store, llm=llm, embedder=embedder, group_id="g") as kg:
+            chunks = [c async for c in kg.ask("What is Alice's favourite food?")]
+            request = answer_request(srv)
+            await settled(request)
+    check_dialog(chunks)
+    assert request.client_closed and request.chunks_sent < len(declined)
+    text = "".join(c.content for c in chunks if c.chunk_type == "answer")
+    assert text == NOTHING and "filler" not in text and "Nothing here" not in text
+    assert chunks[-1].usage is not None and chunks[-1].usage.calls == 2, "the declined answer and one plan"

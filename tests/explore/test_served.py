@@ -98,7 +98,10 @@ def test_search_expand_and_ask_on_the_served_page(server: str, page: Any) -> Non
         page.locator("#ep-question").press("Enter")
     assert asked.value.post_data_json == {"question": "Where does Alice live?", "streaming": True}
     page.wait_for_function("document.getElementById('ep-cites').innerText.startsWith('cited:')")
-    assert "She lives there now [F1]." in page.locator("#ep-answer").inner_text()
+    shown = page.locator("#ep-answer").inner_text()
+    assert "She lives there now [F1]." in shown
+    assert "looking up: search_facts(query='Where does Alice live?')" in shown, "the default path's steps"
+    assert "looking up: search_episodes(" in shown
     cited = page.evaluate("() => Array.from(window.epigraph.model.cited)")
     lit = page.evaluate("() => window.epigraph.cy.edges('.cited').not('.hidden').map(e => e.id())")
     assert cited and sorted(lit) == sorted(cited)

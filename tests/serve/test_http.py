@@ -105,6 +105,16 @@ def test_ask_streams_the_dialog_as_sse_and_answers_one_json_otherwise(served: Se
         whole = c.post("/v1/groups/alpha/ask", json={"question": "Who does Alice know?"}).json()
         assert "Alice knows Bob" in whole["text"] and whole["error"] is None
         assert [c["kind"] for c in whole["citations"]] == ["fact"]
+        body["mode"] = "agent"
+        with c.stream("POST", "/v1/groups/alpha/ask", json=body) as response:
+            planned = list(sse_events(response))
+        bad = c.post("/v1/groups/alpha/ask", json={"question": "Who?", "mode": "fast"})
+    tools = [ch["data"]["tool"] for ch in chunks if ch["chunk_type"] == "action"]
+    assert tools == ["search_facts", "entities", "episodes_of", "search_episodes"], "the default path"
+    assert chunks[-1]["usage"]["calls"] == 1 and whole["usage"]["calls"] == 1
+    assert [ch["data"]["tool"] for ch in planned if ch["chunk_type"] == "action"] == ["search_facts"]
+    assert planned[-1]["usage"]["calls"] == 3 and "thought" in [ch["chunk_type"] for ch in planned]
+    assert bad.status_code == 422 and "mode" in bad.text
 
 
 def test_an_ask_that_fails_ends_with_one_error_event(served: Served) -> None:

@@ -18,6 +18,8 @@ TOOLS = {
     "add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode",
     "communities", "update_communities", "conversations", "conversation", "update_conversations",
 }  # fmt: skip
+CONTEXT_TOOLS = ["search_facts", "entities", "episodes_of", "conversations_of", "search_episodes"]
+"""The default path's retrieval steps (``epigraph.ask.context.PARTS``)."""
 
 
 async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, Any]:
@@ -87,6 +89,12 @@ async def _session_checks(session: ClientSession) -> None:
     assert ok and view["entity"]["name"] == "Alice"
     ok, answer = await _call(session, "ask", group_id="alpha", question="Who does Alice know?")
     assert ok and "Alice knows Bob" in answer["text"]
+    assert [a["tool"] for a in answer["actions"]] == CONTEXT_TOOLS and answer["usage"]["calls"] == 1
+    ok, planned = await _call(session, "ask", group_id="alpha", question="Who does Alice know?", mode="agent")
+    assert (
+        ok and [a["tool"] for a in planned["actions"]] == ["search_facts"] and planned["usage"]["calls"] == 3
+    )
+    assert planned["citations"] == answer["citations"], "both paths cite the one fact"
     for tool, args in [("search", {"query": "Alice"}), ("episode_status", {"uuid": uuid}),
                        ("add_episodes", {"episodes": episodes})]:  # fmt: skip
         ok, refused = await _call(session, tool, group_id="beta", **args)

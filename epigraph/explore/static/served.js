@@ -70,8 +70,10 @@
 
   function onChunk(chunk) {
     if (chunk.chunk_type === "answer") { ui.answer.appendChild(document.createTextNode(chunk.content)); }
-    else if (chunk.chunk_type === "action" && chunk.content) {
+    else if (chunk.chunk_type === "action" && chunk.content) {  // the retrieval steps of either path
       ui.answer.appendChild(el("div", { cls: "ep-lookup", text: "looking up: " + chunk.content }));
+    } else if (chunk.chunk_type === "thought" && chunk.content && chunk.end_of_message) {
+      ui.answer.appendChild(el("div", { cls: "ep-lookup", text: chunk.content }));
     } else if (chunk.chunk_type === "error") { ui.answer.appendChild(el("div", { text: chunk.content })); }
     if (chunk.end_of_dialog) { return cite(chunk.citations || []); }
     return null;

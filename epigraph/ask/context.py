@@ -1,0 +1,130 @@
+"""The one-call context: what a question needs, assembled without the model, within a token budget.
+
+A context is a sequence of named parts, each one retrieval step (:class:`Part`), registered in order
+into the dialog's :class:`~.observations.Observations` (facts numbered ``F1``..., episodes ``E1``...,
+summaries beside them):
+
+1. ``facts``: a hybrid fact search of the question, current and past facts with their validity
+   windows (marked current / ended by the observations); a question naming one year or month
+   (``2020``, ``2023-05``) gets the facts that held at some time in it (the agent's rule,
+   :func:`.lookups.named_period`);
+2. ``entities``: the summaries of the entities the question names (by name or alias);
+3. ``fact_episodes``: the episodes the shown facts came from (their original words and dates);
+4. ``conversations``: the running summaries of the conversations the shown facts and episodes come from
+   (background, never cited; those the dialog's moment may know, :meth:`.Lookups.conversations_of`);
+5. ``episodes``: the episodes that best match the question.
+
+Each part may use its share of the budget plus what the parts before it left unused (the last takes
+all that is left), so no part crowds out the others: without conversation summaries their share goes
+to the best-matching episodes, as before there were any. Another part is one more :class:`Part` in
+:data:`PARTS`: a name, a share, and a function from the question and what was shown so far to a
+:class:`~.lookups.Found`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from .lookups import Found, Lookup, Lookups, named_period
+from .observations import Observations, Seen
+
+ENTITIES_SHOWN = 5
+"""Summaries of at most this many named entities."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One retrieval step of a context: the action shown (``tool(args)``), what it found, and what of it
+    fit the budget."""
+
+    part: str
+    lookup: Lookup
+    found: Found
+    seen: list[Seen]
+    summaries: list[str]
+    conversations: list[str]
+    """The conversation lines it registered first."""
+    left_out: int
+
+
+Fetch = Callable[[Lookups, str, Sequence[Seen]], Awaitable[tuple[Lookup, Found]]]
+"""(lookups, question, what the earlier parts showed) -> the step's action and what it found."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    name: str
+    share: float
+    """Share of the budget (the shares of :data:`PARTS` add up to 1)."""
+    fetch: Fetch
+
+
+async def _facts(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple[Lookup, Found]:
+    args = {"query": question}
+    if period := named_period(question):
+        args["during"] = period
+    facts, note = await lookups.facts_about(
+        question, during=args.get("during"), limit=2 * lookups.facts_limit
+    )
+    return Lookup("search_facts", args), Found(facts=facts, note=note)
+
+
+async def _entities(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple[Lookup, Found]:
+    entities = [e for e in await lookups.named_entities(question, ENTITIES_SHOWN) if e.summary.strip()]
+    lookup = Lookup("entities", {"names": ", ".join(e.name for e in entities)})
+    return lookup, Found(summaries=[lookups.summary_line(e) for e in entities])
+
+
+async def _fact_episodes(lookups: Lookups, _: str, shown: Sequence[Seen]) -> tuple[Lookup, Found]:
+    facts = [s for s in shown if s.kind == "fact"]
+    sources = [s.citation.episode_uuids for s in facts]
+    episodes = await lookups.episodes_of(sources, 2 * lookups.episodes_limit)
+    return Lookup("episodes_of", {"facts": ", ".join(s.label for s in facts)}), Found(episodes=episodes)
+
+
+async def _conversations(lookups: Lookups, _: str, shown: Sequence[Seen]) -> tuple[Lookup, Found]:
+    episodes = [s.uuid for s in shown if s.kind == "episode"]
+    firsts = [s.citation.episode_uuids[0] for s in shown if s.kind == "fact" and s.citation.episode_uuids]
+    conversations = await lookups.conversations_of([*episodes, *firsts])
+    lookup = Lookup("conversations_of", {"items": ", ".join(s.label for s in shown)})
+    return lookup, Found(conversations=conversations)
+
+
+async def _episodes(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple[Lookup, Found]:
+    episodes = await lookups.matching_episodes(question, 2 * lookups.episodes_limit)
+    return Lookup("search_episodes", {"query": question}), Found(episodes=episodes)
+
+
+PARTS: tuple[Part, ...] = (
+    Part("facts", 0.35, _facts),
+    Part("entities", 0.10, _entities),
+    Part("fact_episodes", 0.25, _fact_episodes),
+    Part("conversations", 0.15, _conversations),
+    Part("episodes", 0.15, _episodes),
+)
+
+
+async def assemble(
+    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] = PARTS
+) -> list[Step]:
+    """Every part's step, registered into ``observed`` (see the module docstring). No model call."""
+    return [step async for step in steps(lookups, question, observed, parts)]
+
+
+async def steps(
+    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] = PARTS
+) -> AsyncGenerator[Step, None]:
+    """:func:`assemble`, one step at a time (the dialog streams each as it is found)."""
+    budget, share = observed.budget, 0.0
+    shown: list[Seen] = []
+    for i, part in enumerate(parts):
+        share += part.share
+        ceiling = budget if i == len(parts) - 1 else int(budget * share)
+        lookup, found = await part.fetch(lookups, question, shown)
+        before = observed.left_out
+        summaries = observed.add_summaries(found.summaries, room=ceiling - observed.used_tokens)
+        seen = observed.add(found.facts, found.episodes, room=ceiling - observed.used_tokens)
+        talks = observed.add_conversations(found.conversations, room=ceiling - observed.used_tokens)
+        shown += seen
+        yield Step(part.name, lookup, found, seen, summaries, talks, observed.left_out - before)
