@@ -6,7 +6,8 @@ runs end to end in the test suite. Its J figures measure the plumbing, not a mod
   something other than its speaker becomes one fact ``"<Speaker> said: <text>"``; nothing is merged
   unless the names match, nothing retired, no dates;
 - ``ask_plan``: one fact search of the question, then answer;
-- ``ask_answer``: the first fact (else episode) shown, cited;
+- ``ask_answer``: the fact or episode shown that shares the most words with the question, cited; when
+  none shares a word, "[none]" (so ``auto`` falls back to the agent);
 - ``qa_judge``: CORRECT when at least half of the gold answer's words appear in the answer.
 """
 
@@ -46,7 +47,11 @@ def _facts(episode: str) -> list[dict[str, Any]]:
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+    return {w.lower().removesuffix("'s") for w in _WORD.findall(text)}
+
+
+_QUESTION_WORDS = {"what", "when", "where", "who", "which", "how", "why", "did", "does", "do", "is", "was",
+                   "the", "a", "an", "of", "to", "in", "on", "would"}  # fmt: skip
 
 
 def answer(request: ChatRequest) -> str:
@@ -87,10 +92,14 @@ def _asking(name: str, v: Any) -> str:
             )
         return json.dumps({"thought": "Answer from what was found.", "action": "answer"})
     if name == "ask_answer":
-        for line in [*v["facts"].splitlines(), *v["episodes"].splitlines()]:
-            if m := _SHOWN.match(line):
-                return f"{m[2]} [{m[1]}]"
-        return "The graph holds nothing about this question."
+        asked = _words(v["question"]) - _QUESTION_WORDS
+        shown = [
+            m for line in [*v["facts"].splitlines(), *v["episodes"].splitlines()] if (m := _SHOWN.match(line))
+        ]
+        best = max(shown, key=lambda m: len(asked & _words(m[2])), default=None)
+        if best is None or not asked & _words(best[2]):
+            return "Nothing shown answers this. [none]"
+        return f"{best[2]} [{best[1]}]"
     if name == "qa_judge":
         gold = _words(v["gold_answer"])
         hit = len(gold & _words(v["generated_answer"])) * 2 >= len(gold) > 0

@@ -1,19 +1,32 @@
-"""Question answering on LoCoMo: KnowledgeGraph.ask against two baselines, graded by an LLM judge.
+"""Question answering on LoCoMo: KnowledgeGraph.ask against two baselines, with LoCoMo's F1 and a voting
+LLM judge, bootstrap intervals, and a graph built from the gold extraction.
 
-Ingests a LoCoMo conversation (or reuses a stored graph: ``--db PATH`` ingests into the file once, and
-later runs find its episodes there), asks every question of categories 1-4 three ways, and grades each
-answer with the generous CORRECT/WRONG "J" judge of the Mem0 and Zep papers (``qa_judge`` prompt):
+Ingests LoCoMo conversations (each in its own group; ``--db PATH`` keeps the graph in a file: a later
+run finds the episodes there and ingests only what is missing), asks every question of categories 1-4
+whose evidence lies in the ingested sessions, and answers each one in several ways (rows):
 
-- ``graph``: ``kg.ask`` (the bounded agent: fact search, entity views, episodes, cited answer);
-- ``full_context``: the whole (ingested) conversation in the answering prompt;
-- ``episodes``: the top 10 episodes of a hybrid episode search, and nothing else.
+- ``graph``: ``kg.ask`` on the path ``--ask-mode`` names (default: the library's ``DEFAULT_MODE``);
+  ``--also-ask-mode agent`` adds a row ``graph_agent`` (and so on), so the paths can be compared;
+- ``full_context``: the whole ingested conversation in the answering prompt, cut to the model's context
+  (the newest turns that fit; the notes say how many);
+- ``episodes``: the top 10 episodes of a hybrid episode search, and nothing else;
+- ``gold_graph``: ``kg.ask`` (same path as ``graph``) on a graph built from a gold extraction set
+  (``bench/data/``) by scripted answers, for the questions whose evidence lies in the sessions the set
+  covers: extraction and answering measured apart (``gold_graph`` against ``graph`` on those questions).
 
-All three answer with the same ``ask_answer`` prompt. Per mode it reports J overall and per category,
-answer tokens (of the answer text) and context tokens (what the answering call was shown) per question,
-and latency p50/p95; prints a table and writes ``bench/results/qa.json`` (DESIGN.md section 9)::
+All answer with the same ``ask_answer`` prompt. Each answer is scored two ways (``_qa_metrics``):
+LoCoMo's own token-level F1 against the gold answer, and the generous CORRECT/WRONG "J" judge of the
+Mem0 and Zep papers (``qa_judge``), asked ``--votes`` times (at ``--judge-temperature``) once per
+DISTINCT answer to a question (the same words after LoCoMo's normalization, citations left out), the
+majority being the verdict. Per row: J and F1
+overall and per category with bootstrap intervals (``<row>.j_ci_low`` / ``<row>.j_ci_high``, ``.f1_...``),
+answer, context and input tokens, model calls, latency p50/p95 per question; the paired difference of
+``graph`` and each baseline (``graph_minus_<row>.j`` with its interval); the votes' agreement
+(``judge.*``). Prints a table and writes ``bench/results/qa.json`` with its notes::
 
     EPIGRAPH_LLM_BASE_URL=... EPIGRAPH_LLM_MODEL=... python bench/locomo_qa.py \\
-        --conversation ../shared/datasets/locomo/26.json --sessions 3 [--questions 50] [--db qa26.db]
+        --conversation ../shared/datasets/locomo/26.json --sessions 9 \\
+        --conversation ../shared/datasets/locomo/30.json --sessions 6 --db qa.db
     python bench/locomo_qa.py --conversation ... --sessions 2 --scripted   # offline, no model: plumbing
 
 ``--scripted`` answers every prompt with the deterministic script of ``_qa_script.py`` and the hash
@@ -29,61 +42,101 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _gold import GoldScript, load_turns, set_name
+from _qa_metrics import (
+    bootstrap_ci,
+    locomo_f1,
+    majority,
+    normalize_answer,
+    paired_bootstrap_ci,
+    strip_citations,
+)
 from _qa_script import scripted_llm
 from _results import write_results
 
 from epigraph import KnowledgeGraph
-from epigraph.ask import CitationFilter, answer_request
+from epigraph.ask import ASK_MODES, DEFAULT_MODE, AskMode, AskOptions, CitationFilter, answer_request
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
 from epigraph.graph.search import EPISODES_HYBRID
-from epigraph.pipeline import EpisodeInput, IngestOptions
+from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
 from epigraph.prompts import ask_answer, qa_judge
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import build_request, run
-from epigraph.testing import HashEmbedder
+from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.tokens import count_text_tokens
 
 CATEGORIES = (1, 2, 3, 4)
-MODES = ("graph", "full_context", "episodes")
+BASELINES = ("full_context", "episodes")
 TOP_EPISODES = 10
 GROUP = "locomo-qa"
+DATA = Path(__file__).resolve().parent / "data"
+CONTEXT_RESERVE = 1000
+"""Tokens of the model's context kept free beside the conversation: the prompt's own text, the
+question, the answer, and the gap between our token count and the model's tokenizer."""
 
 
 @dataclass(frozen=True)
 class Question:
+    key: str
     text: str
     gold: str
     category: int
     evidence: tuple[str, ...]
+    conversation: str
+
+
+@dataclass
+class Conversation:
+    name: str
+    path: Path
+    turns: list[EpisodeInput]
+    questions: list[Question]
+    sessions: int | None
+
+    @property
+    def group(self) -> str:
+        return f"{GROUP}-{self.name}"
+
+    @property
+    def now(self) -> str:
+        """The day after the last session: every question is asked as of then."""
+        return f"{max(t.reference_time for t in self.turns) + timedelta(days=1):%Y-%m-%d}"
 
 
 @dataclass
 class Row:
     """One question answered one way."""
 
-    mode: str
+    row: str
+    question: str
     category: int
-    correct: bool
+    answer: str
     answer_tokens: int
     context_tokens: int
+    input_tokens: int
+    calls: int
     latency_ms: float
-    answer: str = ""
+    error: str | None = None
+    f1: float = 0.0
+    correct: bool = False
+    votes: tuple[bool, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def load(path: Path, sessions: int | None) -> tuple[list[EpisodeInput], list[Question]]:
+def load(path: Path, sessions: int | None) -> Conversation:
     """The turns of the first ``sessions`` sessions as episodes, and the questions of categories 1-4
     whose evidence lies in them."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    name = path.stem
     turns: list[EpisodeInput] = []
     n = 1
     while f"session_{n}" in data and (sessions is None or n <= sessions):
@@ -94,88 +147,208 @@ def load(path: Path, sessions: int | None) -> tuple[list[EpisodeInput], list[Que
                     content=turn["text"],
                     speaker=turn["speaker"],
                     reference_time=when + timedelta(seconds=i),
-                    group_id=GROUP,
-                    episode_id=f"locomo:{path.stem}:{turn['dia_id']}",
+                    group_id=f"{GROUP}-{name}",
+                    episode_id=f"locomo:{name}:{turn['dia_id']}",
                     name=turn["dia_id"],
                 )
             )
         n += 1
     ingested = {t.name for t in turns}
     questions = [
-        Question(str(q["question"]), str(q["answer"]), int(q["category"]), tuple(q.get("evidence") or ()))
-        for q in data.get("qa", [])
+        Question(
+            f"{name}:{i}",
+            str(q["question"]),
+            str(q["answer"]),
+            int(q["category"]),
+            tuple(q.get("evidence") or ()),
+            name,
+        )
+        for i, q in enumerate(data.get("qa", []))
         if q.get("category") in CATEGORIES and "answer" in q
     ]
-    return turns, [q for q in questions if q.evidence and set(q.evidence) <= ingested]
+    kept = [q for q in questions if q.evidence and set(q.evidence) <= ingested]
+    return Conversation(name, path, turns, kept, sessions)
 
 
-async def answer_with(llm: LLM, question: str, now: str, lines: list[str]) -> tuple[str, int]:
+def interleaved(conversations: Sequence[Conversation], limit: int | None) -> list[Question]:
+    """The questions of every conversation, taken in turn, at most ``limit``."""
+    out: list[Question] = []
+    lists = [list(c.questions) for c in conversations]
+    while any(lists):
+        for questions in lists:
+            if questions:
+                out.append(questions.pop(0))
+    return out[:limit] if limit else out
+
+
+# -- answering ---------------------------------------------------------------------------------------
+
+
+async def answer_with(llm: LLM, question: str, now: str, lines: list[str]) -> tuple[str, int, int]:
     """A baseline: the answering prompt with ``lines`` (``E1 [DATE]: ...``) as its only context, held
-    to the same citing grammar as ``ask`` where the endpoint takes one; (answer, context tokens)."""
+    to the same citing grammar as ``ask`` where the endpoint takes one; (answer, context tokens, input
+    tokens)."""
     episodes = "\n".join(lines) or "(none)"
     data = ask_answer.AskAnswerInput(question=question, now=now, facts="(none)", episodes=episodes)
     labels = [f"E{i}" for i in range(1, len(lines) + 1)]
     request = answer_request(data, labels) if labels else build_request(ask_answer.PROMPT, data)
     completion = await llm.complete(request)
     cited = CitationFilter(lambda label: label in labels)
-    return (cited.feed(completion.text) + cited.finish()).strip(), count_text_tokens(episodes)
+    text = (cited.feed(completion.text) + cited.finish()).strip()
+    return text, count_text_tokens(episodes), completion.usage.input_tokens
 
 
-async def judge(llm: LLM, q: Question, answer: str) -> bool:
-    data = qa_judge.QaJudgeInput(
-        question=q.text, gold_answer=q.gold, generated_answer=answer or "(no answer)"
-    )
-    result = await run(llm, qa_judge.PROMPT, data)
-    return bool(result.value.label == "CORRECT")
-
-
-async def ask_graph(kg: KnowledgeGraph, q: Question, now: str) -> Row:
+async def ask_graph(
+    kg: KnowledgeGraph, row: str, q: Question, group: str, now: str, mode: AskMode, options: AskOptions
+) -> Row:
     started = time.perf_counter()
-    answer = await kg.ask(q.text, as_of=now, streaming=False)
+    answer = await kg.ask(q.text, as_of=now, streaming=False, group_id=group, mode=mode, options=options)
     latency = (time.perf_counter() - started) * 1000
-    extra = {"calls": answer.usage.calls, "input_tokens": answer.usage.input_tokens, "error": answer.error}
+    u = answer.usage
     return Row(
-        "graph",
-        q.category,
-        False,
-        count_text_tokens(answer.text),
-        answer.usage.context_tokens,
-        latency,
-        answer.text,
-        extra,
-    )
+        row, q.key, q.category, answer.text, count_text_tokens(answer.text), u.context_tokens,
+        u.input_tokens, u.calls, latency, answer.error,
+    )  # fmt: skip
+
+
+def conversation_lines(conversation: Conversation, window: int) -> list[str]:
+    """The conversation as numbered lines, the newest that fit ``window`` tokens (oldest first)."""
+    lines = [f"[{t.reference_time:%Y-%m-%d}]: {t.speaker}: {t.content}" for t in conversation.turns]
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        used += count_text_tokens(line) + 4  # the "E123 " label and the newline
+        if used > window:
+            break
+        kept.append(line)
+    return [f"E{i} {line}" for i, line in enumerate(reversed(kept), 1)]
 
 
 async def ask_baseline(
-    kg: KnowledgeGraph, llm: LLM, mode: str, q: Question, turns: list[EpisodeInput], now: str
+    kg: KnowledgeGraph, llm: LLM, row: str, q: Question, conversation: Conversation, full: list[str]
 ) -> Row:
     started = time.perf_counter()
-    if mode == "full_context":
-        lines = [
-            f"E{i} [{t.reference_time:%Y-%m-%d}]: {t.speaker}: {t.content}" for i, t in enumerate(turns, 1)
-        ]
+    if row == "full_context":
+        lines = full
     else:
-        found = await kg.search(q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES)
+        found = await kg.search(
+            q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=conversation.group
+        )
         lines = [
             f"E{i} [{r.episode.reference_time:%Y-%m-%d}]: {r.content}"
             for i, r in enumerate(found.episodes, 1)
         ]
-    text, context = await answer_with(llm, q.text, now, lines)
+    text, context, input_tokens = await answer_with(llm, q.text, conversation.now, lines)
     latency = (time.perf_counter() - started) * 1000
-    return Row(mode, q.category, False, count_text_tokens(text), context, latency, text)
+    return Row(row, q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)
 
 
-async def ingest(kg: KnowledgeGraph, turns: list[EpisodeInput]) -> dict[str, float]:
-    stored = await kg.episodes(limit=len(turns) + 1)
-    if len(stored) >= len(turns):
+# -- judging -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Judge:
+    """Judges each distinct answer to a question once, with ``votes`` votes."""
+
+    llm: LLM
+    votes: int
+    temperature: float
+    verdicts: dict[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
+    calls: int = 0
+
+    async def grade(self, q: Question, answer: str) -> tuple[bool, ...]:
+        text = strip_citations(answer)
+        key = (q.key, normalize_answer(text))  # the same words: the same answer
+        if key not in self.verdicts:
+            self.verdicts[key] = tuple([await self._vote(q, text) for _ in range(self.votes)])
+        return self.verdicts[key]
+
+    async def _vote(self, q: Question, text: str) -> bool:
+        data = qa_judge.QaJudgeInput(
+            question=q.text, gold_answer=q.gold, generated_answer=text or "(no answer)"
+        )
+        temperature = self.temperature if self.votes > 1 else None
+        llm = _AtTemperature(self.llm, temperature) if temperature is not None else self.llm
+        result = await run(llm, qa_judge.PROMPT, data)
+        self.calls += result.calls
+        return bool(result.value.label == "CORRECT")
+
+
+class _AtTemperature:
+    """``llm`` with every request sampled at ``temperature`` (the judge's votes)."""
+
+    def __init__(self, llm: LLM, temperature: float) -> None:
+        self.llm, self.temperature = llm, temperature
+
+    async def complete(self, request: Any) -> Any:
+        return await self.llm.complete(replace(request, temperature=self.temperature))
+
+    def stream(self, request: Any) -> Any:
+        return self.llm.stream(replace(request, temperature=self.temperature))
+
+
+# -- building ----------------------------------------------------------------------------------------
+
+
+async def ingest(kg: KnowledgeGraph, conversation: Conversation) -> dict[str, float]:
+    """Ingest the turns the store does not hold yet (done ones are skipped by the pipeline)."""
+    stored = await kg.episodes(group_id=conversation.group, limit=len(conversation.turns) + 1000)
+    done = {e.name for e in stored if e.status.value == "done"}
+    if all(t.name in done for t in conversation.turns):
         return {"ingested_episodes": 0}
     started = time.perf_counter()
-    results = await kg.add_episodes(turns)
+    results = await kg.add_episodes(conversation.turns)
+    fresh = [r for r in results if not r.skipped]
     return {
-        "ingested_episodes": len(results),
-        "ingest_failed": sum(not r.ok for r in results),
+        "ingested_episodes": len(fresh),
+        "ingest_failed": sum(not r.ok for r in fresh),
         "ingest_s": round(time.perf_counter() - started, 2),
     }
+
+
+@dataclass
+class GoldGraph:
+    name: str
+    conversation: Conversation
+    group: str
+    questions: list[Question]
+    turns: int
+
+
+async def gold_graph(
+    kg: KnowledgeGraph,
+    gold_set: tuple[Path, dict[str, Any]],
+    conversation: Conversation,
+    asked: list[Question],
+) -> GoldGraph | None:
+    """The graph of a gold extraction set, built (once per store) by answering every ingestion prompt
+    from the set; None when the set is not about ``conversation`` or covers sessions it does not ask."""
+    path, gold = gold_set
+    if str(gold["conversation"]) != conversation.name:
+        return None
+    sessions = {int(s) for s in gold["sessions"]}
+    covered = {t.name for t in conversation.turns if int(str(t.name)[1:].split(":")[0]) in sessions}
+    if len(covered) != len(gold["turns"]):
+        return None  # the bench did not read every session the set covers
+    name = set_name(gold)
+    group = f"{GROUP}-gold-{name}"
+    turns = [
+        replace(t, group_id=group, episode_id=f"gold:{t.episode_id}")
+        for t in conversation.turns
+        if t.name in covered
+    ]
+    stored = await kg.episodes(group_id=group, limit=len(turns) + 1000)
+    if len({e.name for e in stored if e.status.value == "done"}) < len(turns):
+        script = GoldScript(gold, load_turns(conversation.path, gold), latency=0.0, chunk_ms=0.0)
+        ingestor = Ingestor(kg.store, ScriptedLLM(script), kg.embedder, IngestOptions())
+        results = await ingestor.add_episodes(turns)
+        if failed := [r for r in results if not r.ok]:
+            raise SystemExit(f"{path.name}: {len(failed)} gold turns failed to ingest: {failed[0].error}")
+    questions = [q for q in asked if q.conversation == conversation.name and set(q.evidence) <= covered]
+    return GoldGraph(name, conversation, group, questions, len(turns))
+
+
+# -- measures ----------------------------------------------------------------------------------------
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -183,50 +356,126 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def metrics_of(rows: list[Row]) -> dict[str, float]:
+def row_metrics(name: str, rows: list[Row], resamples: int) -> dict[str, float]:
     out: dict[str, float] = {}
-    for mode in MODES:
-        mine = [r for r in rows if r.mode == mode]
-        if not mine:
-            continue
-        out[f"{mode}.j"] = round(sum(r.correct for r in mine) / len(mine), 4)
+    j = [float(r.correct) for r in rows]
+    f1 = [r.f1 for r in rows]
+    for measure, values in (("j", j), ("f1", f1)):
+        out[f"{name}.{measure}"] = round(statistics.mean(values), 4)
+        low, high = bootstrap_ci(values, resamples=resamples)
+        out[f"{name}.{measure}_ci_low"], out[f"{name}.{measure}_ci_high"] = round(low, 4), round(high, 4)
         for c in CATEGORIES:
-            of_c = [r for r in mine if r.category == c]
+            of_c = [v for v, r in zip(values, rows, strict=True) if r.category == c]
             if of_c:
-                out[f"{mode}.j.category{c}"] = round(sum(r.correct for r in of_c) / len(of_c), 4)
-        out[f"{mode}.answer_tokens_mean"] = round(statistics.mean(r.answer_tokens for r in mine), 1)
-        out[f"{mode}.context_tokens_mean"] = round(statistics.mean(r.context_tokens for r in mine), 1)
-        out[f"{mode}.latency_p50_ms"] = round(percentile([r.latency_ms for r in mine], 0.5), 1)
-        out[f"{mode}.latency_p95_ms"] = round(percentile([r.latency_ms for r in mine], 0.95), 1)
-    graph = [r for r in rows if r.mode == "graph"]
-    if graph:
-        out["graph.calls_mean"] = round(statistics.mean(r.extra["calls"] for r in graph), 2)
-        out["graph.input_tokens_mean"] = round(statistics.mean(r.extra["input_tokens"] for r in graph), 1)
-        out["graph.errors"] = sum(1 for r in graph if r.extra["error"])
+                out[f"{name}.{measure}.category{c}"] = round(statistics.mean(of_c), 4)
+    out[f"{name}.questions"] = len(rows)
+    out[f"{name}.answer_tokens_mean"] = round(statistics.mean(r.answer_tokens for r in rows), 1)
+    out[f"{name}.context_tokens_mean"] = round(statistics.mean(r.context_tokens for r in rows), 1)
+    out[f"{name}.input_tokens_mean"] = round(statistics.mean(r.input_tokens for r in rows), 1)
+    out[f"{name}.calls_mean"] = round(statistics.mean(r.calls for r in rows), 2)
+    out[f"{name}.latency_p50_ms"] = round(percentile([r.latency_ms for r in rows], 0.5), 1)
+    out[f"{name}.latency_p95_ms"] = round(percentile([r.latency_ms for r in rows], 0.95), 1)
+    out[f"{name}.errors"] = sum(1 for r in rows if r.error)
+    out[f"{name}.judge_unanimous"] = round(statistics.mean(float(len(set(r.votes)) == 1) for r in rows), 4)
     return out
 
 
-def print_table(metrics: dict[str, float]) -> None:
-    keys = [
-        "j",
-        *(f"j.category{c}" for c in CATEGORIES),
-        "answer_tokens_mean",
-        "context_tokens_mean",
-        "latency_p50_ms",
-        "latency_p95_ms",
-    ]
-    print(f"{'':22}" + "".join(f"{m:>14}" for m in MODES))
+def paired_metrics(name: str, a: list[Row], b: list[Row], resamples: int) -> dict[str, float]:
+    """``name.j`` / ``name.f1`` = mean(a) - mean(b) over the questions both answered, with intervals."""
+    by_question = {r.question: r for r in b}
+    pairs = [(r, by_question[r.question]) for r in a if r.question in by_question]
+    out: dict[str, float] = {}
+    for measure in ("j", "f1"):
+        x = [float(getattr(p, "correct" if measure == "j" else "f1")) for p, _ in pairs]
+        y = [float(getattr(p, "correct" if measure == "j" else "f1")) for _, p in pairs]
+        out[f"{name}.{measure}"] = round(statistics.mean(x) - statistics.mean(y), 4)
+        low, high = paired_bootstrap_ci(x, y, resamples=resamples)
+        out[f"{name}.{measure}_ci_low"], out[f"{name}.{measure}_ci_high"] = round(low, 4), round(high, 4)
+    return out
+
+
+def metrics_of(rows: list[Row], judge: Judge, resamples: int) -> dict[str, float]:
+    names = list(dict.fromkeys(r.row for r in rows))
+    by_row = {n: [r for r in rows if r.row == n] for n in names}
+    out: dict[str, float] = {}
+    for name in names:
+        out.update(row_metrics(name, by_row[name], resamples))
+    graph = by_row.get("graph", [])
+    for other in [n for n in names if n != "graph"]:
+        if graph and other != "gold_graph":
+            out.update(paired_metrics(f"graph_minus_{other}", graph, by_row[other], resamples))
+    if graph and "gold_graph" in by_row:
+        out.update(paired_metrics("gold_graph_minus_graph", by_row["gold_graph"], graph, resamples))
+    if graph:
+        out["graph.fallbacks"] = sum(1 for r in graph if r.extra.get("mode") == "auto" and r.calls > 1)
+    agreement = [majority(v)[1] for v in judge.verdicts.values()]
+    out["judge.votes"] = judge.votes
+    out["judge.distinct_answers"] = len(judge.verdicts)
+    out["judge.calls"] = judge.calls
+    out["judge.agreement_mean"] = round(statistics.mean(agreement), 4) if agreement else 1.0
+    out["judge.unanimous"] = (
+        round(statistics.mean(float(a == 1.0) for a in agreement), 4) if agreement else 1.0
+    )
+    return out
+
+
+def print_table(metrics: dict[str, float], names: list[str]) -> None:
+    keys = ["questions", "j", "j_ci_low", "j_ci_high", "f1", "f1_ci_low", "f1_ci_high",
+            *(f"j.category{c}" for c in CATEGORIES), *(f"f1.category{c}" for c in CATEGORIES),
+            "answer_tokens_mean", "context_tokens_mean", "input_tokens_mean", "calls_mean",
+            "latency_p50_ms", "latency_p95_ms", "judge_unanimous"]  # fmt: skip
+    print(f"{'':22}" + "".join(f"{n:>14}" for n in names))
     for key in keys:
-        print(f"{key:22}" + "".join(f"{metrics.get(f'{m}.{key}', ''):>14}" for m in MODES))
+        print(f"{key:22}" + "".join(f"{metrics.get(f'{n}.{key}', ''):>14}" for n in names))
+
+
+# -- the run -----------------------------------------------------------------------------------------
+
+
+def conversations_of(args: argparse.Namespace) -> list[Conversation]:
+    paths: list[Path] = args.conversation
+    sessions: list[int] = args.sessions or []
+    if len(sessions) not in (0, 1, len(paths)):
+        raise SystemExit(
+            f"{len(paths)} --conversation but {len(sessions)} --sessions: give one for all or one each"
+        )
+    counts: list[int | None] = (
+        list(sessions) if len(sessions) == len(paths) else [sessions[0] if sessions else None] * len(paths)
+    )
+    found = [load(p, n) for p, n in zip(paths, counts, strict=True)]
+    if len({c.name for c in found}) != len(found):
+        raise SystemExit("each --conversation must be a different file name (it names the group)")
+    for c in found:
+        if not c.turns or not c.questions:
+            raise SystemExit(f"{c.path}: no turns or no questions of categories 1-4 in the sessions read")
+    return found
+
+
+def gold_sets(
+    args: argparse.Namespace, conversations: list[Conversation]
+) -> list[tuple[Path, dict[str, Any]]]:
+    """``--gold`` as given; by default, for each conversation, the set of ``bench/data`` that covers
+    the most of the sessions read."""
+    if args.no_gold:
+        return []
+    if args.gold:
+        return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in args.gold]
+    out = []
+    for c in conversations:
+        sets = [
+            (p, json.loads(p.read_text(encoding="utf-8")))
+            for p in sorted(DATA.glob(f"locomo{c.name}_*.json"))
+        ]
+        usable = [(len(g["turns"]), str(p), (p, g)) for p, g in sets if len(g["turns"]) <= len(c.turns)]
+        if usable:
+            out.append(max(usable)[2])
+    return out
 
 
 async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[str], list[Row]]:
-    turns, questions = load(args.conversation, args.sessions)
-    questions = questions[: args.questions] if args.questions else questions
-    if not turns or not questions:
-        raise SystemExit(
-            f"{args.conversation}: no turns or no questions of categories 1-4 in the sessions read"
-        )
+    conversations = conversations_of(args)
+    questions = interleaved(conversations, args.questions)
+    by_name = {c.name: c for c in conversations}
     # The graph is always the embedded store (a file with --db, else in memory), even where the
     # environment names a Neo4j server: a reused graph must be the one this harness wrote.
     settings = Settings.from_env(db_path=str(args.db) if args.db else ":memory:", group_id=GROUP)
@@ -239,58 +488,148 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
             "(or --scripted for an offline run)"
         )
     embedder = HashEmbedder() if args.scripted or args.embedder == "hash" else None
-    now = f"{max(t.reference_time for t in turns) + timedelta(days=1):%Y-%m-%d}"
+    options = AskOptions(one_call_tokens=args.one_call_tokens) if args.one_call_tokens else AskOptions()
+    modes: list[tuple[str, AskMode]] = [
+        ("graph", args.ask_mode),
+        *((f"graph_{m}", m) for m in args.also_ask_mode or () if m != args.ask_mode),
+    ]
     rows: list[Row] = []
-    options = IngestOptions(mode=args.mode) if args.mode else None
-    async with KnowledgeGraph(settings, llm=llm, embedder=embedder, options=options, group_id=GROUP) as kg:
+    ingested: dict[str, float] = {}
+    ingest_options = IngestOptions(mode=args.mode) if args.mode else None
+    async with KnowledgeGraph(
+        settings, llm=llm, embedder=embedder, options=ingest_options, group_id=GROUP
+    ) as kg:
+        await kg.open()
         llm = kg.llm
         assert llm is not None, "the graph has a model once entered"
-        ingested = await ingest(kg, turns)
+        judge = Judge(llm, args.votes, args.judge_temperature)
+        for c in conversations:
+            for key, value in (await ingest(kg, c)).items():
+                ingested[key] = round(ingested.get(key, 0) + value, 2)
+        golds = [
+            g
+            for gold_set in gold_sets(args, conversations)
+            for c in conversations
+            if (g := await gold_graph(kg, gold_set, c, questions))
+        ]
+        window = args.context_window or getattr(getattr(llm, "profile", None), "context_tokens", None) or 8192
+        full = {c.name: conversation_lines(c, window - CONTEXT_RESERVE) for c in conversations}
+        gold_of = {q.key: g for g in golds for q in g.questions}
         for q in questions:
-            for row in [
-                await ask_graph(kg, q, now),
-                *[await ask_baseline(kg, llm, mode, q, turns, now) for mode in MODES[1:]],
-            ]:
-                row.correct = await judge(llm, q, row.answer)
-                rows.append(row)
-    metrics = {"questions": len(questions), "episodes": len(turns), **ingested, **metrics_of(rows)}
+            c = by_name[q.conversation]
+            answered = [await ask_graph(kg, name, q, c.group, c.now, mode, options) for name, mode in modes]
+            for r, (_, mode) in zip(answered, modes, strict=True):
+                r.extra["mode"] = mode
+            answered += [await ask_baseline(kg, llm, b, q, c, full[c.name]) for b in BASELINES]
+            if (g := gold_of.get(q.key)) is not None:
+                answered.append(await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options))
+            for r in answered:
+                r.f1 = locomo_f1(r.answer, q.gold, q.category)
+                r.votes = await judge.grade(q, r.answer)
+                r.correct = majority(r.votes)[0]
+                rows.append(r)
+    metrics: dict[str, float] = {
+        "questions": len(questions),
+        **{f"questions.category{k}": sum(q.category == k for q in questions) for k in CATEGORIES},
+        "episodes": sum(len(c.turns) for c in conversations),
+        **ingested,
+        **metrics_of(rows, judge, args.bootstrap),
+    }
+    notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
+    return metrics, notes, rows
+
+
+def notes_of(
+    args: argparse.Namespace, conversations: list[Conversation], questions: list[Question],
+    golds: list[GoldGraph], full: dict[str, list[str]], window: int, llm: LLM,
+    modes: list[tuple[str, AskMode]],
+) -> list[str]:  # fmt: skip
     model = "scripted (offline plumbing run, _qa_script.py)" if args.scripted else getattr(llm, "model", "?")
-    notes = [
+    budget = args.one_call_tokens or AskOptions().one_call_tokens
+    read = "; ".join(
+        f"{c.path.name} sessions 1-{c.sessions or 'all'} ({len(c.turns)} turns, "
+        f"{sum(q.conversation == c.name for q in questions)} questions)"
+        for c in conversations
+    )
+    cut = "; ".join(
+        f"{c.path.name}: the last {len(full[c.name])} of {len(c.turns)} turns"
+        f" ({sum(count_text_tokens(line) for line in full[c.name])} tokens)"
+        for c in conversations
+    )
+    gold = "; ".join(f"{g.name} ({g.turns} turns, {len(g.questions)} questions)" for g in golds) or "none"
+    return [
         *(
             ["scripted run: no model was asked; J comes from a word-overlap judge and measures the harness"]
             if args.scripted
             else []
         ),
-        f"run: {args.conversation.name}, sessions 1-{args.sessions or 'all'}, {len(questions)} questions of "
-        f"categories 1-4 whose evidence is in them, {len(turns)} episodes"
+        f"run: {read}; {len(questions)} questions of categories 1-4 whose evidence is in the sessions read"
         + (f", ingested in {args.mode} mode" if args.mode else ""),
-        f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in "
-        "the Mem0 and Zep papers)",
-        "modes: graph = KnowledgeGraph.ask (non-streaming; as_of the day after the last session); "
-        f"full_context = the whole ingested conversation in the prompt; episodes = top {TOP_EPISODES} "
-        "episodes of EPISODES_HYBRID; all answer with the ask_answer prompt",
+        f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in the "
+        f"Mem0 and Zep papers), {args.votes} vote(s) per distinct answer to a question"
+        + (f" at temperature {args.judge_temperature}" if args.votes > 1 else "")
+        + ", the majority is the verdict; answers judged and scored without their citation brackets",
+        "f1: LoCoMo's token-level F1 (lower case, punctuation and articles dropped, Porter stems; category 1 "
+        "split at commas, category 3 against the first ';' alternative)",
+        f"intervals: 95% percentile bootstrap over questions, {args.bootstrap} resamples, seed 0; "
+        "graph_minus_<row>: paired (the same questions resampled for both rows)",
+        "rows: "
+        + ", ".join(f"{name} = KnowledgeGraph.ask mode {mode}" for name, mode in modes)
+        + f" (as_of the day after the last session; one_call_tokens {budget});"
+        f" full_context = the whole ingested conversation, cut to the model's context of {window} tokens "
+        f"less {CONTEXT_RESERVE} ({cut}); episodes = top {TOP_EPISODES} episodes of EPISODES_HYBRID; "
+        "all answer with the ask_answer prompt",
+        f"gold_graph: the graph built from the gold extraction by scripted answers ({gold}), answered like "
+        "graph, on the questions whose evidence is in the sessions the set covers",
+        "latency: per question, the answering only (judging not counted); input tokens: the model's count "
+        "where the server gives one",
     ]
-    return metrics, notes, rows
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversation", type=Path, required=True, help="a LoCoMo conversation (26.json)")
-    parser.add_argument("--sessions", type=int, help="only the first N sessions (and their questions)")
-    parser.add_argument("--questions", type=int, help="at most N questions")
+    parser.add_argument("--conversation", type=Path, action="append", required=True,
+                        help="a LoCoMo conversation (26.json); repeat for several")  # fmt: skip
+    parser.add_argument(
+        "--sessions", type=int, action="append",
+        help="the first N sessions only: once for all, or once per --conversation",
+    )  # fmt: skip
+    parser.add_argument(
+        "--questions", type=int, help="at most N questions (taken from the conversations in turn)"
+    )
     parser.add_argument("--db", type=Path, help="ingest into / reuse this embedded store file")
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--mode", choices=("separate", "combined"), help="extraction mode of the ingestion")
+    parser.add_argument("--ask-mode", choices=ASK_MODES, default=DEFAULT_MODE, help="the graph row's path")
+    parser.add_argument(
+        "--also-ask-mode", choices=ASK_MODES, action="append", help="another row, graph_<mode>"
+    )
+    parser.add_argument("--one-call-tokens", type=int, help="the one-call context's budget (AskOptions)")
+    parser.add_argument(
+        "--context-window", type=int, help="the model's context (default: its profile's, else 8192)"
+    )
+    parser.add_argument("--votes", type=int, default=3, help="judge votes per distinct answer")
+    parser.add_argument(
+        "--judge-temperature", type=float, default=0.7, help="the votes' temperature (votes > 1)"
+    )
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument(
+        "--gold", type=Path, action="append", help="a gold extraction set (default: bench/data's)"
+    )
+    parser.add_argument("--no-gold", action="store_true", help="no gold_graph row")
     parser.add_argument("--scripted", action="store_true", help="offline: scripted model, hash embedder")
     parser.add_argument("--results-dir", type=Path, help="where qa.json goes (default bench/results)")
     parser.add_argument("--details", type=Path, help="also write every answer as JSON lines here")
     args = parser.parse_args(argv)
+    if args.votes < 1 or args.bootstrap < 1:
+        parser.error("--votes and --bootstrap must be at least 1")
     metrics, notes, rows = asyncio.run(run_bench(args))
-    print_table(metrics)
+    print_table(metrics, list(dict.fromkeys(r.row for r in rows)))
     if args.details:
+        args.details.parent.mkdir(parents=True, exist_ok=True)
         with args.details.open("w", encoding="utf-8") as out:
             for r in rows:
-                out.write(json.dumps({k: v for k, v in r.__dict__.items()}, default=str) + "\n")
+                out.write(json.dumps(r.__dict__, default=str) + "\n")
     return write_results("qa", metrics, notes, results_dir=args.results_dir)
 
 

@@ -247,7 +247,7 @@ class OpenAIChat:
         params: dict[str, Any] = {
             "model": self._model_for(request),
             "messages": [dict(m) for m in request.messages],
-            "temperature": self.temperature,
+            "temperature": self.temperature if request.temperature is None else request.temperature,
             profile.max_tokens_field: self._max_tokens(request),
         }
         response_format = profile.response_format(request)

@@ -53,6 +53,9 @@ class ChatRequest:
     Sent only to endpoints whose profile accepts one; the others get the unconstrained request."""
     small: bool = False
     """Prefer the configured small model (cheap, short prompts such as resolution)."""
+    temperature: float | None = None
+    """This call's sampling temperature; None: the client's own (e.g. several votes of a judge sample
+    at a temperature while everything else runs at the client's, usually 0)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,24 +1,44 @@
-"""bench/locomo_qa.py end to end, offline: a tiny LoCoMo-shaped conversation made here, the scripted
-model (``--scripted``), all three modes asked and graded, the results file written with DESIGN.md's keys."""
+"""bench/locomo_qa.py end to end, offline: a tiny LoCoMo-shaped conversation and a gold extraction set
+made here, the scripted model (``--scripted``), every row asked, scored and judged, the results file
+written with the issue's keys; and its measures (``_qa_metrics``): LoCoMo's F1, the bootstrap, the
+judge's votes."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import locomo_qa
+from _qa_metrics import (
+    bootstrap_ci,
+    locomo_f1,
+    majority,
+    normalize_answer,
+    paired_bootstrap_ci,
+    strip_citations,
+    token_f1,
+)
 
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import ScriptedLLM
+
+S1 = [
+    {"speaker": "Mia", "dia_id": "D1:1", "text": "Noah, I finished the Boston marathon yesterday."},
+    {"speaker": "Noah", "dia_id": "D1:2", "text": "Amazing! I adopted a cat called Pixel."},
+    {"speaker": "Mia", "dia_id": "D1:3", "text": "Send me a photo of Pixel!"},
+]
 CONVERSATION = {
     "speaker_a": "Mia",
     "speaker_b": "Noah",
     "session_1_date_time": "9:15 am on 3 March, 2023",
-    "session_1": [
-        {"speaker": "Mia", "dia_id": "D1:1", "text": "Noah, I finished the Boston marathon yesterday."},
-        {"speaker": "Noah", "dia_id": "D1:2", "text": "Amazing! I adopted a cat called Pixel."},
-        {"speaker": "Mia", "dia_id": "D1:3", "text": "Send me a photo of Pixel!"},
-    ],
+    "session_1": S1,
     "session_2_date_time": "6:40 pm on 12 April, 2023",
     "session_2": [
         {"speaker": "Noah", "dia_id": "D2:1", "text": "Pixel knocked my Monstera plant over."},
@@ -38,42 +58,159 @@ CONVERSATION = {
          "category": 4},
         {"question": "Adversarial", "evidence": ["D1:1"], "category": 5, "adversarial_answer": "x"},
     ],
-}
+}  # fmt: skip
+ROW_KEYS = (
+    "j", "j_ci_low", "j_ci_high", "f1", "f1_ci_low", "f1_ci_high", "questions", "answer_tokens_mean",
+    "context_tokens_mean", "input_tokens_mean", "calls_mean", "latency_p50_ms", "latency_p95_ms",
+    "judge_unanimous",
+)  # fmt: skip
+
+
+def _fact(fid: str, source: str, target: str, relation: str, sentence: str) -> dict[str, Any]:
+    return {"id": fid, "source": source, "target": target, "relation": relation, "fact": sentence,
+            "valid_at": "2023-03-03T09:15:00Z", "invalid_at": None}  # fmt: skip
+
+
+def gold_set(conversation: str) -> dict[str, Any]:
+    """A gold extraction of session 1 (the format of bench/data/README.md)."""
+    mia, noah = {"name": "Mia", "type": "Person"}, {"name": "Noah", "type": "Person"}
+    finished = "Mia finished the Boston marathon."
+    annotated = {
+        "D1:1": ([mia, noah, {"name": "Boston marathon", "type": "Event"}],
+                 [_fact("D1:1#1", "Mia", "Boston marathon", "FINISHED", finished)]),
+        "D1:2": ([noah, {"name": "Pixel", "type": "Animal"}],
+                 [_fact("D1:2#1", "Noah", "Pixel", "ADOPTED", "Noah adopted a cat called Pixel.")]),
+        "D1:3": ([mia], []),
+    }  # fmt: skip
+    turns = {
+        t["dia_id"]: {
+            "speaker": t["speaker"], "text_sha1": hashlib.sha1(t["text"].encode()).hexdigest()[:12],
+            "kind": "substantive", "entities": annotated[t["dia_id"]][0], "facts": annotated[t["dia_id"]][1],
+        }
+        for t in S1
+    }  # fmt: skip
+    return {"conversation": conversation, "sessions": [1], "speakers": ["Mia", "Noah"],
+            "session_times_utc": {"1": "2023-03-03T09:15:00Z"}, "turns": turns}  # fmt: skip
+
+
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    gold = tmp_path / "tiny_gold.json"
+    gold.write_text(json.dumps(gold_set("tiny")), encoding="utf-8")
+    return path, gold
 
 
 def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    path, gold = files(tmp_path)
     details = tmp_path / "answers.jsonl"
     argv = ["--conversation", str(path), "--sessions", "2", "--scripted", "--results-dir", str(tmp_path)]
-    written = locomo_qa.main([*argv, "--details", str(details)])
+    written = locomo_qa.main([*argv, "--gold", str(gold), "--details", str(details)])
     result = json.loads(written.read_text(encoding="utf-8"))
     metrics = result["metrics"]
     assert written == tmp_path / "qa.json" and result["bench"] == "qa"
     assert metrics["questions"] == 4, "category 5 and the question about session 3 are left out"
+    assert [metrics[f"questions.category{c}"] for c in (1, 2, 3, 4)] == [1, 1, 1, 1]
     assert metrics["episodes"] == 5 and metrics["ingested_episodes"] == 5
-    for mode in ("graph", "full_context", "episodes"):
-        for key in ("j", *(f"j.category{c}" for c in (1, 2, 3, 4)), "answer_tokens_mean",
-                    "context_tokens_mean", "latency_p50_ms", "latency_p95_ms"):  # fmt: skip
-            assert f"{mode}.{key}" in metrics, f"{mode}.{key}"
-        assert 0 <= metrics[f"{mode}.j"] <= 1
+    for row in ("graph", "full_context", "episodes", "gold_graph"):
+        for key in ROW_KEYS:
+            assert f"{row}.{key}" in metrics, f"{row}.{key}"
+        assert metrics[f"{row}.j_ci_low"] <= metrics[f"{row}.j"] <= metrics[f"{row}.j_ci_high"]
+        assert metrics[f"{row}.f1_ci_low"] <= metrics[f"{row}.f1"] <= metrics[f"{row}.f1_ci_high"]
+    assert metrics["gold_graph.questions"] == 2, "only the questions whose evidence the gold set covers"
+    for pair in ("graph_minus_full_context", "graph_minus_episodes", "gold_graph_minus_graph"):
+        assert {f"{pair}.j", f"{pair}.j_ci_low", f"{pair}.j_ci_high", f"{pair}.f1"} <= set(metrics)
     rows = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 12 and {r["mode"] for r in rows} == {"graph", "full_context", "episodes"}
-    full = [r for r in rows if r["mode"] == "full_context"]
+    assert len(rows) == 4 * 3 + 2
+    assert {r["row"] for r in rows} == {"graph", "full_context", "episodes", "gold_graph"}
+    full = [r for r in rows if r["row"] == "full_context"]
     assert all(r["context_tokens"] == full[0]["context_tokens"] > 0 for r in full), "the whole conversation"
-    graph = {r["answer"]: r for r in rows if r["mode"] == "graph"}
-    pixel = next(r for a, r in graph.items() if "Pixel" in a)
-    assert pixel["correct"] and pixel["extra"]["calls"] == 3 and pixel["context_tokens"] > 0
-    assert metrics["graph.j"] > 0 and metrics["graph.errors"] == 0
-    assert any("scripted" in note for note in result["notes"])
+    pixel = next(r for r in rows if r["row"] == "graph" and "Pixel" in r["answer"])
+    assert pixel["correct"] and pixel["f1"] > 0 and pixel["calls"] == 1 and pixel["context_tokens"] > 0
+    distinct = {(r["question"], normalize_answer(strip_citations(r["answer"]))) for r in rows}
+    assert metrics["judge.distinct_answers"] == len(distinct) < len(rows), "each distinct answer judged once"
+    assert metrics["judge.calls"] == 3 * len(distinct) and metrics["judge.votes"] == 3
+    assert metrics["graph.errors"] == 0 and metrics["graph.calls_mean"] == 1
+    notes = " ".join(result["notes"])
+    assert "scripted" in notes and "the last 5 of 5 turns" in notes and "tiny_gold" not in notes
+    assert "gold_graph: " in notes and "(3 turns, 2 questions)" in notes
 
 
 def test_a_stored_graph_is_reused(tmp_path: Path) -> None:
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    path, _ = files(tmp_path)
     argv = ["--conversation", str(path), "--sessions", "1", "--scripted", "--results-dir", str(tmp_path)]
-    argv += ["--db", str(tmp_path / "qa.db"), "--questions", "1"]
+    argv += ["--db", str(tmp_path / "qa.db"), "--questions", "1", "--no-gold"]
     first = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
     again = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
     assert (first["ingested_episodes"], again["ingested_episodes"]) == (3, 0)
-    assert first["graph.j"] == again["graph.j"]
+    assert first["graph.j"] == again["graph.j"] and "gold_graph.j" not in first
+    more = json.loads(locomo_qa.main([*argv[:3], "2", *argv[4:]]).read_text(encoding="utf-8"))["metrics"]
+    assert more["ingested_episodes"] == 2, "a later session: only its turns are ingested"
+
+
+def test_other_paths_are_rows_of_their_own(tmp_path: Path) -> None:
+    path, _ = files(tmp_path)
+    argv = ["--conversation", str(path), "--sessions", "2", "--scripted", "--results-dir", str(tmp_path),
+            "--no-gold", "--ask-mode", "context", "--also-ask-mode", "agent"]  # fmt: skip
+    metrics = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
+    assert metrics["graph.calls_mean"] == 1 and metrics["graph_agent.calls_mean"] == 3
+    assert "graph_minus_graph_agent.j_ci_low" in metrics
+
+
+def test_the_full_conversation_is_cut_to_the_newest_turns_that_fit(tmp_path: Path) -> None:
+    path, _ = files(tmp_path)
+    conversation = locomo_qa.load(path, None)
+    everything = locomo_qa.conversation_lines(conversation, 10_000)
+    assert len(everything) == 6 and everything[0].startswith("E1 [2023-03-03]: Mia: Noah, I finished")
+    cut = locomo_qa.conversation_lines(conversation, 40)
+    assert 0 < len(cut) < 6 and cut[-1].endswith("Training for Lisbon every morning now.")
+    assert cut[0].startswith("E1 "), "renumbered from E1"
+
+
+def test_f1_is_locomos() -> None:
+    assert normalize_answer("The Boston Marathon, a race!") == "boston marathon race"
+    assert token_f1("Boston marathon", "the Boston Marathon") == 1.0
+    assert token_f1("She was running", "runs") == pytest.approx(0.5), "Porter stems: running = runs"
+    assert token_f1("", "Pixel") == 0.0 and token_f1("Pixel", "") == 0.0
+    assert locomo_f1("Her cat is called Pixel [F1].", "Pixel", 2) == pytest.approx(1 / 3), "P 1/5, R 1"
+    assert locomo_f1("pottery, camping", "pottery, camping, painting", 1) == pytest.approx(2 / 3)
+    assert locomo_f1("jogging", "running; jogging", 3) == 0.0, "category 3: the first alternative only"
+    assert locomo_f1("running", "running; jogging", 3) == 1.0
+    assert strip_citations("Berlin [F1, E2]. Nothing else. [none]") == "Berlin. Nothing else."
+
+
+def test_the_bootstrap_interval() -> None:
+    values = [1.0, 0.0] * 20
+    low, high = bootstrap_ci(values)
+    assert low < 0.5 < high and (low, high) == bootstrap_ci(values), "fixed seed: the same interval"
+    wide, narrow = bootstrap_ci(values[:10]), bootstrap_ci(values * 10)
+    assert wide[1] - wide[0] > narrow[1] - narrow[0], "more questions, a narrower interval"
+    assert bootstrap_ci([1.0] * 7) == (1.0, 1.0)
+    assert paired_bootstrap_ci(values, values) == (0.0, 0.0)
+    better = paired_bootstrap_ci([1.0] * 40, values)
+    assert better[0] > 0, "a row right on every question the other misses is better beyond doubt"
+    with pytest.raises(ValueError):
+        paired_bootstrap_ci([1.0], [1.0, 0.0])
+
+
+def test_votes_and_their_agreement() -> None:
+    assert majority([True, True, False]) == (True, pytest.approx(2 / 3))
+    assert majority([False, True]) == (False, 0.5), "a tie is not a majority"
+    assert majority([True] * 5) == (True, 1.0)
+    labels = iter(["CORRECT", "WRONG", "CORRECT"] * 10)
+    temperatures: list[float | None] = []
+
+    def judge(request: ChatRequest) -> str:
+        temperatures.append(request.temperature)
+        return json.dumps({"reasoning": "", "label": next(labels)})
+
+    grader = locomo_qa.Judge(ScriptedLLM({"qa_judge": judge}), votes=3, temperature=0.7)
+    q = locomo_qa.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
+
+    async def grade() -> list[tuple[bool, ...]]:
+        return [await grader.grade(q, a) for a in ("The Pixel [F1].", "pixel [E3]", "Tom [F2].")]
+
+    first, same, other = asyncio.run(grade())
+    assert first == same == (True, False, True), "the same words (citations aside) are judged once"
+    assert len(other) == 3 and grader.calls == 6 and len(grader.verdicts) == 2
+    assert temperatures == [0.7] * 6, "several votes sample at the judge's temperature"

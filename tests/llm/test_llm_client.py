@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -306,6 +307,13 @@ async def test_from_settings_and_injected_http_client() -> None:
     assert sent.headers["x-epigraph-test"] == "yes"
     assert (sent.body["model"], sent.body["temperature"], sent.body["max_tokens"]) == ("small", 0.3, 77)
     assert sent.body["response_format"] == {"type": "json_object"}
+
+
+async def test_a_request_may_set_its_own_temperature() -> None:
+    async with FakeOpenAIServer(lambda body: "fine", api_key=API_KEY) as srv, make_client(srv) as llm:
+        await llm.complete(replace(ask("hello"), temperature=0.7))
+        await llm.complete(ask("hello"))
+    assert [r.body["temperature"] for r in srv.chat_requests] == [0.7, 0.0], "None: the client's own"
 
 
 def test_from_settings_needs_a_model() -> None:
