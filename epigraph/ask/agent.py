@@ -15,91 +15,81 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..errors import StructuredOutputError
 from ..prompts.ask_plan import PROMPT as ASK_PLAN
 from ..prompts.ask_plan import AskPlanInput, AskPlanOutput
-from ..prompts.protocol import LLM, Usage
+from ..prompts.protocol import Usage
 from ..prompts.runtime import run
-from .chunks import AskChunk, Meter
-from .lookups import ARGS, TOOLS, Lookup, Lookups, named_period
-from .observations import Observations, action_chunk, day, observation_chunk
+from .chunks import AskChunk
+from .lookups import ARGS, TOOLS, Lookup, named_period
+from .observations import action_chunk, day, observation_chunk
+
+if TYPE_CHECKING:
+    from .dialog import Dialog
 
 log = logging.getLogger("epigraph.ask")
 
 
-class Agent:
-    """The looking part of one dialog. Iterate :meth:`steps` once; ``observed`` and ``meter`` are the
-    dialog's."""
+async def steps(dialog: Dialog) -> AsyncGenerator[AskChunk, None]:
+    """The agent's steps in ``dialog`` (its model, lookups, observations and meter): at most
+    ``options.max_steps`` lookups, each a thought, an action and an observation."""
+    max_steps = dialog.options.max_steps
+    done: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for step in range(max_steps):
+        plan = await _plan(dialog, max_steps - step)
+        if plan.thought.strip():
+            yield AskChunk("thought", plan.thought.strip(), end_of_message=True)
+        lookup = _lookup_of(dialog, plan, first=step == 0)
+        key = (lookup.tool, tuple(sorted(lookup.args.items()))) if lookup else None
+        if lookup is None or key is None or key in done:
+            return
+        done.add(key)
+        yield action_chunk(lookup)
+        found = await dialog.lookups.run(lookup)
+        dialog.meter.lookups += 1
+        observed = dialog.observed
+        left_out = observed.left_out
+        summaries = observed.add_summaries(found.summaries)
+        seen = observed.add(found.facts, found.episodes)
+        talks = observed.add_conversations(found.conversations)
+        left = observed.left_out - left_out
+        talked = found.conversations
+        yield observation_chunk(seen, summaries, found.note, left, talks=talks, conversations=talked)
 
-    def __init__(
-        self,
-        llm: LLM,
-        lookups: Lookups,
-        question: str,
-        *,
-        now: datetime,
-        observed: Observations,
-        meter: Meter,
-        max_steps: int,
-    ) -> None:
-        self.llm, self.lookups, self.question, self.now = llm, lookups, question, now
-        self.observed, self.meter, self.max_steps = observed, meter, max_steps
 
-    async def steps(self) -> AsyncGenerator[AskChunk, None]:
-        done: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        for step in range(self.max_steps):
-            plan = await self._plan(self.max_steps - step)
-            if plan.thought.strip():
-                yield AskChunk("thought", plan.thought.strip(), end_of_message=True)
-            lookup = self._lookup_of(plan, first=step == 0)
-            key = (lookup.tool, tuple(sorted(lookup.args.items()))) if lookup else None
-            if lookup is None or key is None or key in done:
-                return
-            done.add(key)
-            yield action_chunk(lookup)
-            found = await self.lookups.run(lookup)
-            self.meter.lookups += 1
-            left_out = self.observed.left_out
-            summaries = self.observed.add_summaries(found.summaries)
-            seen = self.observed.add(found.facts, found.episodes)
-            talks = self.observed.add_conversations(found.conversations)
-            left = self.observed.left_out - left_out
-            yield observation_chunk(
-                seen, summaries, found.note, left, talks=talks, conversations=found.conversations
-            )
+async def _plan(dialog: Dialog, steps_left: int) -> AskPlanOutput:
+    data = AskPlanInput(
+        question=dialog.question,
+        now=day(dialog.now),
+        observations=dialog.observed.summary(),
+        steps_left=steps_left,
+    )
+    try:
+        result = await run(dialog.llm, ASK_PLAN, data)
+    except StructuredOutputError as exc:
+        dialog.meter.add(exc.usage if isinstance(exc.usage, Usage) else None, exc.attempts or 1)
+        log.warning("ask_plan reply unusable, searching the question instead: %s", exc)
+        return AskPlanOutput(thought="", action="search_facts", query=dialog.question)
+    dialog.meter.add(result.usage, result.calls)
+    value: AskPlanOutput = result.value
+    return value
 
-    async def _plan(self, steps_left: int) -> AskPlanOutput:
-        data = AskPlanInput(
-            question=self.question,
-            now=day(self.now),
-            observations=self.observed.summary(),
-            steps_left=steps_left,
-        )
-        try:
-            result = await run(self.llm, ASK_PLAN, data)
-        except StructuredOutputError as exc:
-            self.meter.add(exc.usage if isinstance(exc.usage, Usage) else None, exc.attempts or 1)
-            log.warning("ask_plan reply unusable, searching the question instead: %s", exc)
-            return AskPlanOutput(thought="", action="search_facts", query=self.question)
-        self.meter.add(result.usage, result.calls)
-        value: AskPlanOutput = result.value
-        return value
 
-    def _lookup_of(self, plan: AskPlanOutput, *, first: bool) -> Lookup | None:
-        """The lookup a plan asks for; None to answer. Before anything was looked up, the question."""
-        if plan.action == "answer":
-            if not first or self.observed:
-                return None
-            plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=self.question)
-        if plan.action == "entity" and not (plan.entity or "").strip():
-            query = plan.query or self.question
-            plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=query)
-        tool = next(t for t in TOOLS if t == plan.action)
-        args = {k: str(v).strip() for k in ARGS[tool] if (v := getattr(plan, k, None)) and str(v).strip()}
-        if tool == "search_facts":
-            args = {"query": self.question, **args}
-            if period := named_period(self.question):
-                args["during"] = period  # used when the plan gives no usable as_of (see lookups)
-        return Lookup(tool, args)
+def _lookup_of(dialog: Dialog, plan: AskPlanOutput, *, first: bool) -> Lookup | None:
+    """The lookup a plan asks for; None to answer. Before anything was looked up, the question."""
+    question = dialog.question
+    if plan.action == "answer":
+        if not first or dialog.observed:
+            return None
+        plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=question)
+    if plan.action == "entity" and not (plan.entity or "").strip():
+        plan = AskPlanOutput(thought=plan.thought, action="search_facts", query=plan.query or question)
+    tool = next(t for t in TOOLS if t == plan.action)
+    args = {k: str(v).strip() for k in ARGS[tool] if (v := getattr(plan, k, None)) and str(v).strip()}
+    if tool == "search_facts":
+        args = {"query": question, **args}
+        if period := named_period(question):
+            args["during"] = period  # used when the plan gives no usable as_of (see lookups)
+    return Lookup(tool, args)

@@ -32,7 +32,7 @@ from ..prompts.ask_answer import AskAnswerInput
 from ..prompts.protocol import LLM, ChatRequest
 from ..prompts.runtime import build_request
 from ..tokens import aload_encoding, estimate_usage
-from .agent import Agent
+from .agent import steps as agent_steps
 from .chunks import AskChunk, ChunkType, Meter
 from .citations import CitationFilter, cited_answer_grammar
 from .context import steps as context_steps
@@ -133,11 +133,7 @@ class Dialog:
                 )  # fmt: skip
 
     async def _agent_steps(self) -> AsyncGenerator[AskChunk, None]:
-        agent = Agent(
-            self.llm, self.lookups, self.question, now=self.now, observed=self.observed,
-            meter=self.meter, max_steps=self.options.max_steps,
-        )  # fmt: skip
-        async with aclosing(agent.steps()) as steps:
+        async with aclosing(agent_steps(self)) as steps:
             async for chunk in steps:
                 yield chunk
 

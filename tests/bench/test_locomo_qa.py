@@ -15,16 +15,8 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import _qa_metrics as qa
 import locomo_qa
-from _qa_metrics import (
-    bootstrap_ci,
-    locomo_f1,
-    majority,
-    normalize_answer,
-    paired_bootstrap_ci,
-    strip_citations,
-    token_f1,
-)
 
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedLLM
@@ -127,7 +119,7 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     assert all(r["context_tokens"] == full[0]["context_tokens"] > 0 for r in full), "the whole conversation"
     pixel = next(r for r in rows if r["row"] == "graph" and "Pixel" in r["answer"])
     assert pixel["correct"] and pixel["f1"] > 0 and pixel["calls"] == 1 and pixel["context_tokens"] > 0
-    distinct = {(r["question"], normalize_answer(strip_citations(r["answer"]))) for r in rows}
+    distinct = {(r["question"], qa.normalize_answer(qa.strip_citations(r["answer"]))) for r in rows}
     assert metrics["judge.distinct_answers"] == len(distinct) < len(rows), "each distinct answer judged once"
     assert metrics["judge.calls"] == 3 * len(distinct) and metrics["judge.votes"] == 3
     assert metrics["graph.errors"] == 0 and metrics["graph.calls_mean"] == 1
@@ -168,35 +160,35 @@ def test_the_full_conversation_is_cut_to_the_newest_turns_that_fit(tmp_path: Pat
 
 
 def test_f1_is_locomos() -> None:
-    assert normalize_answer("The Boston Marathon, a race!") == "boston marathon race"
-    assert token_f1("Boston marathon", "the Boston Marathon") == 1.0
-    assert token_f1("She was running", "runs") == pytest.approx(0.5), "Porter stems: running = runs"
-    assert token_f1("", "Pixel") == 0.0 and token_f1("Pixel", "") == 0.0
-    assert locomo_f1("Her cat is called Pixel [F1].", "Pixel", 2) == pytest.approx(1 / 3), "P 1/5, R 1"
-    assert locomo_f1("pottery, camping", "pottery, camping, painting", 1) == pytest.approx(2 / 3)
-    assert locomo_f1("jogging", "running; jogging", 3) == 0.0, "category 3: the first alternative only"
-    assert locomo_f1("running", "running; jogging", 3) == 1.0
-    assert strip_citations("Berlin [F1, E2]. Nothing else. [none]") == "Berlin. Nothing else."
+    assert qa.normalize_answer("The Boston Marathon, a race!") == "boston marathon race"
+    assert qa.token_f1("Boston marathon", "the Boston Marathon") == 1.0
+    assert qa.token_f1("She was running", "runs") == pytest.approx(0.5), "Porter stems: running = runs"
+    assert qa.token_f1("", "Pixel") == 0.0 and qa.token_f1("Pixel", "") == 0.0
+    assert qa.locomo_f1("Her cat is called Pixel [F1].", "Pixel", 2) == pytest.approx(1 / 3), "P 1/5, R 1"
+    assert qa.locomo_f1("pottery, camping", "pottery, camping, painting", 1) == pytest.approx(2 / 3)
+    assert qa.locomo_f1("jogging", "running; jogging", 3) == 0.0, "category 3: the first alternative only"
+    assert qa.locomo_f1("running", "running; jogging", 3) == 1.0
+    assert qa.strip_citations("Berlin [F1, E2]. Nothing else. [none]") == "Berlin. Nothing else."
 
 
 def test_the_bootstrap_interval() -> None:
     values = [1.0, 0.0] * 20
-    low, high = bootstrap_ci(values)
-    assert low < 0.5 < high and (low, high) == bootstrap_ci(values), "fixed seed: the same interval"
-    wide, narrow = bootstrap_ci(values[:10]), bootstrap_ci(values * 10)
+    low, high = qa.bootstrap_ci(values)
+    assert low < 0.5 < high and (low, high) == qa.bootstrap_ci(values), "fixed seed: the same interval"
+    wide, narrow = qa.bootstrap_ci(values[:10]), qa.bootstrap_ci(values * 10)
     assert wide[1] - wide[0] > narrow[1] - narrow[0], "more questions, a narrower interval"
-    assert bootstrap_ci([1.0] * 7) == (1.0, 1.0)
-    assert paired_bootstrap_ci(values, values) == (0.0, 0.0)
-    better = paired_bootstrap_ci([1.0] * 40, values)
+    assert qa.bootstrap_ci([1.0] * 7) == (1.0, 1.0)
+    assert qa.paired_bootstrap_ci(values, values) == (0.0, 0.0)
+    better = qa.paired_bootstrap_ci([1.0] * 40, values)
     assert better[0] > 0, "a row right on every question the other misses is better beyond doubt"
     with pytest.raises(ValueError):
-        paired_bootstrap_ci([1.0], [1.0, 0.0])
+        qa.paired_bootstrap_ci([1.0], [1.0, 0.0])
 
 
 def test_votes_and_their_agreement() -> None:
-    assert majority([True, True, False]) == (True, pytest.approx(2 / 3))
-    assert majority([False, True]) == (False, 0.5), "a tie is not a majority"
-    assert majority([True] * 5) == (True, 1.0)
+    assert qa.majority([True, True, False]) == (True, pytest.approx(2 / 3))
+    assert qa.majority([False, True]) == (False, 0.5), "a tie is not a majority"
+    assert qa.majority([True] * 5) == (True, 1.0)
     labels = iter(["CORRECT", "WRONG", "CORRECT"] * 10)
     temperatures: list[float | None] = []
 
