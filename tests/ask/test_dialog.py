@@ -337,3 +337,20 @@ async def test_a_fact_search_also_shows_the_matching_episodes_of_its_time(
     before = Lookups(store, embedder, "g", as_of=None, known_at=datetime(2000, 1, 1, tzinfo=UTC))
     found = await before.run(Lookup("search_facts", {"query": "Alice moved to Berlin"}))
     assert found.episodes == [] and found.facts == [], "nothing was recorded by then"
+
+
+async def test_an_entity_lookup_shows_its_summary_to_the_answer(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    llm = ScriptedLLM(
+        {"ask_plan": [plan("entity", entity="Alice"), plan("answer")], "ask_answer": "Lisbon [F1]."}
+    )
+    async with graph(store, embedder, llm) as kg:
+        chunks = await dialog(kg, "Where does Alice live?")
+        kg.llm = then = ScriptedLLM({"ask_plan": [plan("entity", entity="Alice"), plan("answer")],
+                                     "ask_answer": "Berlin [F1]."})  # fmt: skip
+        await dialog(kg, "Where did Alice live?", as_of="2023-01-01")
+    observation = next(c for c in chunks if c.chunk_type == "observation")
+    assert observation.data["summaries"] == ["Alice: Alice lives in Lisbon."]
+    assert llm.calls_for("ask_answer")[0].variables["summaries"] == "Alice: Alice lives in Lisbon."
+    assert then.calls_for("ask_answer")[0].variables["summaries"] == "(none)", "not versioned: not then"

@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from epigraph.ask import DEFAULT_MODE, AskOptions, ask_mode
 from epigraph.ask.citations import HOLD_LIMIT, CitationFilter, cited_answer_grammar
 from epigraph.ask.lookups import named_period, parse_when, period_bounds
 from epigraph.ask.observations import Observations
+from epigraph.errors import UsageError
 from epigraph.graph.model import Episode, Fact
 from epigraph.prompts.ask_plan import AskPlanOutput
 
@@ -137,3 +139,22 @@ def test_the_period_a_question_names() -> None:
     assert period_bounds("2020") == (datetime(2020, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))
     assert period_bounds("2023-12") == (datetime(2023, 12, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC))
     assert period_bounds("June") is None and period_bounds(None) is None
+
+
+def test_the_first_mark_says_whether_an_answer_declined() -> None:
+    declined = CitationFilter(KNOWN.__contains__)
+    declined.feed("Nothing says so. [none] Though Berlin [F1].")
+    assert declined.first_mark == "none" and declined.cited == ["F1"]
+    cited = CitationFilter(KNOWN.__contains__)
+    cited.feed("Lisbon [F9], then [sic] Berlin [F1]. [none]")
+    assert cited.first_mark == "cited", "a bracket of unshown ids and ordinary brackets decide nothing"
+    assert CitationFilter(KNOWN.__contains__).first_mark is None
+
+
+def test_modes_and_options_are_checked() -> None:
+    assert ask_mode(None) == DEFAULT_MODE and ask_mode("agent") == "agent"
+    with pytest.raises(UsageError, match="context, agent, auto"):
+        ask_mode("fast")
+    with pytest.raises(UsageError, match="one_call_tokens"):
+        AskOptions(one_call_tokens=0)
+    assert AskOptions(max_steps=0).max_steps == 0, "auto without the agent's fallback"
