@@ -515,19 +515,27 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         window = args.context_window or getattr(getattr(llm, "profile", None), "context_tokens", None) or 8192
         full = {c.name: conversation_lines(c, window - CONTEXT_RESERVE) for c in conversations}
         gold_of = {q.key: g for g in golds for q in g.questions}
+        # One row at a time, every question: a row's calls follow each other, as in use (the whole
+        # conversation stays in the server's prompt cache from one question to the next).
+        for name, mode in modes:
+            for q in questions:
+                c = by_name[q.conversation]
+                rows.append(await ask_graph(kg, name, q, c.group, c.now, mode, options))
+                rows[-1].extra["mode"] = mode
+        for baseline in BASELINES:
+            for q in questions:
+                c = by_name[q.conversation]
+                rows.append(await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
         for q in questions:
-            c = by_name[q.conversation]
-            answered = [await ask_graph(kg, name, q, c.group, c.now, mode, options) for name, mode in modes]
-            for r, (_, mode) in zip(answered, modes, strict=True):
-                r.extra["mode"] = mode
-            answered += [await ask_baseline(kg, llm, b, q, c, full[c.name]) for b in BASELINES]
             if (g := gold_of.get(q.key)) is not None:
-                answered.append(await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options))
-            for r in answered:
-                r.f1 = locomo_f1(r.answer, q.gold, q.category)
-                r.votes = await judge.grade(q, r.answer)
-                r.correct = majority(r.votes)[0]
-                rows.append(r)
+                c = by_name[q.conversation]
+                rows.append(await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options))
+        asked = {q.key: q for q in questions}
+        for r in rows:  # judged once every answer is in: each distinct answer once
+            q = asked[r.question]
+            r.f1 = locomo_f1(r.answer, q.gold, q.category)
+            r.votes = await judge.grade(q, r.answer)
+            r.correct = majority(r.votes)[0]
     metrics: dict[str, float] = {
         "questions": len(questions),
         **{f"questions.category{k}": sum(q.category == k for q in questions) for k in CATEGORIES},
@@ -581,8 +589,9 @@ def notes_of(
         "all answer with the ask_answer prompt",
         f"gold_graph: the graph built from the gold extraction by scripted answers ({gold}), answered like "
         "graph, on the questions whose evidence is in the sessions the set covers",
-        "latency: per question, the answering only (judging not counted); input tokens: the model's count "
-        "where the server gives one",
+        "latency: per question, the answering only (judging not counted), each row over every question "
+        "before the next row (a row's prompts follow each other, so the server's prompt cache serves it as "
+        "in use); input tokens: the model's count where the server gives one",
     ]
 
 
