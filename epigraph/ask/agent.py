@@ -55,8 +55,9 @@ async def steps(dialog: Dialog) -> AsyncGenerator[AskChunk, None]:
         seen = observed.add(found.facts, found.episodes)
         talks = observed.add_conversations(found.conversations)
         left = observed.left_out - left_out
-        talked = found.conversations
-        yield observation_chunk(seen, summaries, found.note, left, talks=talks, conversations=talked)
+        yield observation_chunk(
+            seen, summaries, found.note, left, talks=talks, conversations=found.conversations
+        )
 
 
 async def _plan(dialog: Dialog, steps_left: int) -> AskPlanOutput:

@@ -110,7 +110,8 @@ def test_ask_streams_the_dialog_as_sse_and_answers_one_json_otherwise(served: Se
             planned = list(sse_events(response))
         bad = c.post("/v1/groups/alpha/ask", json={"question": "Who?", "mode": "fast"})
     tools = [ch["data"]["tool"] for ch in chunks if ch["chunk_type"] == "action"]
-    assert tools == ["search_facts", "entities", "episodes_of", "search_episodes"], "the default path"
+    default_path = ["search_facts", "entities", "episodes_of", "conversations_of", "search_episodes"]
+    assert tools == default_path
     assert chunks[-1]["usage"]["calls"] == 1 and whole["usage"]["calls"] == 1
     assert [ch["data"]["tool"] for ch in planned if ch["chunk_type"] == "action"] == ["search_facts"]
     assert planned[-1]["usage"]["calls"] == 3 and "thought" in [ch["chunk_type"] for ch in planned]
