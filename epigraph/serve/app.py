@@ -14,52 +14,19 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request, Security
-from fastapi import Path as PathParam
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..client import KnowledgeGraph
-from ..graph.model import GROUP_ID_RE
-from . import docs, http_errors
-from .auth import Keys, key_from_headers
+from . import docs, http_errors, routes_ask, routes_episodes, routes_explore, routes_overview, routes_read
+from .auth import Keys
+from .deps import API_VERSION, state_of
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
 
 log = logging.getLogger("epigraph.serve")
-
-API_VERSION = "v1"
-
-
-def state_of(request: Request) -> ServerState:
-    state: ServerState = request.app.state.server
-    return state
-
-
-_bearer = HTTPBearer(auto_error=False, description="an API key (or X-API-Key); it names its groups")
-
-
-_Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
-
-
-# Documented, and checked by ``Keys.group`` once the key is known (401 before 422 before 403)
-_GROUP_ID = PathParam(
-    description="the group: 1-128 characters of A-Z a-z 0-9 _ . : @ -",
-    json_schema_extra={"pattern": f"^{GROUP_ID_RE.pattern}$", "minLength": 1, "maxLength": 128},
-)
-
-
-async def authorized_group(request: Request, group_id: Annotated[str, _GROUP_ID], _: _Credentials) -> str:
-    """The path's group, once the request's key may use it (401 / 403 / 422 otherwise). A coroutine,
-    though it never awaits: FastAPI runs a plain function dependency on its thread pool, two thread
-    hops per request that wait for a core under load."""
-    return state_of(request).keys.group(key_from_headers(request.headers), group_id)
-
-
-Group = Annotated[str, Depends(authorized_group)]
 
 
 def create_app(
@@ -95,7 +62,6 @@ def create_app(
     app.state.server = state
     app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
     http_errors.install(app)
-    from . import routes_ask, routes_episodes, routes_explore, routes_overview, routes_read
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")

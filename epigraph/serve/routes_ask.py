@@ -16,8 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from ..ask import AskChunk
-from .app import Group, state_of
-from .routes_episodes import _ERRORS
+from .deps import ERRORS, Group, state_of
 from .schemas import AskIn, LimitExceeded
 from .service import ServerStopping
 
@@ -97,7 +96,7 @@ async def _dialog_events(
 _STOPPING: dict[int | str, dict[str, Any]] = {503: {"description": "stopping (`streaming=false`)"}}
 
 
-@router.post("/ask", responses={**_ERRORS, **_STOPPING, 200: {"content": {"text/event-stream": {}}}})
+@router.post("/ask", responses={**ERRORS, **_STOPPING, 200: {"content": {"text/event-stream": {}}}})
 async def ask(request: Request, group_id: Group, body: AskIn) -> Any:
     """Answer a question from the group's graph, citing facts and episodes, by the path ``mode`` names
     (default: one context assembled without the model, the agent when that found nothing).
@@ -124,7 +123,7 @@ async def ask(request: Request, group_id: Group, body: AskIn) -> Any:
     return StreamingResponse(_dialog_events(chunks, state.limits.ask_timeout_s, state.stopping), **_SSE)
 
 
-@router.get("/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
+@router.get("/events", responses={**ERRORS, 200: {"content": {"text/event-stream": {}}}})
 async def events(request: Request, group_id: Group) -> StreamingResponse:
     """The group's ingestion progress as server-sent events (EpisodeSaved, EntityResolved, ...,
     EpisodeDone / EpisodeFailed), from now on; a ``KeepAlive`` after 15 s of silence; a last

@@ -9,17 +9,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from . import service
-from .app import Group, state_of
+from .deps import ERRORS, Group, state_of
 from .schemas import Accepted, EpisodeBatch, EpisodeId, EpisodeIn
 
 router = APIRouter(prefix="/groups/{group_id}/episodes", tags=["episodes"])
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "no key or an unknown key"},
-    403: {"description": "the key may not use this group"},
-    413: {"description": "body or batch too large"},
-    422: {"description": "invalid input; `field` names it"},
-}
 
 
 async def _accept(request: Request, group_id: str, episodes: list[EpisodeIn]) -> JSONResponse:
@@ -27,33 +20,33 @@ async def _accept(request: Request, group_id: str, episodes: list[EpisodeIn]) ->
     return JSONResponse(accepted.model_dump(), status_code=202)
 
 
-@router.post("", status_code=202, response_model=Accepted, responses=_ERRORS)
+@router.post("", status_code=202, response_model=Accepted, responses=ERRORS)
 async def add_episode(request: Request, group_id: Group, episode: EpisodeIn) -> JSONResponse:
     """Add one episode: answered once it is stored ``pending``; ingested in order with the group's
     others."""
     return await _accept(request, group_id, [episode])
 
 
-@router.post("/batch", status_code=202, response_model=Accepted, responses=_ERRORS)
+@router.post("/batch", status_code=202, response_model=Accepted, responses=ERRORS)
 async def add_episodes(request: Request, group_id: Group, batch: EpisodeBatch) -> JSONResponse:
     """Add a batch of episodes, in order: answered once every one is stored ``pending``."""
     return await _accept(request, group_id, batch.episodes)
 
 
-@router.post("/retry", status_code=202, response_model=Accepted, responses=_ERRORS)
+@router.post("/retry", status_code=202, response_model=Accepted, responses=ERRORS)
 async def retry_failed(request: Request, group_id: Group) -> JSONResponse:
     """Run the group's failed episodes again, in order (they are ``pending`` when this answers)."""
     again = await state_of(request).workers.retry_failed(group_id)
     return JSONResponse(Accepted.of(group_id, again).model_dump(), status_code=202)
 
 
-@router.get("/{uuid:path}", responses={**_ERRORS, 404: {"description": "no such episode in the group"}})
+@router.get("/{uuid:path}", responses={**ERRORS, 404: {"description": "no such episode in the group"}})
 async def get_episode(request: Request, group_id: Group, uuid: EpisodeId) -> dict[str, Any]:
     """One episode: content, status (pending, done, failed), error and ingestion report."""
     return await service.episode(state_of(request), group_id, uuid)
 
 
-@router.delete("/{uuid:path}", responses={**_ERRORS, 404: {"description": "no such episode in the group"}})
+@router.delete("/{uuid:path}", responses={**ERRORS, 404: {"description": "no such episode in the group"}})
 async def delete_episode(request: Request, group_id: Group, uuid: EpisodeId) -> dict[str, Any]:
     """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""
     return await service.remove(state_of(request), group_id, uuid)

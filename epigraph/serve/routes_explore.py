@@ -16,12 +16,11 @@ from fastapi.responses import HTMLResponse
 
 from ..explore import page, payload
 from ..explore.gather import AROUND, entity_graph, facts_graph
-from .app import API_VERSION, Group, state_of
-from .routes_episodes import _ERRORS
+from .deps import API_VERSION, ERRORS, Group, state_of
 from .schemas import EntityName, SearchText
 
 router = APIRouter(prefix=f"/{API_VERSION}/groups/{{group_id}}/explore", tags=["explore"])
-_NOT_FOUND = {**_ERRORS, 404: {"description": "no such entity"}}
+_NOT_FOUND = {**ERRORS, 404: {"description": "no such entity"}}
 
 
 def register(app: FastAPI) -> None:
@@ -39,7 +38,7 @@ async def index(request: Request, group: Annotated[str | None, Query(max_length=
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
 
-@router.get("/search", responses=_ERRORS)
+@router.get("/search", responses=ERRORS)
 async def search(
     request: Request,
     group_id: Group,
@@ -67,7 +66,7 @@ async def entity(
     return view.to_data()
 
 
-@router.get("/facts", responses=_ERRORS)
+@router.get("/facts", responses=ERRORS)
 async def facts(
     request: Request,
     group_id: Group,

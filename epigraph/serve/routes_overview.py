@@ -9,15 +9,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from . import service
-from .app import Group, state_of
-from .routes_episodes import _ERRORS
+from .deps import ERRORS, Group, state_of
 from .schemas import ConversationKey, ConversationsUpdateIn, Timestamp
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["overview"])
-_MODEL = {**_ERRORS, 502: {"description": "the language model failed"}, 503: {"description": "no LLM"}}
+_MODEL = {**ERRORS, 502: {"description": "the language model failed"}, 503: {"description": "no LLM"}}
 
 
-@router.get("/communities", responses=_ERRORS)
+@router.get("/communities", responses=ERRORS)
 async def communities(
     request: Request, group_id: Group, as_of: Timestamp | None = None, known_at: Timestamp | None = None
 ) -> dict[str, Any]:
@@ -34,7 +33,7 @@ async def update_communities(request: Request, group_id: Group, rebuild: bool = 
     return await service.update_communities(state_of(request), group_id, rebuild=rebuild)
 
 
-@router.get("/conversations", responses=_ERRORS)
+@router.get("/conversations", responses=ERRORS)
 async def conversations(request: Request, group_id: Group) -> dict[str, Any]:
     """The group's conversations (episodes sharing a source), each with its running summary."""
     return await service.conversations(state_of(request), group_id)
@@ -49,7 +48,7 @@ async def update_conversations(
     return await service.update_conversations(state_of(request), group_id, asked.keys, rebuild=asked.rebuild)
 
 
-@router.get("/conversations/{key:path}", responses={**_ERRORS, 404: {"description": "no such conversation"}})
+@router.get("/conversations/{key:path}", responses={**ERRORS, 404: {"description": "no such conversation"}})
 async def conversation(
     request: Request,
     group_id: Group,

@@ -9,8 +9,7 @@ from fastapi import APIRouter, Query, Request
 
 from ..graph.model import EpisodeStatus
 from . import service
-from .app import Group, state_of
-from .routes_episodes import _ERRORS
+from .deps import ERRORS, Group, state_of
 from .schemas import EntityName, RecipeName, SearchScope, SearchText, Timestamp
 from .service import episode_body
 
@@ -19,7 +18,7 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["reading"])
 Limit = Annotated[int, Query(ge=1, le=100, description="results per kind")]
 
 
-@router.get("/search", responses=_ERRORS)
+@router.get("/search", responses=ERRORS)
 async def search(
     request: Request,
     group_id: Group,
@@ -39,20 +38,20 @@ async def search(
     )  # fmt: skip
 
 
-@router.get("/entities/{name:path}/history", responses={**_ERRORS, 404: {"description": "no such entity"}})
+@router.get("/entities/{name:path}/history", responses={**ERRORS, 404: {"description": "no such entity"}})
 async def entity_history(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
     """An entity's retired facts: when each ended, which fact and episode retired it."""
     data = await service.entity(state_of(request), group_id, name)
     return {"entity": data["entity"], "history": data["history"]}
 
 
-@router.get("/entities/{name:path}", responses={**_ERRORS, 404: {"description": "no such entity"}})
+@router.get("/entities/{name:path}", responses={**ERRORS, 404: {"description": "no such entity"}})
 async def entity(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
     """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes."""
     return await service.entity(state_of(request), group_id, name)
 
 
-@router.get("/episodes", responses=_ERRORS)
+@router.get("/episodes", responses=ERRORS)
 async def episodes(
     request: Request,
     group_id: Group,
@@ -68,7 +67,7 @@ async def episodes(
     return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
 
 
-@router.get("/stats", responses=_ERRORS)
+@router.get("/stats", responses=ERRORS)
 async def stats(request: Request, group_id: Group) -> dict[str, Any]:
     """Counts of the group's episodes (and how many are pending / failed), entities and facts."""
     state = state_of(request)
