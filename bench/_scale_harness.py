@@ -27,7 +27,7 @@ from _serve_harness import LLM_KEY, World, names_in
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.pipeline.inputs import EpisodeInput
-from epigraph.scale.producer import EpisodeProducer, ensure_topic
+from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing.server import Reply
 
 PEOPLE = ["Alice", "Bruno", "Chiara", "Dmitri"]

@@ -59,7 +59,7 @@ from .pipeline.events import EpisodeResult, ProgressEvent
 from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
-from .scale.producer import EpisodeProducer, Published
+from .publish.producer import EpisodeProducer, Published
 
 
 def store_from_settings(settings: Settings) -> GraphStore:

@@ -45,8 +45,7 @@ LAYERS: dict[str, int] = {
     "epigraph.ask": 3,
     "epigraph.explore": 3,  # the interactive view: reads through search
     "epigraph.overview": 3,  # communities and conversation summaries (beside pipeline)
-    "epigraph.scale.envelope": 3,  # the Kafka message of an episode input (beside pipeline)
-    "epigraph.scale.producer": 3,  # publishes episode inputs; KnowledgeGraph.enqueue uses it
+    "epigraph.publish": 3,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
     # 4: wiring, and the package surface
     "epigraph.client": 4,
     "epigraph": 4,  # the root __init__ only

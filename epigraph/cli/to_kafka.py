@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import Settings
 from ..pipeline.inputs import EpisodeInput
-from ..scale.producer import EpisodeProducer
+from ..publish.producer import EpisodeProducer
 from .context import Cli
 from .inputs import batched
 

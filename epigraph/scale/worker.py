@@ -55,10 +55,10 @@ from ..graph.model import Episode
 from ..overview import OverviewUpdated
 from ..pipeline.drains import StoreRetry
 from ..pipeline.events import DUPLICATE, EpisodeResult
+from ..publish.envelope import decode
+from ..publish.producer import DEFAULT_TOPIC
 from ..tokens import load_encoding
-from .envelope import decode
 from .logs import note
-from .producer import DEFAULT_TOPIC
 
 log = logging.getLogger("epigraph.worker")
 
@@ -122,7 +122,7 @@ class Counts:
 
 
 def decode_episode(value: bytes | None) -> Episode:
-    """The episode of a message of the episodes topic (:mod:`epigraph.scale.envelope`), or InputError."""
+    """The episode of a message of the episodes topic (:mod:`epigraph.publish.envelope`), or InputError."""
     return decode(value).to_episode()
 
 

@@ -1,4 +1,4 @@
-"""The episodes topic's message format (epigraph.scale.envelope): round trip and refusals, no Kafka."""
+"""The episodes topic's message format (epigraph.publish.envelope): round trip and refusals, no Kafka."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from epigraph.errors import InputError
 from epigraph.graph.model import EpisodeKind
 from epigraph.pipeline.inputs import EpisodeInput, parse_episode_lines
-from epigraph.scale.envelope import decode, encode, envelope
+from epigraph.publish.envelope import decode, encode, envelope
 
 WHEN = datetime(2024, 5, 2, 10, 0, tzinfo=UTC)
 CREATED = datetime(2026, 11, 25, 7, 0, 0, 123456, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Publishing episodes (epigraph.scale.producer, KnowledgeGraph.enqueue) against the suite's real Kafka."""
+"""Publishing episodes (epigraph.publish.producer, KnowledgeGraph.enqueue) against the suite's real Kafka."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from epigraph.config import Settings
 from epigraph.errors import InputError, QueueError
 from epigraph.graph.model import EpisodeStatus
 from epigraph.pipeline.inputs import EpisodeInput
-from epigraph.scale.envelope import Envelope, decode
-from epigraph.scale.producer import EpisodeProducer, ensure_topic
+from epigraph.publish.envelope import Envelope, decode
+from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import NewTopic
