@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .prompts.protocol import Usage
+from .usage import Usage
 
 ENCODING_NAME = "cl100k_base"
 # OpenAI's accounting for chat messages: every message is wrapped in a few special tokens and the

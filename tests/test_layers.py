@@ -5,11 +5,17 @@ import its own layer and the layers below, never one above. A few sharper rules 
 are wired only by ``client``, ingestion and the ask agent do not know each other, the service never
 imports the command line, and only ``cli.app`` calls ``asyncio.run``. Imports under ``TYPE_CHECKING`` count
 too: a type that must come from above is a sign it lives in the wrong place.
+
+Two rules hold whatever the layers: no import circle between modules (every import counts: at the top,
+inside a function or under ``TYPE_CHECKING``; importing ``a.b.c`` also runs the ``__init__`` of each
+package on the way that the importer is not itself inside), and no private name (a leading underscore,
+a module's or a package's) taken from another package.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +27,7 @@ LAYERS: dict[str, int] = {
     # 0: leaves and pure data and rules, no I/O
     "epigraph.errors": 0,
     "epigraph.config": 0,
+    "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it
     "epigraph.graph": 0,  # the package's __init__ (empty of imports)
     "epigraph.graph.model": 0,
     "epigraph.graph.derived": 0,
@@ -282,3 +289,175 @@ def test_one_after_batch_step() -> None:
                 found.add(module)
     assert callers["upkeep"] == {"epigraph.client"}
     assert callers["after_batch"] == {"epigraph.pipeline.ingestor", "epigraph.scale.worker"}
+
+
+def modules_of(root: Path) -> dict[str, Path]:
+    """Every module of the package at ``root`` by dotted name (a package by its ``__init__``)."""
+
+    def name(path: Path) -> str:
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    return {name(path): path for path in sorted(root.rglob("*.py"))}
+
+
+def _from_imports(path: Path, module: str) -> Iterator[tuple[ast.ImportFrom | ast.Import, str, list[str]]]:
+    """Each import statement of the file: the node, its absolute target and the names it takes."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            yield node, target, [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name, []
+
+
+def _package(module: str, modules: dict[str, Path]) -> str:
+    return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def module_graph(root: Path) -> dict[str, set[str]]:
+    """Which modules each module of the package at ``root`` makes Python run, by importing them."""
+    modules = modules_of(root)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        mine = module.split(".")
+        for _, target, names in _from_imports(path, module):
+            wanted = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules] + [target]
+            for name in wanted:
+                parts = name.split(".")
+                for end in range(1, len(parts) + 1):  # each package on the way, then the module
+                    run = ".".join(parts[:end])
+                    if run in modules and run != module and parts[:end] != mine[:end]:
+                        graph[module].add(run)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected parts of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1 or node in graph.get(node, ()):
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def private_imports(root: Path) -> list[str]:
+    """Private names (``_x``: a function, class, constant, module or package) taken across packages."""
+    modules = modules_of(root)
+    found = []
+    for module, path in modules.items():
+        mine = _package(module, modules)
+        for node, target, names in _from_imports(path, module):
+            if not target.startswith(root.name):
+                continue
+            for full in [f"{target}.{n}" for n in names] or [target]:
+                parts = full.split(".")
+                for end, part in enumerate(parts):
+                    if not part.startswith("_") or part.startswith("__"):
+                        continue
+                    holder = ".".join(parts[:end])  # the module or package the private name is in
+                    owner = _package(holder, modules) if holder in modules else holder
+                    if owner != mine:
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {module} takes {full}")
+                    break
+    return found
+
+
+def test_no_import_circles() -> None:
+    found = circles(module_graph(PACKAGE))
+    assert not found, "import circles (each works only by import order):\n" + "\n".join(map(str, found))
+
+
+def test_no_private_name_is_taken_across_packages() -> None:
+    found = private_imports(PACKAGE)
+    assert not found, "make the name public where it lives, or move it:\n" + "\n".join(found)
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "pkg"
+
+
+def test_the_checker_sees_circles(tmp_path: Path) -> None:
+    """The two circles issue 29 found: one through a package's ``__init__`` (tokens -> prompts.protocol
+    runs prompts/__init__, which imports runtime, which imports tokens), one through an import inside a
+    function (app's factory imports the routes, which import app); a plain import and a module's own
+    package (a submodule importing a sibling while the package runs) are no circle."""
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/tokens.py": "from .prompts.protocol import Usage\n",
+            "pkg/prompts/__init__.py": "from .protocol import Usage\nfrom .runtime import run\n",
+            "pkg/prompts/protocol.py": "class Usage: ...\n",
+            "pkg/prompts/runtime.py": "from ..tokens import count\nfrom . import protocol\n",
+            "pkg/serve/__init__.py": "",
+            "pkg/serve/app.py": "def create_app():\n    from . import routes\n",
+            "pkg/serve/routes.py": "import typing\nif typing.TYPE_CHECKING:\n    from .app import Group\n",
+            "pkg/leaf.py": "import pkg.prompts.protocol\n",
+        },
+    )
+    graph = module_graph(root)
+    assert graph["pkg.tokens"] == {"pkg.prompts", "pkg.prompts.protocol"}
+    assert graph["pkg.prompts.runtime"] == {"pkg.tokens", "pkg.prompts.protocol"}
+    assert circles(graph) == [
+        ["pkg.prompts", "pkg.prompts.runtime", "pkg.tokens"],
+        ["pkg.serve.app", "pkg.serve.routes"],
+    ]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert circles({"a": {"a"}}) == [["a"]]
+
+
+def test_the_checker_sees_private_names_across_packages(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/search/__init__.py": "",
+            "pkg/search/entity.py": "async def _pick(): ...\n",
+            "pkg/search/_tasks.py": "async def gather(): ...\n",
+            "pkg/search/engine.py": "from ._tasks import gather\nfrom .entity import _pick\n",
+            "pkg/explore/__init__.py": "",
+            "pkg/explore/gather.py": (
+                "from ..search._tasks import gather\nfrom ..search.entity import _pick, __doc__\n"
+                "import pkg.search._tasks\nfrom ..search import _tasks\n"
+            ),
+        },
+    )
+    assert [line.split(": ", 1)[1] for line in private_imports(root)] == [
+        "pkg.explore.gather takes pkg.search._tasks.gather",
+        "pkg.explore.gather takes pkg.search.entity._pick",
+        "pkg.explore.gather takes pkg.search._tasks",
+        "pkg.explore.gather takes pkg.search._tasks",
+    ]

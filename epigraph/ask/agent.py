@@ -15,24 +15,36 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import Protocol
 
 from ..errors import StructuredOutputError
 from ..prompts.ask_plan import PROMPT as ASK_PLAN
 from ..prompts.ask_plan import AskPlanInput, AskPlanOutput
-from ..prompts.protocol import Usage
+from ..prompts.protocol import LLM, Usage
 from ..prompts.runtime import run
-from .chunks import AskChunk
-from .lookups import ARGS, TOOLS, Lookup, named_period
-from .observations import action_chunk, day, observation_chunk
-
-if TYPE_CHECKING:
-    from .dialog import Dialog
+from .chunks import AskChunk, Meter
+from .lookups import ARGS, TOOLS, Lookup, Lookups, named_period
+from .observations import Observations, action_chunk, day, observation_chunk
+from .options import AskOptions
 
 log = logging.getLogger("epigraph.ask")
 
 
-async def steps(dialog: Dialog) -> AsyncGenerator[AskChunk, None]:
+class DialogState(Protocol):
+    """The dialog the agent's steps run in, as they read and write it (:class:`.dialog.Dialog` is one;
+    a Protocol, so that the dialog, which runs the agent, is not imported back)."""
+
+    llm: LLM
+    lookups: Lookups
+    question: str
+    now: datetime
+    options: AskOptions
+    observed: Observations
+    meter: Meter
+
+
+async def steps(dialog: DialogState) -> AsyncGenerator[AskChunk, None]:
     """The agent's steps in ``dialog`` (its model, lookups, observations and meter): at most
     ``options.max_steps`` lookups, each a thought, an action and an observation."""
     max_steps = dialog.options.max_steps
@@ -60,7 +72,7 @@ async def steps(dialog: Dialog) -> AsyncGenerator[AskChunk, None]:
         )
 
 
-async def _plan(dialog: Dialog, steps_left: int) -> AskPlanOutput:
+async def _plan(dialog: DialogState, steps_left: int) -> AskPlanOutput:
     data = AskPlanInput(
         question=dialog.question,
         now=day(dialog.now),
@@ -78,7 +90,7 @@ async def _plan(dialog: Dialog, steps_left: int) -> AskPlanOutput:
     return value
 
 
-def _lookup_of(dialog: Dialog, plan: AskPlanOutput, *, first: bool) -> Lookup | None:
+def _lookup_of(dialog: DialogState, plan: AskPlanOutput, *, first: bool) -> Lookup | None:
     """The lookup a plan asks for; None to answer. Before anything was looked up, the question."""
     question = dialog.question
     if plan.action == "answer":

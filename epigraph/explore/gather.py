@@ -16,8 +16,8 @@ from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.model import Entity, Episode, Fact
 from ..graph.search import search
-from ..graph.search._tasks import gather
-from ..graph.search.entity import _pick, closest_names, find_entities
+from ..graph.search.entity import closest_names, find_entities, most_mentioned
+from ..graph.search.tasks import gather
 from ..graph.store import EVERYTHING, FactFilter, GraphStore
 from .payload import EPISODES_PER_FACT
 from .view import GraphView
@@ -44,7 +44,7 @@ async def pick_entity(
     if not found:
         closest = await closest_names(store, [group_id], name_or_uuid, embedder)
         raise EntityNotFound(name_or_uuid, group_id, closest=closest)
-    entity, _ = await _pick(store, group_id, found)
+    entity, _ = await most_mentioned(store, group_id, found)
     return entity
 
 

@@ -10,26 +10,11 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..usage import Usage
+
+__all__ = ["LLM", "ChatRequest", "Completion", "ResponseType", "StreamChunk", "Usage"]
+
 ResponseType = Literal["text", "json", "jsonl"]
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    estimated: bool = False
-    """True when the server sent no usage and the counts were computed locally with a BPE tokenizer."""
-    cached_input_tokens: int = 0
-    """Input tokens the server reused from its prompt cache instead of evaluating (when it says so:
-    ``usage.prompt_tokens_details.cached_tokens``, or llama.cpp's ``timings.cache_n``)."""
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.estimated or other.estimated,
-            self.cached_input_tokens + other.cached_input_tokens,
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,9 @@ from epigraph.graph.search import (
     SearchConfig,
     search,
 )
-from epigraph.graph.search._tasks import first_error
 from epigraph.graph.search.config import Retriever
 from epigraph.graph.search.results import is_retired
+from epigraph.graph.search.tasks import first_error
 from epigraph.graph.store import Hit
 from epigraph.testing import HashEmbedder
 

@@ -26,13 +26,13 @@ from ..derived import Community
 from ..model import Entity, Episode, Fact
 from ..store import GraphStore, Hit
 from . import fusion
-from ._tasks import gather
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links, speaker_of
 from .entity import resolve_center
 from .filters import Filters, make_filters
 from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
 from .retrievers import Request, center_distances, retrieve
+from .tasks import gather
 
 Item = Fact | Entity | Episode
 

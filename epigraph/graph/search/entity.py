@@ -27,9 +27,9 @@ from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import FactFilter, GraphStore
 from ..temporal import EVERYTHING, interval, is_current
 from . import render
-from ._tasks import gather
 from .draw import GraphDrawing
 from .results import entity_dict, episode_dict, fact_dict, subgraph_drawing, to_networkx
+from .tasks import gather
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +224,7 @@ async def resolve_center(
     return per_group
 
 
-async def _pick(
+async def most_mentioned(
     store: GraphStore, group_id: str, candidates: list[Entity]
 ) -> tuple[Entity, tuple[Entity, ...]]:
     """The most mentioned of several same-named entities (ties: the oldest), and the others."""
@@ -249,7 +249,7 @@ async def entity_view(
     if not found:
         closest = await closest_names(store, [group_id], name_or_uuid, embedder)
         raise EntityNotFound(name_or_uuid, group_id, closest=closest)
-    entity, same_name = await _pick(store, group_id, found)
+    entity, same_name = await most_mentioned(store, group_id, found)
     facts, episodes, counts = await gather(
         [
             store.facts_around(group_id, [entity.uuid], FactFilter(EVERYTHING), facts_limit),
@@ -318,7 +318,7 @@ async def subgraph(
         raise EntityNotFound(
             name_or_uuid, group_id, closest=await closest_names(store, [group_id], name_or_uuid)
         )
-    entity, _ = await _pick(store, group_id, found)
+    entity, _ = await most_mentioned(store, group_id, found)
     flt = FactFilter(EVERYTHING) if include_retired else FactFilter()
     inner = [entity.uuid]
     if depth > 1:
