@@ -25,7 +25,7 @@ import pytest
 
 from epigraph.cli import main
 from epigraph.cli.inputs import batched, date_arg, default_mapping_path
-from epigraph.cli.render import Tally
+from epigraph.cli.tally import Tally
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, IngestReport
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
 from epigraph.testing.server import FakeOpenAIServer, Reply

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "epigraph.llm": 1,
     "epigraph.embed": 1,
     "epigraph.prompts": 1,
+    "epigraph.present": 1,  # tables, JSON records, frames, drawings, listings: below search, which uses them
     "epigraph.local_model": 1,
     "epigraph.testing": 1,
     # 2: reading the graph; the stores

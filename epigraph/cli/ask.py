@@ -1,6 +1,6 @@
 """``epigraph ask``: the answer printed as it arrives, thoughts and lookups dimmed (hidden with
 ``--quiet``), the citations as a table at the end; with ``--json`` one JSON chunk per line (streamed) or
-the whole answer (``--no-streaming``). The printers do no I/O beyond the :class:`~epigraph.cli.render.Output`
+the whole answer (``--no-streaming``). The printers do no I/O beyond the :class:`~epigraph.cli.output.Output`
 given.
 """
 
@@ -15,10 +15,10 @@ from rich.text import Text
 
 from ..ask import ASK_MODES, DEFAULT_MODE, Answer, AskChunk, AskUsage, Citation
 from ..ask.observations import day, shorten
-from ..graph.search.render import fmt_interval
+from ..present.tables import fmt_interval
 from .context import AddCommand, Cli, graph, require_llm
 from .inputs import date_arg
-from .render import Output
+from .output import Output
 
 
 def register(command: AddCommand) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import ConfigError
-from .render import Output
+from .output import Output
 
 KGFactory = Callable[[Settings], KnowledgeGraph]
 

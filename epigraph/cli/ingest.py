@@ -24,10 +24,11 @@ from ..pipeline.importers import (
 )
 from ..pipeline.inputs import EpisodeInput
 from ..pipeline.options import Mode
-from . import render as show
-from . import to_kafka
+from . import outcome, to_kafka
 from .context import AddCommand, Cli, graph, require_llm
 from .inputs import batched, default_mapping_path, positive_arg, scan_file, valid_episodes
+from .tables import dry_run_dict
+from .tally import Tally, progress_bar
 
 BATCH = 500
 """Episodes handed to the ingestor at a time: a big file is streamed, never loaded whole."""
@@ -66,11 +67,11 @@ async def _ingest(
     kg: KnowledgeGraph,
     items: Iterable[EpisodeInput],
     total: int,
-    tally: show.Tally,
+    tally: Tally,
     mode: Mode | None,
 ) -> None:
     """Feed the ingestor batch by batch, driving the progress bar from its events."""
-    with show.progress_bar(cli.err, total, tally, enabled=True) as bar:
+    with progress_bar(cli.err, total, tally, enabled=True) as bar:
         for batch in batched(items, BATCH):
             tally.begin_batch([item.line for item in batch])
             async for event in kg.ingest(batch, mode=mode):
@@ -85,16 +86,16 @@ async def cmd_ingest(cli: Cli, args: argparse.Namespace) -> int:
             require_llm(kg, "ingest")
         scan = scan_file(path, kg.group_id)  # the whole file first: bad input ingests nothing
         if scan.invalid and not args.skip_invalid:
-            return cli.reject(scan.errors, scan.invalid, "line")
-        cli.skipped(scan.errors, scan.invalid, "line")
-        tally = show.Tally(invalid=scan.invalid)
+            return outcome.reject(cli, scan.errors, scan.invalid, "line")
+        outcome.skipped(cli, scan.errors, scan.invalid, "line")
+        tally = Tally(invalid=scan.invalid)
         valid = valid_episodes(path, kg.group_id)
         if args.to_kafka:
             return await to_kafka.publish(cli, args, valid, {"file": str(path)})
         await _ingest(cli, kg, valid, scan.valid, tally, args.mode)
         groups = sorted(scan.groups) or [kg.group_id]
         title = f"ingested {path} into group{'s' * (len(groups) > 1)} {', '.join(map(repr, groups))}"
-        return cli.finish(tally, title, {"file": str(path), "group_ids": groups})
+        return outcome.finish(cli, tally, title, {"file": str(path), "group_ids": groups})
 
 
 async def cmd_retry(cli: Cli, args: argparse.Namespace) -> int:
@@ -104,9 +105,9 @@ async def cmd_retry(cli: Cli, args: argparse.Namespace) -> int:
         if not results and not cli.as_json:
             cli.write(f"nothing to retry in group {kg.group_id!r}")
             return 0
-        tally = show.Tally()
+        tally = Tally()
         tally.add_results(results)
-        return cli.finish(tally, f"retried in group {kg.group_id!r}", {"group_id": kg.group_id})
+        return outcome.finish(cli, tally, f"retried in group {kg.group_id!r}", {"group_id": kg.group_id})
 
 
 async def cmd_remove(cli: Cli, args: argparse.Namespace) -> int:
@@ -159,20 +160,20 @@ async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
         if args.dry_run:
             report = dry_run(plan, show=5, limit=args.limit)
             if cli.as_json:
-                cli.print_json(show.dry_run_dict(report))
+                cli.print_json(dry_run_dict(report))
             else:
                 cli.write(render_dry_run(report))
             return 0
         check = dry_run(plan, show=0, limit=args.limit)  # the whole input first: bad records ingest nothing
         errors = [bad.error() for bad in check.invalid]
         if check.stats.invalid and not args.skip_invalid:
-            return cli.reject(errors, check.stats.invalid, "record")
-        cli.skipped(errors, check.stats.invalid, "record")
-        tally = show.Tally(invalid=check.stats.invalid)
+            return outcome.reject(cli, errors, check.stats.invalid, "record")
+        outcome.skipped(cli, errors, check.stats.invalid, "record")
+        tally = Tally(invalid=check.stats.invalid)
         items = iter_inputs(plan, args.limit, skip_invalid=True)
         valid = (item for item in items if not isinstance(item, InvalidRecord))
         extra = {"file": str(plan.path), "group_id": plan.group_id, "mapping_origin": plan.origin}
         if args.to_kafka:
             return await to_kafka.publish(cli, args, valid, extra)
         await _ingest(cli, kg, valid, check.total, tally, None)
-        return cli.finish(tally, f"imported {plan.path} into group {plan.group_id!r}", extra)
+        return outcome.finish(cli, tally, f"imported {plan.path} into group {plan.group_id!r}", extra)

@@ -17,7 +17,7 @@ from rich.table import Table
 from ..config import Settings
 from ..local_model import LOCAL_TIMEOUT, LocalModel, ServerState, environment
 from .context import AddCommand, Cli
-from .render import Output
+from .output import Output
 
 
 def register(command: AddCommand) -> None:

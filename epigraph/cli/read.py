@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..graph.model import EpisodeStatus
 from ..graph.search import DEFAULT, RECIPES, SearchResults
-from . import render as show
+from ..present import EpisodeList, StatsView
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg
 
@@ -98,7 +97,7 @@ async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
     if cli.as_json:
         cli.write(view.to_json())
     else:
-        cli.out.print(show.entity_renderable(view))
+        cli.out.print(view)
     return 0
 
 
@@ -106,10 +105,11 @@ async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         status = EpisodeStatus(args.status) if args.status else None
         found = await kg.episodes(since=args.since, until=args.until, status=status, limit=args.limit)
+    listing = EpisodeList(kg.group_id, found, since=args.since, until=args.until)
     if cli.as_json:
-        cli.print_json([show.episode_dict(e) for e in found])
+        cli.print_json(listing.records())
     else:
-        cli.out.print(show.episodes_table(found, kg.group_id))
+        cli.out.print(listing)
     return 0
 
 
@@ -123,9 +123,9 @@ async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
     where = {"group_id": kg.group_id, "store": cli.settings.store_kind}
     if cli.settings.store_kind == "embedded":
         where["db"] = cli.settings.db_path
+    view = StatsView(stats, kg.group_id, stuck, where=where.get("db", where["store"]))
     if cli.as_json:
-        cli.print_json({**where, **asdict(stats), **stuck})
+        cli.print_json({**where, **view.to_dict()})
     else:
-        title = f"group {kg.group_id!r} in {where.get('db', where['store'])}"
-        cli.out.print(show.stats_table(stats, stuck, title))
+        cli.out.print(view)
     return 0

@@ -86,7 +86,7 @@ def edge_dict(fact: Fact, shown: bool) -> dict[str, Any]:
     }
 
 
-def episode_dict(episode: Episode) -> dict[str, Any]:
+def episode_entry(episode: Episode) -> dict[str, Any]:
     return {
         "id": episode.uuid,
         "when": _iso(episode.reference_time),
@@ -130,6 +130,6 @@ def build(
         "focus": list(focus),
         "nodes": [node_dict(u, entities.get(u), counts.get(u, 0), u in drawn, member_of.get(u)) for u in ids],
         "edges": [edge_dict(f, f.uuid in shown_facts) for f in dict((f.uuid, f) for f in facts).values()],
-        "episodes": {uid: episode_dict(e) for uid, e in (episodes or {}).items()},
+        "episodes": {uid: episode_entry(e) for uid, e in (episodes or {}).items()},
         "communities": {uuid: community_dict(found[uuid]) for uuid in sorted(set(member_of.values()))},
     }

@@ -23,8 +23,8 @@ from typing import Any
 
 from ..graph.derived import Community
 from ..graph.model import Entity, Episode, Fact
-from ..graph.search.draw import GraphDrawing
-from ..graph.search.results import SearchResults, subgraph_drawing
+from ..graph.search.results import SearchResults, retired_uuids
+from ..present.draw import GraphDrawing, subgraph_drawing
 from . import page, payload
 
 
@@ -84,7 +84,9 @@ class GraphView:
         ids = set(self.focus) | {u for f in facts for u in (f.source_uuid, f.target_uuid)}
         entities = {u: e for u, e in self.entities.items() if u in ids}
         center = self.focus[0] if self.focus else None
-        return subgraph_drawing(entities, facts, center=center, title=self.title)
+        return subgraph_drawing(
+            entities, facts, center=center, title=self.title, retired=retired_uuids(facts)
+        )
 
     def to_svg(self) -> str:
         return self.drawing().to_svg()

@@ -24,6 +24,7 @@ from ..graph.search import (
     SearchConfig,
     recipe,
 )
+from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys
 from .schemas import Accepted, AcceptedEpisode, EpisodeIn, Limits, checked_inputs
@@ -84,7 +85,7 @@ async def running(state: ServerState, *, close_graph: bool = True) -> AsyncItera
 
 def episode_body(episode: Episode) -> dict[str, Any]:
     """An episode with its status, error and ingestion report (never its embedding)."""
-    return episode.model_dump(mode="json", exclude={"content_embedding"})
+    return episode_dict(episode, report=True)
 
 
 async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> Accepted:

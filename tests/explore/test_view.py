@@ -13,7 +13,7 @@ import pytest
 from epigraph.explore import GraphView
 from epigraph.explore.page import script_json
 from epigraph.graph.model import Entity, Fact
-from epigraph.graph.search.render import Table, html_tables
+from epigraph.present.tables import Table, html_tables
 
 from .conftest import in_thread
 
@@ -88,7 +88,8 @@ def test_in_the_terminal_only_the_heading_is_bold(alice: GraphView) -> None:
     rendered = view.__rich__()
     assert isinstance(rendered, RichGroup)
     head = rendered.renderables[0]
-    assert head.plain.split("\n") == ["Alice", entity.summary]
+    where = f"group {entity.group_id!r} · uuid {entity.uuid} · mentioned in 7 episodes"
+    assert head.plain.split("\n") == ["Alice", entity.summary, where]
     assert [(s.start, s.end, s.style) for s in head.spans] == [(0, len("Alice"), "bold")]
 
 

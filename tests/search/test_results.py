@@ -132,8 +132,8 @@ def test_draw() -> None:
 
 
 def test_episode_list_and_stats_view() -> None:
-    from epigraph.graph.search import EpisodeList, StatsView
     from epigraph.graph.store import StoreStats
+    from epigraph.present import EpisodeList, StatsView
 
     listing = EpisodeList("g", (EPISODE,), since=datetime(2020, 1, 1, tzinfo=UTC))
     data = json.loads(listing.to_json())

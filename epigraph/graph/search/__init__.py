@@ -3,7 +3,6 @@
 - :func:`search` — facts (with endpoints), entities and episodes for a query, per a :class:`SearchConfig`;
 - :func:`entity_view` — one entity: summary, aliases, current facts, retired history, episodes;
 - :func:`subgraph` — a picture of an entity's neighbourhood (SVG / self-contained HTML);
-- :class:`EpisodeList`, :class:`StatsView` — tables/JSON for plain store reads (the CLI's episodes, stats);
 - recipes (frozen, module-level): ``COMBINED`` (the default), ``FACTS_HYBRID``, ``FACTS_HYBRID_RRF``,
   ``ENTITIES_HYBRID``, ``EPISODES_HYBRID``, ... and :data:`RECIPES` by name;
 - :mod:`.fusion` — the pure ranking functions (RRF, score fusion, MMR, node distance, mentions).
@@ -43,11 +42,9 @@ from .config import (
     SearchConfig,
     recipe,
 )
-from .draw import GraphDrawing
 from .engine import search
 from .entity import EntityView, RetiredFact, closest_names, entity_view, subgraph
 from .fusion import Normalization
-from .listing import EpisodeList, StatsView
 from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
 
 __all__ = [
@@ -78,11 +75,9 @@ __all__ = [
     "CommunityResult",
     "EntityResult",
     "EntityView",
-    "EpisodeList",
     "EpisodeResult",
     "FactResult",
     "Fusion",
-    "GraphDrawing",
     "Normalization",
     "Reranker",
     "RetiredFact",
@@ -90,7 +85,6 @@ __all__ = [
     "ScopeConfig",
     "SearchConfig",
     "SearchResults",
-    "StatsView",
     "closest_names",
     "entity_view",
     "recipe",

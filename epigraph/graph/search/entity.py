@@ -23,12 +23,14 @@ from typing import Any
 
 from ...embed import Embedder
 from ...errors import EntityNotFound
+from ...present import frames
+from ...present.draw import GraphDrawing, subgraph_drawing
+from ...present.records import entity_dict, episode_dict, fact_dict
+from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import FactFilter, GraphStore
 from ..temporal import EVERYTHING, interval, is_current
-from . import render
-from .draw import GraphDrawing
-from .results import entity_dict, episode_dict, fact_dict, subgraph_drawing, to_networkx
+from .results import retired_uuids
 from .tasks import gather
 
 
@@ -58,7 +60,7 @@ class RetiredFact:
 
 
 @dataclass(frozen=True, slots=True)
-class EntityView(render.TableView):
+class EntityView(TableView):
     entity: Entity
     current: tuple[Fact, ...]
     history: tuple[RetiredFact, ...]
@@ -106,14 +108,14 @@ class EntityView(render.TableView):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def tables(self) -> list[render.Table]:
+    def tables(self) -> list[Table]:
         current = tuple(
             (
                 self._name(f.source_uuid),
                 f.relation,
                 self._name(f.target_uuid),
-                render.shorten(f.text),
-                render.fmt_start(f),
+                shorten(f.text),
+                fmt_start(f),
             )
             for f in self.current
         )
@@ -122,25 +124,24 @@ class EntityView(render.TableView):
                 self._name(r.fact.source_uuid),
                 r.fact.relation,
                 self._name(r.fact.target_uuid),
-                render.shorten(r.fact.text, 80),
-                render.fmt_validity(r.fact),
-                render.fmt_time(r.retired_at),
-                render.shorten(r.by_fact.text, 60) if r.by_fact else "",
+                shorten(r.fact.text, 70),
+                fmt_validity(r.fact),
+                fmt_time(r.retired_at),
+                shorten(r.by_fact.text, 50) if r.by_fact else "",
+                _episode_ref(r.by_episode),
             )
             for r in self.history
         )
-        episodes = tuple(
-            (render.fmt_time(e.reference_time), render.shorten(e.content, 110)) for e in self.episodes
-        )
+        episodes = tuple((fmt_time(e.reference_time), shorten(e.content, 110)) for e in self.episodes)
         return [
-            render.Table("Current facts", ("source", "relation", "target", "fact", "since"), current),
-            render.Table(
+            Table("Current facts", ("source", "relation", "target", "fact", "since"), current),
+            Table(
                 "History (retired facts)",
-                ("source", "relation", "target", "fact", "valid", "retired", "retired by"),
+                ("source", "relation", "target", "fact", "valid", "retired", "by fact", "by episode"),
                 history,
                 dim_rows=frozenset(range(len(history))),
             ),
-            render.Table(f"Episodes mentioning it ({self.mentions})", ("when", "content"), episodes),
+            Table(f"Episodes mentioning it ({self.mentions})", ("when", "content"), episodes),
         ]
 
     def _header(self) -> str:
@@ -150,24 +151,33 @@ class EntityView(render.TableView):
             parts.append(f"[{', '.join(e.labels)}]")
         if e.aliases:
             parts.append(f"aka {', '.join(e.aliases)}")
-        return " ".join(parts) + (f"\n{e.summary}" if e.summary else "")
+        where = f"group {e.group_id!r} · uuid {e.uuid} · mentioned in {self.mentions} episodes"
+        return " ".join(parts) + (f"\n{e.summary}" if e.summary else "") + f"\n{where}"
 
     def to_pandas(self) -> Any:
         """Its facts (current and retired) as a DataFrame, with a ``current`` column."""
-        pd = render.require("pandas")
         rows = [{"current": True, **self._fact_dict(f)} for f in self.current]
         rows += [{"current": False, **self._fact_dict(r.fact)} for r in self.history]
-        return pd.DataFrame(rows)
+        return frames.data_frame(rows)
 
     def to_networkx(self) -> Any:
         facts = [*self.current, *(r.fact for r in self.history)]
-        return to_networkx({self.entity.uuid: self.entity, **self.neighbours}, facts)
+        entities = {self.entity.uuid: self.entity, **self.neighbours}
+        return frames.to_networkx(entities, facts, retired=retired_uuids(facts))
 
     def draw(self, include_retired: bool = True) -> GraphDrawing:
         """Its neighbourhood as a picture, the entity in the middle (retired facts dashed)."""
         facts = [*self.current, *(r.fact for r in self.history)] if include_retired else list(self.current)
         entities = {self.entity.uuid: self.entity, **self.neighbours}
-        return subgraph_drawing(entities, facts, center=self.entity.uuid, title=self.entity.name)
+        center, title = self.entity.uuid, self.entity.name
+        return subgraph_drawing(entities, facts, center=center, title=title, retired=retired_uuids(facts))
+
+
+def _episode_ref(episode: Episode | None) -> str:
+    """An episode in one table cell: when, the start of its text, the start of its uuid."""
+    if episode is None:
+        return ""
+    return f"{fmt_time(episode.reference_time)} {shorten(episode.content, 40)} ({episode.uuid[:8]})"
 
 
 async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
@@ -326,6 +336,5 @@ async def subgraph(
     facts = await store.facts_around(group_id, inner, flt, limit)
     ids = sorted({u for f in facts for u in (f.source_uuid, f.target_uuid)} | {entity.uuid})
     entities = {e.uuid: e for e in await store.get_entities(group_id, ids)}
-    return subgraph_drawing(
-        entities, facts, center=entity.uuid, title=f"{entity.name} ({depth} hop{'s' * (depth > 1)})"
-    )
+    title = f"{entity.name} ({depth} hop{'s' * (depth > 1)})"
+    return subgraph_drawing(entities, facts, center=entity.uuid, title=title, retired=retired_uuids(facts))

@@ -1,43 +1,37 @@
 """Typed search results: facts with their endpoint entities, entities, episodes, each with scores.
 
-Every result renders as a table in the terminal (``rich``: ``console.print(results)``), as HTML in a
-notebook (``_repr_html_``), exports to JSON (``to_dict`` / ``to_json``), pandas (``to_pandas``),
-networkx (``to_networkx``) and an SVG picture (``draw``). pandas and networkx are optional imports.
-Embeddings are left out of every export (they are large and rarely wanted; read them from the models).
+Every result describes itself as tables (``tables()``) and rows (``row()``); :mod:`epigraph.present`
+draws them: a table in the terminal (``rich``: ``console.print(results)``), HTML in a notebook
+(``_repr_html_``), JSON (``to_dict`` / ``to_json``), pandas (``to_pandas``), networkx (``to_networkx``)
+and an SVG picture (``draw``). pandas and networkx are optional imports. Embeddings are left out of
+every export (they are large and rarely wanted; read them from the models).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ...present import frames
+from ...present.draw import GraphDrawing, subgraph_drawing
+from ...present.records import entity_dict, episode_dict, fact_dict
+from ...present.tables import Table, TableView, fmt_score, fmt_time, fmt_validity, shorten
 from ..derived import Community
 from ..model import Entity, Episode, Fact, utc_now
 from ..temporal import is_current, start_unknown
-from . import render
-from .draw import Edge, GraphDrawing, Node
-
-
-def entity_dict(entity: Entity) -> dict[str, Any]:
-    return entity.model_dump(mode="json", exclude={"name_embedding"})
-
-
-def fact_dict(fact: Fact) -> dict[str, Any]:
-    """The fact's fields (no embedding) and ``start_unknown``: the statement gave no ``valid_at``, so
-    time travel dates it from ``stated_at`` (``graph.temporal.start_of``)."""
-    return {**fact.model_dump(mode="json", exclude={"text_embedding"}), "start_unknown": start_unknown(fact)}
-
-
-def episode_dict(episode: Episode) -> dict[str, Any]:
-    return episode.model_dump(mode="json", exclude={"content_embedding", "report"})
 
 
 def is_retired(fact: Fact, now: datetime | None = None) -> bool:
     """Retired = not current (``graph.temporal.is_current``): what results show dimmed."""
     return not is_current(fact, now or utc_now())
+
+
+def retired_uuids(facts: Iterable[Fact]) -> frozenset[str]:
+    """The uuids of the facts that are retired (:func:`is_retired`), for the drawings and graphs."""
+    return frozenset(f.uuid for f in facts if is_retired(f))
 
 
 def entity_name(entity: Entity | None, fallback: str) -> str:
@@ -197,84 +191,52 @@ class CommunityResult:
                 "summary": c.summary, "group_id": c.group_id}  # fmt: skip
 
 
-def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> render.Table:
+def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> Table:
     rows = tuple(
         (
-            render.fmt_score(r.score),
+            fmt_score(r.score),
             r.source_name,
             r.relation,
             r.target_name,
-            render.shorten(r.text),
-            render.fmt_validity(r.fact),
+            shorten(r.text),
+            fmt_validity(r.fact),
         )
         for r in facts
     )
     dim = frozenset(i for i, r in enumerate(facts) if r.retired)
     cols = ("score", "source", "relation", "target", "fact", "valid")
-    return render.Table(title, cols, rows, numeric=frozenset({"score"}), dim_rows=dim)
+    return Table(title, cols, rows, numeric=frozenset({"score"}), dim_rows=dim)
 
 
-def entities_table(entities: Sequence[EntityResult], title: str = "Entities") -> render.Table:
+def entities_table(entities: Sequence[EntityResult], title: str = "Entities") -> Table:
     rows = tuple(
-        (render.fmt_score(r.score), r.name, ", ".join(r.entity.labels), render.shorten(r.summary, 100))
-        for r in entities
+        (fmt_score(r.score), r.name, ", ".join(r.entity.labels), shorten(r.summary, 100)) for r in entities
     )
-    return render.Table(title, ("score", "name", "labels", "summary"), rows, numeric=frozenset({"score"}))
+    return Table(title, ("score", "name", "labels", "summary"), rows, numeric=frozenset({"score"}))
 
 
-def episodes_table(episodes: Sequence[EpisodeResult], title: str = "Episodes") -> render.Table:
+def episodes_table(episodes: Sequence[EpisodeResult], title: str = "Episodes") -> Table:
     rows = tuple(
-        (render.fmt_score(r.score), render.fmt_time(r.episode.reference_time), render.shorten(r.content, 110))
-        for r in episodes
+        (fmt_score(r.score), fmt_time(r.episode.reference_time), shorten(r.content, 110)) for r in episodes
     )
-    return render.Table(title, ("score", "when", "content"), rows, numeric=frozenset({"score"}))
+    return Table(title, ("score", "when", "content"), rows, numeric=frozenset({"score"}))
 
 
-def communities_table(found: Sequence[CommunityResult], title: str = "Communities") -> render.Table:
+def communities_table(found: Sequence[CommunityResult], title: str = "Communities") -> Table:
     rows = tuple(
         (
-            render.fmt_score(r.score),
+            fmt_score(r.score),
             r.name,
             str(len(r.community.members)),
-            render.shorten(r.community.summary, 100),
+            shorten(r.community.summary, 100),
         )
         for r in found
     )
-    return render.Table(title, ("score", "name", "members", "summary"), rows, numeric=frozenset({"score"}))
-
-
-def subgraph_drawing(
-    entities: Mapping[str, Entity], facts: Sequence[Fact], center: str | None = None, title: str = ""
-) -> GraphDrawing:
-    """A drawing of ``facts`` between ``entities`` (endpoints missing from ``entities`` show their uuid)."""
-    ids: dict[str, None] = dict.fromkeys(entities)
-    for f in facts:
-        ids.setdefault(f.source_uuid)
-        ids.setdefault(f.target_uuid)
-    nodes = tuple(
-        Node(
-            id=uid,
-            label=entities[uid].name if uid in entities else uid[:8],
-            title=entities[uid].summary if uid in entities else "",
-            group=entities[uid].labels[0] if uid in entities and entities[uid].labels else "",
-        )
-        for uid in ids
-    )
-    edges = tuple(
-        Edge(
-            source=f.source_uuid,
-            target=f.target_uuid,
-            label=f.relation,
-            title=f"{f.text}\n{render.fmt_validity(f)}".strip(),
-            retired=is_retired(f),
-        )
-        for f in facts
-    )
-    return GraphDrawing(nodes=nodes, edges=edges, center=center, title=title)
+    return Table(title, ("score", "name", "members", "summary"), rows, numeric=frozenset({"score"}))
 
 
 @dataclass(frozen=True, slots=True)
-class SearchResults(render.TableView):
+class SearchResults(TableView):
     """What one search found, best first within each kind, and how it was asked."""
 
     query: str
@@ -316,7 +278,7 @@ class SearchResults(render.TableView):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def tables(self) -> list[render.Table]:
+    def tables(self) -> list[Table]:
         """The non-empty kinds as tables (facts alone if nothing was found)."""
         tables = [
             facts_table(self.facts) if self.facts else None,
@@ -325,14 +287,14 @@ class SearchResults(render.TableView):
             communities_table(self.communities) if self.communities else None,
         ]
         found = [t for t in tables if t is not None]
-        return found or [render.Table("Results", (), (), empty=f"nothing found for {self.query!r}")]
+        return found or [Table("Results", (), (), empty=f"nothing found for {self.query!r}")]
 
     def _header(self) -> str:
         when = []
         if self.as_of:
-            when.append(f"as of {render.fmt_time(self.as_of)}")
+            when.append(f"as of {fmt_time(self.as_of)}")
         if self.known_at:
-            when.append(f"known at {render.fmt_time(self.known_at)}")
+            when.append(f"known at {fmt_time(self.known_at)}")
         if self.include_retired:
             when.append("including retired facts")
         suffix = f" ({'; '.join(when)})" if when else ""
@@ -341,7 +303,6 @@ class SearchResults(render.TableView):
     def to_pandas(self, kind: str | None = None) -> Any:
         """A DataFrame of one ``kind`` ("facts", "entities", "episodes", "communities"); all rows, with a
         ``kind`` column, when ``kind`` is None."""
-        pd = render.require("pandas")
         kinds: dict[str, Sequence[Any]] = {
             "facts": self.facts,
             "entities": self.entities,
@@ -351,10 +312,10 @@ class SearchResults(render.TableView):
         if kind is not None:
             if kind not in kinds:
                 raise ValueError(f"kind must be one of {sorted(kinds)}, got {kind!r}")
-            return pd.DataFrame([r.row() for r in kinds[kind]])
+            return frames.data_frame(r.row() for r in kinds[kind])
         singular = {"facts": "fact", "entities": "entity", "episodes": "episode", "communities": "community"}
-        rows = [{"kind": singular[k], **r.row()} for k, items in kinds.items() for r in items]
-        return pd.DataFrame(rows)
+        rows = ({"kind": singular[k], **r.row()} for k, items in kinds.items() for r in items)
+        return frames.data_frame(rows)
 
     def _graph_parts(self) -> tuple[dict[str, Entity], list[Fact]]:
         entities: dict[str, Entity] = {}
@@ -369,40 +330,11 @@ class SearchResults(render.TableView):
     def to_networkx(self) -> Any:
         """A ``networkx.MultiDiGraph``: entity nodes, one edge per fact (key = fact uuid)."""
         entities, facts = self._graph_parts()
-        return to_networkx(entities, facts, {r.uuid: r.score for r in self.facts})
+        scores = {r.uuid: r.score for r in self.facts}
+        return frames.to_networkx(entities, facts, scores, retired=retired_uuids(facts))
 
     def draw(self, center: str | None = None) -> GraphDrawing:
         """The facts and entities found, as a picture (``center``: an entity uuid to pin in the middle)."""
         entities, facts = self._graph_parts()
-        return subgraph_drawing(entities, facts, center=center, title=f"search: {self.query}")
-
-
-def to_networkx(
-    entities: Mapping[str, Entity], facts: Sequence[Fact], scores: Mapping[str, float] | None = None
-) -> Any:
-    """A ``networkx.MultiDiGraph`` of entities (nodes) and facts (edges keyed by fact uuid)."""
-    scores = scores or {}
-    nx = render.require("networkx")
-    graph = nx.MultiDiGraph()
-    for uid, e in entities.items():
-        graph.add_node(uid, name=e.name, labels=list(e.labels), summary=e.summary, aliases=list(e.aliases))
-    for f in facts:
-        for uid in (f.source_uuid, f.target_uuid):
-            if uid not in graph:
-                graph.add_node(uid, name=uid)
-        graph.add_edge(
-            f.source_uuid,
-            f.target_uuid,
-            key=f.uuid,
-            relation=f.relation,
-            text=f.text,
-            valid_at=f.valid_at,
-            invalid_at=f.invalid_at,
-            stated_at=f.stated_at,
-            start_unknown=start_unknown(f),
-            created_at=f.created_at,
-            expired_at=f.expired_at,
-            retired=is_retired(f),
-            score=scores.get(f.uuid),
-        )
-    return graph
+        title = f"search: {self.query}"
+        return subgraph_drawing(entities, facts, center=center, title=title, retired=retired_uuids(facts))

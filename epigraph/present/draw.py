@@ -13,11 +13,14 @@ from __future__ import annotations
 import html
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from ..graph.model import Entity, Fact
+from .tables import fmt_validity
 
 _ARROW = (
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
@@ -246,3 +249,38 @@ def _svg_edge(edge: Edge, pos: Mapping[str, tuple[float, float]], bend: float) -
         f'fill="{label_fill}" paint-order="stroke" stroke="white" stroke-width="3">'
         f"{_esc(_short(edge.label, 32))}</text></g>"
     )
+
+
+def subgraph_drawing(
+    entities: Mapping[str, Entity],
+    facts: Sequence[Fact],
+    center: str | None = None,
+    title: str = "",
+    retired: Collection[str] = (),
+) -> GraphDrawing:
+    """A drawing of ``facts`` between ``entities`` (endpoints missing from ``entities`` show their uuid);
+    ``retired``: the uuids of the facts no longer current (the caller's rule), drawn dashed."""
+    ids: dict[str, None] = dict.fromkeys(entities)
+    for f in facts:
+        ids.setdefault(f.source_uuid)
+        ids.setdefault(f.target_uuid)
+    nodes = tuple(
+        Node(
+            id=uid,
+            label=entities[uid].name if uid in entities else uid[:8],
+            title=entities[uid].summary if uid in entities else "",
+            group=entities[uid].labels[0] if uid in entities and entities[uid].labels else "",
+        )
+        for uid in ids
+    )
+    edges = tuple(
+        Edge(
+            source=f.source_uuid,
+            target=f.target_uuid,
+            label=f.relation,
+            title=f"{f.text}\n{fmt_validity(f)}".strip(),
+            retired=f.uuid in retired,
+        )
+        for f in facts
+    )
+    return GraphDrawing(nodes=nodes, edges=edges, center=center, title=title)

@@ -1,37 +1,40 @@
-"""Shared presentation helpers: one row model rendered as a rich table, an HTML table or JSON-ready values.
+"""Tables: one row model rendered as a terminal table (``rich``) or a self-contained HTML table.
 
-Result types describe themselves as ``Table(title, columns, rows)`` of plain strings; this module turns
-that into a terminal table (``rich``) or a self-contained HTML table for notebooks. No I/O.
+Result types describe themselves as ``Table(title, columns, rows)`` of plain strings (formatted with
+:func:`fmt_time`, :func:`fmt_interval`, :func:`fmt_score`, :func:`shorten`); this module draws that in
+the terminal and in notebooks (:class:`TableView`: ``__rich__`` and ``_repr_html_``). No I/O.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from ..model import Fact
-from ..temporal import start_unknown
+from ..graph.model import Fact
+from ..graph.temporal import start_unknown
 
 _CSS = (
     "<style>.epigraph-table{border-collapse:collapse;font-family:sans-serif;font-size:13px;margin:4px 0 12px}"
     ".epigraph-table caption{text-align:left;font-weight:bold;padding:4px 0}"
     ".epigraph-table th,.epigraph-table td{border:1px solid #ddd;padding:3px 8px;text-align:left;"
     "vertical-align:top}.epigraph-table th{background:#f3f3f3}.epigraph-table td.num{text-align:right}"
-    ".epigraph-table tr.retired td{color:#888}.epigraph-head{font-size:15px;margin:4px 0}"
+    ".epigraph-table tr.retired td{color:#888}.epigraph-table tr.failed td{color:#c00}"
+    ".epigraph-table tr.pending td{color:#a60}.epigraph-head{font-size:15px;margin:4px 0}"
     ".epigraph-summary{margin:2px 0 8px;max-width:60em;font-family:sans-serif;font-size:13px}</style>"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """A titled table of display strings; ``dim_rows`` marks rows to show muted (retired facts)."""
+    """A titled table of display strings; ``dim_rows`` marks rows to show muted (retired facts),
+    ``marks`` other rows by what they are (one of :data:`MARKS`: a colour in the terminal, a class in
+    HTML)."""
 
     title: str
     columns: tuple[str, ...]
@@ -39,6 +42,14 @@ class Table:
     numeric: frozenset[str] = frozenset()
     dim_rows: frozenset[int] = frozenset()
     empty: str = "(none)"
+    marks: Mapping[int, str] = field(default_factory=dict, hash=False)
+
+    def mark(self, row: int) -> str | None:
+        return "retired" if row in self.dim_rows else self.marks.get(row)
+
+
+MARKS = {"retired": "dim", "failed": "red", "pending": "yellow"}
+"""Row marks and their terminal styles (HTML: ``<tr class="failed">``)."""
 
 
 def fmt_time(value: datetime | None, missing: str = "") -> str:
@@ -94,7 +105,8 @@ def rich_table(table: Table) -> RenderableType:
     for col in table.columns:
         out.add_column(col, justify="right" if col in table.numeric else "left", overflow="fold")
     for i, row in enumerate(table.rows):
-        out.add_row(*row, style="dim" if i in table.dim_rows else None)
+        mark = table.mark(i)
+        out.add_row(*row, style=MARKS[mark] if mark else None)
     return out
 
 
@@ -113,7 +125,8 @@ def html_table(table: Table) -> str:
             f'<td class="num">{html.escape(v)}</td>' if c in table.numeric else f"<td>{html.escape(v)}</td>"
             for c, v in zip(table.columns, row, strict=True)
         )
-        cls = ' class="retired"' if i in table.dim_rows else ""
+        mark = table.mark(i)
+        cls = f' class="{mark}"' if mark else ""
         body.append(f"<tr{cls}>{cells}</tr>")
     rows = "".join(body)
     return (
@@ -149,15 +162,3 @@ class TableView:
 
     def _repr_html_(self) -> str:
         return html_tables(self.tables(), header=self._header())  # type: ignore[attr-defined]
-
-
-def require(module: str, extra: str = "notebook") -> Any:
-    """Import an optional dependency or say exactly how to get it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"{module} is needed for this; install it with `pip install 'epigraph[{extra}]'`"
-        ) from exc

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from epigraph.graph.search.draw import Edge, GraphDrawing, Node, layout
+from epigraph.present.draw import Edge, GraphDrawing, Node, layout
 
 SVG = "{http://www.w3.org/2000/svg}"
 

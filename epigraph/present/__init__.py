@@ -1,0 +1,19 @@
+"""Presentation: how what the graph holds is shown, apart from how it is read.
+
+- :mod:`.tables` — ``Table`` (title, columns, rows of display strings) drawn in the terminal (``rich``)
+  and as HTML (``_repr_html_``), the value formats and the ``TableView`` mixin the result types use;
+- :mod:`.records` — the one JSON shape of an entity, a fact and an episode;
+- :mod:`.frames` — pandas DataFrames and networkx graphs (optional imports);
+- :mod:`.draw` — ``GraphDrawing``: a small subgraph as a self-contained SVG;
+- :mod:`.listing` — ``EpisodeList`` and ``StatsView``: the listings ``epigraph episodes`` / ``stats``
+  print and a notebook shows.
+
+It sits below search (``graph.search``' result types describe themselves as tables and rows and this
+package draws them), so it knows the graph's model, not the readers.
+"""
+
+from .draw import GraphDrawing
+from .listing import EpisodeList, StatsView
+from .tables import Table, TableView
+
+__all__ = ["EpisodeList", "GraphDrawing", "StatsView", "Table", "TableView"]
