@@ -23,8 +23,9 @@ from _gold import GoldSet, Turn, canonical_ids
 from epigraph.embed import Embedder
 from epigraph.graph.model import Entity, Fact, normalize_name
 from epigraph.graph.store import GraphStore
+from epigraph.language import plain_words as words
+from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
-from epigraph.pipeline.grounding import stem, words
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
 from epigraph.prompts.protocol import LLM
 

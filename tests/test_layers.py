@@ -28,11 +28,11 @@ LAYERS: dict[str, int] = {
     "epigraph.errors": 0,
     "epigraph.config": 0,
     "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it
+    "epigraph.language": 0,  # words, stop words, stems: the one place of language mechanics
     "epigraph.graph": 0,  # the package's __init__ (empty of imports)
     "epigraph.graph.model": 0,
     "epigraph.graph.derived": 0,
     "epigraph.graph.temporal": 0,
-    "epigraph.graph.stopwords": 0,
     "epigraph.prompts.protocol": 0,
     "epigraph.prompts.base": 0,
     # 1: the store's Protocol; talking to models; their doubles

@@ -47,9 +47,9 @@ from ..errors import EntityNotFound
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Entity, Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
-from ..graph.stopwords import STOP_WORDS
 from ..graph.store import GraphStore
 from ..graph.temporal import believed_interval, interval, is_known_at
+from ..language import LUCENE_STOP_WORDS
 
 Tool = Literal["search_facts", "entity", "episodes"]
 TOOLS: tuple[Tool, ...] = ("search_facts", "entity", "episodes")
@@ -96,7 +96,7 @@ _NOT_NAMES = (
         "what when where who whom whose which why how did does do done has have had would could should can "
         "i you he she we me my your his her our its".split()
     )
-    | STOP_WORDS
+    | LUCENE_STOP_WORDS
 )
 NAME_WORDS = 4
 """A name the question names is at most this many words long."""

@@ -38,7 +38,6 @@ as close in meaning as "Gina thinks Jon's passion is awesome") and the festival 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,10 +46,10 @@ from rank_bm25 import BM25Okapi
 
 from ..graph.model import Fact
 from ..graph.search.fusion import rrf
-from ..graph.stopwords import STOP_WORDS
 from ..graph.store import FactFilter
 from ..graph.temporal import EVERYTHING
-from .names import compatible_relations, stem
+from ..language import LUCENE_STOP_WORDS, singular, words
+from .names import compatible_relations
 from .state import EpisodeRun
 
 Vector = Sequence[float]
@@ -61,7 +60,6 @@ POOL_NEAREST = 20
 """Plus each new fact's nearest facts in the group, kept only when in scope: old facts of a busy entity
 that the newest-first read would miss."""
 _RRF_K = 5.0
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,4 +223,4 @@ def _bm25(
 
 
 def _words(text: str) -> list[str]:
-    return [stem(w) for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS and len(w) > 1]
+    return [singular(w) for w in words(text.casefold()) if w not in LUCENE_STOP_WORDS and len(w) > 1]

@@ -33,29 +33,20 @@ two report helpers; the pipeline calls them as lines arrive.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..graph.stopwords import STOP_WORDS
+from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots
 
 if TYPE_CHECKING:
     from ..prompts.extract_facts import ExtractedFact
     from .state import EpisodeRun
 
-_WORD = re.compile(r"[a-z0-9]+")
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-_PRONOUNS = frozenset(
-    "i me my mine myself you your yours yourself we us our ours he him his she her hers it its they them "
-    "their theirs someone everyone".split()
-)
-_NOT_CONTENT = STOP_WORDS | _PRONOUNS
+_NOT_CONTENT = LUCENE_STOP_WORDS | PRONOUNS
 _NOT_ENTITY_TYPES = frozenset(
     "adjective verb adverb pronoun preposition conjunction interjection determiner article greeting "
     "feeling emotion action".split()
 )
-_ENDINGS = ("ies", "es", "s", "ing", "ed", "er")
 _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"mom", "mother", "mum", "mommy", "mama", "mam"}),
     frozenset({"dad", "father", "daddy", "papa", "pa"}),
@@ -71,50 +62,13 @@ _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"birthday", "birth", "born"}),
     frozenset({"funeral", "die", "died", "death", "dead"}),
 )
-_DERIVATIONS = tuple("ments ment ness ships ship ances ance ences ence ity ages age al".split())
-"""Suffixes that make a noun of a verb or an adjective; stripped when at least 5 letters remain (and
-"-ion" after a t: "graduation"), so "performance" meets "performed" but "message" never meets "mess"."""
-
-
-def words(text: str) -> list[str]:
-    """Case-folded, accent-free words of ``text``, possessive ``'s`` removed."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return _WORD.findall(_POSSESSIVE.sub("", plain.casefold()))
-
-
-def stem(word: str) -> str:
-    """A light English stem: enough for plurals and -ing/-ed forms, nothing clever."""
-    for ending in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            base = word[: -len(ending)]
-            return base + "y" if ending == "ies" else base
-    return word
-
-
-def roots(word: str) -> frozenset[str]:
-    """The forms ``word`` is compared by: itself, its light ``stem`` and its stem without a derivational
-    suffix, each stripped form also with a silent "e" put back. Two words of one family share one:
-    "dancing" and "dance" (dance), "performance" and "performed" (perform), "marriage" and "married"
-    (marri), "retirement" and "retired" (retire); "plan" and "plane" do not. A reflexive pronoun holds
-    "self" ("self-care" from "taking care of ourselves")."""
-    out = {word, "self"} if word.endswith(("self", "selves")) else {word}
-    for form in (word, stem(word)):
-        stripped = form != word
-        for suffix in (*_DERIVATIONS, "ions", "ion"):
-            cut = len(form) - len(suffix)
-            if form.endswith(suffix) and cut >= 5 and (not suffix.startswith("ion") or form[cut - 1] == "t"):
-                form, stripped = form[:cut], True
-                break
-        if stripped:
-            out.update((form, form + "e"))
-    return frozenset(out)
 
 
 class Grounding:
     """The words a name may be built from: those of the episode, its speaker and its context."""
 
     def __init__(self, texts: Iterable[str]) -> None:
-        self._sequence = [w for text in texts for w in words(text)]
+        self._sequence = [w for text in texts for w in plain_words(text)]
         self._words = set(self._sequence)
         self._roots = {r for w in self._words for r in roots(w)}
         self._synonyms = {w for group in _SYNONYMS if group & self._roots for w in group}
@@ -122,7 +76,7 @@ class Grounding:
 
     def grounded(self, name: str) -> bool:
         """Whether ``name`` is supported by the text (see the module docstring for the rule)."""
-        content = [w for w in words(name) if w not in _NOT_CONTENT]
+        content = [w for w in plain_words(name) if w not in _NOT_CONTENT]
         if not content:
             return False
         found = sum(1 for w in content if self._has(w))
@@ -154,7 +108,7 @@ def _is_acronym(name: str) -> bool:
 
 def not_an_entity(entity_type: str | None) -> bool:
     """Whether the model's own type for a line says it is no entity (a word class, a feeling)."""
-    return bool(entity_type) and " ".join(words(entity_type or "")) in _NOT_ENTITY_TYPES
+    return bool(entity_type) and " ".join(plain_words(entity_type or "")) in _NOT_ENTITY_TYPES
 
 
 def episode_grounding(run: EpisodeRun, context: str) -> Grounding:

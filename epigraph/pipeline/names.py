@@ -20,10 +20,7 @@ import re
 from collections.abc import Iterable
 
 from ..graph.model import RELATION_RE, normalize_name
-
-_WORD = re.compile(r"[\w]+(?:['’][\w]+)?", re.UNICODE)
-_BREAK = frozenset("of in on at to for from by with about who that which where whose".split())
-_STOP = frozenset("a an the and or my your his her their our its is are was were be".split())
+from ..language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
 
 
 def name_words(name: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -38,27 +35,18 @@ def _parts(name: str) -> tuple[frozenset[str], list[str], frozenset[str]]:
     core: list[str] = []
     rest: set[str] = set()
     in_core = True
-    for word in _WORD.findall(name.casefold().replace("’", "'")):
+    for word in phrase_words(name):
         if word.endswith("'s"):
             possessors.add(word[:-2])
-        elif word in _BREAK:
+        elif word in CLAUSE_WORDS:
             in_core = in_core and not core
-        elif word not in _STOP:
+        elif word not in NAME_FILLER:
             (core.append(word) if in_core else rest.add(word))
     return frozenset(possessors), core, frozenset(rest)
 
 
-def stem(word: str) -> str:
-    """A crude singular: "agencies" -> "agency", "kids" -> "kid" (enough to compare names and words)."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
 def _head_in_core(a: list[str], b: list[str]) -> bool:
-    return bool(a) and stem(a[-1]) in {stem(w) for w in b}
+    return bool(a) and singular(a[-1]) in {singular(w) for w in b}
 
 
 def _lone_proper_noun(name: str) -> bool:
@@ -68,7 +56,7 @@ def _lone_proper_noun(name: str) -> bool:
 
 def _describes(name: str) -> bool:
     """Has a lowercase content word: a description, not a proper name."""
-    return any(w[:1].islower() and w.casefold() not in _STOP for w in _WORD.findall(name))
+    return any(w[:1].islower() and w.casefold() not in NAME_FILLER for w in phrase_words(name, fold=False))
 
 
 def plausible_duplicate(new: str, candidate: str) -> bool:
@@ -108,8 +96,8 @@ def share_a_word(a: str, b: str) -> bool:
     """The names share a possessor or a content word (singular and plural alike)."""
     possessors_a, words_a = name_words(a)
     possessors_b, words_b = name_words(b)
-    stems_a = {stem(w) for w in words_a} | {f"{p}'s" for p in possessors_a}
-    stems_b = {stem(w) for w in words_b} | {f"{p}'s" for p in possessors_b}
+    stems_a = {singular(w) for w in words_a} | {f"{p}'s" for p in possessors_a}
+    stems_b = {singular(w) for w in words_b} | {f"{p}'s" for p in possessors_b}
     return bool(stems_a & stems_b)
 
 

@@ -21,19 +21,16 @@ reported in the episode's warnings:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ..graph.model import Fact
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_FILLER = frozenset("a an the that this these those".split())
+from ..language import ARTICLES_AND_DEMONSTRATIVES, phrase_words
 
 
 def sentence_words(text: str) -> list[str]:
     """The words of a fact sentence that carry its meaning: case-folded, without punctuation, articles or
     demonstratives (negations, tense and modal words stay: they are what a change says)."""
-    return [w for w in _WORD.findall(text.casefold().replace("’", "'")) if w not in _FILLER]
+    return [w for w in phrase_words(text) if w not in ARTICLES_AND_DEMONSTRATIVES]
 
 
 def restates(new: str, old: str) -> bool:

@@ -41,9 +41,9 @@ from epigraph.graph.neo4j.lucene import (
     terms,
 )
 from epigraph.graph.neo4j.schema import FULLTEXT_SPECS, describe, fulltext_analyzer, stale_fulltext
-from epigraph.graph.stopwords import STOP_WORDS
 from epigraph.graph.store import EpisodeWrite, FactFilter
 from epigraph.graph.temporal import TimeFilter, matches
+from epigraph.language import LUCENE_STOP_WORDS as STOP_WORDS
 
 DIM = 384
 HOSTILE = [

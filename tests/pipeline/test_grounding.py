@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.language import plain_words as words
+from epigraph.language import roots, stem
 from epigraph.pipeline import Ingestor
-from epigraph.pipeline.grounding import Grounding, not_an_entity, roots, stem, words
+from epigraph.pipeline.grounding import Grounding, not_an_entity
 from epigraph.testing import HashEmbedder
 
 from .world import E, F, Turn, World

@@ -20,7 +20,6 @@ Three readers, all set-based (one statement each, keys aggregated in SQL):
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..stopwords import STOP_WORDS
+from ...language import LUCENE_STOP_WORDS, words
 from .reads import IN_LIST, as_json
 from .schema import FTS_TABLES, TOKENIZER
 from .terms import COLUMN_BITS, Tokens
@@ -40,25 +39,23 @@ mention."""
 MAX_TERMS = 32
 """Longer queries keep their first 32 distinct words: bounded cost whatever the input size."""
 
-_WORD = re.compile(r"[^\W_]+")
-
 _STEMS_CACHED = 65_536
 """Query words whose tokens a :class:`Stemmer` remembers (the cache starts over when full)."""
 
 
 def query_words(query: str) -> list[str]:
     """The distinct words of ``query`` (case-insensitive, first spelling kept) but English stop words
-    (as Neo4j's analyzer drops them: ``graph.stopwords``), at most ``MAX_TERMS``."""
+    (as Neo4j's analyzer drops them: ``language.LUCENE_STOP_WORDS``), at most ``MAX_TERMS``."""
     seen: set[str] = set()
-    words: list[str] = []
-    for word in _WORD.findall(unicodedata.normalize("NFKC", query)):
+    kept: list[str] = []
+    for word in words(unicodedata.normalize("NFKC", query)):
         key = word.casefold()
-        if key not in seen and key not in STOP_WORDS:
+        if key not in seen and key not in LUCENE_STOP_WORDS:
             seen.add(key)
-            words.append(word)
-        if len(words) == MAX_TERMS:
+            kept.append(word)
+        if len(kept) == MAX_TERMS:
             break
-    return words
+    return kept
 
 
 def index_tokens(conn: sqlite3.Connection, table: str) -> Tokens:

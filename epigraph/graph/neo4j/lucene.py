@@ -7,10 +7,11 @@ are. Lucene parses the query with the index's analyzer (``english``: lower-case,
 dropped, Porter stems), so "hiking" becomes ``hike`` and matches "hikes" in the index.
 
 Terms the analyzer would turn into nothing are dropped here: tokens without a letter or digit, and
-tokens made only of English stop words (``graph.stopwords``, possessive ``'s`` removed first, as Lucene
-does). This matters beyond tidiness: a field clause whose every term vanishes in the analyzer disappears
-from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match *every* document of
-the group with score 0. A query with no term left is ``''`` (the caller returns no hits without a call).
+tokens made only of English stop words (``language.LUCENE_STOP_WORDS``, possessive ``'s`` removed
+first, as Lucene does). This matters beyond tidiness: a field clause whose every term vanishes in the
+analyzer disappears from the parsed query, and ``+(text:(the a)) +(group_id:"g")^0`` would then match
+*every* document of the group with score 0. A query with no term left is ``''`` (the caller returns no
+hits without a call).
 
 :func:`exact_query` builds the exact lookups that share these indexes (hashed names, provenance): a superset
 of the answer, which the caller narrows with an exact test.
@@ -28,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..stopwords import STOP_WORDS
+from ...language import LUCENE_STOP_WORDS
 
 SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 OPERATORS = frozenset({"AND", "OR", "NOT"})
@@ -60,7 +61,7 @@ def searchable(token: str) -> bool:
     """
     for piece in _PIECE.findall(token):
         word = _POSSESSIVE.sub("", piece).lower()
-        if word and word not in STOP_WORDS and any(ch.isalpha() or ch.isdecimal() for ch in word):
+        if word and word not in LUCENE_STOP_WORDS and any(ch.isalpha() or ch.isdecimal() for ch in word):
             return True
     return False
 

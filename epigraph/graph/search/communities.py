@@ -12,22 +12,20 @@ summaries describe the current graph); a view of them as of a time is ``Knowledg
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 from rank_bm25 import BM25Plus
 
+from ...language import LUCENE_STOP_WORDS
+from ...language import words as all_words
 from ..derived import Community
-from ..stopwords import STOP_WORDS
 from ..store import GraphStore, Hit
-
-_WORD = re.compile(r"[^\W_]+")
 
 
 def words(text: str) -> list[str]:
-    """Case-folded words of ``text`` without English stop words."""
-    return [w for w in (m.casefold() for m in _WORD.findall(text)) if w not in STOP_WORDS]
+    """Case-folded words of ``text`` without English stop words (the stores' list)."""
+    return [w for w in (m.casefold() for m in all_words(text)) if w not in LUCENE_STOP_WORDS]
 
 
 async def of_groups(store: GraphStore, group_ids: Sequence[str]) -> list[Community]:

@@ -12,32 +12,21 @@ Retrievers never see SQL or Cypher, only the :class:`~epigraph.graph.store.Graph
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...language import QUERY_STOP_WORDS, words
 from ..store import GraphStore, Hit
 from . import communities
 from .config import Retriever, Scope
 from .filters import Filters
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having
-    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
-    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too under until up very
-    was we were what when where which while who whom why will with would you your yours yourself yourselves
-    s t ever also""".split()
-)
-_WORD = re.compile(r"[^\W_]+")
-
 
 def keyword_query(text: str) -> str:
     """The words of ``text`` without English stopwords; the text itself when only stopwords remain."""
-    words = [w for w in _WORD.findall(text) if w.casefold() not in STOPWORDS]
-    return " ".join(words) if words else text
+    content = [w for w in words(text) if w.casefold() not in QUERY_STOP_WORDS]
+    return " ".join(content) if content else text
 
 
 @dataclass(frozen=True, slots=True)
