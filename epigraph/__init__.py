@@ -7,12 +7,16 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
         result = await kg.add_episode("Alice: I moved to Lisbon", reference_time=when)
         print(await kg.entity("Alice"))
 
+The Protocols you implement to bring your own parts are here too: :class:`GraphStore` (a store),
+:class:`LLM` (a chat model) and :class:`Embedder` (``KnowledgeGraph(store=..., llm=..., embedder=...)``).
+
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
 
 from .ask import Answer, AskChunk, AskOptions, AskUsage, Citation
 from .client import KnowledgeGraph
 from .config import Settings
+from .embed import Embedder
 from .errors import (
     ConfigError,
     ConversationNotFound,
@@ -30,10 +34,13 @@ from .errors import (
 from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
+from .graph.store import GraphStore
 from .overview import OverviewOptions
 from .pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ontology, ProgressEvent
+from .prompts.protocol import LLM
 
 __all__ = [
+    "LLM",
     "RECIPES",
     "Answer",
     "AskChunk",
@@ -44,6 +51,7 @@ __all__ = [
     "ConfigError",
     "ConversationNotFound",
     "ConversationSummary",
+    "Embedder",
     "Entity",
     "EntityNotFound",
     "EntityView",
@@ -55,6 +63,7 @@ __all__ = [
     "EpisodeResult",
     "EpisodeStatus",
     "Fact",
+    "GraphStore",
     "IngestOptions",
     "IngestReport",
     "InputError",

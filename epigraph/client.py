@@ -336,9 +336,18 @@ class KnowledgeGraph:
         known_at: datetime | str | None = None,
         include_retired: bool = False,
         limit: int | None = None,
-        **filters: Any,
+        labels: str | Iterable[str] | None = None,
+        relations: str | Iterable[str] | None = None,
+        center: str | Sequence[str] | None = None,
+        during: tuple[datetime | str | None, datetime | str | None] | None = None,
     ) -> SearchResults:
-        """Hybrid search; by default only facts valid now. See :func:`epigraph.graph.search.search`."""
+        """Hybrid search of the graph's group (or ``group_ids``); by default only facts valid now.
+
+        ``as_of``: facts true then (event time); ``known_at``: as the graph knew it then (system time);
+        ``include_retired``: every fact, with its interval; ``labels``: entities with one of these labels
+        (facts: an endpoint with one); ``relations``: facts with one of these relations; ``center``: entity
+        uuids or names to rank around; ``during=(start, end)``: facts valid at some time in it, episodes
+        of it; ``limit``: results per kind. See :func:`epigraph.graph.search.search`."""
         await self.open()
         return await search(
             self.store,
@@ -350,7 +359,10 @@ class KnowledgeGraph:
             known_at=known_at,
             include_retired=include_retired,
             limit=limit,
-            **filters,
+            labels=labels,
+            relations=relations,
+            center=center,
+            during=during,
         )
 
     async def entity(self, name_or_uuid: str, *, group_id: str | None = None) -> EntityView:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
 
 from ..errors import UsageError
 from ..graph.model import EpisodeStatus
@@ -59,14 +58,13 @@ async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
             results = SearchResults(args.query.strip(), (kg.group_id,), recipe.name, as_of=args.as_of,
                                     known_at=args.known_at, include_retired=args.include_retired)  # fmt: skip
         else:
-            options: dict[str, Any] = {"config": args.recipe} if args.recipe else {}
             results = await kg.search(
                 args.query,
+                config=args.recipe or DEFAULT,
                 as_of=args.as_of,
                 known_at=args.known_at,
                 include_retired=args.include_retired,
                 limit=args.limit,
-                **options,
             )
     if cli.as_json:
         cli.write(results.to_json())

@@ -329,3 +329,30 @@ async def test_fact_endpoints_are_hydrated_with_one_call(graph: Graph) -> None:
     results = await search(store, graph.embedder, "Alice Bob", group_ids="g", config=FACTS_HYBRID, limit=20)  # type: ignore[arg-type]
     assert len(results.facts) > 3 and all(r.source and r.target for r in results.facts)
     assert store.get_entities_calls == 1
+
+
+async def test_the_knowledge_graph_takes_every_filter_of_search_by_name(graph: Graph) -> None:
+    """``KnowledgeGraph.search`` has the filters of ``search()`` as typed keywords (no ``**filters``), and
+    they reach the search unchanged; the Protocols a user implements come from the package root."""
+    from epigraph import LLM, Embedder, GraphStore, KnowledgeGraph
+    from epigraph.config import Settings
+    from epigraph.testing import ScriptedLLM
+
+    assert isinstance(graph.store, GraphStore) and isinstance(graph.embedder, Embedder)
+    assert isinstance(ScriptedLLM({}), LLM)
+    kg = KnowledgeGraph(Settings(), store=graph.store, embedder=graph.embedder, group_id="g")
+    during = (t(2020, 6), t(2021, 6))
+    found = await kg.search(
+        "where does Alice live", config=FACTS_HYBRID, include_retired=True, labels="City",
+        relations=["LIVES_IN"], center="Alice", during=during, limit=5,
+    )  # fmt: skip
+    direct = await search(
+        graph.store, graph.embedder, "where does Alice live", group_ids="g", config=FACTS_HYBRID,
+        include_retired=True, labels="City", relations=["LIVES_IN"], center="Alice", during=during, limit=5,
+    )  # fmt: skip
+    assert [r.uuid for r in found.facts] == [r.uuid for r in direct.facts]
+    assert {r.relation for r in found.facts} == {"LIVES_IN"}
+    assert uuids(graph, "paris", "berlin") <= {r.uuid for r in found.facts}
+    assert graph.f("rome").uuid not in {r.uuid for r in found.facts}  # from 2022: not during
+    with pytest.raises(TypeError):
+        await kg.search("Alice", label="City")  # type: ignore[call-arg]
