@@ -36,7 +36,7 @@ from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, Inge
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
 from .graph.store import GraphStore
 from .overview import OverviewOptions
-from .pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ontology, ProgressEvent
+from .pipeline import EpisodeInput, EpisodeResult, GroundingPolicy, IngestOptions, Ontology, ProgressEvent
 from .prompts.protocol import LLM
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "EpisodeStatus",
     "Fact",
     "GraphStore",
+    "GroundingPolicy",
     "IngestOptions",
     "IngestReport",
     "InputError",

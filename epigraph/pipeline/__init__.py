@@ -22,6 +22,7 @@ from .ingestor import Ingestor, RemovalResult
 from .inputs import EpisodeInput, parse_episode_lines
 from .ontology import Ontology
 from .options import IngestOptions
+from .policy import GroundingPolicy
 
 __all__ = [
     "EntityExtracted",
@@ -35,6 +36,7 @@ __all__ = [
     "EpisodeWaiting",
     "FactExtracted",
     "FactInvalidated",
+    "GroundingPolicy",
     "IngestOptions",
     "Ingestor",
     "Ontology",

@@ -30,7 +30,7 @@ from ..graph.store import Hit
 from ..prompts.extract_entities import ExtractedEntity
 from .events import EntityExtracted, EntityResolved
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
-from .names import never_same, plausible_duplicate, share_a_word
+from .names import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
 from .state import EpisodeRun
 
@@ -78,10 +78,12 @@ class EntityResolver:
     _grounding: Grounding | None = None
 
     @property
-    def grounding(self) -> Grounding:
-        """What extracted names must be found in (``pipeline.grounding``)."""
-        if self._grounding is None:
-            self._grounding = episode_grounding(self.run, self.context)
+    def grounding(self) -> Grounding | None:
+        """What extracted names must be found in (``pipeline.grounding``); None when the options switch
+        the hallucination check off (``IngestOptions.grounding``)."""
+        policy = self.run.options.grounding
+        if self._grounding is None and policy is not None:
+            self._grounding = episode_grounding(self.run, self.context, policy)
         return self._grounding
 
     @property
@@ -94,10 +96,11 @@ class EntityResolver:
         norm = normalize_name(surface)
         if not norm or norm in self._mentions:
             return
-        if not_an_entity(extracted.entity_type):
+        policy, grounding = self.run.options.grounding, self.grounding
+        if policy is not None and not_an_entity(extracted.entity_type, policy.not_entity_types):
             report_ungrounded(self.run, "entity", surface, f"{surface!r} typed {extracted.entity_type!r}")
             return
-        if not self.grounding.grounded(surface):
+        if grounding is not None and not grounding.grounded(surface):
             report_ungrounded(self.run, "entity", surface)
             return
         ontology = self.run.options.ontology
@@ -163,15 +166,15 @@ class EntityResolver:
     def _candidates(
         self, surface: str, exact: list[Entity], text_hits: list[Hit[Entity]], vector_hits: list[Hit[Entity]]
     ) -> list[Entity]:
-        threshold = self.run.options.vector_threshold
+        threshold, veto = self.run.options.vector_threshold, self.run.options.never_same
         pool: dict[str, _Candidate] = {e.uuid: _Candidate(e, 2.0) for e in exact}
         for hit in text_hits:
-            if hit.item.uuid not in pool and _plausible(surface, hit.item):
+            if hit.item.uuid not in pool and _plausible(surface, hit.item, veto):
                 pool[hit.item.uuid] = _Candidate(hit.item, 1.0)
         related = self.run.options.related_name_threshold
         for hit in vector_hits:
-            close = hit.score >= threshold or _plausible(surface, hit.item)
-            close = close or (hit.score >= related and _related(surface, hit.item))
+            close = hit.score >= threshold or _plausible(surface, hit.item, veto)
+            close = close or (hit.score >= related and _related(surface, hit.item, veto))
             if close:
                 old = pool.get(hit.item.uuid)
                 pool[hit.item.uuid] = _Candidate(hit.item, max(hit.score, old.score if old else 0.0))
@@ -229,14 +232,15 @@ class EntityResolver:
         self.run.event(EntityResolved, name=mention.surface, entity_uuid=target.uuid, outcome=outcome)
 
 
-def _plausible(surface: str, entity: Entity) -> bool:
-    return any(plausible_duplicate(surface, name) for name in (entity.name, *entity.aliases))
+def _plausible(surface: str, entity: Entity, veto: NameVeto | None) -> bool:
+    return any(plausible_duplicate(surface, name, veto) for name in (entity.name, *entity.aliases))
 
 
-def _related(surface: str, entity: Entity) -> bool:
-    """Shares a word with one of its names and no veto applies (``names.never_same``)."""
+def _related(surface: str, entity: Entity, veto: NameVeto | None) -> bool:
+    """Shares a word with one of its names and no veto applies (``IngestOptions.never_same``)."""
     names = (entity.name, *entity.aliases)
-    return any(share_a_word(surface, n) for n in names) and not any(never_same(surface, n) for n in names)
+    vetoed = veto is not None and any(veto(surface, n) for n in names)
+    return any(share_a_word(surface, n) for n in names) and not vetoed
 
 
 def _exact_target(matches: list[Entity], label: str | None) -> Entity | None:

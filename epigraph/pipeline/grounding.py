@@ -10,12 +10,12 @@ words (possessive ``'s`` removed):
    same word, the same word up to a plural or verb ending ("kids"/"kid", "painted"/"painting",
    "dancing"/"dance"), another word of its family ("performance"/"performed", "marriage"/"married",
    "retirement"/"retired": ``roots``), a shortening ("edu" for "education", "comp" for "competition",
-   "parent" for "parenthood"), or a common synonym for the family words "my ..." gets resolved through
-   ("mom"/"mother", "kids"/"children") and for the life events a chat names by their verb ("married" for
-   a wedding, "born" for a birthday, "died" for a funeral). So "Melanie's wedding" after "How long have
-   you been married?" is grounded (the owner and the event both are), "Sam's wedding" there is not (no
-   Sam), nor "Melanie's funeral" (nothing died). A
-   name of one or two content words needs all of them, a longer one two in three: "Melanie's kids" from
+   "parent" for "parenthood"), or a synonym of the policy (``IngestOptions.grounding``: by default the
+   family words "my ..." gets resolved through, "mom"/"mother", "kids"/"children", and the life events a
+   chat names by their verb, "married" for a wedding, "born" for a birthday, "died" for a funeral). So
+   "Melanie's wedding" after "How long have you been married?" is grounded (the owner and the event
+   both are), "Sam's wedding" there is not (no Sam), nor "Melanie's funeral" (nothing died). A name of
+   one or two content words needs all of them, a longer one two in three: "Melanie's kids" from
    "Melanie: my kids ..." is grounded (the owner is the speaker, the head noun is in the text), and so
    is "Gina's clothing store" from Gina's "the store"; "Caroline's sister" after "my mom" is not, nor
    "New York City" after "Anything new?" (the 2.7% of the hand-made gold names of LoCoMo 26 and 30 a
@@ -23,8 +23,9 @@ words (possessive ``'s`` removed):
 2. or the name is an acronym (2-6 capitals) of consecutive words of the text ("NYC" after "New York
    City").
 
-An entity the model itself typed as a part of speech or a feeling ("Good": Adjective, "See": Verb,
-both from a greeting) is not an entity either, whatever its name.
+An entity the model itself typed as something the policy says is no entity (by default a part of
+speech or a feeling: "Good": Adjective, "See": Verb, both from a greeting) is dropped too, whatever its
+name. The word lists are :mod:`.policy`'s (replace them, or switch them or the whole check off).
 
 A name with no content word at all ("I", "You", "the": stop words and pronouns are not content) is not
 an entity and is dropped too. Pure logic plus
@@ -37,41 +38,23 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots
+from .policy import NOT_ENTITY_TYPES, SYNONYMS, GroundingPolicy
 
 if TYPE_CHECKING:
     from ..prompts.extract_facts import ExtractedFact
     from .state import EpisodeRun
 
 _NOT_CONTENT = LUCENE_STOP_WORDS | PRONOUNS
-_NOT_ENTITY_TYPES = frozenset(
-    "adjective verb adverb pronoun preposition conjunction interjection determiner article greeting "
-    "feeling emotion action".split()
-)
-_SYNONYMS: tuple[frozenset[str], ...] = (
-    frozenset({"mom", "mother", "mum", "mommy", "mama", "mam"}),
-    frozenset({"dad", "father", "daddy", "papa", "pa"}),
-    frozenset({"kid", "child", "children", "son", "daughter"}),
-    frozenset({"husband", "hubby", "spouse", "wife", "partner"}),
-    frozenset({"boyfriend", "girlfriend", "bf", "gf", "partner"}),
-    frozenset({"grandma", "grandmother", "granny", "nana"}),
-    frozenset({"grandpa", "grandfather"}),
-    frozenset({"sibling", "brother", "sister", "bro", "sis"}),
-    frozenset({"friend", "buddy", "pal", "bestie"}),
-    frozenset({"job", "work", "career"}),
-    frozenset({"wedding", "wed", "marry", "married", "marriage", "bride", "groom", "newlywed"}),
-    frozenset({"birthday", "birth", "born"}),
-    frozenset({"funeral", "die", "died", "death", "dead"}),
-)
 
 
 class Grounding:
     """The words a name may be built from: those of the episode, its speaker and its context."""
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    def __init__(self, texts: Iterable[str], synonyms: Iterable[frozenset[str]] = SYNONYMS) -> None:
         self._sequence = [w for text in texts for w in plain_words(text)]
         self._words = set(self._sequence)
         self._roots = {r for w in self._words for r in roots(w)}
-        self._synonyms = {w for group in _SYNONYMS if group & self._roots for w in group}
+        self._synonyms = {w for group in synonyms if group & self._roots for w in group}
         self._initials = "".join(w[0] for w in self._sequence)
 
     def grounded(self, name: str) -> bool:
@@ -106,16 +89,16 @@ def _is_acronym(name: str) -> bool:
     return 2 <= len(stripped) <= 6 and stripped.isalpha() and stripped.isupper()
 
 
-def not_an_entity(entity_type: str | None) -> bool:
-    """Whether the model's own type for a line says it is no entity (a word class, a feeling)."""
-    return bool(entity_type) and " ".join(plain_words(entity_type or "")) in _NOT_ENTITY_TYPES
+def not_an_entity(entity_type: str | None, types: frozenset[str] = NOT_ENTITY_TYPES) -> bool:
+    """Whether the model's own type for a line says it is no entity (one of ``types``: the policy's)."""
+    return bool(entity_type) and " ".join(plain_words(entity_type or "")) in types
 
 
-def episode_grounding(run: EpisodeRun, context: str) -> Grounding:
+def episode_grounding(run: EpisodeRun, context: str, policy: GroundingPolicy) -> Grounding:
     """The grounding of one episode: its content, its name (the speaker of a message) and the
     previous-episodes window given to extraction."""
     episode = run.episode
-    return Grounding([episode.content, episode.name or "", context])
+    return Grounding([episode.content, episode.name or "", context], policy.synonyms)
 
 
 def report_ungrounded(run: EpisodeRun, what: str, name: str, why: str = "") -> None:
@@ -126,10 +109,12 @@ def report_ungrounded(run: EpisodeRun, what: str, name: str, why: str = "") -> N
 
 
 def grounded_facts(
-    run: EpisodeRun, grounding: Grounding, known: Callable[[str], bool], lines: Sequence[ExtractedFact]
+    run: EpisodeRun, grounding: Grounding | None, known: Callable[[str], bool], lines: Sequence[ExtractedFact]
 ) -> list[ExtractedFact]:
     """The fact lines whose endpoints are each this episode's entity (``known``; checked when it was
-    extracted) or grounded; the others are dropped and reported."""
+    extracted) or grounded; the others are dropped and reported. No grounding (the check is off): all."""
+    if grounding is None:
+        return list(lines)
     kept: list[ExtractedFact] = []
     for line in lines:
         ends = (line.source, line.target)

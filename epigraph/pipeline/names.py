@@ -17,7 +17,7 @@ pronoun: "charity race" in "charity race for mental health") and the *head* (the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..graph.model import RELATION_RE, normalize_name
 from ..language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
@@ -59,24 +59,11 @@ def _describes(name: str) -> bool:
     return any(w[:1].islower() and w.casefold() not in NAME_FILLER for w in phrase_words(name, fold=False))
 
 
-def plausible_duplicate(new: str, candidate: str) -> bool:
-    """Lexical rule: is ``candidate`` worth asking the model about as a duplicate of ``new``?"""
-    if normalize_name(new) == normalize_name(candidate):
-        return True
-    if never_same(new, candidate):
-        return False
-    _, core_new, _ = _parts(new)
-    _, core_cand, _ = _parts(candidate)
-    if _head_in_core(core_new, core_cand) or _head_in_core(core_cand, core_new):
-        return True
-    return _prefix_match(frozenset(core_new), frozenset(core_cand))
-
-
 def never_same(new: str, candidate: str) -> bool:
-    """The vetoes, whatever the vectors say: different possessors ("Melanie's kids" / "Caroline's
-    kids"), a possession and its possessor ("Melanie's kids" / "Melanie"), a lone proper noun and a
-    description that merely mentions it ("Caroline" / "painting Caroline shared"; but not one named
-    after it: "Marley" / "Marley flooring")."""
+    """The default vetoes (``IngestOptions.never_same``), whatever the vectors say: different possessors
+    ("Melanie's kids" / "Caroline's kids"), a possession and its possessor ("Melanie's kids" /
+    "Melanie"), a lone proper noun and a description that merely mentions it ("Caroline" / "painting
+    Caroline shared"; but not one named after it: "Marley" / "Marley flooring")."""
     p_new, core_new, _ = _parts(new)
     p_cand, core_cand, _ = _parts(candidate)
     if p_new != p_cand and (p_new and p_cand):
@@ -90,6 +77,25 @@ def never_same(new: str, candidate: str) -> bool:
         if _lone_proper_noun(lone) and _describes(other) and not named_after:
             return True
     return False
+
+
+NameVeto = Callable[[str, str], bool]
+"""``veto(new, candidate)``: True when the two names can never be one entity, whatever else says so
+(``IngestOptions.never_same``; :func:`never_same` by default, None for no veto)."""
+
+
+def plausible_duplicate(new: str, candidate: str, veto: NameVeto | None = never_same) -> bool:
+    """Lexical rule: is ``candidate`` worth asking the model about as a duplicate of ``new``? ``veto``:
+    the pairs a rule says are never the same (:func:`never_same`, the options' own, or None: none)."""
+    if normalize_name(new) == normalize_name(candidate):
+        return True
+    if veto is not None and veto(new, candidate):
+        return False
+    _, core_new, _ = _parts(new)
+    _, core_cand, _ = _parts(candidate)
+    if _head_in_core(core_new, core_cand) or _head_in_core(core_cand, core_new):
+        return True
+    return _prefix_match(frozenset(core_new), frozenset(core_cand))
 
 
 def share_a_word(a: str, b: str) -> bool:

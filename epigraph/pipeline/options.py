@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Literal
 
 from ..graph.model import utc_now
+from .names import NameVeto, never_same
 from .ontology import Ontology
+from .policy import GroundingPolicy
 
 Mode = Literal["separate", "combined"]
 SummaryMode = Literal["episode", "batch", "off"]
@@ -83,6 +85,13 @@ class IngestOptions:
     """Optional relation families (see ``EXAMPLE_RELATION_FAMILIES``); none by default."""
     clock: Callable[[], datetime] = utc_now
     """System time (created_at / expired_at); injectable for reproducible tests."""
+    grounding: GroundingPolicy | None = field(default_factory=GroundingPolicy)
+    """The hallucination check's word lists (``pipeline.policy``: synonyms, types that name no entity):
+    replace them, empty them (the name's own words only), or None: no check, every extracted name kept."""
+    never_same: NameVeto | None = never_same
+    """Name pairs never offered as duplicates whatever the vectors say (``names.never_same``: different
+    possessors, a possession and its possessor, a lone proper noun and a description mentioning it);
+    a function of your own, or None: no veto."""
 
 
 SMALL_MODEL_RETIRE_ALL_GUARD = 3

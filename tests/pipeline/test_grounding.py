@@ -7,8 +7,9 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.language import plain_words as words
 from epigraph.language import roots, stem
-from epigraph.pipeline import Ingestor
+from epigraph.pipeline import IngestOptions, Ingestor
 from epigraph.pipeline.grounding import Grounding, not_an_entity
+from epigraph.pipeline.policy import GroundingPolicy
 from epigraph.testing import HashEmbedder
 
 from .world import E, F, Turn, World
@@ -141,3 +142,56 @@ async def test_a_name_from_the_context_window_is_kept(store: EmbeddedStore, embe
     result = await ingestor.add_episode(second, group_id="g", reference_time="2023-05-08T14:00:00Z")
     assert [f.text for f in result.facts] == ["Melanie is proud of Caroline."]
     assert result.report.dropped_lines == 0
+
+
+def test_the_word_lists_are_a_policy() -> None:
+    """Synonyms and not-an-entity types come from the options' policy: replaced, emptied or kept."""
+    mom = ["Caroline: I called my mom yesterday."]
+    assert Grounding(mom).grounded("Caroline's mother")  # the default synonyms
+    assert not Grounding(mom, synonyms=()).grounded("Caroline's mother")
+    doctor = Grounding(["Caroline: saw the GP today."], synonyms=(frozenset({"gp", "doctor", "physician"}),))
+    assert doctor.grounded("Caroline's doctor")
+    assert not Grounding(["Caroline: saw the GP today."]).grounded("Caroline's doctor")
+    assert not not_an_entity("Adjective", frozenset()) and not_an_entity("Mood", frozenset({"mood"}))
+    with pytest.raises(ValueError, match="lower-case single words"):
+        GroundingPolicy(synonyms=(frozenset({"Mom", "mother"}),))
+
+
+async def test_the_check_and_its_lists_switch_off(store: EmbeddedStore, embedder: HashEmbedder) -> None:
+    world = World(
+        {
+            GREETING: Turn(
+                ["Caroline", "Sam", E("Good", "Adjective")],
+                [F("Sam", "Caroline", "KNOWS", "Sam knows Caroline.")],
+            )
+        }
+    )
+    words_only = IngestOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))
+    kept = await Ingestor(store, world.llm(), embedder, words_only).add_episode(
+        GREETING, group_id="words", reference_time=T0
+    )
+    assert sorted(e.name for e in kept.entities) == ["Caroline", "Good"] and kept.report.dropped_lines == 2
+    unchecked = await Ingestor(store, world.llm(), embedder, IngestOptions(grounding=None)).add_episode(
+        GREETING, group_id="off", reference_time=T0
+    )
+    assert sorted(e.name for e in unchecked.entities) == ["Caroline", "Good", "Sam"]
+    assert [f.text for f in unchecked.facts] == ["Sam knows Caroline."]
+    assert unchecked.report.dropped_lines == 0
+
+
+async def test_the_name_vetoes_are_a_policy(store: EmbeddedStore, embedder: HashEmbedder) -> None:
+    """``never_same`` keeps "Caroline's kids" from ever being offered as "Melanie's kids"; without the
+    veto the names are plausible duplicates, the model is asked, and its (wrong) answer merges them."""
+    first, second = "Melanie: my kids love painting.", "Caroline: my kids love it too."
+    world = World(
+        {first: Turn(["Melanie", "Melanie's kids"]), second: Turn(["Caroline", "Caroline's kids"])},
+        same_as={"Caroline's kids": "Melanie's kids"},
+    )
+    for group, options in (("veto", IngestOptions()), ("free", IngestOptions(never_same=None))):
+        ingestor = Ingestor(store, world.llm(), embedder, options)
+        await ingestor.add_episode(first, group_id=group, reference_time=T0)
+        await ingestor.add_episode(second, group_id=group, reference_time="2023-05-08T14:00:00Z")
+    found = await store.entities_by_names("veto", ["Caroline's kids"])
+    assert [e.name for e in found["Caroline's kids"]] == ["Caroline's kids"]
+    merged = await store.entities_by_names("free", ["Caroline's kids"])
+    assert [e.name for e in merged["Caroline's kids"]] == ["Melanie's kids"]
