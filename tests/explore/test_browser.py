@@ -137,15 +137,24 @@ def test_clicking_opens_the_entity_view_and_expand_reveals_its_neighbours(
 def test_retired_facts_hide_and_system_time_shows_what_was_known(
     page: Any, alice: GraphView, tmp_path: Path
 ) -> None:
+    """Each switch re-draws at once: the picture, the empty message and the legend are read right after
+    one change (they once answered for the picture before it until the next frame: ':visible')."""
     open_view(page, alice, tmp_path)
+    legend, empty = page.locator("#ep-legend"), page.locator("#ep-empty")
+    assert "retired" in legend.inner_text()
     page.locator("#ep-retired").uncheck()
     assert not any(e["retired"] for e in drawn(page).values()) and PARIS not in drawn(page)
+    assert "retired" not in legend.inner_text()
     page.locator("#ep-retired").check()
+    assert drawn(page)[PARIS]["retired"] and "retired" in legend.inner_text()
     move_slider(page, "2023-06-01")
+    assert PARIS in drawn(page) and empty.inner_text() == ""
     page.locator("#ep-system").check()  # as the graph knew it then: it learned everything later
-    move_slider(page, "2023-06-01")
+    assert page.locator("#ep-when").inner_text() == "2023-03-10 18:00"  # the same moment, now as known then
     assert drawn(page) == {}
-    assert "Nothing held at this moment" in page.locator("#ep-empty").inner_text()
+    assert "Nothing held at this moment" in empty.inner_text()
+    move_slider(page, None)  # now, as known now: everything back, the message gone
+    assert drawn(page)[BERLIN]["state"] == "current" and empty.inner_text() == ""
 
 
 def test_the_notebook_cell_is_the_same_view_in_an_iframe(page: Any, alice: GraphView) -> None:

@@ -9,7 +9,7 @@
   var API = JSON.parse(document.getElementById("epigraph-config").textContent).api;
   var ep = window.epigraph;
   var cy = ep.cy, model = ep.model, ui = ep.ui, el = ep.el;
-  var merge = ep.merge, layout = ep.layout, refreshSlider = ep.refreshSlider, apply = ep.apply;
+  var merge = ep.merge, layout = ep.layout, refreshSlider = ep.refreshSlider, apply = ep.apply, shown = ep.shown;
 
   function groupName() { return (ui.group && ui.group.value.trim()) || API.group; }
   function groupUrl(path) { return API.base + "/groups/" + encodeURIComponent(groupName()) + path; }
@@ -92,7 +92,7 @@
         model.shownNodes.add(e.source); model.shownNodes.add(e.target); } });
       if (cy.nodes().length === 0) { layout(null); } else { layout(cy.nodes().first()); }
       refreshSlider(); apply();
-      cy.resize(); cy.fit(cy.elements(":visible"), 30);  // the answer took room: show the cited facts
+      cy.resize(); cy.fit(shown(cy.elements()), 30);  // the answer took room: show the cited facts
     });
   }
 

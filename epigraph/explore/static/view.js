@@ -135,7 +135,7 @@
     ui.system.addEventListener("change", function () { state.systemTime = ui.system.checked; refreshSlider(); apply(); });
     ui.retired.addEventListener("change", function () { state.showRetired = ui.retired.checked; apply(); });
     ui.communities.addEventListener("change", function () { state.byCommunity = ui.communities.checked; apply(); });
-    ui.fit.addEventListener("click", function () { cy.fit(cy.elements(":visible"), 30); });
+    ui.fit.addEventListener("click", function () { cy.fit(shown(cy.elements()), 30); });
   }
 
   function refreshSlider() {
@@ -290,6 +290,12 @@
     nodes.positions(function (n) { return { x: pos[n.id()].x, y: pos[n.id()].y }; });
   }
 
+  // What apply() left shown: read from the page's own "hidden" class, never with Cytoscape's ':visible'.
+  // ':visible' is cached per element and refreshed only when the next frame re-applies the style, so read
+  // right after apply() it answers for the picture before (the empty message and the legend lagged one
+  // change behind: tests/explore/test_browser.py).
+  function shown(eles) { return eles.not(".hidden"); }
+
   function apply() {
     var t = times();
     var visibleEdges = {};
@@ -317,7 +323,7 @@
         cn.toggleClass("hidden", !(visibleEdges[n.id] || (focus && known)));
       });
     });
-    ui.empty.textContent = cy.elements(":visible").length ? "" : emptyText();
+    ui.empty.textContent = shown(cy.elements()).length ? "" : emptyText();
     legend(byCommunity);
     if (state.selected) { showPanel(state.selected); }
   }
@@ -337,7 +343,7 @@
   function legend(byCommunity) {
     ui.legend.textContent = "";
     var seen = {}, loose = false;
-    cy.nodes().not(".hidden").forEach(function (cn) {
+    shown(cy.nodes()).forEach(function (cn) {
       var n = model.nodes.get(cn.id());
       if (!state.byCommunity) { seen[n.type || "entity"] = true; return; }
       var c = communityOf(n);
@@ -351,7 +357,7 @@
     } else {
       Object.keys(seen).sort().forEach(function (type) { legendItem(colourOf(type === "entity" ? "" : type), type); });
     }
-    if (cy.edges(".retired:visible").length) {
+    if (shown(cy.edges(".retired")).length) {
       ui.legend.appendChild(el("span", { cls: "dash" }));
       ui.legend.appendChild(document.createTextNode("retired"));
     }
@@ -433,7 +439,7 @@
     if (!ui.panel.classList.contains("open")) {
       ui.panel.classList.add("open");
       cy.resize();  // the canvas is narrower now: keep the picture inside it
-      cy.fit(cy.elements(":visible"), 30);
+      cy.fit(shown(cy.elements()), 30);
     }
   }
 
@@ -499,7 +505,7 @@
     expand: expandNode, select: function (id) { state.selected = id; apply(); },
     // for served.js
     ui: ui, hooks: hooks, el: el, merge: merge, load: load, layout: layout, refreshSlider: refreshSlider,
-    apply: apply };
+    apply: apply, shown: shown };
   window.epigraph.readyMs = performance.now();  // bench/view_bench.py reads them
   window.epigraph.scriptMs = window.epigraph.readyMs - STARTED;
   window.epigraph.ready = !CONFIG.api;  // served.js says when the served page is ready
