@@ -6,10 +6,14 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     ├── UsageError                 the caller asked for something invalid (fix the call, not the system)
     │   ├── ConfigError            a setting or environment variable is missing or malformed
     │   └── InputError             bad input data; says where: file, line, field
-    ├── NotFound                   an entity, episode or fact does not exist in the group
+    ├── NotFound                   an entity, episode, fact or correction does not exist in the group
     │   ├── EntityNotFound         carries the closest names, for "did you mean"
     │   ├── EpisodeNotFound
-    │   └── ConversationNotFound   no episode of the group has that source (chain key)
+    │   ├── ConversationNotFound   no episode of the group has that source (chain key)
+    │   ├── FactNotFound
+    │   └── CorrectionNotFound
+    ├── ConflictError              the graph changed under a correction, or a load found the group not
+    │                              empty: nothing was written
     ├── LLMError                   the language model could not give a usable answer
     │   ├── RateLimited            429s outlasted the retry budget
     │   ├── LLMTimeout             requests timed out past the retry budget
@@ -80,6 +84,23 @@ class ConversationNotFound(NotFound):
     def __init__(self, key: str, group_id: str) -> None:
         self.key, self.group_id = key, group_id
         super().__init__(f"no conversation {key[:200]!r} in group {group_id!r}")
+
+
+class FactNotFound(NotFound):
+    def __init__(self, uuid: str, group_id: str) -> None:
+        self.uuid, self.group_id = uuid, group_id
+        super().__init__(f"no fact {uuid!r} in group {group_id!r}")
+
+
+class CorrectionNotFound(NotFound):
+    def __init__(self, uuid: str, group_id: str) -> None:
+        self.uuid, self.group_id = uuid, group_id
+        super().__init__(f"no correction {uuid!r} in group {group_id!r}")
+
+
+class ConflictError(EpigraphError):
+    """What a write expected of the graph no longer holds (a correction prepared from records that
+    changed since, a load into a group that holds data): nothing was written. Read again and retry."""
 
 
 class LLMError(EpigraphError):

@@ -15,17 +15,21 @@ Rules every implementation follows:
 - strings are stored verbatim; user text never becomes query syntax;
 - an episode has at most one live claim (``claim_episode``): a lease with an owner and an expiry, taken
   atomically against other processes and connections, judged by the store's own clock.
+- ``apply_correction``, ``load_group`` and ``delete_group`` are atomic too, and ``dump`` reads one
+  consistent state of its groups (a snapshot, or with the groups' writers held off), so a dump taken
+  while episodes are written never holds half an episode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
 from .derived import Community, ConversationSummary
+from .corrections import Correction
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, inverted_interval
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
@@ -100,6 +104,38 @@ class DeletionResult:
     updated_facts: list[str] = field(default_factory=list)
     removed_entities: list[str] = field(default_factory=list)
     touched_entities: list[str] = field(default_factory=list)
+
+
+DumpItem = Episode | Entity | Fact | Mention | Correction
+"""One record of a dump (``GraphStore.dump``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDump:
+    """Everything of one group, as ``GraphStore.load_group`` writes it (see ``graph.dump`` for the file)."""
+
+    group_id: str
+    episodes: Sequence[Episode] = ()
+    entities: Sequence[Entity] = ()
+    facts: Sequence[Fact] = ()
+    mentions: Sequence[Mention] = ()
+    corrections: Sequence[Correction] = ()
+
+    def check(self) -> None:
+        """Raise StoreError for what no store may hold, before anything is written: a record of another
+        group, or a fact whose event time ends before it starts."""
+        records: list[DumpItem] = [*self.episodes, *self.entities, *self.facts, *self.mentions]
+        records += self.corrections
+        for item in records:
+            if item.group_id != self.group_id:
+                raise StoreError(
+                    f"{type(item).__name__} of group {item.group_id!r} in a load of group "
+                    f"{self.group_id!r}: nothing crosses groups"
+                )
+        for fact in self.facts:
+            problem = inverted_interval(fact)
+            if problem:
+                raise StoreError(f"{problem}; the load was refused")
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,3 +367,42 @@ class GraphStore(Protocol):
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
         1), atomically; ``False``, nothing written, when another writer got there first."""
+        """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
+
+    # --- corrections by hand (graph.corrections) ---------------------------------------------------
+    async def apply_correction(self, correction: Correction) -> None:
+        """In one transaction: check that the graph still holds ``correction.before``
+        (``corrections.conflict``; :class:`~epigraph.errors.ConflictError` and nothing written when it
+        does not), make it ``correction.after`` (``Correction.plan``) and store ``correction.stored()``.
+        ``correction.check()`` failing raises StoreError before anything is read."""
+
+    async def corrections(
+        self, group_id: str, *, subject: str | None = None, limit: int = 100
+    ) -> list[Correction]:
+        """The group's corrections, newest first (``created_at``, then uuid); with ``subject``, those
+        touching that entity or fact uuid (``Correction.subjects``)."""
+
+    async def get_correction(self, group_id: str, uuid: str) -> Correction | None: ...
+
+    async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
+        """The mentions of these entities (by any episode of the group)."""
+
+    # --- whole groups ---------------------------------------------------------------------------------
+    async def groups(self) -> list[str]:
+        """Every group that holds an episode, an entity or a correction, sorted (a cross-group read)."""
+
+    def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+        """Every record of the groups, read from one consistent state (see the module docstring): per
+        group in the given order, its episodes (by reference_time, created_at, uuid), entities and facts
+        (by created_at, uuid), mentions (by episode, entity) and corrections (by created_at, uuid).
+        Embeddings only with ``vectors``. Close the iterator (``aclosing``) to let the groups' writers go
+        on early."""
+
+    async def load_group(self, dump: GroupDump) -> None:
+        """Write a whole group in one transaction, into a group that holds nothing
+        (:class:`~epigraph.errors.ConflictError` otherwise, nothing written). Records are written as
+        given: ids, times, provenance, invalidations, corrections."""
+
+    async def delete_group(self, group_id: str) -> StoreStats:
+        """Delete every record of the group in one transaction; returns what it held (all zero for an
+        unknown group)."""

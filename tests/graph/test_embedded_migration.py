@@ -217,13 +217,16 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         assert claim is not None and claim.owner == "upgraded"
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 6
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 7
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes_by_chain'").fetchone()
         # v6: the claim taken on the upgraded file is stored
         assert conn.execute("SELECT owner FROM episode_claims").fetchall() == [("upgraded",)]
+        # v7: the (empty) tables of corrections by hand
+        for table in ("corrections", "correction_subjects"):
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
+from ..corrections import Correction
 from ..model import (
     Entity,
     Episode,
@@ -26,6 +27,7 @@ from ..model import (
     Fact,
     IngestReport,
     Invalidation,
+    Mention,
     epoch_us,
 )
 from ..temporal import start_key
@@ -42,9 +44,12 @@ class Table:
     vectors: str
     columns: tuple[str, ...]
 
-    def select(self, alias: str) -> str:
-        """The select list of a full record: its columns, then its embedding blob (or NULL)."""
+    def select(self, alias: str, vectors: bool = True) -> str:
+        """The select list of a full record: its columns, then its embedding blob (or NULL; always
+        NULL without ``vectors``)."""
         cols = ", ".join(f"{alias}.{c}" for c in self.columns)
+        if not vectors:
+            return f"{cols}, NULL"
         return f"{cols}, (SELECT v.vector FROM {self.vectors} AS v WHERE v.id = {alias}.id)"
 
 
@@ -247,3 +252,19 @@ def decode_fact(row: Sequence[Any]) -> Fact:
         invalidated_by=invalidation,
         attributes=json.loads(r["attributes"]),
     )
+
+
+# --- mentions and corrections -----------------------------------------------------------------------
+
+
+def decode_mention(group_id: str, episode_uuid: str, entity_uuid: str) -> Mention:
+    return Mention.model_construct(group_id=group_id, episode_uuid=episode_uuid, entity_uuid=entity_uuid)
+
+
+def correction_row(c: Correction) -> tuple[str, str, int, str]:
+    """(group_id, uuid, created_at, record) of the ``corrections`` table: the record without embeddings."""
+    return c.group_id, c.uuid, to_us(c.created_at), c.stored().model_dump_json()
+
+
+def decode_correction(record: str) -> Correction:
+    return Correction.model_validate_json(record)

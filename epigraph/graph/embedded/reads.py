@@ -17,16 +17,19 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from ..model import Entity, Episode, EpisodeStatus, Fact, normalize_name
+from ..corrections import Correction
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import EntityFilter, FactFilter, StoreStats
 from ..temporal import TimeFilter
 from .codec import (
     ENTITIES,
     EPISODES,
     FACTS,
+    decode_correction,
     decode_entity,
     decode_episode,
     decode_fact,
+    decode_mention,
     to_us,
 )
 
@@ -241,7 +244,7 @@ _CHUNK = 500
 # --- graph neighbourhood ------------------------------------------------------------------------------
 
 _IDS = f"(SELECT id FROM entities WHERE group_id = ? AND uuid IN {IN_LIST})"
-_TOUCHES = f"(f.source_id IN {_IDS} OR f.target_id IN {_IDS})"
+TOUCHES = f"(f.source_id IN {_IDS} OR f.target_id IN {_IDS})"
 """Facts with an endpoint among the group's entities with the given uuids; params: group, uuids, twice."""
 _ID = "(SELECT id FROM entities WHERE group_id = ? AND uuid = ?)"
 
@@ -262,7 +265,7 @@ def facts_around(
     conn: sqlite3.Connection, group_id: str, uuids: Sequence[str], flt: FactFilter, limit: int, now: datetime
 ) -> list[Fact]:
     clause, params = fact_clause(flt, now)
-    sql = f"SELECT {_F} FROM facts f WHERE {_TOUCHES} AND {clause} ORDER BY f.created_at DESC, f.uuid LIMIT ?"
+    sql = f"SELECT {_F} FROM facts f WHERE {TOUCHES} AND {clause} ORDER BY f.created_at DESC, f.uuid LIMIT ?"
     ids = as_json(uuids)
     return [
         decode_fact(row) for row in conn.execute(sql, (group_id, ids, group_id, ids, *params, max(0, limit)))
@@ -274,7 +277,7 @@ def neighbours(
 ) -> dict[str, int]:
     """Breadth-first over facts passing ``flt``, one query per hop; start entities are not listed."""
     clause, params = fact_clause(flt, now)
-    sql = f"SELECT f.source_uuid, f.target_uuid FROM facts f WHERE {_TOUCHES} AND {clause}"
+    sql = f"SELECT f.source_uuid, f.target_uuid FROM facts f WHERE {TOUCHES} AND {clause}"
     seen = set(starts)
     frontier = list(seen)
     distances: dict[str, int] = {}
@@ -302,6 +305,42 @@ def mention_counts(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]
     counts = dict.fromkeys(uuids, 0)
     counts.update({uuid: int(n) for uuid, n in conn.execute(sql, (group_id, as_json(uuids)))})
     return counts
+
+
+def mentions(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Mention]:
+    """The mentions of the group's entities ``uuids``, by episode uuid then entity uuid."""
+    sql = (
+        "SELECT p.uuid, e.uuid FROM entities e JOIN mentions m ON m.entity_id = e.id"
+        f" JOIN episodes p ON p.id = m.episode_id WHERE e.group_id = ? AND e.uuid IN {IN_LIST}"
+        " ORDER BY p.uuid, e.uuid"
+    )
+    return [decode_mention(group_id, ep, en) for ep, en in conn.execute(sql, (group_id, as_json(uuids)))]
+
+
+# --- corrections and groups -----------------------------------------------------------------------------
+
+
+def corrections(conn: sqlite3.Connection, group_id: str, subject: str | None, limit: int) -> list[Correction]:
+    sql, params = "SELECT c.record FROM corrections c WHERE c.group_id = ?", [group_id]
+    if subject is not None:
+        sql += " AND c.id IN (SELECT correction_id FROM correction_subjects WHERE subject = ?)"
+        params.append(subject)
+    sql += " ORDER BY c.created_at DESC, c.uuid DESC LIMIT ?"
+    return [decode_correction(row[0]) for row in conn.execute(sql, (*params, max(0, limit)))]
+
+
+def get_correction(conn: sqlite3.Connection, group_id: str, uuid: str) -> Correction | None:
+    sql = "SELECT record FROM corrections WHERE group_id = ? AND uuid = ?"
+    row = conn.execute(sql, (group_id, uuid)).fetchone()
+    return None if row is None else decode_correction(row[0])
+
+
+def groups(conn: sqlite3.Connection) -> list[str]:
+    sql = (
+        "SELECT group_id FROM episodes UNION SELECT group_id FROM entities"
+        " UNION SELECT group_id FROM corrections ORDER BY 1"
+    )
+    return [row[0] for row in conn.execute(sql)]
 
 
 # --- stats --------------------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ Versioning: ``meta.schema_version``. A file written by a newer (or unknown) vers
   in order). Upgrading creates them; nothing else is touched.
 - **v6**: ``episode_claims``: who runs an episode until when (``GraphStore.claim_episode``), so two
   processes on one file never spend an episode's LLM calls twice. Upgrading creates the empty table.
+- **v7**: corrections by hand (``graph.corrections``): ``corrections`` (one row per correction, the
+  record as JSON without embeddings) and ``correction_subjects`` (the entity and fact uuids each one
+  touches, for an entity's history). Upgrading creates the two tables; nothing else changes.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -213,6 +216,26 @@ CREATE TABLE IF NOT EXISTS episode_claims (
 );
 """
 
+_CORRECTION_TABLES = """
+-- Corrections by hand (v7): the record is the Correction's JSON (codec.correction_row), without embeddings.
+CREATE TABLE IF NOT EXISTS corrections (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    UNIQUE (group_id, uuid)
+);
+CREATE INDEX IF NOT EXISTS corrections_by_time ON corrections (group_id, created_at);
+-- the entity and fact uuids a correction touches (its history), within its group
+CREATE TABLE IF NOT EXISTS correction_subjects (
+    subject TEXT NOT NULL,
+    correction_id INTEGER NOT NULL REFERENCES corrections (id) ON DELETE CASCADE,
+    PRIMARY KEY (subject, correction_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS correction_subjects_by_correction ON correction_subjects (correction_id);
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -264,6 +287,7 @@ DDL = (
     _TABLES
     + DERIVED_TABLES
     + _CLAIMS
+    + _CORRECTION_TABLES
     + "".join(_fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )
@@ -323,8 +347,14 @@ def _to_v6(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v7(conn: sqlite3.Connection) -> None:
+    """v6 -> v7: the tables of corrections by hand."""
+    for statement in _statements(_CORRECTION_TABLES):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
-MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6}
+MIGRATIONS: dict[int, Migration] = {2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7}
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:

@@ -16,16 +16,18 @@ constructing a store does no I/O. Errors from SQLite surface as :class:`~epigrap
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from types import TracebackType
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ...errors import EpigraphError, StoreError, StoreUnavailable
+from ..corrections import Correction
 from ..derived import Community, ConversationSummary
-from ..model import Entity, Episode, EpisodeStatus, Fact, utc_now
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, utc_now
 from ..priority import in_foreground
 from ..store import (
     ALL_OF_CHAIN,
@@ -35,13 +37,15 @@ from ..store import (
     ChainRead,
     Claim,
     DeletionResult,
+    DumpItem,
     EntityFilter,
     EpisodeWrite,
     FactFilter,
+    GroupDump,
     Hit,
     StoreStats,
 )
-from . import claims, derived, reads, search, writes
+from . import claims, corrections, derived, groups, reads, search, writes
 from .db import Db
 from .worker import Worker
 
@@ -267,3 +271,59 @@ class EmbeddedStore:
 
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         return await self._run(derived.save_conversation_summary, summary)
+
+    # --- corrections by hand ----------------------------------------------------------------------------
+    async def apply_correction(self, correction: Correction) -> None:
+        await self._run(corrections.apply_correction, correction)
+
+    async def corrections(
+        self, group_id: str, *, subject: str | None = None, limit: int = 100
+    ) -> list[Correction]:
+        return await self._read(reads.corrections, group_id, subject, limit)
+
+    async def get_correction(self, group_id: str, uuid: str) -> Correction | None:
+        return await self._read(reads.get_correction, group_id, uuid)
+
+    async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
+        return await self._read(reads.mentions, group_id, list(entity_uuids))
+
+    # --- whole groups -----------------------------------------------------------------------------------
+    async def groups(self) -> list[str]:
+        return await self._read(reads.groups)
+
+    async def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+        """See ``groups``: a file is read through a snapshot connection of its own, page by page in a
+        worker thread; ``:memory:`` in one call on the store's thread."""
+        wanted = list(group_ids)
+        if self.path == ":memory:":
+            for item in await self._run(groups.read_all, wanted, vectors):
+                yield item
+            return
+        await self._read(reads.groups)  # the file exists and has the current schema
+        try:
+            snapshot = await asyncio.to_thread(groups.Snapshot, self.path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read a snapshot of {self.path!r}: {exc}") from exc
+        try:
+            rows = groups.records(snapshot.conn, wanted, vectors)
+            while page := await asyncio.to_thread(_page, rows):
+                for item in page:
+                    yield item
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite error while dumping {self.path!r}: {exc}") from exc
+        finally:
+            await asyncio.to_thread(snapshot.close)
+
+    async def load_group(self, dump: GroupDump) -> None:
+        await self._run(groups.load_group, dump)
+
+    async def delete_group(self, group_id: str) -> StoreStats:
+        return await self._run(groups.delete_group, group_id)
+
+
+DUMP_PAGE = 500
+"""Records a dump reads per trip to its worker thread."""
+
+
+def _page(rows: Iterable[DumpItem]) -> list[DumpItem]:
+    return list(itertools.islice(rows, DUMP_PAGE))

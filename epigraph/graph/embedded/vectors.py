@@ -231,5 +231,10 @@ class VectorCache:
             for uuid in uuids:
                 index.remove(uuid)
 
+    def drop_group(self, group_id: str) -> None:
+        """Forget the group's indexes (its rows are gone; a later search loads what is there then)."""
+        for key in [key for key in self._indexes if key[1] == group_id]:
+            del self._indexes[key]
+
     def clear(self) -> None:
         self._indexes.clear()

@@ -77,7 +77,7 @@ class _Upsert(Generic[T]):
         )
 
 
-_EPISODES: _Upsert[Episode] = _Upsert(EPISODES, episode_row, lambda e: e.content_embedding)
+EPISODE_UPSERT: _Upsert[Episode] = _Upsert(EPISODES, episode_row, lambda e: e.content_embedding)
 _ENTITIES: _Upsert[Entity] = _Upsert(ENTITIES, entity_row, lambda e: e.name_embedding)
 _FACTS: _Upsert[Fact] = _Upsert(
     FACTS,
@@ -88,7 +88,7 @@ _FACTS: _Upsert[Fact] = _Upsert(
 )
 
 
-def _upsert(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T]) -> list[T]:
+def upsert_rows(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequence[T]) -> list[T]:
     """Upsert ``items`` (one group) with their embeddings; returns the ones that changed.
 
     Unchanged records (same digest) are skipped: no row rewrite, no index or trigger work, no cache update.
@@ -171,7 +171,7 @@ def _stored(
 
 def save_episode(db: Db, episode: Episode) -> None:
     with db.write() as conn:
-        _upsert(db, conn, _EPISODES, [episode])
+        upsert_rows(db, conn, EPISODE_UPSERT, [episode])
 
 
 def write_episode(db: Db, write: EpisodeWrite) -> bool:
@@ -182,17 +182,17 @@ def write_episode(db: Db, write: EpisodeWrite) -> bool:
     with db.write() as conn:
         if write.unless_done and _column(conn, _DONE, write.episode.group_id, write.episode.uuid):
             return False
-        _upsert(db, conn, _EPISODES, [write.episode])
+        upsert_rows(db, conn, EPISODE_UPSERT, [write.episode])
         upsert_entities(db, conn, write.entities)
         upsert_facts(db, conn, write.facts)
-        _insert_mentions(conn, write.mentions)
+        insert_mentions(conn, write.mentions)
     return True
 
 
 _DONE = f"SELECT uuid FROM episodes WHERE group_id = ? AND uuid = ? AND status = '{EpisodeStatus.DONE.value}'"
 
 
-def _insert_mentions(conn: sqlite3.Connection, mentions: Sequence[Mention]) -> None:
+def insert_mentions(conn: sqlite3.Connection, mentions: Sequence[Mention]) -> None:
     """One statement per mentioned episode (usually one): an unknown episode or entity resolves to NULL,
     which NOT NULL rejects (set-based: a third cheaper than a statement per mention)."""
     by_episode: dict[tuple[str, str], list[str]] = {}
@@ -212,7 +212,7 @@ ON CONFLICT (episode_id, entity_id) DO NOTHING"""
 
 def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]) -> None:
     """Upsert entities and rebuild the name index (normalized name and aliases) of the changed ones."""
-    changed = _upsert(db, conn, _ENTITIES, entities)
+    changed = upsert_rows(db, conn, _ENTITIES, entities)
     conn.executemany(
         f"DELETE FROM entity_names WHERE entity_id = {_ENTITY_ID}", [(e.group_id, e.uuid) for e in changed]
     )
@@ -228,7 +228,7 @@ def upsert_entities(db: Db, conn: sqlite3.Connection, entities: Sequence[Entity]
 
 def upsert_facts(db: Db, conn: sqlite3.Connection, facts: Sequence[Fact]) -> None:
     """Upsert facts and rebuild the provenance index (fact <- episode) of the changed ones."""
-    changed = _upsert(db, conn, _FACTS, facts)
+    changed = upsert_rows(db, conn, _FACTS, facts)
     if changed:  # the index is rebuilt from the rows' own ``episodes`` lists, set-based
         params = (changed[0].group_id, as_json([f.uuid for f in changed]))
         conn.execute(f"DELETE FROM fact_episodes WHERE fact_id IN {_FACT_IDS}", params)
@@ -282,15 +282,22 @@ def delete_episode(db: Db, group_id: str, uuid: str) -> DeletionResult:
             raise EpisodeNotFound(uuid, group_id)
         plan = _plan_deletion(conn, group_id, uuid)
         upsert_facts(db, conn, list(plan.changed.values()))
-        removed, orphans = as_json(list(plan.removed)), as_json(plan.orphans)
-        for table, keys in (("facts", removed), ("episodes", as_json([uuid])), ("entities", orphans)):
-            sql = f"DELETE FROM {table} WHERE group_id = ? AND uuid IN {IN_LIST} RETURNING id"
-            ids = [row[0] for row in conn.execute(sql, (group_id, keys))]
-            db.after_commit(functools.partial(db.rows_changed, table, ids))
-        db.after_commit(lambda: db.vectors.remove("facts", group_id, plan.removed))
-        db.after_commit(lambda: db.vectors.remove("entities", group_id, plan.orphans))
-        db.after_commit(lambda: db.vectors.remove("episodes", group_id, [uuid]))
+        delete_rows(db, conn, "facts", group_id, list(plan.removed))
+        delete_rows(db, conn, "episodes", group_id, [uuid])
+        delete_rows(db, conn, "entities", group_id, plan.orphans)
     return plan.result()
+
+
+def delete_rows(db: Db, conn: sqlite3.Connection, table: str, group_id: str, uuids: Sequence[str]) -> None:
+    """Delete the group's rows ``uuids`` of ``table`` (episodes, entities or facts); the term and vector
+    indexes follow once the transaction commits."""
+    if not uuids:
+        return
+    keys = list(uuids)
+    sql = f"DELETE FROM {table} WHERE group_id = ? AND uuid IN {IN_LIST} RETURNING id"
+    ids = [row[0] for row in conn.execute(sql, (group_id, as_json(keys)))]
+    db.after_commit(functools.partial(db.rows_changed, table, ids))
+    db.after_commit(functools.partial(db.vectors.remove, table, group_id, keys))
 
 
 def _plan_deletion(conn: sqlite3.Connection, group_id: str, uuid: str) -> _Deletion:
@@ -323,10 +330,14 @@ def _plan_deletion(conn: sqlite3.Connection, group_id: str, uuid: str) -> _Delet
 _MENTIONED = """
 SELECT e.uuid FROM episodes p JOIN mentions m ON m.episode_id = p.id JOIN entities e ON e.id = m.entity_id
 WHERE p.group_id = ? AND p.uuid = ?"""
+# An entity no other episode mentions goes with the episode, unless a fact added by hand (one that cites
+# no episode: graph.corrections) touches it: a person's correction is never removed by an episode's.
 _ORPHANS = (
     _MENTIONED
     + """
-AND NOT EXISTS (SELECT 1 FROM mentions o WHERE o.entity_id = m.entity_id AND o.episode_id <> m.episode_id)"""
+AND NOT EXISTS (SELECT 1 FROM mentions o WHERE o.entity_id = m.entity_id AND o.episode_id <> m.episode_id)
+AND NOT EXISTS (SELECT 1 FROM facts h WHERE (h.source_id = m.entity_id OR h.target_id = m.entity_id)
+                AND h.episodes = '[]')"""
 )
 _CITING = (
     "SELECT f.uuid FROM fact_episodes fe JOIN facts f ON f.id = fe.fact_id"

@@ -124,6 +124,19 @@ class Connection:
             async with driver.session(database=self.database) as session:
                 return await session.execute_write(work)
 
+    @asynccontextmanager
+    async def transaction(self, *, what: str) -> AsyncIterator[neo4j.AsyncTransaction]:
+        """One explicit transaction in a write session, held open while the caller works through it
+        (e.g. reads under the locks it took); closed at the end, which rolls back what was not committed."""
+        driver = await self.driver()
+        async with self.errors(what):
+            async with driver.session(database=self.database) as session:
+                tx = await session.begin_transaction()
+                try:
+                    yield tx
+                finally:
+                    await tx.close()
+
     # --- errors -------------------------------------------------------------------------------------------
     @asynccontextmanager
     async def errors(self, what: str) -> AsyncIterator[None]:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
+from ..corrections import Correction
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, epoch_us, normalize_name
 from ..temporal import start_key
 from . import cypher_search as qs
@@ -303,3 +304,22 @@ def mention_row(mention: Mention) -> Props:
         "episode_uuid": mention.episode_uuid,
         "entity_uuid": mention.entity_uuid,
     }
+
+
+def mention_from(group_id: str, row: Mapping[str, Any]) -> Mention:
+    return Mention(group_id=group_id, episode_uuid=row["episode_uuid"], entity_uuid=row["entity_uuid"])
+
+
+# --- corrections ---------------------------------------------------------------------------------------
+def correction_row(correction: Correction) -> Props:
+    """One row for ``cypher_edit.CREATE_CORRECTIONS``: the record without embeddings, its subjects."""
+    return {
+        "uuid": correction.uuid,
+        "created_at": iso(correction.created_at),
+        "subjects": correction.subjects(),
+        "record": correction.stored().model_dump_json(),
+    }
+
+
+def correction_from(record: str) -> Correction:
+    return Correction.model_validate_json(record)

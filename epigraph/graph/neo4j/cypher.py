@@ -85,24 +85,28 @@ def micros(value: str) -> str:
     return f"{value}.epochSeconds * 1000000 + {value}.microsecond"
 
 
-def _props(v: str, times: tuple[str, ...]) -> str:
-    """All properties of ``v`` with each datetime in ``times`` as epoch microseconds (null stays null)."""
-    times_us = ", ".join(f"{t}: {micros(f'{v}.{t}')}" for t in times)
-    return f"{v} {{.*, {times_us}}}"
+def _props(v: str, times: tuple[str, ...], without: str | None = None) -> str:
+    """All properties of ``v`` with each datetime in ``times`` as epoch microseconds (null stays null);
+    the property ``without`` (an embedding) as null."""
+    fields = [f"{t}: {micros(f'{v}.{t}')}" for t in times]
+    if without is not None:
+        fields.append(f"{without}: null")
+    return f"{v} {{.*, {', '.join(fields)}}}"
 
 
-def fact_map(r: str) -> str:
-    """A fact as a map: its properties plus its endpoints' uuids (see convert.fact_from)."""
-    props = _props(r, FACT_TIMES)
+def fact_map(r: str, vectors: bool = True) -> str:
+    """A fact as a map: its properties plus its endpoints' uuids (see convert.fact_from); its embedding
+    null without ``vectors``."""
+    props = _props(r, FACT_TIMES, None if vectors else "text_embedding")
     return f"{{props: {props}, source_uuid: startNode({r}).uuid, target_uuid: endNode({r}).uuid}}"
 
 
-def entity_map(e: str) -> str:
-    return _props(e, ENTITY_TIMES)
+def entity_map(e: str, vectors: bool = True) -> str:
+    return _props(e, ENTITY_TIMES, None if vectors else "name_embedding")
 
 
-def episode_map(ep: str) -> str:
-    return _props(ep, EPISODE_TIMES)
+def episode_map(ep: str, vectors: bool = True) -> str:
+    return _props(ep, EPISODE_TIMES, None if vectors else "content_embedding")
 
 
 FACT_PRED = fact_pred("r")
@@ -120,6 +124,12 @@ EPISODE_MAP = episode_map("ep")
 # With every lookup pinned to a seek, a replan can only reproduce the same plan, so the two statements
 # of an episode write skip the replans Neo4j schedules as the graph's counts grow (`replan=skip`).
 _FIXED_PLAN = "CYPHER replan=skip"
+
+# A group's lock: one (:GroupLock {group_id}) node (unique), write-locked until the transaction ends by
+# every transaction that changes the group's graph (an episode's write or deletion, a correction, a load,
+# a group's deletion) before it writes, and by a dump before it reads. Neo4j reads committed data, not a
+# snapshot, so this is what keeps a dump of a running server from seeing an episode's write halfway.
+LOCK_GROUP = "MERGE (lock:GroupLock {group_id: $group_id}) SET lock._lock = true REMOVE lock._lock"
 
 
 def _seek(var: str, label: str) -> str:
@@ -195,7 +205,9 @@ RETURN collect(row.row_hash) AS hashes
 """
 # write_episode: all four kinds in ONE statement (one round trip), in this order, so a fact finds the
 # entities of the same statement. Bigger writes run it once per chunk of rows (see writing).
+# The group's lock node (see LOCK_GROUP), taken before anything is written and held until commit.
 WRITE_EPISODE = f"""{_FIXED_PLAN}
+CALL () {{ {LOCK_GROUP} }}
 CALL () {{{_UPSERT_EPISODE_ROWS}}}
 CALL () {{{_UPSERT_ENTITY_ROWS}}}
 CALL () {{{_RESOLVE_ENDPOINTS}}}
@@ -359,9 +371,12 @@ CALL (r) {{
 }}
 SET r.stated_at = coalesce(first, r.stated_at)
 """
+# Unless a fact added by hand (one that cites no episode: graph.corrections) touches it: a person's
+# correction is never removed by an episode's deletion.
 DELETE_ORPHAN_ENTITIES = f"""
 MATCH (ep:Episode {{group_id: $group_id, uuid: $uuid}})-[:MENTIONS]->(e:Entity) {_seek("ep", "Episode")}
 WHERE NOT EXISTS {{ MATCH (other:Episode)-[:MENTIONS]->(e) WHERE other <> ep }}
+  AND NOT EXISTS {{ MATCH (e)-[h:RELATES_TO]-() WHERE size(h.episodes) = 0 }}
 OPTIONAL MATCH (e)-[r:RELATES_TO]-(o:Entity)
 WITH e, e.uuid AS uuid, [f IN collect({{uuid: r.uuid, other: o.uuid}}) WHERE f.uuid IS NOT NULL] AS facts
 DETACH DELETE e

@@ -24,6 +24,11 @@ CONSTRAINTS = (
     "FOR (n:Community) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
     "CREATE CONSTRAINT epigraph_conversation_key IF NOT EXISTS "
     "FOR (n:Conversation) REQUIRE (n.group_id, n.key) IS UNIQUE",
+    # corrections by hand and the groups' locks (cypher_edit)
+    "CREATE CONSTRAINT epigraph_correction_key IF NOT EXISTS "
+    "FOR (n:Correction) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_group_lock_key IF NOT EXISTS "
+    "FOR (n:GroupLock) REQUIRE n.group_id IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
@@ -33,6 +38,8 @@ RANGE_INDEXES = (
     # a chain's episodes in order (cypher_derived.CHAIN_EPISODES_*)
     "CREATE INDEX epigraph_episode_chain IF NOT EXISTS "
     "FOR (n:Episode) ON (n.group_id, n.source_description, n.reference_time)",
+    "CREATE INDEX epigraph_correction_group_time IF NOT EXISTS "
+    "FOR (n:Correction) ON (n.group_id, n.created_at)",
     # The exact vector scan's way in: a group's facts that can be valid at $as_of (start_us <= it).
     f"CREATE INDEX {FACT_START_INDEX} IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.start_us)",
     # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).

@@ -1,11 +1,12 @@
 """``delete_episode``: provenance cleanup in one write transaction.
 
-In order, inside the transaction:
+In order, inside the transaction (which first takes the group's lock, ``cypher.LOCK_GROUP``):
 
 1. facts whose only supporting episode is this one are deleted;
 2. the episode is dropped from the ``episodes`` of every other fact that lists it, whose ``stated_at``
    (if it has one) becomes the earliest reference time of the stored episodes it keeps;
-3. entities it mentions that no other episode mentions are deleted with all their facts;
+3. entities it mentions that no other episode mentions (and no fact added by hand touches) are deleted
+   with all their facts;
 4. facts retired by this episode, or by a fact removed above, are restored (``invalid_at`` <-
    ``previous_invalid_at``; ``expired_at`` and the invalidation cleared): a contradiction that is no
    longer in the graph no longer retires anything;
@@ -40,6 +41,7 @@ def _endpoints(rows: Iterable[Any]) -> set[str]:
 
 async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uuid: str) -> DeletionResult:
     params: dict[str, Any] = {"group_id": group_id, "uuid": uuid}
+    await _records(tx, q.LOCK_GROUP, {"group_id": group_id})
     found = await _records(tx, q.DELETE_FIND_EPISODE, params)
     if not found:
         raise EpisodeNotFound(uuid, group_id)

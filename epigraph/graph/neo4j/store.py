@@ -14,14 +14,15 @@ Schema: ``schema``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
 
+from ..corrections import Correction
 from ..derived import Community, ConversationSummary
-from ..model import Entity, Episode, EpisodeStatus, Fact, epoch_us, to_utc, utc_now
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, epoch_us, to_utc, utc_now
 from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
@@ -30,18 +31,22 @@ from ..store import (
     ChainRead,
     Claim,
     DeletionResult,
+    DumpItem,
     EntityFilter,
     EpisodeWrite,
     FactFilter,
+    GroupDump,
     Hit,
     StoreStats,
     TimeFilter,
 )
 from ..temporal import latest_creation, latest_start
-from . import claims, convert, derived, lucene, schema, search, writing
+from . import claims, convert, derived, groups, lucene, schema, search, writing
 from . import cypher as q
+from . import cypher_edit as qe
 from . import cypher_search as qs
 from .connection import Connection
+from .corrections import apply_correction_tx
 from .deletion import delete_episode_tx
 
 T = TypeVar("T", Entity, Fact)
@@ -419,6 +424,60 @@ class Neo4jStore:
 
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         return await derived.save_conversation_summary(self._conn, summary)
+
+    # --- corrections by hand -----------------------------------------------------------------------------
+    async def apply_correction(self, correction: Correction) -> None:
+        correction.check()
+        writing.check_record_dims([], correction.after.entities, correction.after.facts, await self._dim())
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await apply_correction_tx(tx, correction)
+
+        await self._conn.write(work, what=f"apply_correction {correction.uuid}")
+
+    async def corrections(
+        self, group_id: str, *, subject: str | None = None, limit: int = 100
+    ) -> list[Correction]:
+        if limit <= 0:
+            return []
+        params = {"group_id": group_id, "subject": subject, "limit": limit}
+        return [convert.correction_from(r["record"]) for r in await self._conn.read(qe.CORRECTIONS, params)]
+
+    async def get_correction(self, group_id: str, uuid: str) -> Correction | None:
+        records = await self._conn.read(qe.GET_CORRECTION, {"group_id": group_id, "uuid": uuid})
+        return convert.correction_from(records[0]["record"]) if records else None
+
+    async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
+        if not entity_uuids:
+            return []
+        params = {"group_id": group_id, "uuids": _unique(entity_uuids)}
+        return [convert.mention_from(group_id, r) for r in await self._conn.read(qe.MENTIONS_OF, params)]
+
+    # --- whole groups ------------------------------------------------------------------------------------
+    async def groups(self) -> list[str]:
+        return [r["g"] for r in await self._conn.read(qe.GROUPS, what="groups")]
+
+    async def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+        """See ``groups``: read in one transaction holding the groups' locks."""
+        async for item in groups.dump(self._conn, list(group_ids), vectors):
+            yield item
+
+    async def load_group(self, dump: GroupDump) -> None:
+        dump.check()
+        dim = await self._dim()
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await groups.load_group_tx(tx, dump, dim)
+
+        await self._conn.write(work, what=f"load_group {dump.group_id}")
+
+    async def delete_group(self, group_id: str) -> StoreStats:
+        params = _fact_params(ANY_FACT)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> StoreStats:
+            return await groups.delete_group_tx(tx, group_id, params)
+
+        return await self._conn.write(work, what=f"delete_group {group_id}")
 
 
 def _created_order(entity: Entity) -> tuple[datetime, str]:

@@ -26,7 +26,7 @@ from typing import Any
 import neo4j
 
 from ...errors import StoreError
-from ..model import Entity, EpisodeStatus
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention
 from ..store import EpisodeWrite
 from . import convert
 from . import cypher as q
@@ -104,10 +104,17 @@ def _statement_rows(chunk: Rows) -> dict[str, Any]:
 
 def check_dims(write: EpisodeWrite, dim: int | None) -> None:
     """Every embedding has the graph's dimension (the vector indexes would silently skip the others)."""
+    check_record_dims([write.episode], write.entities, write.facts, dim)
+
+
+def check_record_dims(
+    episodes: Sequence[Episode], entities: Sequence[Entity], facts: Sequence[Fact], dim: int | None
+) -> None:
+    """Every embedding of these records has the graph's dimension ``dim`` (when known)."""
     if dim is None:
         return
-    vectors = [write.episode.content_embedding, *(e.name_embedding for e in write.entities)]
-    vectors += [f.text_embedding for f in write.facts]
+    vectors = [*(e.content_embedding for e in episodes), *(e.name_embedding for e in entities)]
+    vectors += [f.text_embedding for f in facts]
     for vector in vectors:
         if vector is not None and len(vector) != dim:
             raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
@@ -163,9 +170,31 @@ async def write_tx(
     entities = [convert.entity_row(e, h) for e, h in pairs if h not in unchanged]
     if after is not None:
         await after  # the previous episode committed (its failure rolls this one back)
-    for chunk in _chunks({**prepared.rows, "entities": entities}):
-        rows = _statement_rows(chunk)
-        params = {"group_id": write.episode.group_id, "rows": rows}
-        record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
-        _expect_written(rows, record)
+    await write_rows(tx, write.episode.group_id, {**prepared.rows, "entities": entities})
     return True
+
+
+async def write_rows(tx: neo4j.AsyncManagedTransaction, group_id: str, rows: Rows) -> None:
+    """``WRITE_EPISODE`` over ``rows`` (episodes, entities, facts, mentions; ``convert``'s rows), one
+    statement per chunk; raises StoreError (the transaction rolls back) when a fact or mention could not
+    be written. Corrections and loads write through it too (with their own episodes, or none)."""
+    for chunk in _chunks(rows):
+        statement_rows = _statement_rows(chunk)
+        params = {"group_id": group_id, "rows": statement_rows}
+        record = await (await tx.run(q.WRITE_EPISODE, params)).single(strict=True)
+        _expect_written(statement_rows, record)
+
+
+def rows_of(
+    episodes: Sequence[Episode],
+    entities: Sequence[Entity],
+    facts: Sequence[Fact],
+    mentions: Sequence[Mention],
+) -> Rows:
+    """:func:`write_rows`' rows of these records (every entity row with its hash)."""
+    return {
+        "episodes": [convert.episode_row(e) for e in episodes],
+        "entities": [convert.entity_row(e, convert.entity_row_hash(e)) for e in entities],
+        "facts": [convert.fact_row(f) for f in facts],
+        "mentions": [convert.mention_row(m) for m in mentions],
+    }

@@ -1,0 +1,81 @@
+"""Whole groups on Neo4j: read one out (a dump), write one in (a load), delete one.
+
+Neo4j reads committed data, not a snapshot: a long read could see an episode's write that committed
+halfway through it. So a dump first takes its groups' locks (``cypher_edit.LOCK_GROUPS``, in one explicit
+transaction held while the caller reads) and every transaction that changes a group's graph takes the
+same lock first (``cypher.LOCK_GROUP``): the dump sees each write whole or not at all, and the group's
+writers wait until the dump is read (searches do not). Loads and deletions are one write transaction
+each, under the group's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import neo4j
+
+from ...errors import ConflictError
+from ..store import DumpItem, GroupDump, StoreStats
+from . import convert
+from . import cypher as q
+from . import cypher_edit as qe
+from .connection import Connection
+from .corrections import create_corrections, records
+from .writing import check_record_dims, rows_of, write_rows
+
+
+async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> AsyncIterator[DumpItem]:
+    """Every record of the groups in dump order, read under their locks."""
+    statements = qe.DUMP_WITH_VECTORS if vectors else qe.DUMP_WITHOUT_VECTORS
+    decoders: tuple[Callable[[Any], DumpItem], ...] = (
+        convert.episode_from,
+        convert.entity_from,
+        convert.fact_from,
+    )
+    keys = ("ep", "e", "fact")
+    async with conn.transaction(what="dump") as tx:
+        await (await tx.run(qe.LOCK_GROUPS, {"group_ids": sorted(set(group_ids))})).consume()
+        for group_id in group_ids:
+            key = {"group_id": group_id}
+            for statement, decode, name in zip(statements, decoders, keys, strict=True):
+                async for record in await tx.run(statement, key):
+                    yield decode(record[name])
+            async for record in await tx.run(qe.DUMP_MENTIONS, key):
+                yield convert.mention_from(group_id, record)
+            async for record in await tx.run(qe.DUMP_CORRECTIONS, key):
+                yield convert.correction_from(record["record"])
+
+
+async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim: int | None) -> None:
+    check_record_dims(group.episodes, group.entities, group.facts, dim)
+    key = {"group_id": group.group_id}
+    await records(tx, q.LOCK_GROUP, key)
+    held = (await records(tx, qe.GROUP_RECORDS, key))[0]["held"]
+    if held:
+        raise ConflictError(
+            f"group {group.group_id!r} already holds {held} records: a dump is loaded into an empty group "
+            "only (delete the group first, or load it as another group); nothing was written"
+        )
+    rows = rows_of(group.episodes, group.entities, group.facts, group.mentions)
+    await write_rows(tx, group.group_id, rows)
+    await create_corrections(tx, group.group_id, list(group.corrections))
+
+
+async def delete_group_tx(
+    tx: neo4j.AsyncManagedTransaction, group_id: str, stats_params: dict[str, Any]
+) -> StoreStats:
+    """Everything of the group; returns what it held (``stats_params``: the STATS statement's time
+    parameters)."""
+    key = {"group_id": group_id}
+    await records(tx, q.LOCK_GROUP, key)
+    held = (await records(tx, q.STATS, {**stats_params, **key}))[0]
+    for statement in qe.DELETE_GROUP:
+        await records(tx, statement, key)
+    return StoreStats(
+        episodes=int(held["episodes"]),
+        entities=int(held["entities"]),
+        facts=int(held["facts"]),
+        current_facts=int(held["current_facts"]),
+        mentions=int(held["mentions"]),
+    )
