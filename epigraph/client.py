@@ -26,10 +26,14 @@ from typing import Any, Literal, overload
 
 from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from .config import Settings
+from .edit import UNSET, Editor, EntityRef
+from .edit.build import MaybeTime
+from .edit.refs import require_entity
 from .embed import Embedder, embedder_from_settings
-from .errors import ConfigError, ConversationNotFound
+from .errors import ConfigError, ConversationNotFound, UsageError
 from .explore import GraphView
 from .explore.gather import entity_graph, search_graph
+from .graph.corrections import Correction, author_of
 from .graph.derived import chain_key
 from .graph.model import Episode, EpisodeStatus
 from .graph.search import (
@@ -121,6 +125,7 @@ class KnowledgeGraph:
         if self._local is not None:  # the 1.5B model's blanket retirements are refused (retire_all_guard)
             self.options = for_small_model(self.options)
         self._ingestor: Ingestor | None = None
+        self._editor: Editor | None = None
         self._producer: EpisodeProducer | None = None
         self._opened = False
         self.overview = overview or OverviewOptions()
@@ -402,6 +407,162 @@ class KnowledgeGraph:
     async def stats(self, *, group_id: str | None = None) -> StoreStats:
         await self.open()
         return await self.store.stats(group_id or self.group_id)
+
+    # --- corrections by hand (epigraph.edit) ---------------------------------------------------------
+    @property
+    def editor(self) -> Editor:
+        if self._editor is None:
+            self._editor = Editor(self.store, self.embedder, self.llm, self.options)
+        return self._editor
+
+    def _author(self, author: str | None) -> str:
+        """``author`` (or ``EPIGRAPH_AUTHOR``) as ``kind:name``; a bare name is a person."""
+        name = author or self.settings.author
+        if not name:
+            raise UsageError(
+                "a correction names its author: pass author='alice' (or 'person:alice'), or set "
+                "EPIGRAPH_AUTHOR"
+            )
+        try:
+            return author_of(name)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    async def add_fact(
+        self,
+        source: EntityRef,
+        relation: str,
+        target: EntityRef,
+        *,
+        text: str | None = None,
+        valid_at: datetime | str | None = None,
+        invalid_at: datetime | str | None = None,
+        create: bool = False,
+        retires: Sequence[str] = (),
+        author: str | None = None,
+        reason: str = "",
+        group_id: str | None = None,
+    ) -> Correction:
+        """Add a fact between two entities named by uuid, name or alias (exactly; ``create`` makes the
+        ones no entity is named so). It cites no episode: its source is ``author``, a person. The facts
+        in ``retires`` end where it starts. Returns the stored correction (see :meth:`corrections`)."""
+        await self.open()
+        return await self.editor.add_fact(
+            group_id or self.group_id, source, relation, target, author=self._author(author), text=text,
+            valid_at=valid_at, invalid_at=invalid_at, create=create, retires=retires, reason=reason,
+        )  # fmt: skip
+
+    async def retire_fact(
+        self,
+        uuid: str,
+        *,
+        at: datetime | str | None = None,
+        author: str | None = None,
+        reason: str = "",
+        group_id: str | None = None,
+    ) -> Correction:
+        """The fact stopped being true at ``at`` (default: now); the graph learns it now."""
+        await self.open()
+        return await self.editor.retire_fact(
+            group_id or self.group_id, uuid, at=at, author=self._author(author), reason=reason
+        )
+
+    async def edit_fact(
+        self,
+        uuid: str,
+        *,
+        text: str | None = None,
+        relation: str | None = None,
+        valid_at: MaybeTime = UNSET,
+        invalid_at: MaybeTime = UNSET,
+        author: str | None = None,
+        reason: str = "",
+        group_id: str | None = None,
+    ) -> Correction:
+        """Correct a fact's text, relation or event time (``None`` clears a time) in place."""
+        await self.open()
+        return await self.editor.edit_fact(
+            group_id or self.group_id, uuid, text=text, relation=relation, valid_at=valid_at,
+            invalid_at=invalid_at, author=self._author(author), reason=reason,
+        )  # fmt: skip
+
+    async def delete_fact(
+        self, uuid: str, *, author: str | None = None, reason: str = "", group_id: str | None = None
+    ) -> Correction:
+        """Delete a fact; the facts it retired come back. The correction keeps it (undo restores it)."""
+        await self.open()
+        return await self.editor.delete_fact(
+            group_id or self.group_id, uuid, author=self._author(author), reason=reason
+        )
+
+    async def merge_entities(
+        self,
+        keep: EntityRef,
+        merge: EntityRef,
+        *,
+        author: str | None = None,
+        reason: str = "",
+        group_id: str | None = None,
+    ) -> Correction:
+        """Fold ``merge`` into ``keep``: its names become aliases, its facts and mentions move, summaries
+        are rewritten; :meth:`unmerge_entities` (or :meth:`undo`) takes it back exactly."""
+        await self.open()
+        return await self.editor.merge_entities(
+            group_id or self.group_id, keep, merge, author=self._author(author), reason=reason
+        )
+
+    async def unmerge_entities(
+        self, entity: EntityRef, *, author: str | None = None, reason: str = "", group_id: str | None = None
+    ) -> Correction:
+        """Undo the latest merge into ``entity`` that is not undone yet."""
+        await self.open()
+        return await self.editor.unmerge(
+            group_id or self.group_id, entity, author=self._author(author), reason=reason
+        )
+
+    async def rename_entity(
+        self,
+        entity: EntityRef,
+        new_name: str,
+        *,
+        keep_alias: bool = True,
+        author: str | None = None,
+        reason: str = "",
+        group_id: str | None = None,
+    ) -> Correction:
+        """Rename an entity; its old name stays an alias unless ``keep_alias=False``."""
+        await self.open()
+        return await self.editor.rename_entity(
+            group_id or self.group_id, entity, new_name, keep_alias=keep_alias, author=self._author(author),
+            reason=reason,
+        )  # fmt: skip
+
+    async def undo(
+        self, correction: str, *, author: str | None = None, reason: str = "", group_id: str | None = None
+    ) -> Correction:
+        """Apply a correction backwards, while the graph still holds what it wrote (ConflictError says
+        what changed otherwise); recorded as a correction of its own."""
+        await self.open()
+        return await self.editor.undo(
+            group_id or self.group_id, correction, author=self._author(author), reason=reason
+        )
+
+    async def corrections(
+        self, *, entity: EntityRef | None = None, limit: int = 100, group_id: str | None = None
+    ) -> list[Correction]:
+        """The group's corrections by hand, newest first; with ``entity``, those that touched it."""
+        await self.open()
+        group = group_id or self.group_id
+        if entity is None:
+            return await self.store.corrections(group, limit=limit)
+        found = await require_entity(self.store, group, entity)
+        return await self.store.corrections(group, subject=found.uuid, limit=limit)
+
+    async def delete_group(self, group_id: str | None = None) -> StoreStats:
+        """Delete everything of a group (episodes, entities, facts, corrections) in one transaction;
+        returns what it held. Not undoable: export it first (:meth:`export`)."""
+        await self.open()
+        return await self.store.delete_group(group_id or self.group_id)
 
     # --- asking ---------------------------------------------------------------------------------
     @overload

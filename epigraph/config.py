@@ -9,6 +9,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_DB | db_path | ./epigraph.db (``:memory:`` for a throwaway graph) |
 | EPIGRAPH_DB_CREATE | db_create | true (false: a missing store file is an error, never a new empty graph) |
 | EPIGRAPH_GROUP | group_id | default |
+| EPIGRAPH_AUTHOR | author | unset: a correction by hand names its author (``person:alice``, or ``alice``) |
 | EPIGRAPH_NEO4J_URI / _USER / _PASSWORD / _DATABASE | neo4j_* | unset: the embedded store is used |
 | EPIGRAPH_LLM_BASE_URL / _API_KEY / _MODEL / _SMALL_MODEL | llm_* | unset: no live LLM |
 | EPIGRAPH_LLM_TEMPERATURE / _MAX_TOKENS / _TIMEOUT | llm_* | 0.0 / 4096 / 60 s |
@@ -53,6 +54,7 @@ class Settings(BaseModel):
     db_path: str = "./epigraph.db"
     db_create: bool = True
     group_id: str = "default"
+    author: str | None = None
 
     neo4j_uri: str | None = None
     neo4j_user: str = "neo4j"

@@ -50,6 +50,8 @@ LAYERS: dict[str, int] = {
     "epigraph.graph.neo4j": 2,
     # 3: building the graph; asking it
     "epigraph.pipeline": 3,
+    "epigraph.edit": 3,  # corrections by hand: builds on the pipeline's summaries
+    "epigraph.transfer": 3,  # export and load: a group as a JSON Lines dump, through the Protocol
     "epigraph.ask": 3,
     "epigraph.explore": 3,  # the interactive view: reads through search
     "epigraph.overview": 3,  # communities and conversation summaries (beside pipeline)
@@ -74,6 +76,10 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.ask", "epigraph.graph.neo4j", "ask reads through the GraphStore Protocol"),
     ("epigraph.overview", "epigraph.graph.embedded", "communities are built through the GraphStore Protocol"),
     ("epigraph.overview", "epigraph.graph.neo4j", "communities are built through the GraphStore Protocol"),
+    ("epigraph.edit", "epigraph.graph.embedded", "corrections go through the GraphStore Protocol"),
+    ("epigraph.edit", "epigraph.graph.neo4j", "corrections go through the GraphStore Protocol"),
+    ("epigraph.transfer", "epigraph.graph.embedded", "dumps go through the GraphStore Protocol"),
+    ("epigraph.transfer", "epigraph.graph.neo4j", "dumps go through the GraphStore Protocol"),
     ("epigraph.graph.embedded", "epigraph.graph.neo4j", "the two stores are independent"),
     ("epigraph.graph.neo4j", "epigraph.graph.embedded", "the two stores are independent"),
     ("epigraph.pipeline", "epigraph.ask", "ingestion and the ask agent are independent"),

@@ -27,6 +27,7 @@ from ...present import frames
 from ...present.draw import GraphDrawing, subgraph_drawing
 from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
+from ..corrections import Correction, correction_dict, describe
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import FactFilter, GraphStore
 from ..temporal import EVERYTHING, interval, is_current
@@ -36,13 +37,15 @@ from .tasks import gather
 
 @dataclass(frozen=True, slots=True)
 class RetiredFact:
-    """A fact that is no longer current, and what retired it (``by_fact`` / ``by_episode``, if recorded)."""
+    """A fact that is no longer current, and what retired it (``by_fact`` / ``by_episode``, if recorded;
+    ``by_correction`` when a person retired it by hand)."""
 
     fact: Fact
     retired_at: datetime | None
     """System time: when the graph retired it (``expired_at``)."""
     by_fact: Fact | None = None
     by_episode: Episode | None = None
+    by_correction: Correction | None = None
 
     @property
     def ended_at(self) -> datetime | None:
@@ -56,6 +59,7 @@ class RetiredFact:
             "ended_at": self.ended_at.isoformat() if self.ended_at else None,
             "by_fact": fact_dict(self.by_fact) if self.by_fact else None,
             "by_episode": episode_dict(self.by_episode) if self.by_episode else None,
+            "by_correction": correction_dict(self.by_correction) if self.by_correction else None,
         }
 
 
@@ -70,6 +74,8 @@ class EntityView(TableView):
     """Every other endpoint of its facts (current and retired), by uuid."""
     same_name: tuple[Entity, ...] = ()
     """Other entities that share the looked-up name (the most mentioned one was chosen)."""
+    corrections: tuple[Correction, ...] = ()
+    """The corrections by hand that touched it or its facts, newest first: who changed what, when."""
 
     @property
     def name(self) -> str:
@@ -97,6 +103,7 @@ class EntityView(TableView):
             "history": [{**r.to_dict(), **self._names(r.fact)} for r in self.history],
             "episodes": [episode_dict(e) for e in self.episodes],
             "same_name": [entity_dict(e) for e in self.same_name],
+            "corrections": [correction_dict(c) for c in self.corrections],
         }
 
     def _names(self, fact: Fact) -> dict[str, str]:
@@ -128,9 +135,12 @@ class EntityView(TableView):
                 fmt_validity(r.fact),
                 fmt_time(r.retired_at),
                 shorten(r.by_fact.text, 50) if r.by_fact else "",
-                _episode_ref(r.by_episode),
+                _retired_by(r),
             )
             for r in self.history
+        )
+        corrections = tuple(
+            (fmt_time(c.created_at), c.author, shorten(describe(c), 100), c.uuid) for c in self.corrections
         )
         episodes = tuple((fmt_time(e.reference_time), shorten(e.content, 110)) for e in self.episodes)
         return [
@@ -142,6 +152,7 @@ class EntityView(TableView):
                 dim_rows=frozenset(range(len(history))),
             ),
             Table(f"Episodes mentioning it ({self.mentions})", ("when", "content"), episodes),
+            Table("Corrections by hand", ("when", "by", "what", "correction"), corrections),
         ]
 
     def _header(self) -> str:
@@ -178,6 +189,14 @@ def _episode_ref(episode: Episode | None) -> str:
     if episode is None:
         return ""
     return f"{fmt_time(episode.reference_time)} {shorten(episode.content, 40)} ({episode.uuid[:8]})"
+
+
+def _retired_by(retired: RetiredFact) -> str:
+    """What retired a fact, in the table's last cell: the episode, or the person who did it by hand."""
+    if retired.by_correction is not None:
+        correction = retired.by_correction
+        return f"{fmt_time(correction.created_at)} {correction.author}, by hand ({correction.uuid[:8]})"
+    return _episode_ref(retired.by_episode)
 
 
 async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
@@ -253,6 +272,7 @@ async def entity_view(
     embedder: Embedder | None = None,
     episodes_limit: int = 50,
     facts_limit: int = 500,
+    corrections_limit: int = 50,
 ) -> EntityView:
     """Everything known about one entity (see the module docstring)."""
     found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
@@ -267,10 +287,11 @@ async def entity_view(
             store.mention_counts(group_id, [entity.uuid]),
         ]
     )
+    corrections = await store.corrections(group_id, subject=entity.uuid, limit=corrections_limit)
     now = utc_now()
     current = sorted((f for f in facts if is_current(f, now)), key=_newest_first)
     retired = sorted((f for f in facts if not is_current(f, now)), key=_newest_first)
-    history, neighbours = await _history_and_neighbours(store, group_id, entity, facts, retired)
+    history, neighbours = await _history_and_neighbours(store, group_id, entity, facts, retired, corrections)
     return EntityView(
         entity=entity,
         current=tuple(current),
@@ -279,6 +300,7 @@ async def entity_view(
         mentions=counts.get(entity.uuid, 0),
         neighbours=neighbours,
         same_name=same_name,
+        corrections=tuple(corrections),
     )
 
 
@@ -288,7 +310,12 @@ def _newest_first(fact: Fact) -> tuple[float, str]:
 
 
 async def _history_and_neighbours(
-    store: GraphStore, group_id: str, entity: Entity, facts: list[Fact], retired: list[Fact]
+    store: GraphStore,
+    group_id: str,
+    entity: Entity,
+    facts: list[Fact],
+    retired: list[Fact],
+    corrections: list[Correction],
 ) -> tuple[list[RetiredFact], dict[str, Entity]]:
     """Resolve what retired each fact (fact + episode) and every other endpoint, concurrently."""
     by_fact_ids = list(dict.fromkeys(f.invalidated_by.fact_uuid for f in retired if f.invalidated_by))
@@ -301,12 +328,14 @@ async def _history_and_neighbours(
     endpoint_ids = {u for f in [*facts, *by_facts.values()] for u in (f.source_uuid, f.target_uuid)}
     endpoint_ids.discard(entity.uuid)
     neighbours = {e.uuid: e for e in await store.get_entities(group_id, sorted(endpoint_ids))}
+    by_hand = {c.uuid: c for c in corrections}
     history = [
         RetiredFact(
             fact=f,
             retired_at=f.expired_at,
             by_fact=by_facts.get(f.invalidated_by.fact_uuid) if f.invalidated_by else None,
             by_episode=episodes.get(f.invalidated_by.episode_uuid) if f.invalidated_by else None,
+            by_correction=by_hand.get(f.invalidated_by.fact_uuid) if f.invalidated_by else None,
         )
         for f in retired
     ]

@@ -1,0 +1,47 @@
+"""Fixtures of the corrections-by-hand tests: the store contract's ``store`` (embedded and the real
+Neo4j), and the quickstart conversation ingested into it with its recorded answers (``quickstart``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from epigraph import KnowledgeGraph
+from epigraph.config import Settings
+from epigraph.graph.store import GraphStore
+from epigraph.testing import HashEmbedder, ScriptedLLM
+from tests.graph.conftest import group, other_group, store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from quickstart import RECORDED, Replay, conversation
+
+__all__ = ["group", "other_group", "quickstart", "store"]
+
+DIM = 384
+
+
+def quickstart_llm() -> ScriptedLLM:
+    return ScriptedLLM(Replay(json.loads(RECORDED.read_text(encoding="utf-8"))))
+
+
+async def ingest_quickstart(kg: KnowledgeGraph) -> None:
+    """The quickstart's conversation, into ``kg``'s group."""
+    results = await kg.add_episodes([dataclasses.replace(e, group_id=kg.group_id) for e in conversation()])
+    assert all(r.ok for r in results)
+
+
+@pytest.fixture
+async def quickstart(store: GraphStore, group: str) -> AsyncIterator[KnowledgeGraph]:
+    """A graph on ``store`` (group ``group``) holding the quickstart conversation; corrections by
+    ``person:alice`` unless told otherwise."""
+    settings = Settings(db_path=":memory:", author="alice")
+    kg = KnowledgeGraph(
+        settings, store=store, llm=quickstart_llm(), embedder=HashEmbedder(dim=DIM), group_id=group
+    )
+    await ingest_quickstart(kg)
+    yield kg
