@@ -19,9 +19,10 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal, overload
 
 from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
@@ -64,6 +65,8 @@ from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
+from .transfer import Dump, LoadReport, export_lines, load
+from .transfer.files import read_dump, write_dump
 
 
 def store_from_settings(settings: Settings) -> GraphStore:
@@ -563,6 +566,43 @@ class KnowledgeGraph:
         returns what it held. Not undoable: export it first (:meth:`export`)."""
         await self.open()
         return await self.store.delete_group(group_id or self.group_id)
+
+    # --- export and load (epigraph.transfer) -------------------------------------------------------
+    async def _groups(self, groups: str | Sequence[str] | None) -> list[str]:
+        if groups is None:
+            return [self.group_id]
+        if groups == "*":
+            return await self.store.groups()
+        return [groups] if isinstance(groups, str) else list(dict.fromkeys(groups))
+
+    async def export_lines(
+        self, *, groups: str | Sequence[str] | None = None, vectors: bool = False
+    ) -> AsyncGenerator[str, None]:
+        """The dump of ``groups`` (default: this graph's group; ``"*"``: every group) as JSON Lines, line
+        by line, from one consistent read of the store (docs/dump-format.md); embeddings with
+        ``vectors``."""
+        await self.open()
+        chosen = await self._groups(groups)
+        lines = export_lines(self.store, chosen, vectors=vectors, embedder=self.embedder)
+        async with aclosing(lines) as dump:
+            async for line in dump:
+                yield line
+
+    async def export(
+        self, path: str | Path, *, groups: str | Sequence[str] | None = None, vectors: bool = False
+    ) -> dict[str, dict[str, int]]:
+        """Write the dump of ``groups`` to ``path`` (``.gz``: compressed); the file appears only when it
+        is complete. Returns the records written, per group and kind."""
+        return await write_dump(self.export_lines(groups=groups, vectors=vectors), Path(path))
+
+    async def load(self, source: str | Path | Dump, *, into: str | None = None) -> LoadReport:
+        """Load a dump (a file, or one already read with ``epigraph.transfer.read``) into this graph's
+        store: every line is checked first (InputError naming the line and field), every target group
+        must be empty, and each group is written in one transaction. ``into``: load a one-group dump as
+        that group. Embeddings are the dump's when it has this graph's embedder's, else computed."""
+        await self.open()
+        dump = source if isinstance(source, Dump) else await asyncio.to_thread(read_dump, Path(source))
+        return await load(self.store, self.embedder, dump, into=into)
 
     # --- asking ---------------------------------------------------------------------------------
     @overload

@@ -8,19 +8,17 @@ never loaded whole and bad input is found before anything is ingested.
 from __future__ import annotations
 
 import argparse
-import gzip
 import itertools
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import TypeVar
 
 from ..errors import InputError
 from ..graph.model import to_utc
 from ..graph.search import RECIPES, SearchConfig
-from ..pipeline.inputs import EpisodeInput, parse_episode_lines
+from ..pipeline.inputs import EpisodeInput, open_lines, parse_episode_lines
 
 T = TypeVar("T")
 KEPT_ERRORS = 20
@@ -75,21 +73,6 @@ class Scan:
         self.invalid += 1
         if len(self.errors) < KEPT_ERRORS:
             self.errors.append(error)
-
-
-@contextmanager
-def open_lines(path: Path) -> Iterator[Iterator[str]]:
-    """The file's lines (``.gz`` decompressed); missing files and non-UTF-8 text are InputErrors."""
-    if not path.is_file():
-        raise InputError("no such file", file=str(path))
-    opened: IO[str] = (
-        gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-    )
-    with opened as handle:
-        try:
-            yield iter(handle)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
 
 
 def parse_file(path: Path, group: str) -> Iterator[EpisodeInput | InputError]:

@@ -86,7 +86,8 @@ def _fact(values: dict[str, Any], what: str) -> Fact:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "fact"
-        raise UsageError(f"{what}: {where}: {first.get('msg')}") from None
+        message = str(first.get("msg")).removeprefix("Value error, ")
+        raise UsageError(f"{what}: {where}: {message}") from None
 
 
 def retired(fact: Fact, at: datetime, who: Who) -> Fact:

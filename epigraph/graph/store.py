@@ -22,7 +22,7 @@ Rules every implementation follows:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
@@ -391,7 +391,7 @@ class GraphStore(Protocol):
     async def groups(self) -> list[str]:
         """Every group that holds an episode, an entity or a correction, sorted (a cross-group read)."""
 
-    def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+    def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncGenerator[DumpItem, None]:
         """Every record of the groups, read from one consistent state (see the module docstring): per
         group in the given order, its episodes (by reference_time, created_at, uuid), entities and facts
         (by created_at, uuid), mentions (by episode, entity) and corrections (by created_at, uuid).

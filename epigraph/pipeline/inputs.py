@@ -14,11 +14,14 @@ the first one or skip bad lines.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from ..errors import InputError
 from ..graph.model import Episode, EpisodeKind, check_group_id, content_hash, episode_uuid, to_utc, utc_now
@@ -158,3 +161,18 @@ def _kind(value: str, line: int, file: str | None) -> EpisodeKind:
     except ValueError:
         allowed = ", ".join(k.value for k in EpisodeKind)
         raise _fail(f"must be one of {allowed}, got {value!r}", line, file, "kind") from None
+
+
+@contextmanager
+def open_lines(path: Path) -> Iterator[Iterator[str]]:
+    """The file's lines (``.gz`` decompressed); missing files and non-UTF-8 text are InputErrors."""
+    if not path.is_file():
+        raise InputError("no such file", file=str(path))
+    opened: IO[str] = (
+        gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+    )
+    with opened as handle:
+        try:
+            yield iter(handle)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from types import TracebackType
@@ -291,7 +291,9 @@ class EmbeddedStore:
     async def groups(self) -> list[str]:
         return await self._read(reads.groups)
 
-    async def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+    async def dump(
+        self, group_ids: Sequence[str], *, vectors: bool = False
+    ) -> AsyncGenerator[DumpItem, None]:
         """See ``groups``: a file is read through a snapshot connection of its own, page by page in a
         worker thread; ``:memory:`` in one call on the store's thread."""
         wanted = list(group_ids)

@@ -10,7 +10,7 @@ each, under the group's lock.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 import neo4j
@@ -25,7 +25,7 @@ from .corrections import create_corrections, records
 from .writing import check_record_dims, rows_of, write_rows
 
 
-async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> AsyncIterator[DumpItem]:
+async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> AsyncGenerator[DumpItem, None]:
     """Every record of the groups in dump order, read under their locks."""
     statements = qe.DUMP_WITH_VECTORS if vectors else qe.DUMP_WITHOUT_VECTORS
     decoders: tuple[Callable[[Any], DumpItem], ...] = (

@@ -14,7 +14,7 @@ Schema: ``schema``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -457,7 +457,9 @@ class Neo4jStore:
     async def groups(self) -> list[str]:
         return [r["g"] for r in await self._conn.read(qe.GROUPS, what="groups")]
 
-    async def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncIterator[DumpItem]:
+    async def dump(
+        self, group_ids: Sequence[str], *, vectors: bool = False
+    ) -> AsyncGenerator[DumpItem, None]:
         """See ``groups``: read in one transaction holding the groups' locks."""
         async for item in groups.dump(self._conn, list(group_ids), vectors):
             yield item

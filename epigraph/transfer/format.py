@@ -1,0 +1,316 @@
+"""The dump format: a graph's groups as JSON Lines, versioned and checked line by line.
+
+One JSON object per line (docs/dump-format.md is the reference)::
+
+    {"record": "header", "format": "epigraph-dump", "version": 1, "groups": [...], "vectors": false, ...}
+    {"record": "episode", ...Episode fields}          per group: its episodes,
+    {"record": "entity", ...Entity fields}            entities,
+    {"record": "fact", ...Fact fields}                facts (every time field, provenance, invalidation),
+    {"record": "mention", "group_id", "episode_uuid", "entity_uuid"}       mentions,
+    {"record": "correction", ...Correction fields}    and corrections by hand
+    {"record": "end", "counts": {group: {record: n}}} the last line: a dump without it was cut short
+
+Each record line is its model's fields (``graph.model``, ``graph.corrections``) as pydantic writes them in
+JSON mode, plus ``record`` (its kind; an episode has a field ``kind`` of its own); embeddings only in a
+dump ``vectors: true``. Reading (:func:`read`) checks
+everything before anything is loaded: the header and its version, every line (JSON, kind, fields, types,
+the model's own rules), the group of every record, unique ids, that facts join entities of the dump and
+mentions an episode and an entity of it, and the end line's counts. The first problem is an
+:class:`~epigraph.errors.InputError` naming the file, the line and the field.
+
+Versions: ``VERSION`` is what this epigraph writes; a dump of an older version is read through
+``UPGRADES`` (each brings a record of version v to v + 1) or refused saying why; a newer one is refused
+(upgrade epigraph).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import InputError
+from ..graph.corrections import Correction
+from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
+from ..graph.store import DumpItem, GroupDump
+
+FORMAT = "epigraph-dump"
+VERSION = 1
+"""The format version this epigraph writes (docs/dump-format.md, "Versions")."""
+EPIGRAPH_VERSION = "0.1.0"
+
+Record = dict[str, Any]
+UPGRADES: dict[int, Callable[[Record], Record]] = {}
+"""version v -> the step that rewrites a record line of version v as version v + 1 (none yet: version 1
+is the first)."""
+RETIRED: dict[int, str] = {}
+"""Versions no upgrade reads, and why (none yet)."""
+
+KINDS: dict[str, type[BaseModel]] = {
+    "episode": Episode,
+    "entity": Entity,
+    "fact": Fact,
+    "mention": Mention,
+    "correction": Correction,
+}
+"""Record kinds in the order a group's records are written."""
+EMBEDDINGS = {"episode": "content_embedding", "entity": "name_embedding", "fact": "text_embedding"}
+_KIND_OF: dict[type, str] = {model: kind for kind, model in KINDS.items()}
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Embedding(_Line):
+    name: str
+    dim: int
+
+
+class Header(_Line):
+    record: Literal["header"] = "header"
+    format: Literal["epigraph-dump"] = "epigraph-dump"
+    version: int = VERSION
+    created_at: UtcDatetime
+    epigraph: str = EPIGRAPH_VERSION
+    groups: list[GroupId]
+    vectors: bool = False
+    embedding: Embedding | None = None
+    """The embedder of the vectors (a dump with ``vectors``): a graph with another one embeds again."""
+    schema_: dict[str, list[str]] = Field(default_factory=dict, alias="schema")
+    """The fields of each record kind (documentation: the reader checks records against its models).
+    In JSON ``schema`` (a field of that name would shadow pydantic's)."""
+    doc: str = "docs/dump-format.md"
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+
+
+class End(_Line):
+    record: Literal["end"] = "end"
+    counts: dict[GroupId, dict[str, int]]
+
+
+def schema(vectors: bool) -> dict[str, list[str]]:
+    """The fields each record kind is written with."""
+    return {
+        kind: [name for name in model.model_fields if vectors or name != EMBEDDINGS.get(kind)]
+        for kind, model in KINDS.items()
+    }
+
+
+def header(groups: list[str], vectors: bool, embedding: Embedding | None, now: datetime) -> Header:
+    return Header.model_validate({
+        "created_at": now, "groups": groups, "vectors": vectors,
+        "embedding": embedding if vectors else None, "schema": schema(vectors),
+    })  # fmt: skip
+
+
+def kind_of(item: DumpItem) -> str:
+    """The record kind of ``item`` (``episode``, ``entity``, ...)."""
+    return _KIND_OF[type(item)]
+
+
+def record_line(item: DumpItem, vectors: bool) -> str:
+    """One record as its line (without the newline)."""
+    kind = kind_of(item)
+    exclude = None if vectors or kind not in EMBEDDINGS else {EMBEDDINGS[kind]}
+    body = item.model_dump(mode="json", exclude=exclude)
+    return json.dumps({"record": kind, **body}, ensure_ascii=False)
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Dump:
+    """A whole dump, read and checked: its header and each group's records."""
+
+    header: Header
+    groups: dict[str, GroupDump]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        return {g: _counts(dump) for g, dump in self.groups.items()}
+
+
+@dataclass
+class _Group:
+    records: dict[str, list[Any]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+    lines: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def _counts(dump: GroupDump) -> dict[str, int]:
+    return {
+        "episode": len(dump.episodes), "entity": len(dump.entities), "fact": len(dump.facts),
+        "mention": len(dump.mentions), "correction": len(dump.corrections),
+    }  # fmt: skip
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(self, message: str, line: int | None = None, field: str | None = None) -> InputError:
+        return InputError(message, file=self.source, line=line, field=field)
+
+    def parse(self, text: str, number: int) -> Record:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.error(f"not JSON: {exc.msg} (column {exc.colno})", number) from None
+        if not isinstance(value, dict):
+            raise self.error(f"a line is one JSON object, got {type(value).__name__}", number)
+        return value
+
+    def model(self, model: type[BaseModel], values: Record, number: int) -> Any:
+        try:
+            return model.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or None
+            message = str(first.get("msg")).removeprefix("Value error, ")
+            raise self.error(message, number, where) from None
+
+
+def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
+    """Read and check a whole dump (see the module docstring); the first problem raises InputError."""
+    reader = _Reader(source)
+    numbered: Iterator[tuple[int, str]] = ((n, text) for n, text in enumerate(lines, start=1) if text.strip())
+    first = next(numbered, None)
+    if first is None:
+        raise reader.error("empty: a dump starts with its header line", 1)
+    head = _read_header(reader, *first)
+    upgrade = _upgrades(head.version)
+    groups: dict[str, _Group] = {g: _Group() for g in head.groups}
+    end: tuple[End, int] | None = None
+    for number, text in numbered:
+        if end is not None:
+            raise reader.error(f"a record after the end line (line {end[1]})", number)
+        values = reader.parse(text, number)
+        if values.get("record") == "end":
+            end = (reader.model(End, values, number), number)
+            continue
+        record = upgrade(values)
+        kind = record.pop("record", None)
+        model = KINDS.get(kind) if isinstance(kind, str) else None
+        if model is None:
+            known = ", ".join(["header", *KINDS, "end"])
+            raise reader.error(f"unknown record {kind!r} (a record is one of: {known})", number, "record")
+        item = reader.model(model, record, number)
+        group = groups.get(item.group_id)
+        if group is None:
+            raise reader.error(
+                f"group {item.group_id!r} is not among the header's groups {head.groups}", number, "group_id"
+            )
+        key = (kind, _key(item))
+        if key in group.lines:
+            raise reader.error(f"{kind} {key[1]!r} is already on line {group.lines[key]}", number, "uuid")
+        group.lines[key] = number
+        group.records[kind].append(item)
+    if end is None:
+        raise reader.error(
+            'no end line: the dump was cut short (a complete dump ends with {"record": "end"})'
+        )
+    dump = Dump(head, {g: _group_dump(g, group) for g, group in groups.items()})
+    for g, group in groups.items():
+        _check_references(reader, g, group)
+    _check_counts(reader, dump, *end)
+    return dump
+
+
+def _read_header(reader: _Reader, number: int, text: str) -> Header:
+    values = reader.parse(text, number)
+    if values.get("record") != "header" or values.get("format") != FORMAT:
+        raise reader.error(f"not an epigraph dump: the first line is no {FORMAT!r} header", number, "format")
+    version = values.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise reader.error(f"the format version is a whole number, got {version!r}", number, "version")
+    if version > VERSION:
+        raise reader.error(
+            f"written by a newer epigraph (dump format version {version}; this epigraph reads versions 1 to "
+            f"{VERSION}): upgrade epigraph to load it",
+            number,
+            "version",
+        )
+    if version < 1 or version in RETIRED:
+        why = RETIRED.get(version, "no epigraph ever wrote it")
+        raise reader.error(
+            f"dump format version {version} cannot be loaded: {why} (this epigraph reads versions 1 to "
+            f"{VERSION})",
+            number,
+            "version",
+        )
+    parsed: Header = reader.model(Header, values, number)
+    return parsed
+
+
+def _upgrades(version: int) -> Callable[[Record], Record]:
+    """The steps that bring a record of ``version`` to ``VERSION`` (``UPGRADES``), as one function."""
+    steps = [UPGRADES[v] for v in range(version, VERSION)]
+
+    def upgrade(record: Record) -> Record:
+        for step in steps:
+            record = step(record)
+        return record
+
+    return upgrade
+
+
+def _key(item: Any) -> str:
+    if isinstance(item, Mention):
+        return f"{item.episode_uuid} -> {item.entity_uuid}"
+    return str(item.uuid)
+
+
+def _group_dump(group_id: str, group: _Group) -> GroupDump:
+    r = group.records
+    return GroupDump(
+        group_id, episodes=r["episode"], entities=r["entity"], facts=r["fact"], mentions=r["mention"],
+        corrections=r["correction"],
+    )  # fmt: skip
+
+
+def _check_references(reader: _Reader, group_id: str, group: _Group) -> None:
+    """Facts join entities of the dump; mentions join an episode and an entity of it."""
+    entities = {e.uuid for e in group.records["entity"]}
+    episodes = {e.uuid for e in group.records["episode"]}
+    for fact in group.records["fact"]:
+        for end in ("source_uuid", "target_uuid"):
+            if getattr(fact, end) not in entities:
+                line = group.lines[("fact", fact.uuid)]
+                raise reader.error(
+                    f"fact {fact.uuid!r} points at {getattr(fact, end)!r}, no entity of group {group_id!r} "
+                    "in the dump",
+                    line,
+                    end,
+                )
+    for mention in group.records["mention"]:
+        line = group.lines[("mention", _key(mention))]
+        if mention.episode_uuid not in episodes:
+            raise reader.error(f"no episode {mention.episode_uuid!r} in the dump", line, "episode_uuid")
+        if mention.entity_uuid not in entities:
+            raise reader.error(f"no entity {mention.entity_uuid!r} in the dump", line, "entity_uuid")
+
+
+def _check_counts(reader: _Reader, dump: Dump, end: End, number: int) -> None:
+    held = dump.counts()
+    for group_id in sorted(held.keys() | end.counts.keys()):
+        said, found = end.counts.get(group_id, {}), held.get(group_id, {})
+        for kind in KINDS:
+            if said.get(kind, 0) != found.get(kind, 0):
+                raise reader.error(
+                    f"the end line counts {said.get(kind, 0)} {kind} record(s) of group {group_id!r}; the "
+                    f"dump holds {found.get(kind, 0)} (cut or edited)",
+                    number,
+                    f"counts.{group_id}.{kind}",
+                )
+
+
+def end_line(counts: Mapping[str, Mapping[str, int]]) -> str:
+    return json.dumps(End(counts={g: dict(c) for g, c in counts.items()}).model_dump(mode="json"))

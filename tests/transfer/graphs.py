@@ -1,0 +1,112 @@
+"""Graphs the export and load tests move between stores: the quickstart conversation (its recorded
+answers) and the tiny LoCoMo file of the CLI tests imported through its detected mapping (scripted
+answers below), each with corrections by hand on top."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from epigraph import KnowledgeGraph
+from epigraph.pipeline.importers.plan import iter_inputs, plan_without_llm
+from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import ScriptedLLM
+from tests.edit.conftest import ingest_quickstart
+
+LOCOMO = Path(__file__).resolve().parents[1] / "cli" / "locomo_tiny.json"
+
+# per turn of locomo_tiny.json: its entities and facts (source, target, relation, sentence, valid_at)
+TURNS: dict[str, tuple[list[str], list[tuple[str, str, str, str, str | None]]]] = {
+    "Noah! I finally finished my first marathon.": (
+        ["Mia", "Noah", "marathon"],
+        [("Mia", "marathon", "FINISHED", "Mia finished her first marathon.", "2023-03-03T09:15:00Z")],
+    ),
+    "Amazing. I just adopted a cat called Pixel.": (
+        ["Noah", "Pixel"],
+        [("Noah", "Pixel", "ADOPTED", "Noah adopted a cat called Pixel.", "2023-03-03T09:15:00Z")],
+    ),
+    "Send me a photo of Pixel!": (["Mia", "Pixel"], []),
+    "Pixel knocked my plant over again.": (
+        ["Noah", "Pixel", "plant"],
+        [("Pixel", "plant", "KNOCKED_OVER", "Pixel knocked Noah's plant over.", None)],
+    ),
+    "I signed up for the Lisbon marathon in October.": (
+        ["Mia", "Lisbon marathon"],
+        [("Mia", "Lisbon marathon", "SIGNED_UP_FOR", "Mia signed up for the Lisbon marathon.", None)],
+    ),
+}
+
+
+def _turn(variables: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str, str, str, str | None]]]:
+    episode = str(variables["episode"])
+    return TURNS[episode.split(": ", 1)[1].strip()]
+
+
+def locomo_reply(request: ChatRequest) -> str:
+    """The scripted answers of the tiny LoCoMo conversation (unknown names resolve as new)."""
+    v = request.variables
+    name = request.prompt_name
+    if name == "extract_entities":
+        return "\n".join(json.dumps({"name": n}) for n in _turn(v)[0])
+    keys = ("source", "target", "relation", "fact", "valid_at")
+    if name == "extract_facts":
+        return "\n".join(json.dumps(dict(zip(keys, f, strict=True))) for f in _turn(v)[1])
+    if name == "extract_combined":
+        entities, facts = _turn(v)
+        lines = [{"type": "entity", "name": n} for n in entities]
+        lines += [{"type": "fact", **dict(zip(keys, f, strict=True))} for f in facts]
+        return "\n".join(json.dumps(line) for line in lines)
+    if name == "resolve_episode":
+        entities = [{"id": q["id"], "reasoning": "new", "duplicate_of": None} for q in v["entities"]]
+        facts = [
+            {"id": f["id"], "reasoning": "new", "duplicate_of": [], "contradicts": []} for f in v["facts"]
+        ]
+        return json.dumps({"entities": entities, "facts": facts})
+    if name == "date_fact":
+        return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
+    if name == "summarize_entities":
+        return json.dumps({"summaries": [{"id": e["id"], "summary": e["name"] + "."} for e in v["entities"]]})
+    raise AssertionError(f"unexpected prompt {name}")
+
+
+def locomo_inputs(group_id: str) -> list[EpisodeInput]:
+    plan = plan_without_llm(LOCOMO, "auto", group_id=group_id)
+    return [item for item in iter_inputs(plan) if isinstance(item, EpisodeInput)]
+
+
+async def ingest_locomo(kg: KnowledgeGraph) -> None:
+    results = await kg.add_episodes(locomo_inputs(kg.group_id))
+    assert len(results) == 5 and all(r.ok for r in results), [r.error for r in results]
+
+
+async def quickstart_with_corrections(kg: KnowledgeGraph) -> None:
+    """The quickstart graph, then a fact added by hand, a merge and its undo, a retirement."""
+    await ingest_quickstart(kg)
+    await kg.add_fact("Bob", "knows", "Carol", valid_at="2001-09-01", author="alice")
+    merge = await kg.merge_entities("Globex", "Acme", author="alice")
+    await kg.undo(merge.uuid, author="bob")
+    sorbonne = next(iter((await kg.entity("Sorbonne")).current))
+    await kg.retire_fact(sorbonne.uuid, at="2024-05-01", author="alice", reason="he retired")
+
+
+async def locomo_with_corrections(kg: KnowledgeGraph) -> None:
+    """The tiny LoCoMo graph, then a rename and a merge (the Lisbon marathon is one marathon)."""
+    await ingest_locomo(kg)
+    await kg.rename_entity("Pixel", "Pixel the cat", author="mia")
+    await kg.merge_entities("Lisbon marathon", "marathon", author="mia", reason="one marathon")
+
+
+BUILDERS = {
+    "quickstart": (quickstart_with_corrections, None),
+    "locomo": (locomo_with_corrections, locomo_reply),
+}
+
+
+def llm_for(name: str) -> ScriptedLLM:
+    from tests.edit.conftest import quickstart_llm
+
+    reply = BUILDERS[name][1]
+    return quickstart_llm() if reply is None else ScriptedLLM(reply)
