@@ -423,8 +423,8 @@ class KnowledgeGraph:
         name = author or self.settings.author
         if not name:
             raise UsageError(
-                "a correction names its author: pass author='alice' (or 'person:alice'), or set "
-                "EPIGRAPH_AUTHOR"
+                "a correction names its author, a person (alice, or person:alice): pass author= (the CLI: "
+                "--by; HTTP and MCP: author), or set EPIGRAPH_AUTHOR"
             )
         try:
             return author_of(name)

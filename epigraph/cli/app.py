@@ -7,6 +7,8 @@
     epigraph search "where does Alice live?" --as-of 2023-06-01
     epigraph ask "where did Alice live in 2022?"    # streamed answer with cited facts and episodes
     epigraph entity Alice --html alice.html
+    epigraph fact add Bob "works at" Acme --by alice;  epigraph entity merge Bob Robert;  epigraph undo ID
+    epigraph export graph.jsonl;  EPIGRAPH_NEO4J_URI=bolt://... epigraph load graph.jsonl
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
     epigraph communities --rebuild; epigraph communities --as-of 2023-06-01; epigraph conversations chat-7
     epigraph model start                           # the local model (epigraph[local-model]); stop, status
@@ -40,7 +42,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
-from . import ask, failures, ingest, model, overview, read, serve, worker
+from . import ask, edit, failures, ingest, model, overview, read, serve, transfer, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
@@ -48,6 +50,8 @@ COMMANDS: tuple[Register, ...] = (
     read.register,  # search, entity, episodes, stats
     overview.register,  # communities, conversations
     ask.register,  # ask
+    edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)
+    transfer.register,  # export, load
     model.register,  # model start|stop|status
     serve.register,  # serve, mcp
     worker.register,  # worker (Kafka)

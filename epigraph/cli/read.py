@@ -1,5 +1,6 @@
 """Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
-entity's view; ``--html [FILE]`` also writes its interactive view, ``--svg FILE`` a static picture),
+entity's view with its corrections by hand; ``--html [FILE]`` also writes its interactive view, ``--svg
+FILE`` a static picture; ``entity merge|unmerge|rename`` are corrections, in ``edit``),
 ``episodes`` (newest first) and ``stats``.
 
 They read a graph that exists: a missing store file is an error (exit 1) and is never created, and a
@@ -16,6 +17,7 @@ from ..errors import UsageError
 from ..graph.model import EpisodeStatus
 from ..graph.search import DEFAULT, RECIPES, SearchResults
 from ..present import EpisodeList, StatsView
+from . import edit
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg
 
@@ -31,8 +33,13 @@ def register(command: AddCommand) -> None:
     p.add_argument("--recipe", type=recipe_arg, metavar="NAME", help=f"one of {', '.join(sorted(RECIPES))}")
     p.add_argument("--limit", type=positive_arg, metavar="N", help="results per kind")
 
-    p = command("entity", cmd_entity, "one entity: summary, aliases, facts, history, episodes")
-    p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid")
+    p = command(
+        "entity",
+        cmd_entity,
+        "one entity: summary, aliases, facts, history, episodes (or merge, unmerge, rename)",
+    )
+    p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid; or merge, unmerge, rename")
+    edit.entity_options(p)
     picture = p.add_mutually_exclusive_group()
     picture.add_argument("--svg", metavar="FILE", help="also write a static picture of its neighbourhood")
     picture.add_argument(
@@ -84,6 +91,10 @@ def _write(target: Path, text: str) -> Path:
 
 
 async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
+    if args.name in edit.ENTITY_ACTIONS and args.words:
+        return await edit.entity_action(cli, args)
+    if args.words:
+        raise UsageError(f"`epigraph entity NAME` takes one name; got also {' '.join(args.words)!r}")
     async with graph(cli, existing=True) as kg:
         view = await kg.entity(args.name)
         picture = await kg.subgraph(view.entity.uuid, include_retired=True) if args.html is not None else None

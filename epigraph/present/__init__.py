@@ -6,14 +6,17 @@
 - :mod:`.frames` — pandas DataFrames and networkx graphs (optional imports);
 - :mod:`.draw` — ``GraphDrawing``: a small subgraph as a self-contained SVG;
 - :mod:`.listing` — ``EpisodeList`` and ``StatsView``: the listings ``epigraph episodes`` / ``stats``
-  print and a notebook shows.
+  print and a notebook shows;
+- :mod:`.corrections` — corrections by hand: what one did in a line, its JSON, and ``CorrectionList``
+  (``epigraph corrections``).
 
 It sits below search (``graph.search``' result types describe themselves as tables and rows and this
 package draws them), so it knows the graph's model, not the readers.
 """
 
+from .corrections import CorrectionList
 from .draw import GraphDrawing
 from .listing import EpisodeList, StatsView
 from .tables import Table, TableView
 
-__all__ = ["EpisodeList", "GraphDrawing", "StatsView", "Table", "TableView"]
+__all__ = ["CorrectionList", "EpisodeList", "GraphDrawing", "StatsView", "Table", "TableView"]

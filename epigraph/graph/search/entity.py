@@ -24,10 +24,11 @@ from typing import Any
 from ...embed import Embedder
 from ...errors import EntityNotFound
 from ...present import frames
+from ...present.corrections import correction_dict, describe
 from ...present.draw import GraphDrawing, subgraph_drawing
 from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
-from ..corrections import Correction, correction_dict, describe
+from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import FactFilter, GraphStore
 from ..temporal import EVERYTHING, interval, is_current
@@ -134,8 +135,8 @@ class EntityView(TableView):
                 shorten(r.fact.text, 70),
                 fmt_validity(r.fact),
                 fmt_time(r.retired_at),
-                shorten(r.by_fact.text, 50) if r.by_fact else "",
-                _retired_by(r),
+                shorten(r.by_fact.text, 50) if r.by_fact else _by_hand(r.by_correction),
+                _episode_ref(r.by_episode),
             )
             for r in self.history
         )
@@ -191,12 +192,8 @@ def _episode_ref(episode: Episode | None) -> str:
     return f"{fmt_time(episode.reference_time)} {shorten(episode.content, 40)} ({episode.uuid[:8]})"
 
 
-def _retired_by(retired: RetiredFact) -> str:
-    """What retired a fact, in the table's last cell: the episode, or the person who did it by hand."""
-    if retired.by_correction is not None:
-        correction = retired.by_correction
-        return f"{fmt_time(correction.created_at)} {correction.author}, by hand ({correction.uuid[:8]})"
-    return _episode_ref(retired.by_episode)
+def _by_hand(correction: Correction | None) -> str:
+    return f"{correction.author}, by hand" if correction is not None else ""
 
 
 async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
