@@ -19,7 +19,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..client import KnowledgeGraph
-from . import docs, http_errors, routes_ask, routes_episodes, routes_explore, routes_overview, routes_read
+from . import (
+    docs,
+    http_errors,
+    routes_ask,
+    routes_edit,
+    routes_episodes,
+    routes_explore,
+    routes_overview,
+    routes_read,
+    routes_transfer,
+)
 from .auth import Keys
 from .deps import API_VERSION, state_of
 from .schemas import BodyLimit, Limits
@@ -60,13 +70,18 @@ def create_app(
         responses={400: {"description": unreadable, "content": {"text/plain": {}}}},
     )
     app.state.server = state
-    app.add_middleware(BodyLimit, max_bytes=state.limits.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, max_bytes=state.limits.max_body_bytes, max_dump_bytes=state.limits.max_dump_bytes
+    )
     http_errors.install(app)
 
     app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_overview.router, prefix=f"/{API_VERSION}")
     app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
+    app.include_router(routes_edit.router, prefix=f"/{API_VERSION}")
+    app.include_router(routes_edit.group_router, prefix=f"/{API_VERSION}")
+    app.include_router(routes_transfer.router, prefix=f"/{API_VERSION}")
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)
     _health(app)

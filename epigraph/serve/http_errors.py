@@ -1,9 +1,10 @@
 """Every error the HTTP API answers, mapped to a status code in one place, each body
 ``{"detail": ..., "field": ...}``: bad input 422 (a body that is not UTF-8 JSON too, saying where it
-broke), unknown things 404, a body over the limit 413, the LLM failing 502, the store failing, the
-server stopping or no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow``
-every method the path answers (Starlette names only the first route's). schemathesis checks the
-documented responses (``tests/serve/test_fuzz``).
+broke), unknown things 404, a write the graph changed under (or a load into a group that is not
+empty) 409, a body over the limit 413, the LLM failing 502, the store failing, the server stopping or
+no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow`` every method the path
+answers (Starlette names only the first route's). schemathesis checks the documented responses
+(``tests/serve/test_fuzz``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from ..errors import ConfigError, LLMError, NotFound, StoreError
+from ..errors import ConfigError, ConflictError, InputError, LLMError, NotFound, StoreError
 from .auth import AuthError, BadGroup
 from .schemas import LimitExceeded, error_body
 from .service import ServerStopping
@@ -117,6 +118,14 @@ def install(app: FastAPI) -> None:
         field = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
         message = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors)
         return json_error(422, field, message[:2000])
+
+    @app.exception_handler(InputError)
+    async def input_error(_: Request, exc: InputError) -> JSONResponse:
+        return json_error(422, exc.field, str(exc))
+
+    @app.exception_handler(ConflictError)
+    async def conflict(_: Request, exc: ConflictError) -> JSONResponse:
+        return json_error(409, None, str(exc))
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

@@ -2,7 +2,10 @@
 HTTP, with the same keys, groups, limits and ingestion workers as the HTTP API.
 
 Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``,
-``communities``, ``update_communities``, ``conversations``, ``conversation``, ``update_conversations``.
+``communities``, ``update_communities``, ``conversations``, ``conversation``, ``update_conversations``;
+corrections by hand (``add_fact``, ``retire_fact``, ``edit_fact``, ``delete_fact``, ``merge_entities``,
+``unmerge_entities``, ``rename_entity``, ``undo_correction``, ``list_corrections``, ``delete_group``) and
+``export_group`` / ``load_group`` (a dump as text, up to ``Limits.max_dump_bytes``).
 Over HTTP the key comes with each request (``Authorization: Bearer KEY``); over stdio the host that
 starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 401/403, nothing more.
 """
@@ -19,8 +22,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from ..ask import AskMode
 from ..client import KnowledgeGraph
 from ..config import Settings
-from ..errors import NotFound, UsageError
-from . import service
+from ..errors import ConflictError, NotFound, UsageError
+from . import editing, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
 from .schemas import EpisodeIn, LimitExceeded, Limits, Timestamp
 from .service import ServerState, running
@@ -43,6 +46,8 @@ async def guarded(call: Awaitable[T]) -> T:
         raise ToolError(f"{exc.status} {exc.field}: {exc.message}") from None
     except (NotFound, UsageError, ValueError) as exc:
         raise ToolError(str(exc)) from None
+    except ConflictError as exc:
+        raise ToolError(f"409: {exc}") from None
 
 
 GroupOf = Callable[[Context, str], str]
@@ -65,6 +70,8 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
     _writing_tools(server, state, group)
     _reading_tools(server, state, group)
     _overview_tools(server, state, group)
+    _correcting_tools(server, state, group)
+    _moving_tools(server, state, group)
     return server
 
 
@@ -156,6 +163,126 @@ def _overview_tools(server: MCPServer, state: ServerState, group: GroupOf) -> No
     ) -> dict[str, Any]:
         """Fold new episodes into the summaries of the conversations named (default: every one behind)."""
         return await guarded(service.update_conversations(state, group(ctx, group_id), keys, rebuild=rebuild))
+
+
+def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+    @server.tool()
+    async def add_fact(
+        group_id: str, source: str, relation: str, target: str, author: str, ctx: Context,
+        text: str | None = None, valid_at: datetime | None = None, invalid_at: datetime | None = None,
+        create: bool = False, reason: str = "",
+    ) -> dict[str, Any]:  # fmt: skip
+        """Add a fact by hand between two entities (uuid, name or alias; create: make missing ones);
+        author: the person (alice). Returns the correction."""
+        body = editing.FactIn(
+            source=source, relation=relation, target=target, author=author, text=text, valid_at=valid_at,
+            invalid_at=invalid_at, create=create, reason=reason,
+        )  # fmt: skip
+        return await guarded(editing.add_fact(state, group(ctx, group_id), body))
+
+    @server.tool()
+    async def retire_fact(
+        group_id: str, uuid: str, author: str, ctx: Context, at: datetime | None = None, reason: str = ""
+    ) -> dict[str, Any]:
+        """The fact stopped being true at ``at`` (default: now)."""
+        body = editing.RetireIn(author=author, at=at, reason=reason)
+        return await guarded(editing.retire_fact(state, group(ctx, group_id), uuid, body))
+
+    @server.tool()
+    async def edit_fact(
+        group_id: str, uuid: str, author: str, ctx: Context, text: str | None = None,
+        relation: str | None = None, valid_at: datetime | None = None, invalid_at: datetime | None = None,
+        clear_valid_at: bool = False, clear_invalid_at: bool = False, reason: str = "",
+    ) -> dict[str, Any]:  # fmt: skip
+        """Correct a fact's text, relation or times in place (clear_*: remove a time)."""
+        fields: dict[str, Any] = {"author": author, "reason": reason, "text": text, "relation": relation}
+        for name, value, clear in (("valid_at", valid_at, clear_valid_at), ("invalid_at", invalid_at,
+                                                                            clear_invalid_at)):  # fmt: skip
+            if value is not None or clear:
+                fields[name] = value
+        body = editing.FactEdit.model_validate(fields)
+        return await guarded(editing.edit_fact(state, group(ctx, group_id), uuid, body))
+
+    @server.tool()
+    async def delete_fact(
+        group_id: str, uuid: str, author: str, ctx: Context, reason: str = ""
+    ) -> dict[str, Any]:
+        """Delete a fact (the facts it retired come back); undo restores it."""
+        return await guarded(editing.delete_fact(state, group(ctx, group_id), uuid, author, reason))
+
+    @server.tool()
+    async def merge_entities(
+        group_id: str, keep: str, merge: str, author: str, ctx: Context, reason: str = ""
+    ) -> dict[str, Any]:
+        """Fold the entity ``merge`` into ``keep`` (names, facts, mentions); undoable."""
+        body = editing.MergeIn(keep=keep, merge=merge, author=author, reason=reason)
+        return await guarded(editing.merge(state, group(ctx, group_id), body))
+
+    @server.tool()
+    async def unmerge_entities(
+        group_id: str, entity: str, author: str, ctx: Context, reason: str = ""
+    ) -> dict[str, Any]:
+        """Undo the latest merge into the entity."""
+        body = editing.UnmergeIn(entity=entity, author=author, reason=reason)
+        return await guarded(editing.unmerge(state, group(ctx, group_id), body))
+
+    @server.tool()
+    async def rename_entity(
+        group_id: str, entity: str, name: str, author: str, ctx: Context, keep_alias: bool = True,
+        reason: str = "",
+    ) -> dict[str, Any]:  # fmt: skip
+        """Rename an entity (the old name stays an alias unless keep_alias is false)."""
+        body = editing.RenameIn(entity=entity, name=name, keep_alias=keep_alias, author=author, reason=reason)
+        return await guarded(editing.rename(state, group(ctx, group_id), body))
+
+    @server.tool()
+    async def undo_correction(
+        group_id: str, correction: str, author: str, ctx: Context, reason: str = ""
+    ) -> dict[str, Any]:
+        """Apply a correction backwards (refused when the graph changed since)."""
+        body = editing.UndoIn(correction=correction, author=author, reason=reason)
+        return await guarded(editing.undo(state, group(ctx, group_id), body))
+
+    @server.tool()
+    async def list_corrections(
+        group_id: str, ctx: Context, entity: str | None = None, limit: int = 50
+    ) -> dict[str, Any]:
+        """The corrections by hand, newest first (of one entity, if named): who, when, what, why."""
+        return await guarded(
+            editing.corrections(state, group(ctx, group_id), entity, max(1, min(limit, 1000)))
+        )
+
+    @server.tool()
+    async def delete_group(group_id: str, confirm: str, ctx: Context) -> dict[str, Any]:
+        """Delete everything in the group (not undoable): confirm must repeat the group's id."""
+        return await guarded(editing.delete_group(state, group(ctx, group_id), confirm))
+
+
+def _moving_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+    @server.tool()
+    async def export_group(group_id: str, ctx: Context, vectors: bool = False) -> dict[str, Any]:
+        """The group as a JSON Lines dump (docs/dump-format.md), from one consistent read."""
+        chosen = group(ctx, group_id)
+
+        async def collect() -> dict[str, Any]:
+            lines, size = [], 0
+            async for line in editing.export_lines(state, chosen, vectors):
+                size += len(line) + 1
+                if size > state.limits.max_dump_bytes:
+                    over = f"the dump is over {state.limits.max_dump_bytes} bytes"
+                    raise LimitExceeded(413, "dump", f"{over}: use GET .../export or `epigraph export`")
+                lines.append(line)
+            return {"group_id": chosen, "dump": "\n".join(lines) + "\n", "lines": len(lines)}
+
+        return await guarded(collect())
+
+    @server.tool()
+    async def load_group(group_id: str, dump: str, ctx: Context) -> dict[str, Any]:
+        """Load a one-group dump (the text export_group returns) into the empty group ``group_id``."""
+        chosen = group(ctx, group_id)
+        if len(dump.encode("utf-8")) > state.limits.max_dump_bytes:
+            raise ToolError(f"413 dump: larger than {state.limits.max_dump_bytes} bytes")
+        return await guarded(editing.load(state, chosen, dump))
 
 
 async def run_mcp(

@@ -33,6 +33,8 @@ class Limits:
     max_head_bytes: int = 262_144
     """The request line and headers (uvicorn's h11 buffer; over it: 400 in plain text): room for the
     longest URL the API documents, every parameter at its maximum length, percent-encoded."""
+    max_dump_bytes: int = 200_000_000
+    """The body of a load (``POST .../load``: a dump); larger dumps: ``epigraph load`` on the store."""
     max_batch: int = 100
     max_episode_chars: int = 20_000
     max_question_chars: int = 2_000
@@ -186,18 +188,21 @@ class ConversationsUpdateIn(BaseModel):
 
 
 class BodyLimit:
-    """ASGI middleware: 413 for a request body over ``max_bytes`` (declared or streamed)."""
+    """ASGI middleware: 413 for a request body over ``max_bytes`` (declared or streamed); a load's body
+    (a path ending in ``/load``: a dump) may have up to ``max_dump_bytes``."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, max_dump_bytes: int | None = None) -> None:
         self.app, self.max_bytes = app, max_bytes
+        self.max_dump_bytes = max_bytes if max_dump_bytes is None else max_dump_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.max_dump_bytes if str(scope.get("path", "")).endswith("/load") else self.max_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(send, limit)
             return
         seen, started = 0, False
 
@@ -206,8 +211,8 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge(self.max_bytes)
+                if seen > limit:
+                    raise _TooLarge(limit)
             return message
 
         async def sending(message: Message) -> None:
@@ -219,10 +224,10 @@ class BodyLimit:
             await self.app(scope, counted, sending)
         except _TooLarge:
             if not started:
-                await self._refuse(send)
+                await self._refuse(send, limit)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(error_body("body", _TooLarge(self.max_bytes).detail)).encode()
+    async def _refuse(self, send: Send, limit: int) -> None:
+        body = json.dumps(error_body("body", _TooLarge(limit).detail)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -5,6 +5,7 @@ ask and remove, with the same keys and groups as the HTTP API (the stdio session
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,9 @@ TOOLS = {
 }  # fmt: skip
 CONTEXT_TOOLS = ["search_facts", "entities", "episodes_of", "conversations_of", "search_episodes"]
 """The default path's retrieval steps (``epigraph.ask.context.PARTS``)."""
+CORRECTING = {"add_fact", "retire_fact", "edit_fact", "delete_fact", "merge_entities", "unmerge_entities",
+              "rename_entity", "undo_correction", "list_corrections", "delete_group"}  # fmt: skip
+MOVING = {"export_group", "load_group"}
 
 
 async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, Any]:
@@ -75,7 +79,7 @@ async def _overview_checks(session: ClientSession, uuid: str) -> None:
 
 async def _session_checks(session: ClientSession) -> None:
     tools = await session.list_tools()
-    assert {t.name for t in tools.tools} == TOOLS
+    assert {t.name for t in tools.tools} == TOOLS | CORRECTING | MOVING
     episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z", "source": "chat"}]
     ok, accepted = await _call(session, "add_episodes", group_id="alpha", episodes=episodes)
     assert ok and accepted["episodes"][0]["status"] == "pending", accepted
@@ -104,6 +108,47 @@ async def _session_checks(session: ClientSession) -> None:
     assert ok and removed["episode"] == uuid
     ok, gone = await _call(session, "episode_status", group_id="alpha", uuid=uuid)
     assert not ok and "no episode" in gone
+    await _correction_checks(session)
+
+
+async def _correction_checks(session: ClientSession) -> None:
+    """Corrections, export and load as tools, scoped by the same key."""
+    episodes = [{"content": "Carol met Dave.", "reference_time": "2024-05-02T10:00:00Z"}]
+    ok, accepted = await _call(session, "add_episodes", group_id="alpha", episodes=episodes)
+    await _until_done(session, "alpha", accepted["episodes"][0]["uuid"])
+    ok, added = await _call(session, "add_fact", group_id="alpha", source="Carol", relation="lives in",
+                            target="Oslo", author="alice", create=True)  # fmt: skip
+    assert ok and added["description"] == "added 'Carol lives in Oslo'" and added["author"] == "person:alice"
+    fact = added["after"]["facts"][0]["uuid"]
+    ok, edited = await _call(session, "edit_fact", group_id="alpha", uuid=fact, author="alice",
+                             valid_at="2020-01-01T00:00:00Z")  # fmt: skip
+    assert ok and edited["after"]["facts"][0]["valid_at"] == "2020-01-01T00:00:00Z"
+    ok, cleared = await _call(session, "edit_fact", group_id="alpha", uuid=fact, author="alice",
+                              clear_valid_at=True)  # fmt: skip
+    assert ok and cleared["after"]["facts"][0]["valid_at"] is None
+    ok, merged = await _call(
+        session, "merge_entities", group_id="alpha", keep="Carol", merge="Dave", author="bob"
+    )
+    assert ok and merged["operation"] == "merge_entities"
+    ok, listed = await _call(session, "list_corrections", group_id="alpha", entity="Carol")
+    assert ok and [c["operation"] for c in listed["corrections"]][:2] == ["merge_entities", "edit_fact"]
+    ok, undone = await _call(session, "unmerge_entities", group_id="alpha", entity="Carol", author="bob")
+    assert ok and undone["undoes"] == merged["uuid"]
+    ok, missing = await _call(session, "retire_fact", group_id="alpha", uuid="no-such", author="bob")
+    assert not ok and "no fact 'no-such'" in missing
+    ok, refused = await _call(session, "add_fact", group_id="beta", source="A", relation="knows", target="B",
+                              author="alice")  # fmt: skip
+    assert not ok and "403" in refused
+    ok, dump = await _call(session, "export_group", group_id="alpha")
+    assert ok and dump["dump"].startswith('{"record": "header"')
+    ok, loaded = await _call(session, "load_group", group_id="alpha-copy", dump=dump["dump"])
+    assert not ok and "403" in loaded  # the stdio key names only alpha
+    ok, broken = await _call(session, "load_group", group_id="alpha", dump=dump["dump"][:-40])
+    assert not ok and re.search(r"body:\d+: not JSON", broken)
+    ok, deleted = await _call(session, "delete_group", group_id="alpha", confirm="alpha")
+    assert ok and deleted["deleted"]["entities"] >= 3
+    ok, loaded = await _call(session, "load_group", group_id="alpha", dump=dump["dump"])
+    assert ok and loaded["groups"]["alpha"]["correction"] == 5
 
 
 async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
