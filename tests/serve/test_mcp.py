@@ -5,8 +5,8 @@ ask and remove, with the same keys and groups as the HTTP API (the stdio session
 from __future__ import annotations
 
 import asyncio
-import re
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
