@@ -30,6 +30,7 @@ from epigraph.graph.model import Entity, Episode, Fact, Mention, epoch_us
 from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
 from epigraph.graph.neo4j import cypher_derived as qd
+from epigraph.graph.neo4j import cypher_edit as qe
 from epigraph.graph.neo4j import cypher_search as qs
 from epigraph.graph.neo4j.lucene import (
     MAX_TERMS,
@@ -717,7 +718,7 @@ def _details(plan: dict) -> list[tuple[str, str]]:
 
 _HINTED_STATEMENTS = {
     name: value
-    for module in (q, qs, qd)
+    for module in (q, qs, qd, qe)
     for name, value in vars(module).items()
     if name.isupper() and not name.startswith("_") and isinstance(value, str) and "INDEX SEEK" in value
 }
@@ -727,6 +728,7 @@ _LIST_PARAMS = {"uuids", "frontier", "seen", "removed", "relations", "labels", "
 
 def test_the_write_statements_keep_their_plan() -> None:
     assert {"WRITE_EPISODE", "UNCHANGED_ENTITIES", "SCAN_FACTS_VECTOR", "COUNT_FACTS_KNOWN"} <= set(_HINTED)
+    assert {"MENTIONS_OF", "FACTS_TOUCHING", "DELETE_ENTITIES", "GET_CORRECTION"} <= set(_HINTED)
     assert q.WRITE_EPISODE.startswith(q._FIXED_PLAN) and q.UNCHANGED_ENTITIES.startswith(q._FIXED_PLAN)
 
 
