@@ -33,7 +33,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..errors import StoreError
-from .model import Entity, Fact, GroupId, Mention, UtcDatetime, Uuid, inverted_interval, new_uuid, utc_now
+from .model import Entity, Fact, GroupId, Mention, UtcDatetime, Uuid, new_uuid, records_problem, utc_now
 
 AUTHOR_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}:[^\x00-\x1f\x7f-\x9f]{1,128}")
 """Who made a correction: ``kind:name``, e.g. ``person:alice`` (a person, not an episode or a model)."""
@@ -144,13 +144,10 @@ class Correction(_Frozen):
         event time ends before it starts, or a fact or mention left pointing at a deleted entity."""
         sides = (("before", self.before), ("after", self.after))
         for side_name, side in sides:
-            records: list[Entity | Fact | Mention] = [*side.entities, *side.facts, *side.mentions]
-            for item in records:
-                if item.group_id != self.group_id:
-                    raise StoreError(
-                        f"{type(item).__name__} of group {item.group_id!r} in a correction of group "
-                        f"{self.group_id!r}: nothing crosses groups"
-                    )
+            records = [*side.entities, *side.facts, *side.mentions]
+            problem = records_problem(self.group_id, records, "the correction")
+            if problem:
+                raise StoreError(problem)
             for kind, keys in (
                 ("entity", [e.uuid for e in side.entities]),
                 ("fact", [f.uuid for f in side.facts]),
@@ -162,10 +159,6 @@ class Correction(_Frozen):
         both = {mention_key(m) for m in self.before.mentions} & {mention_key(m) for m in self.after.mentions}
         if both:
             raise StoreError(f"mention {sorted(both)[0]!r} is both removed and added by the correction")
-        for fact in self.after.facts:
-            problem = inverted_interval(fact)
-            if problem:
-                raise StoreError(f"{problem}; the correction was refused")
         deleted = set(self.plan().delete_entities)
         for fact in self.after.facts:
             gone = deleted & {fact.source_uuid, fact.target_uuid}

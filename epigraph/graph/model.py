@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid as uuidlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
@@ -276,6 +276,22 @@ def inverted_interval(fact: Fact) -> str | None:
         f"fact {fact.uuid[:80]!r}: invalid_at {fact.invalid_at.isoformat()} is before "
         f"valid_at {fact.valid_at.isoformat()}"
     )
+
+
+def records_problem(group_id: str, records: Iterable[BaseModel], what: str) -> str | None:
+    """What no store may hold among ``records`` written as ``what`` (e.g. "a write") of ``group_id``: a
+    record of another group, or a fact whose event time ends before it starts (``inverted_interval``:
+    a ``model_copy`` can carry one past the model's own check). ``None`` when there is nothing."""
+    for item in records:
+        other = getattr(item, "group_id", group_id)
+        if other != group_id:
+            kind = type(item).__name__
+            return f"{kind} of group {other!r} in {what} of group {group_id!r}: nothing crosses groups"
+        if isinstance(item, Fact):
+            problem = inverted_interval(item)
+            if problem:
+                return f"{problem}; {what} was refused"
+    return None
 
 
 class Mention(_Frozen):

@@ -30,7 +30,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 from ..errors import StoreError
 from .derived import Community, ConversationSummary
 from .corrections import Correction
-from .model import Entity, Episode, EpisodeStatus, Fact, Mention, inverted_interval
+from .model import Entity, Episode, EpisodeStatus, Fact, Mention, records_problem
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
 from .temporal import TimeFilter as TimeFilter
@@ -81,18 +81,10 @@ class EpisodeWrite:
         """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
         mention of another group than the episode's, or a fact whose event time ends before it starts
         (``model.inverted_interval``: a ``model_copy`` can carry one past the model's own check)."""
-        group_id = self.episode.group_id
-        items: list[Entity | Fact | Mention] = [*self.entities, *self.facts, *self.mentions]
-        for item in items:
-            if item.group_id != group_id:
-                raise StoreError(
-                    f"{type(item).__name__} of group {item.group_id!r} in a write for group {group_id!r}: "
-                    "nothing crosses groups"
-                )
-        for fact in self.facts:
-            problem = inverted_interval(fact)
-            if problem:
-                raise StoreError(f"{problem}; the episode write was refused")
+        records = [*self.entities, *self.facts, *self.mentions]
+        problem = records_problem(self.episode.group_id, records, "the episode write")
+        if problem:
+            raise StoreError(problem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +104,7 @@ DumpItem = Episode | Entity | Fact | Mention | Correction
 
 @dataclass(frozen=True, slots=True)
 class GroupDump:
-    """Everything of one group, as ``GraphStore.load_group`` writes it (see ``graph.dump`` for the file)."""
+    """Everything of one group, as ``GraphStore.load_group`` writes it (``transfer.format``: the file)."""
 
     group_id: str
     episodes: Sequence[Episode] = ()
@@ -124,18 +116,10 @@ class GroupDump:
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another
         group, or a fact whose event time ends before it starts."""
-        records: list[DumpItem] = [*self.episodes, *self.entities, *self.facts, *self.mentions]
-        records += self.corrections
-        for item in records:
-            if item.group_id != self.group_id:
-                raise StoreError(
-                    f"{type(item).__name__} of group {item.group_id!r} in a load of group "
-                    f"{self.group_id!r}: nothing crosses groups"
-                )
-        for fact in self.facts:
-            problem = inverted_interval(fact)
-            if problem:
-                raise StoreError(f"{problem}; the load was refused")
+        records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections]
+        problem = records_problem(self.group_id, records, "the load")
+        if problem:
+            raise StoreError(problem)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ import pydantic_core
 
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, IngestReport, Invalidation, Mention, epoch_us, normalize_name
+from ..store import StoreStats
 from ..temporal import start_key
 from . import cypher_search as qs
 
@@ -304,6 +305,12 @@ def mention_row(mention: Mention) -> Props:
         "episode_uuid": mention.episode_uuid,
         "entity_uuid": mention.entity_uuid,
     }
+
+
+def stats_from(record: Mapping[str, Any]) -> StoreStats:
+    """The counts of ``cypher.STATS``."""
+    fields = ("episodes", "entities", "facts", "current_facts", "mentions")
+    return StoreStats(**{name: int(record[name]) for name in fields})
 
 
 def mention_from(group_id: str, row: Mapping[str, Any]) -> Mention:

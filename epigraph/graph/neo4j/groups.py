@@ -72,10 +72,4 @@ async def delete_group_tx(
     held = (await records(tx, q.STATS, {**stats_params, **key}))[0]
     for statement in qe.DELETE_GROUP:
         await records(tx, statement, key)
-    return StoreStats(
-        episodes=int(held["episodes"]),
-        entities=int(held["entities"]),
-        facts=int(held["facts"]),
-        current_facts=int(held["current_facts"]),
-        mentions=int(held["mentions"]),
-    )
+    return convert.stats_from(held)

@@ -392,14 +392,7 @@ class Neo4jStore:
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         params = {"group_id": group_id, **_fact_params(ANY_FACT)}
-        record = (await self._conn.read(q.STATS, params, what="stats"))[0]
-        return StoreStats(
-            episodes=int(record["episodes"]),
-            entities=int(record["entities"]),
-            facts=int(record["facts"]),
-            current_facts=int(record["current_facts"]),
-            mentions=int(record["mentions"]),
-        )
+        return convert.stats_from((await self._conn.read(q.STATS, params, what="stats"))[0])
 
     # --- derived records (see derived) ---------------------------------------------------------------
     async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
