@@ -221,8 +221,10 @@ RETURN facts_written, mentions_written
 _EPISODE_KEY = f"(ep:Episode {{group_id: $group_id, uuid: $uuid}}) {_seek('ep', 'Episode')}"
 GET_EPISODE = f"MATCH {_EPISODE_KEY} RETURN {EPISODE_MAP} AS ep"
 # An episode write ``unless_done`` takes the episode's write lock (held to the end of the transaction) before
-# it reads the status, in a statement of its own: a second writer waits here until the first commits.
-LOCK_EPISODE = f"MATCH {_EPISODE_KEY} SET ep._lock = true REMOVE ep._lock"
+# it reads the status, in a statement of its own: a second writer waits here until the first commits. The
+# group's lock comes first, in the same statement: every writer of a group takes the group's lock before
+# an episode's, so a correction or a deletion (which hold it, then lock episodes) never waits in a cycle.
+LOCK_EPISODE = f"{LOCK_GROUP} WITH lock MATCH {_EPISODE_KEY} SET ep._lock = true REMOVE ep._lock"
 EPISODE_STATUS = f"MATCH {_EPISODE_KEY} RETURN ep.status AS status"
 # An episode's claim (claims.py): two properties of its node, read and set after LOCK_EPISODE in the same
 # transaction; the expiry in epoch milliseconds of the server's clock, so every client judges it alike.

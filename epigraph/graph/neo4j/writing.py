@@ -4,8 +4,9 @@ An episode write is prepared outside the transaction (:func:`prepare`: checks, c
 entities' ``row_hash``; ``Neo4jStore.write_episodes`` does it in a worker thread for the next episode
 while the previous one is written). Inside it (:func:`write_tx`):
 
-0. a write ``unless_done`` first takes the episode node's write lock, then reads its status, and writes
-   nothing when it is ``done`` (two writers of one episode: the second waits, then sees it done);
+0. a write ``unless_done`` first takes the group's lock (``cypher.LOCK_GROUP``) and the episode node's
+   write lock, then reads its status, and writes nothing when it is ``done`` (two writers of one episode:
+   the second waits, then sees it done); any other write takes the group's lock in ``WRITE_EPISODE``;
 1. one read returns the entities already stored with the same ``row_hash``; only the others are sent
    (an episode re-sends every entity it mentions, and decoding an unchanged 384-float vector cost the
    server more than the fact it came with);
