@@ -45,3 +45,4 @@ async def quickstart(store: GraphStore, group: str) -> AsyncIterator[KnowledgeGr
     )
     await ingest_quickstart(kg)
     yield kg
+    await store.delete_group(group)  # Neo4j is shared by the whole run: leave its indexes as they were

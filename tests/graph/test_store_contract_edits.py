@@ -28,6 +28,9 @@ from epigraph.graph.store import (
 from tests.graph.test_store_contract import T0, day, make_entity, make_episode, make_fact, vec, write_of
 
 AUTHOR = "person:alice"
+S = 7000
+"""Seeds of this file's vectors: none equals a vector another test searches with (Neo4j's vector index
+is shared by every group, and an exact copy of another test's query takes the candidates it over-fetches)."""
 ALL = FactFilter(time=EVERYTHING)
 
 
@@ -57,15 +60,15 @@ async def two_people(store: GraphStore, group: str) -> tuple[list[Episode], list
     """Bob (alias Bobby) works at Acme; 'Robert' (the same man, as the model failed to see) lives in
     Paris and knows Bob. Three episodes; the second mentions both Bob and Robert."""
     eps = [make_episode(group, f"turn {i}", at=day(i)) for i in range(3)]
-    bob = make_entity(group, "Bob", seed=1, aliases=["Bobby"], labels=["Person"], created_at=day(0))
-    acme = make_entity(group, "Acme", seed=2, labels=["Company"], created_at=day(0))
-    robert = make_entity(group, "Robert", seed=3, labels=["Person", "Chef"], created_at=day(1))
-    paris = make_entity(group, "Paris", seed=4, created_at=day(1))
-    works = make_fact(group, bob, acme, "Bob works at Acme", [eps[0].uuid], seed=5, relation="WORKS_AT",
+    bob = make_entity(group, "Bob", seed=S + 1, aliases=["Bobby"], labels=["Person"], created_at=day(0))
+    acme = make_entity(group, "Acme", seed=S + 2, labels=["Company"], created_at=day(0))
+    robert = make_entity(group, "Robert", seed=S + 3, labels=["Person", "Chef"], created_at=day(1))
+    paris = make_entity(group, "Paris", seed=S + 4, created_at=day(1))
+    works = make_fact(group, bob, acme, "Bob works at Acme", [eps[0].uuid], seed=S + 5, relation="WORKS_AT",
                       valid_at=day(0), created_at=day(0))  # fmt: skip
-    lives = make_fact(group, robert, paris, "Robert lives in Paris", [eps[1].uuid], seed=6,
+    lives = make_fact(group, robert, paris, "Robert lives in Paris", [eps[1].uuid], seed=S + 6,
                       relation="LIVES_IN", created_at=day(1))  # fmt: skip
-    knows = make_fact(group, robert, bob, "Robert knows Bob", [eps[2].uuid], seed=7, relation="KNOWS",
+    knows = make_fact(group, robert, bob, "Robert knows Bob", [eps[2].uuid], seed=S + 7, relation="KNOWS",
                       created_at=day(2))  # fmt: skip
     await store.write_episode(write_of(eps[0], [bob, acme], [works]))
     await store.write_episode(write_of(eps[1], [robert, paris], [lives], mentioned=[robert, paris, bob]))
@@ -98,8 +101,8 @@ def merge_of(
 
 async def test_a_fact_added_by_hand_between_a_stored_and_a_new_entity(store: GraphStore, group: str) -> None:
     eps, (bob, *_), _ = await two_people(store, group)
-    lyon = make_entity(group, "Lyon", seed=11, created_at=day(5))
-    fact = make_fact(group, bob, lyon, "Bob was born in Lyon", [], seed=12, relation="BORN_IN",
+    lyon = make_entity(group, "Lyon", seed=S + 11, created_at=day(5))
+    fact = make_fact(group, bob, lyon, "Bob was born in Lyon", [], seed=S + 12, relation="BORN_IN",
                      valid_at=day(-9000), created_at=day(5), attributes={"source": AUTHOR})  # fmt: skip
     summary = bob.model_copy(update={"summary": "Bob works at Acme. Bob was born in Lyon."})
     added = Correction(
@@ -111,7 +114,7 @@ async def test_a_fact_added_by_hand_between_a_stored_and_a_new_entity(store: Gra
     assert await store.get_facts(group, [fact.uuid]) == [fact]
     assert await store.get_entities(group, [bob.uuid, lyon.uuid]) == [summary, lyon]
     assert (await store.entities_by_names(group, ["lyon"]))["lyon"] == [lyon]
-    found = await store.search_facts_vector([group], vec(12), limit=1)
+    found = await store.search_facts_vector([group], vec(S + 12), limit=1)
     assert [h.item.uuid for h in found] == [fact.uuid]
     assert [h.item.uuid for h in await store.search_facts_text([group], "born")] == [fact.uuid]
     # stored as a record without embeddings, found by every entity and fact it touches
@@ -145,12 +148,12 @@ async def test_a_merge_and_its_undo_are_exact(store: GraphStore, group: str) -> 
     )
     assert (await store.mention_counts(group, [bob.uuid]))[bob.uuid] == 3
     assert [h.item.uuid for h in await store.search_entities_text([group], "Robert")] == [bob.uuid]
-    hits = await store.search_entities_vector([group], vec(3), limit=5)
+    hits = await store.search_entities_vector([group], vec(S + 3), limit=5)
     assert robert.uuid not in [h.item.uuid for h in hits]  # the deleted entity's vector went with it
 
     await store.apply_correction(undo(merge))
     assert await graph_of(store, group) == before
-    nearest = await store.search_entities_vector([group], vec(3), limit=1)
+    nearest = await store.search_entities_vector([group], vec(S + 3), limit=1)
     assert [h.item.uuid for h in nearest] == [robert.uuid]
     operations = [c.operation for c in await store.corrections(group)]
     assert operations == [CorrectionOp.UNDO, CorrectionOp.MERGE_ENTITIES]
@@ -343,7 +346,7 @@ async def test_a_dump_lists_every_record_in_its_order(
     assert [i.uuid for i in items[:3]] == [e.uuid for e in eps]
     assert all(i.group_id == group for i in items)
     bob = next(i for i in items if isinstance(i, Entity) and i.name == "Bob")
-    assert bob.name_embedding == vec(1)
+    assert bob.name_embedding == vec(S + 1)
     without = [i async for i in store.dump([group])]
     assert len(without) == len(items)
     assert all(getattr(i, "name_embedding", None) is None for i in without)
@@ -408,7 +411,7 @@ async def test_delete_group_removes_everything_of_it_and_nothing_else(
     assert await snapshot(store, group) == []
     assert group not in await store.groups()
     assert await store.search_facts_text([group], "Paris") == []
-    assert await store.search_entities_vector([group], vec(1)) == []
+    assert await store.search_entities_vector([group], vec(S + 1)) == []
     assert len(await snapshot(store, other_group)) == 1
     assert await store.delete_group(group) == StoreStats(0, 0, 0, 0, 0)
     with pytest.raises(EpisodeNotFound):
