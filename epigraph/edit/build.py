@@ -128,7 +128,8 @@ async def add_fact(
     retires: Sequence[str],
 ) -> Draft:
     """A fact between two entities (found by uuid, name or alias; created when ``create``), citing no
-    episode, with ``attributes["source"]`` the author; the facts in ``retires`` end where it starts."""
+    episode, with ``attributes["source"]`` the author, stated now (an undated one starts now, as one said
+    in an episode starts when it was said); the facts in ``retires`` end where it starts."""
     ends = [await _endpoint(store, group_id, ref, create, who.now) for ref in (source, target)]
     (src, _), (dst, _) = ends
     if src.uuid == dst.uuid:
@@ -139,7 +140,7 @@ async def add_fact(
         {
             "group_id": group_id, "source_uuid": src.uuid, "target_uuid": dst.uuid, "relation": name,
             "text": wording, "episodes": [], "valid_at": _time(valid_at, "valid_at"),
-            "invalid_at": _time(invalid_at, "invalid_at"), "created_at": who.now,
+            "invalid_at": _time(invalid_at, "invalid_at"), "created_at": who.now, "stated_at": who.now,
             "attributes": {"source": who.author, "correction": who.uuid},
         },
         "the new fact",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +19,7 @@ from ..edit.refs import require_correction
 from ..errors import UsageError
 from ..present.corrections import correction_dict, correction_record
 from ..transfer import read
+from .schemas import Timestamp
 from .service import ServerState
 
 
@@ -41,14 +41,14 @@ class FactIn(Authored):
     text: str | None = Field(
         default=None, max_length=2000, description="its sentence (default: from its ends)"
     )
-    valid_at: datetime | None = Field(default=None, description="when it began (naive: UTC)")
-    invalid_at: datetime | None = Field(default=None, description="when it ended")
+    valid_at: Timestamp | None = Field(default=None, description="when it began (naive: UTC)")
+    invalid_at: Timestamp | None = Field(default=None, description="when it ended")
     create: bool = Field(default=False, description="create the entities no entity is named so")
     retires: list[str] = Field(default_factory=list, max_length=100, description="facts it ends")
 
 
 class RetireIn(Authored):
-    at: datetime | None = Field(default=None, description="when it stopped being true (default: now)")
+    at: Timestamp | None = Field(default=None, description="when it stopped being true (default: now)")
 
 
 class FactEdit(Authored):
@@ -56,11 +56,11 @@ class FactEdit(Authored):
 
     text: str | None = Field(default=None, max_length=2000)
     relation: str | None = Field(default=None, max_length=64)
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
 
     def time(self, name: str) -> MaybeTime:
-        value: datetime | None = getattr(self, name)
+        value: Timestamp | None = getattr(self, name)
         return value if name in self.model_fields_set else UNSET
 
 

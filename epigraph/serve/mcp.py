@@ -169,7 +169,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
     @server.tool()
     async def add_fact(
         group_id: str, source: str, relation: str, target: str, author: str, ctx: Context,
-        text: str | None = None, valid_at: datetime | None = None, invalid_at: datetime | None = None,
+        text: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
         create: bool = False, reason: str = "",
     ) -> dict[str, Any]:  # fmt: skip
         """Add a fact by hand between two entities (uuid, name or alias; create: make missing ones);
@@ -182,7 +182,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def retire_fact(
-        group_id: str, uuid: str, author: str, ctx: Context, at: datetime | None = None, reason: str = ""
+        group_id: str, uuid: str, author: str, ctx: Context, at: Timestamp | None = None, reason: str = ""
     ) -> dict[str, Any]:
         """The fact stopped being true at ``at`` (default: now)."""
         body = editing.RetireIn(author=author, at=at, reason=reason)
@@ -191,7 +191,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
     @server.tool()
     async def edit_fact(
         group_id: str, uuid: str, author: str, ctx: Context, text: str | None = None,
-        relation: str | None = None, valid_at: datetime | None = None, invalid_at: datetime | None = None,
+        relation: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
         clear_valid_at: bool = False, clear_invalid_at: bool = False, reason: str = "",
     ) -> dict[str, Any]:  # fmt: skip
         """Correct a fact's text, relation or times in place (clear_*: remove a time)."""
