@@ -29,7 +29,7 @@ from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialo
 from .config import Settings
 from .edit import UNSET, Editor, EntityRef
 from .edit.build import MaybeTime
-from .edit.refs import require_entity
+from .edit.refs import entities_named
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError, ConversationNotFound, UsageError
 from .explore import GraphView
@@ -553,13 +553,16 @@ class KnowledgeGraph:
     async def corrections(
         self, *, entity: EntityRef | None = None, limit: int = 100, group_id: str | None = None
     ) -> list[Correction]:
-        """The group's corrections by hand, newest first; with ``entity``, those that touched it."""
+        """The group's corrections by hand, newest first; with ``entity``, those that touched it (every
+        entity the name denotes, when several share it)."""
         await self.open()
         group = group_id or self.group_id
         if entity is None:
             return await self.store.corrections(group, limit=limit)
-        found = await require_entity(self.store, group, entity)
-        return await self.store.corrections(group, subject=found.uuid, limit=limit)
+        named = await entities_named(self.store, group, entity)
+        found = [c for e in named for c in await self.store.corrections(group, subject=e.uuid, limit=limit)]
+        unique = {c.uuid: c for c in found}.values()
+        return sorted(unique, key=lambda c: (c.created_at, c.uuid), reverse=True)[:limit]
 
     async def delete_group(self, group_id: str | None = None) -> StoreStats:
         """Delete everything of a group (episodes, entities, facts, corrections) in one transaction;

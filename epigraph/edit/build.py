@@ -132,7 +132,9 @@ async def add_fact(
     in an episode starts when it was said); the facts in ``retires`` end where it starts."""
     ends = [await _endpoint(store, group_id, ref, create, who.now) for ref in (source, target)]
     (src, _), (dst, _) = ends
-    if src.uuid == dst.uuid:
+    if src.uuid == dst.uuid or (
+        normalize_name(src.name) == normalize_name(dst.name) and all(n for _, n in ends)
+    ):
         raise UsageError(f"a fact joins two entities; both ends are {src.name!r}")
     name = relation_name(relation)
     wording = " ".join((text or "").split()) or f"{src.name} {name.lower().replace('_', ' ')} {dst.name}"

@@ -38,6 +38,18 @@ async def resolve_entity(store: GraphStore, group_id: str, ref: EntityRef) -> En
     return found[0] if found else None
 
 
+async def entities_named(store: GraphStore, group_id: str, ref: EntityRef) -> list[Entity]:
+    """Every entity ``ref`` denotes in the group (a name several share: all of them); EntityNotFound
+    with the closest names when none."""
+    if isinstance(ref, Entity):
+        return [await require_entity(store, group_id, ref)]
+    text = ref.strip()
+    found = (await find_entities(store, group_id, [text])).get(text, []) if text else []
+    if not found:
+        raise EntityNotFound(ref, group_id, closest=await closest_names(store, [group_id], ref))
+    return found
+
+
 async def require_entity(store: GraphStore, group_id: str, ref: EntityRef) -> Entity:
     """:func:`resolve_entity`, or EntityNotFound with the closest names."""
     entity = await resolve_entity(store, group_id, ref)

@@ -37,6 +37,8 @@ from .model import Entity, Fact, GroupId, Mention, UtcDatetime, Uuid, new_uuid, 
 
 AUTHOR_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}:[^\x00-\x1f\x7f-\x9f]{1,128}")
 """Who made a correction: ``kind:name``, e.g. ``person:alice`` (a person, not an episode or a model)."""
+AUTHOR_GIVEN = r"^(?:[a-z][a-z0-9_-]{0,31}:)?[^\u0000-\u001f\u007f-\u009f]{1,128}$"
+"""What :func:`author_of` takes (a JSON Schema pattern too): ``kind:name``, or a bare name (a person)."""
 
 CORRECTION_PREFIX = "correction:"
 """Every correction's uuid starts with it, so an ``invalidated_by`` naming one is told from an episode."""
@@ -52,9 +54,9 @@ def check_author(value: str) -> str:
 
 
 def author_of(name: str) -> str:
-    """``name`` as an author: ``person:NAME`` unless it already says its kind (``team:data``)."""
-    text = name.strip()
-    return check_author(text if AUTHOR_RE.fullmatch(text) else f"person:{text}")
+    """``name`` as an author: ``person:NAME`` unless it already says its kind (``team:data``); every
+    string of :data:`AUTHOR_GIVEN` is one."""
+    return check_author(name if AUTHOR_RE.fullmatch(name) else f"person:{name}")
 
 
 Author = Annotated[str, AfterValidator(check_author)]

@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..edit import UNSET
 from ..edit.build import MaybeTime
 from ..edit.refs import require_correction
-from ..errors import UsageError
+from ..graph.corrections import AUTHOR_GIVEN
 from ..present.corrections import correction_dict, correction_record
 from ..transfer import read
-from .schemas import Timestamp
+from .schemas import NOT_BLANK, Timestamp
 from .service import ServerState
 
 
@@ -27,17 +27,29 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+AUTHOR = "who makes it: a person's name (alice), or kind:name (person:alice)"
+RELATION = r"^[A-Za-z][A-Za-z0-9]*(?:[ _-][A-Za-z0-9]+)*$"
+"""A relation as words (``works at``, ``WORKS_AT``): made SCREAMING_SNAKE_CASE, never refused then."""
+NAME = "[^" + "".join(f"\\u{c:04x}" for c in range(0x10000) if chr(c).isspace()) + ".,;:!?\"'`()\\[\\]{}]"
+"""A pattern: one character an entity name keeps once normalized (``model.normalize_name`` strips
+whitespace and outer punctuation), so a name that matches it names something."""
+Ref = Annotated[str, Field(min_length=1, max_length=1000, pattern=NOT_BLANK)]
+"""An entity as a person names it: a uuid, a name or an alias (a ref naming none: 404)."""
+NewName = Annotated[str, Field(min_length=1, max_length=1000, pattern=NAME)]
+"""A name an entity may get (created by ``create``, or by a rename)."""
+
+
 class Authored(_Body):
-    author: str = Field(min_length=1, max_length=160, description="who makes it: alice, or person:alice")
+    author: str = Field(min_length=1, max_length=161, pattern=AUTHOR_GIVEN, description=AUTHOR)
     reason: str = Field(default="", max_length=2000, description="why (kept with the correction)")
 
 
 class FactIn(Authored):
     """A fact added by hand between two entities named by uuid, name or alias."""
 
-    source: str = Field(min_length=1, max_length=1000)
-    relation: str = Field(min_length=1, max_length=64, description="e.g. WORKS_AT, or 'works at'")
-    target: str = Field(min_length=1, max_length=1000)
+    source: NewName
+    relation: str = Field(min_length=1, max_length=64, pattern=RELATION, description="WORKS_AT, or works at")
+    target: NewName
     text: str | None = Field(
         default=None, max_length=2000, description="its sentence (default: from its ends)"
     )
@@ -52,12 +64,25 @@ class RetireIn(Authored):
 
 
 class FactEdit(Authored):
-    """The fields to change; a time sent as null is cleared, one left out stays."""
+    """The fields to change (at least one); a time sent as null is cleared, one left out stays."""
 
-    text: str | None = Field(default=None, max_length=2000)
-    relation: str | None = Field(default=None, max_length=64)
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [{"required": [name]} for name in ("text", "relation", "valid_at", "invalid_at")]
+        },
+    )
+
+    text: str | None = Field(default=None, max_length=2000, pattern=NOT_BLANK)
+    relation: str | None = Field(default=None, max_length=64, pattern=RELATION)
     valid_at: Timestamp | None = None
     invalid_at: Timestamp | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> FactEdit:
+        if not self.model_fields_set & {"text", "relation", "valid_at", "invalid_at"}:
+            raise ValueError("nothing to change: give text, relation, valid_at or invalid_at")
+        return self
 
     def time(self, name: str) -> MaybeTime:
         value: Timestamp | None = getattr(self, name)
@@ -65,17 +90,17 @@ class FactEdit(Authored):
 
 
 class MergeIn(Authored):
-    keep: str = Field(min_length=1, max_length=1000, description="the entity that stays")
-    merge: str = Field(min_length=1, max_length=1000, description="the entity folded into it")
+    keep: Ref = Field(description="the entity that stays")
+    merge: Ref = Field(description="the entity folded into it")
 
 
 class UnmergeIn(Authored):
-    entity: str = Field(min_length=1, max_length=1000, description="undo the latest merge into it")
+    entity: Ref = Field(description="undo the latest merge into it")
 
 
 class RenameIn(Authored):
-    entity: str = Field(min_length=1, max_length=1000)
-    name: str = Field(min_length=1, max_length=1000)
+    entity: Ref
+    name: NewName
     keep_alias: bool = Field(default=True, description="keep the old name as an alias")
 
 
@@ -160,12 +185,8 @@ async def correction(state: ServerState, group_id: str, uuid: str) -> dict[str, 
     return correction_record(await require_correction(state.kg.store, group_id, uuid))
 
 
-async def delete_group(state: ServerState, group_id: str, confirm: str | None) -> dict[str, Any]:
-    if confirm != group_id:
-        raise UsageError(
-            f"deleting group {group_id!r} removes everything in it and cannot be undone: confirm with the "
-            "group's id (confirm=GROUP); export it first"
-        )
+async def delete_group(state: ServerState, group_id: str) -> dict[str, Any]:
+    """Everything in the group (the caller made sure it is meant: confirm=yes, or the group's id)."""
     async with state.workers.lock(group_id):
         held = await state.kg.delete_group(group_id)
     return {"group_id": group_id, "deleted": asdict(held)}

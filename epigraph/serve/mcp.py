@@ -255,7 +255,10 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
     @server.tool()
     async def delete_group(group_id: str, confirm: str, ctx: Context) -> dict[str, Any]:
         """Delete everything in the group (not undoable): confirm must repeat the group's id."""
-        return await guarded(editing.delete_group(state, group(ctx, group_id), confirm))
+        chosen = group(ctx, group_id)
+        if confirm != chosen:
+            raise ToolError(f"422 confirm: deleting group {chosen!r} cannot be undone; confirm with its id")
+        return await guarded(editing.delete_group(state, chosen))
 
 
 def _moving_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:

@@ -4,14 +4,16 @@ records before and after, its author); 409 when the graph changed under it (noth
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from ..graph.corrections import AUTHOR_GIVEN
 from . import editing
 from .deps import ERRORS, Group, state_of
-from .editing import FactEdit, FactIn, MergeIn, RenameIn, RetireIn, UndoIn, UnmergeIn
+from .editing import AUTHOR, FactEdit, FactIn, MergeIn, RenameIn, RetireIn, UndoIn, UnmergeIn
+from .schemas import NOT_BLANK
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["corrections"])
 
@@ -51,7 +53,7 @@ async def delete_fact(
     request: Request,
     group_id: Group,
     uuid: str,
-    author: Annotated[str, Query(min_length=1, max_length=160, description="who: alice, or person:alice")],
+    author: Annotated[str, Query(min_length=1, max_length=161, pattern=AUTHOR_GIVEN, description=AUTHOR)],
     reason: Annotated[str, Query(max_length=2000)] = "",
 ) -> dict[str, Any]:
     """Delete a fact; the facts it retired come back. The correction keeps it: undo restores it."""
@@ -80,7 +82,10 @@ async def rename_entity(request: Request, group_id: Group, body: RenameIn) -> di
 async def corrections(
     request: Request,
     group_id: Group,
-    entity: Annotated[str | None, Query(max_length=1000, description="only those touching it")] = None,
+    entity: Annotated[
+        str | None,
+        Query(min_length=1, max_length=1000, pattern=NOT_BLANK, description="only those touching it"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
     """The group's corrections by hand, newest first: who, when, what, why."""
@@ -106,8 +111,8 @@ group_router = APIRouter(tags=["corrections"])
 async def delete_group(
     request: Request,
     group_id: Group,
-    confirm: Annotated[str | None, Query(max_length=128, description="the group's id again")] = None,
+    confirm: Annotated[Literal["yes"], Query(description="yes: delete everything in the group")],
 ) -> dict[str, Any]:
-    """Delete everything in the group (episodes, entities, facts, corrections): not undoable, so
-    ``confirm`` must repeat the group's id (422 otherwise). Export it first."""
-    return await editing.delete_group(state_of(request), group_id, confirm)
+    """Delete everything in the group (episodes, entities, facts, corrections): not undoable, so it
+    takes ``confirm=yes``. Export it first."""
+    return await editing.delete_group(state_of(request), group_id)

@@ -3,8 +3,10 @@
 ``GET .../export`` streams the dump of one consistent read of the store (a snapshot, or the group's
 writers held off meanwhile), so it is whole while episodes are being ingested; a failure mid-stream ends
 it without its end line, which a load refuses. ``POST .../load`` takes a dump of one group as the body
-(``application/x-ndjson``, at most ``Limits.max_dump_bytes``), checks every line first (422 naming the
-line and field), and writes the group in one transaction into an empty group (409 otherwise).
+(JSON Lines text, sent as ``text/plain`` or ``application/x-ndjson``: the route reads the bytes; at most
+``Limits.max_dump_bytes``), checks every line first (422 naming the line and field: what makes a dump
+cannot be said in a JSON Schema), and writes the group in one transaction into an empty group (409
+otherwise).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ _LOAD_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "description": "a dump written by GET .../export or `epigraph export` (one group)",
-        "content": {NDJSON: {"schema": {"type": "string"}}},
+        "content": {"text/plain": {"schema": {"type": "string"}}},
     }
 }
 

@@ -69,6 +69,8 @@ async def test_naming_an_unknown_entity_is_an_error_unless_creating(quickstart: 
         await kg.add_fact("Dave", "lives in", "Berlin")
     with pytest.raises(UsageError, match="both ends are 'Alice'"):
         await kg.add_fact("Alice", "knows", "alice")
+    with pytest.raises(UsageError, match="both ends are 'Zed'"):  # one new entity, not two of one name
+        await kg.add_fact("Zed", "knows", "zed", create=True)
     with pytest.raises(UsageError, match="relation"):
         await kg.add_fact("Alice", "!!", "Bob")
     with pytest.raises(UsageError, match="valid_at: not an ISO date"):
