@@ -415,7 +415,8 @@ class KnowledgeGraph:
     @property
     def editor(self) -> Editor:
         if self._editor is None:
-            self._editor = Editor(self.store, self.embedder, self.llm, self.options)
+            lock = self.ingestor.group_lock  # a correction never runs beside one of the group's episodes
+            self._editor = Editor(self.store, self.embedder, self.llm, self.options, lock=lock)
         return self._editor
 
     def _author(self, author: str | None) -> str:
@@ -568,7 +569,9 @@ class KnowledgeGraph:
         """Delete everything of a group (episodes, entities, facts, corrections) in one transaction;
         returns what it held. Not undoable: export it first (:meth:`export`)."""
         await self.open()
-        return await self.store.delete_group(group_id or self.group_id)
+        group = group_id or self.group_id
+        async with self.ingestor.group_lock(group):
+            return await self.store.delete_group(group)
 
     # --- export and load (epigraph.transfer) -------------------------------------------------------
     async def _groups(self, groups: str | Sequence[str] | None) -> list[str]:

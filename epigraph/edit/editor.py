@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import datetime
 
 from ..embed import Embedder
@@ -35,6 +36,13 @@ ATTEMPTS = 3
 """Builds of one correction before a change of the graph under it is reported (ConflictError)."""
 
 Build = Callable[[Who], Awaitable[Draft]]
+GroupLock = Callable[[str], AbstractAsyncContextManager[object]]
+"""The lock a group's changes are made under (the ingestion queue's: a correction never runs beside one
+of the group's episodes in this process); none by default."""
+
+
+def _no_lock(_: str) -> AbstractAsyncContextManager[object]:
+    return nullcontext()
 
 
 class Editor:
@@ -47,9 +55,11 @@ class Editor:
         embedder: Embedder,
         llm: LLM | None = None,
         options: IngestOptions | None = None,
+        lock: GroupLock = _no_lock,
     ) -> None:
         self.store, self.embedder, self.llm = store, embedder, llm
         self.options = options or IngestOptions()
+        self.lock = lock
 
     # --- facts ------------------------------------------------------------------------------------------
     async def add_fact(
@@ -73,13 +83,13 @@ class Editor:
                 invalid_at=invalid_at, create=create, retires=retires,
             )  # fmt: skip
 
-        return await self._apply(draft, author, reason)
+        return await self._apply(group_id, draft, author, reason)
 
     async def retire_fact(
         self, group_id: str, uuid: str, *, author: str, at: datetime | str | None = None, reason: str = ""
     ) -> Correction:
         return await self._apply(
-            lambda who: build.retire_fact(self.store, group_id, who, uuid, at), author, reason
+            group_id, lambda who: build.retire_fact(self.store, group_id, who, uuid, at), author, reason
         )
 
     async def edit_fact(
@@ -100,11 +110,11 @@ class Editor:
                 invalid_at=invalid_at,
             )  # fmt: skip
 
-        return await self._apply(draft, author, reason)
+        return await self._apply(group_id, draft, author, reason)
 
     async def delete_fact(self, group_id: str, uuid: str, *, author: str, reason: str = "") -> Correction:
         return await self._apply(
-            lambda who: build.delete_fact(self.store, group_id, who, uuid), author, reason
+            group_id, lambda who: build.delete_fact(self.store, group_id, who, uuid), author, reason
         )
 
     # --- entities ---------------------------------------------------------------------------------------
@@ -112,7 +122,7 @@ class Editor:
         self, group_id: str, keep: EntityRef, merge: EntityRef, *, author: str, reason: str = ""
     ) -> Correction:
         return await self._apply(
-            lambda who: build.merge_entities(self.store, group_id, who, keep, merge), author, reason
+            group_id, lambda who: build.merge_entities(self.store, group_id, who, keep, merge), author, reason
         )
 
     async def unmerge(self, group_id: str, ref: EntityRef, *, author: str, reason: str = "") -> Correction:
@@ -125,26 +135,29 @@ class Editor:
         reason: str = "",
     ) -> Correction:  # fmt: skip
         return await self._apply(
+            group_id,
             lambda who: build.rename_entity(self.store, group_id, who, ref, new_name, keep_alias=keep_alias),
             author,
             reason,
         )
 
     async def undo(self, group_id: str, uuid: str, *, author: str, reason: str = "") -> Correction:
-        return await self._apply(lambda who: build.undo(self.store, group_id, who, uuid), author, reason)
+        return await self._apply(
+            group_id, lambda who: build.undo(self.store, group_id, who, uuid), author, reason
+        )
 
     # --- applying ---------------------------------------------------------------------------------------
-    async def _apply(self, draft: Build, author: str, reason: str) -> Correction:
+    async def _apply(self, group_id: str, draft: Build, author: str, reason: str) -> Correction:
         for attempt in range(1, ATTEMPTS + 1):
             who = Who(author=author, reason=reason, now=self.options.clock(), uuid=new_correction_uuid())
-            built = await draft(who)
-            correction = await self._settle(built)
             try:
-                await self.store.apply_correction(correction)
+                async with self.lock(group_id):
+                    correction = await self._settle(await draft(who))
+                    await self.store.apply_correction(correction)
             except ConflictError:
                 if attempt == ATTEMPTS:
                     raise
-                log.info("the graph changed under correction %s; building it again", correction.uuid)
+                log.info("the graph changed under correction %s; building it again", who.uuid)
                 continue
             return correction.stored()
         raise AssertionError("unreachable")

@@ -28,8 +28,8 @@ from datetime import datetime
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
-from .derived import Community, ConversationSummary
 from .corrections import Correction
+from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, records_problem
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
@@ -351,7 +351,6 @@ class GraphStore(Protocol):
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
         1), atomically; ``False``, nothing written, when another writer got there first."""
-        """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
 
     # --- corrections by hand (graph.corrections) ---------------------------------------------------
     async def apply_correction(self, correction: Correction) -> None:

@@ -274,6 +274,11 @@ class Ingestor:
 
     # --- changing what was ingested -------------------------------------------------------------------
 
+    def group_lock(self, group_id: str) -> asyncio.Lock:
+        """The group's one lock (held while one of its episodes is settled here): what other changes of
+        the group take so that they never run beside one of its episodes (corrections by hand)."""
+        return self._road.lock(group_id)
+
     async def remove_episode(self, group_id: str, uuid: str) -> RemovalResult:
         """Delete an episode with provenance cleanup (facts it retired are restored) and regenerate
         the summaries of the entities it touched. Waits for a run of the group in flight here: an

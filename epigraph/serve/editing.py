@@ -1,7 +1,7 @@
 """Corrections by hand, export and load, as the HTTP routes and MCP tools both do them (``service``'s
 rule: one behaviour, two transports). Groups are already authorized by the caller; every correction
-names its ``author`` (a person: ``alice`` or ``person:alice``) and runs under the group's worker lock, so
-no episode of the group is ingested halfway through it.
+names its ``author`` (a person: ``alice`` or ``person:alice``) and runs under the group's lock of the
+ingestion queue (``KnowledgeGraph`` takes it), so no episode of the group is ingested halfway through it.
 """
 
 from __future__ import annotations
@@ -109,68 +109,60 @@ class UndoIn(Authored):
 
 
 async def add_fact(state: ServerState, group_id: str, body: FactIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.add_fact(
-            body.source, body.relation, body.target, text=body.text, valid_at=body.valid_at,
-            invalid_at=body.invalid_at, create=body.create, retires=body.retires, author=body.author,
-            reason=body.reason, group_id=group_id,
-        )  # fmt: skip
+    made = await state.kg.add_fact(
+        body.source, body.relation, body.target, text=body.text, valid_at=body.valid_at,
+        invalid_at=body.invalid_at, create=body.create, retires=body.retires, author=body.author,
+        reason=body.reason, group_id=group_id,
+    )  # fmt: skip
     return correction_record(made)
 
 
 async def retire_fact(state: ServerState, group_id: str, uuid: str, body: RetireIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.retire_fact(
-            uuid, at=body.at, author=body.author, reason=body.reason, group_id=group_id
-        )
+    made = await state.kg.retire_fact(
+        uuid, at=body.at, author=body.author, reason=body.reason, group_id=group_id
+    )
     return correction_record(made)
 
 
 async def edit_fact(state: ServerState, group_id: str, uuid: str, body: FactEdit) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.edit_fact(
-            uuid, text=body.text, relation=body.relation, valid_at=body.time("valid_at"),
-            invalid_at=body.time("invalid_at"), author=body.author, reason=body.reason, group_id=group_id,
-        )  # fmt: skip
+    made = await state.kg.edit_fact(
+        uuid, text=body.text, relation=body.relation, valid_at=body.time("valid_at"),
+        invalid_at=body.time("invalid_at"), author=body.author, reason=body.reason, group_id=group_id,
+    )  # fmt: skip
     return correction_record(made)
 
 
 async def delete_fact(
     state: ServerState, group_id: str, uuid: str, author: str, reason: str = ""
 ) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.delete_fact(uuid, author=author, reason=reason, group_id=group_id)
+    made = await state.kg.delete_fact(uuid, author=author, reason=reason, group_id=group_id)
     return correction_record(made)
 
 
 async def merge(state: ServerState, group_id: str, body: MergeIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.merge_entities(
-            body.keep, body.merge, author=body.author, reason=body.reason, group_id=group_id
-        )
+    made = await state.kg.merge_entities(
+        body.keep, body.merge, author=body.author, reason=body.reason, group_id=group_id
+    )
     return correction_record(made)
 
 
 async def unmerge(state: ServerState, group_id: str, body: UnmergeIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.unmerge_entities(
-            body.entity, author=body.author, reason=body.reason, group_id=group_id
-        )
+    made = await state.kg.unmerge_entities(
+        body.entity, author=body.author, reason=body.reason, group_id=group_id
+    )
     return correction_record(made)
 
 
 async def rename(state: ServerState, group_id: str, body: RenameIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.rename_entity(
-            body.entity, body.name, keep_alias=body.keep_alias, author=body.author, reason=body.reason,
-            group_id=group_id,
-        )  # fmt: skip
+    made = await state.kg.rename_entity(
+        body.entity, body.name, keep_alias=body.keep_alias, author=body.author, reason=body.reason,
+        group_id=group_id,
+    )  # fmt: skip
     return correction_record(made)
 
 
 async def undo(state: ServerState, group_id: str, body: UndoIn) -> dict[str, Any]:
-    async with state.workers.lock(group_id):
-        made = await state.kg.undo(body.correction, author=body.author, reason=body.reason, group_id=group_id)
+    made = await state.kg.undo(body.correction, author=body.author, reason=body.reason, group_id=group_id)
     return correction_record(made)
 
 
@@ -187,8 +179,7 @@ async def correction(state: ServerState, group_id: str, uuid: str) -> dict[str, 
 
 async def delete_group(state: ServerState, group_id: str) -> dict[str, Any]:
     """Everything in the group (the caller made sure it is meant: confirm=yes, or the group's id)."""
-    async with state.workers.lock(group_id):
-        held = await state.kg.delete_group(group_id)
+    held = await state.kg.delete_group(group_id)
     return {"group_id": group_id, "deleted": asdict(held)}
 
 
@@ -199,6 +190,5 @@ def export_lines(state: ServerState, group_id: str, vectors: bool) -> AsyncItera
 async def load(state: ServerState, group_id: str, text: str) -> dict[str, Any]:
     """Load a dump's one group as ``group_id`` (checked whole first: InputError naming the line)."""
     dump = await asyncio.to_thread(read, text.splitlines(), "body")
-    async with state.workers.lock(group_id):
-        report = await state.kg.load(dump, into=group_id)
+    report = await state.kg.load(dump, into=group_id)
     return {"group_id": group_id, **asdict(report)}

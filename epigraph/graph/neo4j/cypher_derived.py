@@ -72,9 +72,7 @@ WHERE ($recorded_after IS NULL OR ep.created_at > $recorded_after)
   AND ($status IS NULL OR ep.status = $status)
 RETURN {EPISODE_MAP} AS ep
 """
-CHAIN_EPISODES_OLDEST = (
-    _CHAIN_EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
-)
+CHAIN_EPISODES_OLDEST = _CHAIN_EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uuid LIMIT $limit"
 CHAIN_EPISODES_NEWEST = (
     _CHAIN_EPISODES + "ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit"
 )

@@ -27,8 +27,7 @@ CONSTRAINTS = (
     # corrections by hand and the groups' locks (cypher_edit)
     "CREATE CONSTRAINT epigraph_correction_key IF NOT EXISTS "
     "FOR (n:Correction) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
-    "CREATE CONSTRAINT epigraph_group_lock_key IF NOT EXISTS "
-    "FOR (n:GroupLock) REQUIRE n.group_id IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_group_lock_key IF NOT EXISTS FOR (n:GroupLock) REQUIRE n.group_id IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
