@@ -14,7 +14,9 @@ import pytest
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.store import GraphStore
+from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM
+from epigraph.testing.overview import OVERVIEW_SCRIPT
 from tests.graph.conftest import group, other_group, store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -26,7 +28,14 @@ DIM = 384
 
 
 def quickstart_llm() -> ScriptedLLM:
-    return ScriptedLLM(Replay(json.loads(RECORDED.read_text(encoding="utf-8"))))
+    """The quickstart's recorded answers, and scripted ones for communities and conversations."""
+    replay = Replay(json.loads(RECORDED.read_text(encoding="utf-8")))
+
+    def reply(request: ChatRequest) -> str:
+        answer = OVERVIEW_SCRIPT.get(request.prompt_name, replay)
+        return str(answer(request))
+
+    return ScriptedLLM(reply)
 
 
 async def ingest_quickstart(kg: KnowledgeGraph) -> None:

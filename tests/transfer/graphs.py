@@ -14,6 +14,7 @@ from epigraph.pipeline.importers.plan import iter_inputs, plan_without_llm
 from epigraph.pipeline.inputs import EpisodeInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedLLM
+from epigraph.testing.overview import OVERVIEW_SCRIPT
 from tests.edit.conftest import ingest_quickstart
 
 LOCOMO = Path(__file__).resolve().parents[1] / "cli" / "locomo_tiny.json"
@@ -67,6 +68,8 @@ def locomo_reply(request: ChatRequest) -> str:
         return json.dumps({"entities": entities, "facts": facts})
     if name == "date_fact":
         return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
+    if name in OVERVIEW_SCRIPT:  # communities and conversation summaries
+        return str(OVERVIEW_SCRIPT[name](request))
     if name == "summarize_entities":
         return json.dumps({"summaries": [{"id": e["id"], "summary": e["name"] + "."} for e in v["entities"]]})
     raise AssertionError(f"unexpected prompt {name}")
