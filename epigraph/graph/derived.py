@@ -88,6 +88,11 @@ class Community(_Frozen):
         return self.summarized != members_digest(self.members)
 
 
+def community_text(name: str, summary: str) -> str:
+    """What a community's ``embedding`` embeds: its name and summary."""
+    return f"{name}: {summary}".strip(": ")
+
+
 class ConversationSummary(_Frozen):
     """The running summary of one chain of episodes (a conversation or session)."""
 

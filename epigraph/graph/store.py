@@ -98,7 +98,7 @@ class DeletionResult:
     touched_entities: list[str] = field(default_factory=list)
 
 
-DumpItem = Episode | Entity | Fact | Mention | Correction
+DumpItem = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
 """One record of a dump (``GraphStore.dump``)."""
 
 
@@ -112,12 +112,16 @@ class GroupDump:
     facts: Sequence[Fact] = ()
     mentions: Sequence[Mention] = ()
     corrections: Sequence[Correction] = ()
+    communities: Sequence[Community] = ()
+    conversations: Sequence[ConversationSummary] = ()
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another
         group, or a fact whose event time ends before it starts."""
         records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections]
-        problem = records_problem(self.group_id, records, "the load")
+        problem = records_problem(
+            self.group_id, [*records, *self.communities, *self.conversations], "the load"
+        )
         if problem:
             raise StoreError(problem)
 
@@ -317,7 +321,7 @@ class GraphStore(Protocol):
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
-        """Counts of one group, or of every group when ``group_id`` is None (the one cross-group read)."""
+        """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
 
     # --- derived records: communities, conversation chains (graph.derived) --------------------------
     async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
@@ -377,15 +381,18 @@ class GraphStore(Protocol):
     def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncGenerator[DumpItem, None]:
         """Every record of the groups, read from one consistent state (see the module docstring): per
         group in the given order, its episodes (by reference_time, created_at, uuid), entities and facts
-        (by created_at, uuid), mentions (by episode, entity) and corrections (by created_at, uuid).
+        (by created_at, uuid), mentions (by episode, entity), corrections (by created_at, uuid), then
+        its derived records: communities (as ``communities`` orders them) and conversation summaries
+        (by key).
         Embeddings only with ``vectors``. Close the iterator (``aclosing``) to let the groups' writers go
         on early."""
 
     async def load_group(self, dump: GroupDump) -> None:
-        """Write a whole group in one transaction, into a group that holds nothing
-        (:class:`~epigraph.errors.ConflictError` otherwise, nothing written). Records are written as
-        given: ids, times, provenance, invalidations, corrections."""
+        """Write a whole group in one transaction, into a group that holds nothing, derived records
+        included (:class:`~epigraph.errors.ConflictError` otherwise, nothing written). Records are
+        written as given: ids, times, provenance, invalidations, corrections, communities with their
+        members, conversation summaries with their versions."""
 
     async def delete_group(self, group_id: str) -> StoreStats:
-        """Delete every record of the group in one transaction; returns what it held (all zero for an
-        unknown group)."""
+        """Delete every record of the group in one transaction (derived records and claims too); returns
+        what it held (all zero for an unknown group)."""

@@ -28,7 +28,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import StructuredOutputError
-from ..graph.derived import Community, members_digest
+from ..graph.derived import Community, community_text, members_digest
 from ..graph.model import Entity, IngestReport, new_uuid, to_utc
 from ..graph.store import FactFilter, TimeFilter
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
@@ -224,7 +224,7 @@ class Communities(Service):
                 created_at=before.created_at if before is not None else now, updated_at=now,
             )  # fmt: skip
             if i in answers or community.embedding is None:
-                texts[len(out)] = f"{community.name}: {community.summary}".strip(": ")
+                texts[len(out)] = community_text(community.name, community.summary)
             out.append(community)
         if texts:
             vectors = await embedder.embed(list(texts.values()))

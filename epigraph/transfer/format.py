@@ -7,7 +7,9 @@ One JSON object per line (docs/dump-format.md is the reference)::
     {"record": "entity", ...Entity fields}            entities,
     {"record": "fact", ...Fact fields}                facts (every time field, provenance, invalidation),
     {"record": "mention", "group_id", "episode_uuid", "entity_uuid"}       mentions,
-    {"record": "correction", ...Correction fields}    and corrections by hand
+    {"record": "correction", ...Correction fields}    corrections by hand,
+    {"record": "community", ...Community fields}      and the derived records: communities (members),
+    {"record": "conversation", ...ConversationSummary fields}   conversation summaries
     {"record": "end", "counts": {group: {record: n}}} the last line: a dump without it was cut short
 
 Each record line is its model's fields (``graph.model``, ``graph.corrections``) as pydantic writes them in
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
 from ..graph.corrections import Correction
+from ..graph.derived import Community, ConversationSummary
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
 from ..graph.store import DumpItem, GroupDump
 
@@ -56,9 +59,16 @@ KINDS: dict[str, type[BaseModel]] = {
     "fact": Fact,
     "mention": Mention,
     "correction": Correction,
+    "community": Community,
+    "conversation": ConversationSummary,
 }
 """Record kinds in the order a group's records are written."""
-EMBEDDINGS = {"episode": "content_embedding", "entity": "name_embedding", "fact": "text_embedding"}
+EMBEDDINGS = {
+    "episode": "content_embedding",
+    "entity": "name_embedding",
+    "fact": "text_embedding",
+    "community": "embedding",
+}
 _KIND_OF: dict[type, str] = {model: kind for kind, model in KINDS.items()}
 
 
@@ -149,6 +159,7 @@ def _counts(dump: GroupDump) -> dict[str, int]:
     return {
         "episode": len(dump.episodes), "entity": len(dump.entities), "fact": len(dump.facts),
         "mention": len(dump.mentions), "correction": len(dump.corrections),
+        "community": len(dump.communities), "conversation": len(dump.conversations),
     }  # fmt: skip
 
 
@@ -265,6 +276,8 @@ def _upgrades(version: int) -> Callable[[Record], Record]:
 def _key(item: Any) -> str:
     if isinstance(item, Mention):
         return f"{item.episode_uuid} -> {item.entity_uuid}"
+    if isinstance(item, ConversationSummary):
+        return item.key
     return str(item.uuid)
 
 
@@ -272,12 +285,13 @@ def _group_dump(group_id: str, group: _Group) -> GroupDump:
     r = group.records
     return GroupDump(
         group_id, episodes=r["episode"], entities=r["entity"], facts=r["fact"], mentions=r["mention"],
-        corrections=r["correction"],
+        corrections=r["correction"], communities=r["community"], conversations=r["conversation"],
     )  # fmt: skip
 
 
 def _check_references(reader: _Reader, group_id: str, group: _Group) -> None:
-    """Facts join entities of the dump; mentions join an episode and an entity of it."""
+    """Facts join entities of the dump; mentions join an episode and an entity of it; communities have
+    entities of it as members."""
     entities = {e.uuid for e in group.records["entity"]}
     episodes = {e.uuid for e in group.records["episode"]}
     for fact in group.records["fact"]:
@@ -290,6 +304,11 @@ def _check_references(reader: _Reader, group_id: str, group: _Group) -> None:
                     line,
                     end,
                 )
+    for community in group.records["community"]:
+        for member in community.members:
+            if member not in entities:
+                line = group.lines[("community", community.uuid)]
+                raise reader.error(f"community member {member!r} is no entity of the dump", line, "members")
     for mention in group.records["mention"]:
         line = group.lines[("mention", _key(mention))]
         if mention.episode_uuid not in episodes:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from ..embed import Embedder
 from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, GraphSlice
+from ..graph.derived import community_text
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
 from ..graph.store import GraphStore, GroupDump
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
@@ -104,7 +105,9 @@ def _targets(dump: Dump, into: str | None) -> dict[str, str]:
 
 async def _holds(store: GraphStore, group_id: str) -> bool:
     stats = await store.stats(group_id)
-    return bool(stats.episodes or stats.entities or stats.facts or await store.corrections(group_id, limit=1))
+    if stats.episodes or stats.entities or stats.facts or await store.corrections(group_id, limit=1):
+        return True
+    return bool(await store.communities(group_id) or await store.conversation_summaries(group_id))
 
 
 def _same_embedder(dump: Dump, embedder: Embedder | None) -> bool:
@@ -116,19 +119,27 @@ def _same_embedder(dump: Dump, embedder: Embedder | None) -> bool:
 
 
 async def _embedded(group: GroupDump, embedder: Embedder | None) -> tuple[GroupDump, int]:
-    """The group with the embeddings ingestion makes (entity names, fact texts) computed by ``embedder``
-    and the others dropped; unchanged without an embedder but for the dropped ones."""
+    """The group with the embeddings the graph makes (entity names, fact texts, communities' names and
+    summaries) computed by ``embedder`` and episodes' dropped; without an embedder, none at all."""
     episodes = [e.model_copy(update={"content_embedding": None}) for e in group.episodes]
-    if embedder is None:
-        entities = [e.model_copy(update={"name_embedding": None}) for e in group.entities]
-        facts = [f.model_copy(update={"text_embedding": None}) for f in group.facts]
-        return GroupDump(group.group_id, episodes, entities, facts, group.mentions, group.corrections), 0
-    texts = [*(e.name for e in group.entities), *(f.text for f in group.facts)]
-    vectors = [[float(x) for x in row] for row in await embedder.embed(texts)] if texts else []
-    n = len(group.entities)
-    entities = [e.model_copy(update={"name_embedding": vectors[i]}) for i, e in enumerate(group.entities)]
-    facts = [f.model_copy(update={"text_embedding": vectors[n + i]}) for i, f in enumerate(group.facts)]
-    return GroupDump(group.group_id, episodes, entities, facts, group.mentions, group.corrections), len(texts)
+    texts = [
+        *(e.name for e in group.entities),
+        *(f.text for f in group.facts),
+        *(community_text(c.name, c.summary) for c in group.communities),
+    ]
+    if embedder is not None and texts:
+        vectors: list[list[float] | None] = [[float(x) for x in row] for row in await embedder.embed(texts)]
+    else:
+        vectors = [None] * len(texts)
+    rows = iter(vectors)
+    entities = [e.model_copy(update={"name_embedding": next(rows)}) for e in group.entities]
+    facts = [f.model_copy(update={"text_embedding": next(rows)}) for f in group.facts]
+    communities = [c.model_copy(update={"embedding": next(rows)}) for c in group.communities]
+    embedded = GroupDump(
+        group.group_id, episodes, entities, facts, group.mentions, group.corrections, communities,
+        group.conversations,
+    )  # fmt: skip
+    return embedded, len(texts) if embedder is not None else 0
 
 
 def regroup(group: GroupDump, group_id: str) -> GroupDump:
@@ -140,6 +151,8 @@ def regroup(group: GroupDump, group_id: str) -> GroupDump:
         facts=[_moved(f, group_id) for f in group.facts],
         mentions=[_moved(m, group_id) for m in group.mentions],
         corrections=[_moved_correction(c, group_id) for c in group.corrections],
+        communities=[c.model_copy(update={"group_id": group_id}) for c in group.communities],
+        conversations=[c.model_copy(update={"group_id": group_id}) for c in group.conversations],
     )
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from epigraph.errors import ConflictError, EpisodeNotFound, StoreError
 from epigraph.graph.corrections import Correction, CorrectionOp, GraphSlice
+from epigraph.graph.derived import Community, ConversationSummary
 from epigraph.graph.model import Entity, Episode, Fact, Invalidation, Mention
 from epigraph.graph.store import (
     EVERYTHING,
@@ -323,6 +324,31 @@ async def test_corrections_are_listed_newest_first_per_group(
 # --- whole groups -----------------------------------------------------------------------------------------
 
 
+async def with_derived_records(store: GraphStore, group: str, entities: Sequence[Entity]) -> None:
+    """Two communities (the people; the places and firms) and a conversation summary at version 2."""
+    bob, acme, _, paris = entities
+    await store.replace_communities(group, [
+        Community(group_id=group, name="People", summary="Bob.", members=[bob.uuid], embedding=vec(S + 20),
+                  created_at=day(11), updated_at=day(12)),
+        Community(group_id=group, name="Places", members=[acme.uuid, paris.uuid], created_at=day(11),
+                  updated_at=day(11)),
+    ])  # fmt: skip
+    first = ConversationSummary(
+        group_id=group,
+        key="chat",
+        summary="Bob talks.",
+        episodes=2,
+        version=1,
+        first_at=day(0),
+        last_at=day(1),
+        covered_until=day(1),
+        updated_at=day(2),
+    )
+    assert await store.save_conversation_summary(first)
+    second = first.model_copy(update={"summary": "Bob talks on.", "episodes": 3, "version": 2})
+    assert await store.save_conversation_summary(second)
+
+
 async def test_groups_lists_every_group_with_records(store: GraphStore, group: str, other_group: str) -> None:
     await store.save_episode(make_episode(group))
     await store.apply_correction(Correction(
@@ -360,7 +386,10 @@ async def test_a_group_loads_into_an_empty_group_as_it_was(
 ) -> None:
     eps, entities, facts = await two_people(store, group)
     await store.apply_correction(merge_of(group, eps, entities, facts))
+    await with_derived_records(store, group, entities)
     items = await snapshot(store, group)
+    kinds = [type(i).__name__ for i in items]
+    assert kinds[-3:] == ["Community", "Community", "ConversationSummary"]
     moved = [i.model_copy(update={"group_id": other_group}) for i in items]
     await store.load_group(GroupDump(
         other_group,
@@ -369,13 +398,18 @@ async def test_a_group_loads_into_an_empty_group_as_it_was(
         facts=[i for i in moved if isinstance(i, Fact)],
         mentions=[i for i in moved if isinstance(i, Mention)],
         corrections=[i for i in moved if isinstance(i, Correction)],
+        communities=[i for i in moved if isinstance(i, Community)],
+        conversations=[i for i in moved if isinstance(i, ConversationSummary)],
     ))  # fmt: skip
     loaded = await snapshot(store, other_group)
     assert [i.model_copy(update={"group_id": group}) for i in loaded] == items
     assert await store.stats(other_group) == await store.stats(group)
     bob = entities[0].uuid
     assert [h.item.uuid for h in await store.search_facts_text([other_group], "Paris")] == [facts[1].uuid]
-    assert [c.uuid for c in await store.corrections(other_group, subject=bob)] == [items[-1].uuid]
+    assert [c.uuid for c in await store.corrections(other_group, subject=bob)] == [items[-4].uuid]
+    [summary] = await store.conversation_summaries(other_group)
+    assert summary.version == 2  # the next writer of the summary continues from the loaded version
+    assert not await store.save_conversation_summary(summary.model_copy(update={"summary": "stale"}))
 
     with pytest.raises(ConflictError, match="already holds"):
         await store.load_group(GroupDump(other_group, episodes=[make_episode(other_group, "more")]))
@@ -405,10 +439,12 @@ async def test_delete_group_removes_everything_of_it_and_nothing_else(
 ) -> None:
     eps, entities, facts = await two_people(store, group)
     await store.apply_correction(merge_of(group, eps, entities, facts))
+    await with_derived_records(store, group, entities)
     await store.save_episode(make_episode(other_group, "kept"))
     held = await store.stats(group)
     assert await store.delete_group(group) == held
     assert await snapshot(store, group) == []
+    assert await store.communities(group) == [] and await store.conversation_summaries(group) == []
     assert group not in await store.groups()
     assert await store.search_facts_text([group], "Paris") == []
     assert await store.search_entities_vector([group], vec(S + 1)) == []

@@ -43,9 +43,17 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
         kg = graph(store, "v1-fixture")
         report = await kg.load(FIXTURE)
         assert report.groups == {
-            "v1-fixture": {"episode": 2, "entity": 3, "fact": 3, "mention": 5, "correction": 2}
+            "v1-fixture": {
+                "episode": 2,
+                "entity": 3,
+                "fact": 3,
+                "mention": 5,
+                "correction": 2,
+                "community": 1,
+                "conversation": 1,
+            }
         }
-        assert report.embeddings == "computed" and report.embedded == 6
+        assert report.embeddings == "computed" and report.embedded == 7  # names, texts, the community
         ana = await kg.entity("Ana")
         assert {f.text for f in ana.current} == {"Ana lives in Braga.", "Ana works in Braga."}
         [moved] = ana.history
@@ -56,6 +64,10 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
         assert porto.name == "Porto, Portugal"
         await kg.undo(porto.corrections[0].uuid, author="mia")
         assert (await kg.entity("Porto")).aliases == []
+        [community] = await kg.communities()
+        assert community.community.name == "Ana and Braga" and community.size == 2
+        conversation = await kg.conversation("chat:ana")
+        assert conversation.summary is not None and conversation.summary.version == 1
         found = await kg.search("where does Ana work")
         assert "Ana works in Braga." in [f.fact.text for f in found.facts]
 
@@ -71,9 +83,20 @@ async def test_a_dump_is_a_header_records_and_an_end_line(tmp_path: Path) -> Non
     assert head["groups"] == ["g"] and head["vectors"] is False and head["embedding"] is None
     assert "valid_at" in head["schema"]["fact"] and "text_embedding" not in head["schema"]["fact"]
     assert end == {"record": "end", "counts": counts}
-    assert counts == {"g": {"episode": 5, "entity": 6, "fact": 4, "mention": 12, "correction": 0}}
+    assert counts == {
+        "g": {
+            "episode": 5,
+            "entity": 6,
+            "fact": 4,
+            "mention": 12,
+            "correction": 0,
+            "community": 0,
+            "conversation": 1,
+        }
+    }  # the import's conversation, summarized
     kinds = [line["record"] for line in lines[1:-1]]
-    assert kinds == sorted(kinds, key=["episode", "entity", "fact", "mention", "correction"].index)
+    order = ["episode", "entity", "fact", "mention", "correction", "community", "conversation"]
+    assert kinds == sorted(kinds, key=order.index)
     fact = next(line for line in lines if line["record"] == "fact")
     assert set(fact) == {"record", *head["schema"]["fact"]}
     assert {"valid_at", "invalid_at", "created_at", "expired_at", "invalidated_by", "episodes"} <= set(fact)
@@ -113,8 +136,9 @@ BROKEN: list[tuple[str, Any, str, int | None, str | None]] = [
     ("a dangling mention", _without(1), "no episode 'ep-1' in the dump", 9, "episode_uuid"),
     ("an inverted interval", _at(7, invalid_at="2020-01-01T00:00:00Z"), "is before valid_at", 8, None),
     ("no end line", lambda ls: ls[:-1], "no end line: the dump was cut short", None, None),
-    ("a wrong count", _without(9), "counts 5 mention", 16, "counts.v1-fixture.mention"),
-    ("a line after the end", lambda ls: [*ls, ls[1]], "a record after the end line (line 17)", 18, None),
+    ("a wrong count", _without(9), "counts 5 mention", 18, "counts.v1-fixture.mention"),
+    ("a line after the end", lambda ls: [*ls, ls[1]], "a record after the end line (line 19)", 20, None),
+    ("a stray member", _at(16, members=["ent-ana", "nobody"]), "member 'nobody' is no entity", 17, "members"),
     ("a newer version", _at(0, version=NEWER), f"newer epigraph (dump format version {NEWER}", 1, "version"),
     ("version 0", _at(0, version=0), "no epigraph ever wrote it", 1, "version"),
     ("not a dump", lambda ls: ls[1:], "not an epigraph dump", 1, "format"),

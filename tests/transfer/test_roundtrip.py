@@ -1,6 +1,7 @@
 """Moving a graph between stores gives the same graph: embedded -> Neo4j -> embedded through dump files,
 on the quickstart graph and on the tiny LoCoMo import, each with corrections by hand (a merge and its
-undo, a retirement, an added fact, a rename). Needs the real Neo4j (``make test`` starts one)."""
+undo, a retirement, an added fact, a rename), communities and (LoCoMo) a conversation summary. Needs the
+real Neo4j (``make test`` starts one)."""
 
 from __future__ import annotations
 
@@ -59,13 +60,18 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
 
         assert records(dumps[0]) == records(dumps[1]) == records(dumps[2])
         kinds = {line["record"] for line in records(dumps[0])}
-        assert kinds == {"header", "episode", "entity", "fact", "mention", "correction", "end"}
+        derived = {"community", "conversation"} if name == "locomo" else {"community"}
+        assert kinds == {"header", "episode", "entity", "fact", "mention", "correction", "end", *derived}
         # the same graph answers the same: counts, an entity's view with its history, a search
         for store in (neo4j, last):
             assert await store.stats(group) == await first.stats(group)
         moved = graph(last, group, name)
         for ref in ("Bob", "Globex") if name == "quickstart" else ("Mia", "Pixel the cat"):
             assert (await moved.entity(ref)).to_dict() == (await kg.entity(ref)).to_dict()
+        assert await moved.communities() == await kg.communities()
+        if name == "locomo":
+            [chain] = await kg.chains()
+            assert (await moved.conversation(chain.key)) == (await kg.conversation(chain.key))
         query = "where does Alice live" if name == "quickstart" else "marathon"
         found = [{**(await g.search(query)).to_dict(), "elapsed_ms": None} for g in (moved, kg)]
         assert found[0] == found[1]

@@ -81,30 +81,34 @@ _INSERT_MEMBERS = (
 def replace_communities(db: Db, group_id: str, items: Sequence[Community]) -> None:
     check_communities(group_id, items)
     with db.write() as conn:
-        db.check_vectors([c.embedding for c in items])
-        members = sorted({m for c in items for m in c.members})
-        known = {
-            row[0]
-            for row in conn.execute(
-                f"SELECT uuid FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}",
-                (group_id, as_json(members)),
-            )
-        }
-        missing = [m for m in members if m not in known]
-        if missing:
-            raise unknown_member(group_id, missing[0])
-        conn.execute(
-            f"DELETE FROM communities WHERE group_id = ? AND uuid NOT IN {IN_LIST}",
-            (group_id, as_json([c.uuid for c in items])),
+        write_communities(db, conn, group_id, items)
+
+
+def write_communities(db: Db, conn: sqlite3.Connection, group_id: str, items: Sequence[Community]) -> None:
+    """Inside a write: make ``items`` the group's communities (a load writes them this way too)."""
+    db.check_vectors([c.embedding for c in items])
+    members = sorted({m for c in items for m in c.members})
+    known = {
+        row[0]
+        for row in conn.execute(
+            f"SELECT uuid FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}",
+            (group_id, as_json(members)),
         )
-        conn.execute(
-            "DELETE FROM community_members WHERE community_id IN"
-            " (SELECT id FROM communities WHERE group_id = ?)",
-            (group_id,),
-        )
-        for c in items:
-            row: Any = conn.execute(_UPSERT_COMMUNITY, _community_row(c)).fetchone()
-            conn.execute(_INSERT_MEMBERS, (row[0], group_id, as_json(c.members)))
+    }
+    missing = [m for m in members if m not in known]
+    if missing:
+        raise unknown_member(group_id, missing[0])
+    conn.execute(
+        f"DELETE FROM communities WHERE group_id = ? AND uuid NOT IN {IN_LIST}",
+        (group_id, as_json([c.uuid for c in items])),
+    )
+    conn.execute(
+        "DELETE FROM community_members WHERE community_id IN (SELECT id FROM communities WHERE group_id = ?)",
+        (group_id,),
+    )
+    for c in items:
+        row: Any = conn.execute(_UPSERT_COMMUNITY, _community_row(c)).fetchone()
+        conn.execute(_INSERT_MEMBERS, (row[0], group_id, as_json(c.members)))
 
 
 def _community_row(c: Community) -> tuple[Any, ...]:
@@ -172,12 +176,16 @@ def save_conversation_summary(db: Db, summary: ConversationSummary) -> bool:
         ).fetchone()
         if (0 if row is None else int(row[0])) != summary.version - 1:
             return False
-        s = summary
-        times = (to_us_or_none(s.first_at), to_us_or_none(s.last_at), to_us_or_none(s.covered_until))
-        values = (s.group_id, s.key, s.summary, s.episodes, *times, s.version, to_us(s.updated_at))
-        conn.execute(
-            f"INSERT OR REPLACE INTO conversation_summaries ({', '.join(_SUMMARY_COLUMNS)})"
-            f" VALUES ({', '.join('?' * len(_SUMMARY_COLUMNS))})",
-            values,
-        )
+        write_summary(conn, summary)
     return True
+
+
+def write_summary(conn: sqlite3.Connection, s: ConversationSummary) -> None:
+    """Inside a write: store the summary as it is (a load writes them this way too)."""
+    times = (to_us_or_none(s.first_at), to_us_or_none(s.last_at), to_us_or_none(s.covered_until))
+    values = (s.group_id, s.key, s.summary, s.episodes, *times, s.version, to_us(s.updated_at))
+    conn.execute(
+        f"INSERT OR REPLACE INTO conversation_summaries ({', '.join(_SUMMARY_COLUMNS)})"
+        f" VALUES ({', '.join('?' * len(_SUMMARY_COLUMNS))})",
+        values,
+    )

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from ...errors import ConflictError
 from ..model import utc_now
 from ..store import DumpItem, GroupDump, StoreStats
+from . import derived
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -30,9 +31,10 @@ from .db import Db
 from .reads import stats
 from .writes import EPISODE_UPSERT, insert_mentions, upsert_entities, upsert_facts, upsert_rows
 
-_TABLES = ("facts", "entities", "episodes", "corrections")
-"""What a group's rows are in (mentions, names, vectors, provenance and subjects go with them); facts
-first, since they reference entity rows."""
+_TABLES = ("communities", "facts", "entities", "episodes", "corrections")
+"""What a group's rows are in (mentions, names, vectors, provenance, claims, members and subjects go with
+them); facts before entities, since they reference entity rows."""
+_HELD = (*_TABLES, "conversation_summaries")
 
 
 def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -> Iterator[DumpItem]:
@@ -53,6 +55,9 @@ def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -
             yield decode_mention(group_id, episode_uuid, entity_uuid)
         for (record,) in conn.execute(_CORRECTIONS, (group_id,)):
             yield decode_correction(record)
+        for community in derived.communities(conn, group_id):
+            yield community if vectors else community.model_copy(update={"embedding": None})
+        yield from derived.conversation_summaries(conn, group_id, None)
 
 
 _MENTIONS = (
@@ -89,10 +94,10 @@ class Snapshot:
 
 
 def group_count(conn: sqlite3.Connection, group_id: str) -> int:
-    """How many episodes, entities, facts and corrections the group holds."""
+    """How many records the group holds (episodes, entities, facts, corrections, derived records)."""
     return sum(
         int(conn.execute(f"SELECT count(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0])
-        for table in _TABLES
+        for table in _HELD
     )
 
 
@@ -111,6 +116,9 @@ def load_group(db: Db, dump: GroupDump) -> None:
         upsert_facts(db, conn, list(dump.facts))
         insert_mentions(conn, list(dump.mentions))
         insert_corrections(conn, list(dump.corrections))
+        derived.write_communities(db, conn, dump.group_id, list(dump.communities))
+        for summary in dump.conversations:
+            derived.write_summary(conn, summary)
 
 
 def delete_group(db: Db, group_id: str) -> StoreStats:
@@ -120,7 +128,8 @@ def delete_group(db: Db, group_id: str) -> StoreStats:
         for table in _TABLES:
             sql = f"DELETE FROM {table} WHERE group_id = ? RETURNING id"
             ids = [row[0] for row in conn.execute(sql, (group_id,))]
-            if table != "corrections":
+            if table in ("facts", "entities", "episodes"):
                 db.after_commit(functools.partial(db.rows_changed, table, ids))
+        conn.execute("DELETE FROM conversation_summaries WHERE group_id = ?", (group_id,))
         db.after_commit(lambda: db.vectors.drop_group(group_id))
     return held

@@ -6,6 +6,8 @@ Graph layout added to ``cypher``'s::
     (:Correction {group_id, uuid, created_at, subjects, record_json})   one per correction (graph.corrections)
     (:GroupLock {group_id})                                              a group's lock (cypher.LOCK_GROUP)
 
+A whole group's records include its derived ones (``cypher_derived``: communities, conversations).
+
 A correction's record is its JSON without embeddings (``Correction.stored``); ``subjects`` lists the
 entity and fact uuids it touches (its history is found by them).
 """
@@ -82,7 +84,9 @@ CALL () { MATCH (n:Episode {group_id: $group_id}) RETURN count(n) AS episodes }
 CALL () { MATCH (n:Entity {group_id: $group_id}) RETURN count(n) AS entities }
 CALL () { MATCH ()-[r:RELATES_TO {group_id: $group_id}]->() RETURN count(r) AS facts }
 CALL () { MATCH (n:Correction {group_id: $group_id}) RETURN count(n) AS corrections }
-RETURN episodes + entities + facts + corrections AS held
+CALL () { MATCH (n:Community {group_id: $group_id}) RETURN count(n) AS communities }
+CALL () { MATCH (n:Conversation {group_id: $group_id}) RETURN count(n) AS conversations }
+RETURN episodes + entities + facts + corrections + communities + conversations AS held
 """
 
 
@@ -112,5 +116,7 @@ DELETE_GROUP = (
     "MATCH (n:Episode {group_id: $group_id}) DETACH DELETE n",
     "MATCH (n:Entity {group_id: $group_id}) DETACH DELETE n",
     "MATCH (n:Correction {group_id: $group_id}) DELETE n",
+    "MATCH (n:Community {group_id: $group_id}) DETACH DELETE n",
+    "MATCH (n:Conversation {group_id: $group_id}) DELETE n",
     "MATCH (n:GroupLock {group_id: $group_id}) DELETE n",
 )

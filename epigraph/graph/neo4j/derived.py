@@ -1,10 +1,11 @@
 """Derived records on Neo4j: communities (one write transaction per replacement), chains, and
 conversation summaries (a compare-and-set on ``version`` under the summary node's write lock).
-Statements: ``cypher_derived``."""
+Statements: ``cypher_derived``. Their writes take the group's lock first (``cypher.LOCK_GROUP``), so a
+dump (``groups``) reads them whole."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from ..derived import Community, ConversationSummary, chain_key, stored_summary
 from ..model import Episode, EpisodeStatus, to_utc
 from ..store import Chain, ChainRead, check_communities, unknown_member
 from . import convert
+from . import cypher as q
 from . import cypher_derived as qd
 from .connection import Connection
 
@@ -25,8 +27,13 @@ async def fact_endpoints(conn: Connection, group_id: str, params: dict[str, Any]
 
 
 async def communities(conn: Connection, group_id: str) -> list[Community]:
+    return communities_from(await conn.read(qd.COMMUNITIES, {"group_id": group_id}, what="communities"))
+
+
+def communities_from(records: Iterable[Any]) -> list[Community]:
+    """The communities of ``qd.COMMUNITIES``' records (those left without members skipped), ordered."""
     found = []
-    for record in await conn.read(qd.COMMUNITIES, {"group_id": group_id}, what="communities"):
+    for record in records:
         members = sorted(record["members"])
         if not members:
             continue
@@ -65,20 +72,28 @@ async def replace_communities(
     for c in items:
         if c.embedding is not None and dim is not None and len(c.embedding) != dim:
             raise StoreError(f"embedding of dimension {len(c.embedding)}; this store holds dimension {dim}")
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await (await tx.run(q.LOCK_GROUP, {"group_id": group_id})).consume()
+        await write_communities(tx, group_id, items)
+
+    await conn.write(work, what="replace_communities")
+
+
+async def write_communities(
+    tx: neo4j.AsyncManagedTransaction, group_id: str, items: Sequence[Community]
+) -> None:
+    """Inside a write: make ``items`` the group's communities (a load writes them this way too)."""
     rows = [_community_row(c) for c in items]
     members = sorted({m for c in items for m in c.members})
     params = {"group_id": group_id, "uuids": [c.uuid for c in items]}
-
-    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-        result = await tx.run(qd.MISSING_MEMBERS, {"group_id": group_id, "uuids": members})
-        missing = (await result.single(strict=True))["missing"]
-        if missing:
-            raise unknown_member(group_id, missing[0])
-        await (await tx.run(qd.DELETE_OTHER_COMMUNITIES, params)).consume()
-        await (await tx.run(qd.DROP_MEMBERSHIPS, params)).consume()
-        await (await tx.run(qd.UPSERT_COMMUNITIES, {"group_id": group_id, "rows": rows})).consume()
-
-    await conn.write(work, what="replace_communities")
+    result = await tx.run(qd.MISSING_MEMBERS, {"group_id": group_id, "uuids": members})
+    missing = (await result.single(strict=True))["missing"]
+    if missing:
+        raise unknown_member(group_id, missing[0])
+    await (await tx.run(qd.DELETE_OTHER_COMMUNITIES, params)).consume()
+    await (await tx.run(qd.DROP_MEMBERSHIPS, params)).consume()
+    await (await tx.run(qd.UPSERT_COMMUNITIES, {"group_id": group_id, "rows": rows})).consume()
 
 
 async def chains(conn: Connection, group_id: str) -> list[Chain]:
@@ -109,7 +124,11 @@ async def conversation_summaries(
     conn: Connection, group_id: str, keys: Sequence[str] | None
 ) -> list[ConversationSummary]:
     params = {"group_id": group_id, "keys": None if keys is None else sorted(set(keys))}
-    records = await conn.read(qd.CONVERSATIONS, params, what="conversation_summaries")
+    return summaries_from(await conn.read(qd.CONVERSATIONS, params, what="conversation_summaries"))
+
+
+def summaries_from(records: Iterable[Any]) -> list[ConversationSummary]:
+    """The summaries of ``qd.CONVERSATIONS``' records, by key."""
     # a lock taken by a writer that rolled back never commits; nothing else has version 0
     found = [stored_summary(r["s"], _micros) for r in records if r["s"].get("version")]
     return sorted(found, key=lambda x: x.key)
@@ -123,10 +142,11 @@ class _Conflict(Exception):
     """Another writer stored this version first: the transaction is rolled back."""
 
 
-async def save_conversation_summary(conn: Connection, summary: ConversationSummary) -> bool:
-    key = {"group_id": summary.group_id, "key": summary.key}
-    params = {
-        **key,
+def summary_params(summary: ConversationSummary) -> dict[str, Any]:
+    """``qd.SAVE_CONVERSATION``'s parameters."""
+    return {
+        "group_id": summary.group_id,
+        "key": summary.key,
         "props": {"summary": summary.summary, "episodes": summary.episodes, "version": summary.version},
         "first_at": convert.iso(summary.first_at),
         "last_at": convert.iso(summary.last_at),
@@ -134,7 +154,13 @@ async def save_conversation_summary(conn: Connection, summary: ConversationSumma
         "updated_at": convert.iso(summary.updated_at),
     }
 
+
+async def save_conversation_summary(conn: Connection, summary: ConversationSummary) -> bool:
+    key = {"group_id": summary.group_id, "key": summary.key}
+    params = summary_params(summary)
+
     async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await (await tx.run(q.LOCK_GROUP, key)).consume()
         stored = (await (await tx.run(qd.LOCK_CONVERSATION, key)).single(strict=True))["version"]
         if int(stored or 0) != summary.version - 1:
             raise _Conflict

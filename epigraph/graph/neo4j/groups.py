@@ -15,10 +15,11 @@ from typing import Any
 
 import neo4j
 
-from ...errors import ConflictError
+from ...errors import ConflictError, StoreError
 from ..store import DumpItem, GroupDump, StoreStats
-from . import convert
+from . import convert, derived
 from . import cypher as q
+from . import cypher_derived as qd
 from . import cypher_edit as qe
 from .connection import Connection
 from .corrections import create_corrections, records
@@ -45,10 +46,20 @@ async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> Asy
                 yield convert.mention_from(group_id, record)
             async for record in await tx.run(qe.DUMP_CORRECTIONS, key):
                 yield convert.correction_from(record["record"])
+            for community in derived.communities_from([r async for r in await tx.run(qd.COMMUNITIES, key)]):
+                yield community if vectors else community.model_copy(update={"embedding": None})
+            summaries = [r async for r in await tx.run(qd.CONVERSATIONS, {**key, "keys": None})]
+            for summary in derived.summaries_from(summaries):
+                yield summary
 
 
 async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim: int | None) -> None:
     check_record_dims(group.episodes, group.entities, group.facts, dim)
+    for community in group.communities:
+        if community.embedding is not None and dim is not None and len(community.embedding) != dim:
+            raise StoreError(
+                f"embedding of dimension {len(community.embedding)}; this store holds dimension {dim}"
+            )
     key = {"group_id": group.group_id}
     await records(tx, q.LOCK_GROUP, key)
     held = (await records(tx, qe.GROUP_RECORDS, key))[0]["held"]
@@ -60,6 +71,10 @@ async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim
     rows = rows_of(group.episodes, group.entities, group.facts, group.mentions)
     await write_rows(tx, group.group_id, rows)
     await create_corrections(tx, group.group_id, list(group.corrections))
+    await derived.write_communities(tx, group.group_id, group.communities)
+    for summary in group.conversations:
+        await records(tx, qd.LOCK_CONVERSATION, {"group_id": summary.group_id, "key": summary.key})
+        await records(tx, qd.SAVE_CONVERSATION, derived.summary_params(summary))
 
 
 async def delete_group_tx(
