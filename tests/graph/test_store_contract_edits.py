@@ -52,6 +52,20 @@ async def snapshot(store: GraphStore, group: str) -> list[DumpItem]:
         return [item async for item in items]
 
 
+def group_of(group: str, items: Sequence[DumpItem]) -> GroupDump:
+    """The records of a dump as ``load_group`` takes them."""
+    return GroupDump(
+        group,
+        episodes=[i for i in items if isinstance(i, Episode)],
+        entities=[i for i in items if isinstance(i, Entity)],
+        facts=[i for i in items if isinstance(i, Fact)],
+        mentions=[i for i in items if isinstance(i, Mention)],
+        corrections=[i for i in items if isinstance(i, Correction)],
+        communities=[i for i in items if isinstance(i, Community)],
+        conversations=[i for i in items if isinstance(i, ConversationSummary)],
+    )
+
+
 async def graph_of(store: GraphStore, group: str) -> list[DumpItem]:
     """The group's records, corrections left out (what a correction and its undo must restore)."""
     return [item for item in await snapshot(store, group) if not isinstance(item, Correction)]
@@ -391,16 +405,7 @@ async def test_a_group_loads_into_an_empty_group_as_it_was(
     kinds = [type(i).__name__ for i in items]
     assert kinds[-3:] == ["Community", "Community", "ConversationSummary"]
     moved = [i.model_copy(update={"group_id": other_group}) for i in items]
-    await store.load_group(GroupDump(
-        other_group,
-        episodes=[i for i in moved if isinstance(i, Episode)],
-        entities=[i for i in moved if isinstance(i, Entity)],
-        facts=[i for i in moved if isinstance(i, Fact)],
-        mentions=[i for i in moved if isinstance(i, Mention)],
-        corrections=[i for i in moved if isinstance(i, Correction)],
-        communities=[i for i in moved if isinstance(i, Community)],
-        conversations=[i for i in moved if isinstance(i, ConversationSummary)],
-    ))  # fmt: skip
+    await store.load_group(group_of(other_group, moved))
     loaded = await snapshot(store, other_group)
     assert [i.model_copy(update={"group_id": group}) for i in loaded] == items
     assert await store.stats(other_group) == await store.stats(group)
@@ -493,12 +498,6 @@ async def test_an_in_memory_store_dumps_and_loads_too() -> None:
         items = await snapshot(store, "mem")
         assert len(items) == 3 + 4 + 3 + 7
         moved = [i.model_copy(update={"group_id": "copy"}) for i in items]
-        await store.load_group(GroupDump(
-            "copy",
-            episodes=[i for i in moved if isinstance(i, Episode)],
-            entities=[i for i in moved if isinstance(i, Entity)],
-            facts=[i for i in moved if isinstance(i, Fact)],
-            mentions=[i for i in moved if isinstance(i, Mention)],
-        ))  # fmt: skip
+        await store.load_group(group_of("copy", moved))
         assert [i.model_copy(update={"group_id": "mem"}) for i in await snapshot(store, "copy")] == items
         assert await store.groups() == ["copy", "mem"]
