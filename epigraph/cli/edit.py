@@ -158,10 +158,7 @@ async def cmd_corrections(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         found = await kg.corrections(entity=args.entity, limit=args.limit)
     listing = CorrectionList(kg.group_id, found)
-    if cli.as_json:
-        cli.print_json(listing.records())
-    else:
-        cli.out.print(listing)
+    cli.show(listing, listing.records())
     return 0
 
 

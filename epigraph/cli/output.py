@@ -29,3 +29,11 @@ class Output:
 
     def print_json(self, data: Any) -> None:
         self.write(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+    def show(self, shown: object, data: Any) -> None:
+        """A command's result: ``data`` as JSON under ``--json``, else ``shown`` (a table, a view: what
+        rich prints)."""
+        if self.as_json:
+            self.print_json(data)
+        else:
+            self.out.print(shown)

@@ -73,10 +73,7 @@ async def cmd_search(cli: Cli, args: argparse.Namespace) -> int:
                 include_retired=args.include_retired,
                 limit=args.limit,
             )
-    if cli.as_json:
-        cli.write(results.to_json())
-    else:
-        cli.out.print(results)
+    cli.show(results, results.to_dict())
     return 0
 
 
@@ -103,10 +100,7 @@ async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
     if picture is not None:
         target = _write(Path(args.html) if args.html else page_name(view.name), picture.to_html())
         cli.note(f"wrote {target} (the interactive view: open it in a browser)")
-    if cli.as_json:
-        cli.write(view.to_json())
-    else:
-        cli.out.print(view)
+    cli.show(view, view.to_dict())
     return 0
 
 
@@ -115,10 +109,7 @@ async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
         status = EpisodeStatus(args.status) if args.status else None
         found = await kg.episodes(since=args.since, until=args.until, status=status, limit=args.limit)
     listing = EpisodeList(kg.group_id, found, since=args.since, until=args.until)
-    if cli.as_json:
-        cli.print_json(listing.records())
-    else:
-        cli.out.print(listing)
+    cli.show(listing, listing.records())
     return 0
 
 
@@ -133,8 +124,5 @@ async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
     if cli.settings.store_kind == "embedded":
         where["db"] = cli.settings.db_path
     view = StatsView(stats, kg.group_id, stuck, where=where.get("db", where["store"]))
-    if cli.as_json:
-        cli.print_json({**where, **view.to_dict()})
-    else:
-        cli.out.print(view)
+    cli.show(view, {**where, **view.to_dict()})
     return 0
