@@ -26,7 +26,9 @@ from epigraph.graph.store import GraphStore
 from epigraph.language import plain_words as words
 from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
+from epigraph.pipeline.dating import without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
+from epigraph.prompts.fact_lines import NamePart, read_line
 from epigraph.prompts.protocol import LLM
 
 # ------------------------------------------------------------------------------------------- calls
@@ -37,9 +39,15 @@ def recording(inner: LLM) -> MeteredLLM:
     return MeteredLLM(inner, keep_text=True)
 
 
-def cut_short(call: CallRecord) -> bool:
-    """Cut by the token cap, or closed by the runtime as a runaway (text came, no end ever did)."""
-    return call.finish_reason == "length" or (not call.ok and call.finish_reason is None and bool(call.text))
+def cut_by_cap(call: CallRecord) -> bool:
+    """Cut by the token cap (the server ended it: ``finish_reason == "length"``)."""
+    return call.finish_reason == "length"
+
+
+def stopped_early(call: CallRecord) -> bool:
+    """Closed by the runtime at its first repeated or unreadable line (text came, no end ever did):
+    the lines before it stand; by design, not a cut."""
+    return not call.ok and call.finish_reason is None and bool(call.text)
 
 
 def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
@@ -53,6 +61,44 @@ def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> 
             )
         start = end
     return rows
+
+
+def kept_output_tokens(
+    calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]], results: Sequence[EpisodeResult]
+) -> list[float]:
+    """Per call, the generated tokens of the reply lines the graph kept: an extraction line whose fact
+    (or, for a name list, whose entity) the episode wrote; every line of other prompts counts as kept
+    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths."""
+    kept = [float(c.output_tokens) for c in calls]
+    start = 0
+    for (end, _), result in zip(ends, results, strict=False):
+        facts = {_flat(f.text) for f in result.facts} | {_flat(f.text) for f in result.invalidated}
+        names = {normalize_name(n) for e in result.entities for n in (e.name, *e.aliases)}
+        for i in range(start, end):
+            call = calls[i]
+            if call.prompt.startswith("extract_") and call.text.strip():
+                lines = [line for line in call.text.splitlines() if line.strip()]
+                share = sum(len(line) for line in lines if _kept(line, call.prompt, facts, names))
+                kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
+        start = end
+    return kept
+
+
+def _flat(text: str) -> str:
+    return " ".join(without_iso_dates(text).casefold().rstrip(" .!").split())
+
+
+def _kept(line: str, prompt: str, facts: set[str], names: set[str]) -> bool:
+    if prompt == "extract_window":  # "<turn> <speaker>: [a] verb [b]": the turn first
+        line = line.partition(" ")[2]
+        line = line[line.index("[") :] if "[" in line else line
+    try:
+        parts = read_line(line)
+    except ValueError:
+        return False
+    if isinstance(parts, NamePart):
+        return prompt == "extract_entities" and normalize_name(parts.name) in names
+    return _flat(parts.sentence) in facts
 
 
 # ------------------------------------------------------------------------------------------- graph

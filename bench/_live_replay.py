@@ -47,7 +47,8 @@ def replayed(path: Path) -> ScriptedLLM:
         queues.setdefault((row["prompt"], row["episode"]), deque()).append(row)
 
     def answer(request: ChatRequest) -> ScriptedReply:
-        episode = str(request.variables.get("episode", ""))  # summaries have none: any episode's
+        # the extraction prompts carry the message, resolution the episode; summaries neither: any episode's
+        episode = str(request.variables.get("episode") or request.variables.get("message") or "")
         for (prompt, said), queue in queues.items():
             if prompt == request.prompt_name and queue and (said[:60] in episode or episode[:60] in said):
                 row = queue.popleft()

@@ -17,7 +17,11 @@ import json
 import re
 from typing import Any
 
+from epigraph.prompts.extraction import ExtractionInput
+from epigraph.prompts.fact_lines import write_fact
+from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
@@ -37,13 +41,13 @@ def _names(episode: str) -> list[str]:
     return [speaker, *others[:2]]
 
 
-def _facts(episode: str) -> list[dict[str, Any]]:
+def _facts(episode: str) -> list[str]:
+    """The turn's one fact line, when it names someone or something besides its speaker."""
     speaker, text = _speaker_text(episode)
     names = _names(episode)
     if len(names) < 2:
         return []
-    fact = {"source": speaker, "target": names[1], "relation": "MENTIONED", "fact": f"{speaker} said: {text}"}
-    return [{**fact, "valid_at": None, "invalid_at": None, "temporal_expression": None}]
+    return [write_fact(f"{speaker} said: {text}", speaker, names[1], "MENTIONED")]
 
 
 def _words(text: str) -> set[str]:
@@ -57,26 +61,20 @@ _QUESTION_WORDS = {"what", "when", "where", "who", "which", "how", "why", "did",
 def answer(request: ChatRequest) -> str:
     v: Any = request.variables
     name = request.prompt_name
-    if name == "extract_entities":
-        return "\n".join(json.dumps({"name": n}) for n in _names(v["episode"]))
-    if name == "extract_facts":
-        return "\n".join(json.dumps(f) for f in _facts(v["episode"]))
-    if name == "extract_combined":
-        lines = [{"type": "entity", "name": n} for n in _names(v["episode"])]
-        lines += [{"type": "fact", **f} for f in _facts(v["episode"])]
-        return "\n".join(json.dumps(line) for line in lines)
+    if name in ("extract_entities", "extract_facts", "extract_combined"):
+        episode = ExtractionInput.model_validate(v).content()
+        if name == "extract_entities":
+            return "; ".join(_names(episode))
+        alone = [f"[{n}]" for n in _names(episode)] if name == "extract_combined" else []
+        return "\n".join(_facts(episode) or alone) or NONE
     if name == "resolve_episode":
-        entities = [
-            {"id": q["id"], "duplicate_of": next((c["id"] for c in q["candidates"] if _same(c, q)), None)}
+        lines = [
+            f"{q['id']} {next((c['id'] for c in q['candidates'] if _same(c, q)), 'new')}"
             for q in v["entities"]
         ]
-        decisions = [
-            {"id": f["id"], "duplicate_of": [c["id"] for c in f["candidates"] if c["fact"] == f["fact"]]}
-            for f in v["facts"]
-        ]
-        return json.dumps({"entities": entities, "facts": decisions})
-    if name == "date_fact":
-        return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
+        for f in v["facts"]:
+            lines.append(verdict_line(f["id"], [c["id"] for c in f["candidates"] if c["fact"] == f["fact"]]))
+        return "\n".join(lines)
     if name == "summarize_entities":
         return json.dumps(
             {"summaries": [{"id": e["id"], "summary": " ".join(e["facts"][:2])} for e in v["entities"]]}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -27,15 +26,15 @@ from _serve_harness import LLM_KEY, World, names_in
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.publish.producer import EpisodeProducer, ensure_topic
+from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import Reply
 
 PEOPLE = ["Alice", "Bruno", "Chiara", "Dmitri"]
 CITIES = ["Paris", "Lisbon", "Berlin", "Oslo", "Vienna", "Prague", "Dublin", "Madrid", "Athens", "Zurich"]
 START = datetime(2024, 1, 1, tzinfo=UTC)
-_EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)
-_FACTS = re.compile(r"New facts with their candidates: (.*)\Z", re.S)
-_ENTITIES = re.compile(r"New entities with their candidates: (.*?)\nNew facts", re.S)
+EXTRACTIONS = ("extract_entities", "extract_facts", "extract_combined")
 
 
 class CityWorld(World):
@@ -47,52 +46,35 @@ class CityWorld(World):
             return Reply.bad_request("this request cannot be answered")
         return super().__call__(body)
 
-    def _text(self, system: str, user: str) -> str:
-        match = _EPISODE.search(user)
-        names = names_in(match.group(1)) if match else []
-        if system.startswith("You extract facts") and len(names) >= 2:
-            person, city = names[:2]
-            return json.dumps({"source": person, "target": city, "relation": "LIVES_IN",
-                               "fact": f"{person} lives in {city}."})  # fmt: skip
-        if system.startswith("Entities: decide whether"):
-            return json.dumps(_resolve(user))
-        return super()._text(system, user)
+    def _text(self, body: dict[str, Any], prompt: str | None, system: str, user: str) -> str:
+        if prompt in ("extract_facts", "extract_combined"):
+            names = names_in(episode_in(body))
+            if len(names) >= 2:
+                person, city = names[:2]
+                return f"[{person}] lives in [{city}]."
+        if prompt == "resolve_episode":
+            return _resolve(body)
+        return super()._text(body, prompt, system, user)
 
 
 def current_episode(body: dict[str, Any]) -> str | None:
     """The text of the episode an extraction request is about (not its context), or None."""
-    match = _EPISODE.search(body["messages"][-1]["content"])
-    return match.group(1).strip() if match else None
-
-
-def _resolve(user: str) -> dict[str, Any]:
-    facts = _json_list(_FACTS.search(user))
-    entities = _json_list(_ENTITIES.search(user))
-    decisions = []
-    for fact in facts:
-        subject = fact["fact"].split(" lives in ")[0] + " lives in "
-        cands = fact.get("candidates") or []
-        same = [c["id"] for c in cands if c["fact"] == fact["fact"]]
-        moved = [c["id"] for c in cands if c["fact"].startswith(subject) and c["fact"] != fact["fact"]]
-        decisions.append(
-            {"id": fact["id"], "reasoning": "a move", "duplicate_of": same, "contradicts": moved}
-        )
-    return {
-        "entities": [
-            {"id": e["id"], "reasoning": "other", "duplicate_of": None, "name": None} for e in entities
-        ],
-        "facts": decisions,
-    }
-
-
-def _json_list(match: re.Match[str] | None) -> list[dict[str, Any]]:
-    if match is None:
-        return []
     try:
-        found = json.loads(match.group(1).strip())
+        return episode_in(body) if prompt_of(body) in EXTRACTIONS else None
     except ValueError:
-        return []
-    return found if isinstance(found, list) else []
+        return None
+
+
+def _resolve(body: dict[str, Any]) -> str:
+    """A move retires the person's other cities; everything else is new."""
+    entities, facts = asked_in(body)
+    lines = [f"{e.id} new" for e in entities]
+    for fact in facts:
+        subject = fact.text.split(" lives in ")[0] + " lives in "
+        same = [i for i, c in fact.candidates.items() if c == fact.text]
+        moved = [i for i, c in fact.candidates.items() if c.startswith(subject) and c != fact.text]
+        lines.append(verdict_line(fact.id, same, moved))
+    return "\n".join(lines)
 
 
 def episodes(groups: Sequence[str], per_group: int) -> list[EpisodeInput]:

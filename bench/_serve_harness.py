@@ -27,10 +27,11 @@ from typing import Any
 
 import httpx
 
+from epigraph.prompts.grammar import NONE
+from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
 
 LLM_KEY = "llm-test-key-not-a-secret"
-_EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 
@@ -56,26 +57,28 @@ class World:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         with self._lock:
             self.calls += 1
-            if system.startswith("You extract entities") and (match := _EPISODE.search(user)):
-                self.runs[match.group(1)] += 1
-        if system.startswith("You extract") and self.fault is not None:
+            if prompt_of(body) == "extract_entities":
+                self.runs[episode_in(body)] += 1
+        prompt = prompt_of(body)
+        if prompt is not None and prompt.startswith("extract_") and self.fault is not None:
             with self._lock:
                 self.faults_sent += 1
             return _fault(self.fault)
-        return Reply(text=self._text(system, user), delay_s=self.delay_s)
+        return Reply(text=self._text(body, prompt, system, user), delay_s=self.delay_s)
 
-    def _text(self, system: str, user: str) -> str:
-        match = _EPISODE.search(user)
-        names = names_in(match.group(1)) if match else []
-        if system.startswith("You extract entities"):
-            return "\n".join(json.dumps({"name": n}) for n in names)
-        if system.startswith("You extract facts"):
+    def _text(self, body: dict[str, Any], prompt: str | None, system: str, user: str) -> str:
+        names = names_in(episode_in(body)) if prompt and prompt.startswith("extract_") else []
+        if prompt == "extract_entities":
+            return "; ".join(names) or NONE
+        if prompt in ("extract_facts", "extract_combined"):
             if len(names) < 2:
-                return ""
+                return "\n".join(f"[{n}]" for n in names) if prompt == "extract_combined" and names else NONE
             a, b = names[:2]
-            return json.dumps({"source": a, "target": b, "relation": "KNOWS", "fact": f"{a} knows {b}."})
-        if system.startswith("Entities: decide whether"):
-            return json.dumps({"entities": [], "facts": []})
+            alone = [f"[{n}]" for n in names[2:]] if prompt == "extract_combined" else []
+            return "\n".join([f"[{a}] knows [{b}].", *alone])
+        if prompt == "resolve_episode":
+            entities, facts = asked_in(body)
+            return "\n".join(f"{item.id} new" for item in [*entities, *facts])
         if system.startswith("Write a summary"):
             entities = json.loads(user.split("Entities: ", 1)[1])
             return json.dumps({"summaries": [{"id": e["id"], "summary": f"{e['name']}."} for e in entities]})

@@ -36,14 +36,22 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _gold import GoldSet, load_sets, merged_aliases
-from _live_metrics import cut_short, graph_quality, recording, reply_rows
+from _live_metrics import (
+    built_graph,
+    cut_by_cap,
+    graph_quality,
+    kept_output_tokens,
+    recording,
+    reply_rows,
+    stopped_early,
+)
 from _live_replay import recorded_turns, replay_file, replayed
 from _results import write_results
 
@@ -56,14 +64,16 @@ from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.pipeline.metering import CallRecord
-from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD
+from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, small_model_options
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
 DATASETS = HERE.parent.parent / "shared" / "datasets" / "locomo"
 DEFAULT_GOLD = DATASETS / "annotations" / "locomo26_s1-3.json"
-MODES = ("separate", "combined")
+MODES = ("separate", "combined", "bulk")
+DEFAULT = "default"
+"""The prefix of the copies of the keys of the mode the local model ingests with by default."""
 
 
 @dataclass
@@ -143,7 +153,13 @@ async def run_mode(
             await stack.enter_async_context(chat)
         store = await stack.enter_async_context(EmbeddedStore(":memory:"))
         await store.setup(embedder.dim)
-        options = IngestOptions(mode=mode, retire_all_guard=args.retire_all_guard)  # type: ignore[arg-type]
+        base = IngestOptions() if args.base_url else small_model_options()
+        options = replace(
+            base,
+            mode=mode,  # type: ignore[arg-type]
+            retire_all_guard=args.retire_all_guard,
+            **_option_overrides(args.option),
+        )
         ingestor = Ingestor(store, llm, embedder, options)
         started = time.perf_counter()
 
@@ -168,7 +184,24 @@ async def run_mode(
                 if len(ends) < len(items):
                     snapshot(await so_far())
         run = await so_far()
+        if args.show_graph:
+            await _show_graph(store, gold_set, chosen, run)
     return run
+
+
+async def _show_graph(store: EmbeddedStore, gold_set: GoldSet, turns: Sequence[Any], run: ModeRun) -> None:
+    """The built graph beside the gold entities of the turns that ran (for looking, not for figures)."""
+    built = await built_graph(store, gold_set.name, run.results)
+    gold = sorted(
+        {e["name"] for t in turns for e in gold_set.gold["turns"].get(t.dia_id, {}).get("entities", [])}
+    )
+    print("  gold entities:", "; ".join(gold))
+    print("  built entities:", "; ".join(sorted(e.name for e in built.entities.values())))
+    texts = {f.uuid: f.text for f in built.facts}
+    for fact in built.facts:
+        by = fact.invalidated_by
+        retired = f" (retired by: {texts.get(by.fact_uuid, by.fact_uuid)})" if by is not None else ""
+        print(f"  fact: {fact.text} [{fact.relation}] {fact.valid_at and fact.valid_at.date()}{retired}")
 
 
 def _progress(mode: str, index: int, total: int, result: EpisodeResult, elapsed: float) -> None:
@@ -189,7 +222,8 @@ def mode_metrics(run: ModeRun) -> dict[str, float]:
     return {
         **run.quality,
         "dropped_lines": sum(r.dropped_lines for r in reports),
-        "truncated_replies": sum(cut_short(c) for c in calls),
+        "truncated_replies": sum(cut_by_cap(c) for c in calls),
+        "stopped_replies": sum(stopped_early(c) for c in calls),
         "hallucinations_dropped": sum(w.count("hallucinated") for r in reports for w in r.warnings),
         "reasks": sum(c.followup for c in calls),
         "failed_episodes": run.failed,
@@ -208,30 +242,69 @@ def mode_metrics(run: ModeRun) -> dict[str, float]:
 
 
 def prompt_metrics(run: ModeRun) -> dict[str, float]:
-    """Where the time goes, per prompt: calls, prompt tokens evaluated vs reused, generated, seconds."""
+    """Where the time goes, per prompt: calls, prompt tokens evaluated vs reused from the server's cache,
+    tokens generated vs tokens of the lines the graph kept, replies cut short, seconds."""
     out: dict[str, float] = {}
+    kept = kept_output_tokens(run.calls, run.ends, run.results)
     for name in sorted({c.prompt for c in run.calls}):
-        calls = [c for c in run.calls if c.prompt == name]
+        calls = [(i, c) for i, c in enumerate(run.calls) if c.prompt == name]
+        seconds = [c.finished - c.started for _, c in calls]
         out.update(
             {
                 f"prompts.{name}.calls": len(calls),
-                f"prompts.{name}.input_tokens": sum(c.input_tokens for c in calls),
-                f"prompts.{name}.cached_tokens": sum(c.cached_input_tokens for c in calls),
-                f"prompts.{name}.output_tokens": sum(c.output_tokens for c in calls),
-                f"prompts.{name}.seconds": round(sum(c.finished - c.started for c in calls), 1),
-                f"prompts.{name}.seconds_max": round(max(c.finished - c.started for c in calls), 1),
+                f"prompts.{name}.input_tokens": sum(c.input_tokens for _, c in calls),
+                f"prompts.{name}.cached_tokens": sum(c.cached_input_tokens for _, c in calls),
+                f"prompts.{name}.evaluated_tokens": sum(
+                    c.input_tokens - c.cached_input_tokens for _, c in calls
+                ),
+                f"prompts.{name}.output_tokens": sum(c.output_tokens for _, c in calls),
+                f"prompts.{name}.kept_output_tokens": round(sum(kept[i] for i, _ in calls)),
+                f"prompts.{name}.cut_replies": sum(cut_by_cap(c) for _, c in calls),
+                f"prompts.{name}.stopped_replies": sum(stopped_early(c) for _, c in calls),
+                f"prompts.{name}.seconds": round(sum(seconds), 1),
+                f"prompts.{name}.seconds_per_call": round(sum(seconds) / len(calls), 2),
+                f"prompts.{name}.seconds_max": round(max(seconds), 1),
             }
         )
     return out
 
 
+PROMPT_COLUMNS = (
+    ("calls", "calls"),
+    ("input_tokens", "in"),
+    ("cached_tokens", "cached"),
+    ("evaluated_tokens", "evaluated"),
+    ("output_tokens", "out"),
+    ("kept_output_tokens", "kept out"),
+    ("cut_replies", "cut"),
+    ("stopped_replies", "stopped"),
+    ("seconds", "s"),
+    ("seconds_per_call", "s/call"),
+)
+
+
+def print_prompt_table(metrics: dict[str, float], prefix: str, episodes: int) -> None:
+    """The per-prompt table of one mode: where its time went."""
+    names = sorted({k[len(prefix) :].split(".")[1] for k in metrics if k.startswith(prefix + "prompts.")})
+    print(f"\n{prefix.rstrip('.')} ({episodes} episodes)")
+    print(f"{'prompt':20}" + "".join(f"{label:>10}" for _, label in PROMPT_COLUMNS))
+    for name in names:
+        cells = [metrics.get(f"{prefix}prompts.{name}.{key}", "") for key, _ in PROMPT_COLUMNS]
+        print(f"{name:20}" + "".join(f"{cell!s:>10}" for cell in cells))
+
+
 def print_table(metrics: dict[str, float], prefix: str) -> None:
     rows = sorted({k.split(".", 2)[2] for k in metrics if k.startswith(prefix) and k.count(".") >= 2})
     rows = [r for r in rows if not r.startswith("prompts.")]
-    print(f"\n{prefix.rstrip('.'):32} {'separate':>10} {'combined':>10}")
+    print(f"\n{prefix.rstrip('.'):32}" + "".join(f"{mode:>10}" for mode in MODES))
     for key in rows:
         values = [metrics.get(f"{prefix}{mode}.{key}", "") for mode in MODES]
-        print(f"{key:32} {values[0]!s:>10} {values[1]!s:>10}")
+        print(f"{key:32}" + "".join(f"{v!s:>10}" for v in values))
+
+
+def default_copies(metrics: dict[str, float], mode: str) -> dict[str, float]:
+    """``default.<key>`` for each ``<mode>.<key>`` of the default mode (first set, unprefixed keys)."""
+    return {f"{DEFAULT}.{k[len(mode) + 1 :]}": v for k, v in metrics.items() if k.startswith(f"{mode}.")}
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
@@ -240,7 +313,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--conversation", type=Path, action="append", help="its conversation, or a folder")
     parser.add_argument("--full", action="store_true", help="every session of each gold set (slow)")
     parser.add_argument("--turns", type=int, help="only the first N turns of each set (a smoke run)")
-    parser.add_argument("--modes", default=",".join(MODES), help="separate,combined")
+    parser.add_argument("--modes", default=",".join(MODES), help="separate,combined,bulk")
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the local model)")
     parser.add_argument("--model", default="local", help="model name at --base-url")
     parser.add_argument("--api-key", default="not-needed")
@@ -260,6 +333,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--replay", type=Path, help="answer with the replies --save-replies wrote (no model)")
     parser.add_argument("--note", action="append", default=[], help="a note for the results (repeatable)")
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
+    parser.add_argument("--show-graph", action="store_true", help="print the built graph after each mode")
+    parser.add_argument(
+        "--option", action="append", default=[], help="an IngestOptions field, NAME=VALUE (repeatable)"
+    )
     args = parser.parse_args(argv)
     if args.retire_all_guard is None:  # the local model gets the small model's options (for_small_model)
         args.retire_all_guard = 0 if args.base_url else SMALL_MODEL_RETIRE_ALL_GUARD
@@ -277,10 +354,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
         endpoint = local_endpoint(args.context)
     embedder: Embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder()
     metrics: dict[str, float] = {}
+    default_mode = small_model_options().mode
     notes = [
         f"model: {endpoint.described}; profile {endpoint.profile}",
         *args.note,
         f"embedder: {args.embedder}",
+        f"default: the keys of {default_mode} mode, the mode EPIGRAPH_LLM=local ingests with "
+        "(pipeline.options.small_model_options)",
         f"retire_all_guard: {args.retire_all_guard} (a decision retiring every candidate shown, when at "
         "least that many were, retires none; 0: off)",
         f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
@@ -301,16 +381,42 @@ async def main(argv: Sequence[str] | None = None) -> None:
             def record(run: ModeRun, name: str = gold_set.name, mode: str = mode, pre: str = prefix) -> None:
                 metrics.update({f"{pre}{mode}.{k}": v for k, v in mode_metrics(run).items()})
                 metrics.update({f"{pre}{mode}.{k}": v for k, v in prompt_metrics(run).items()})
+                if mode == default_mode and not pre:
+                    metrics.update(default_copies(metrics, mode))
                 if args.save_replies:
                     path = args.save_replies.with_suffix(f".{name}.{mode}.jsonl")
                     rows = [json.dumps(r) for r in reply_rows(run.calls, run.ends)]
                     path.write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
                 write_results(bench, metrics, notes, results_dir=args.results_dir)
 
-            record(await run_mode(gold_set, turns, mode, endpoint, embedder, args, record))
+            run = await run_mode(gold_set, turns, mode, endpoint, embedder, args, record)
+            record(run)
+            print_prompt_table(metrics, f"{prefix}{mode}.", len(run.ends))
             print(f"  wrote {mode}", flush=True)
         print_table({f"x.{k}" if not prefix else k: v for k, v in metrics.items()}, prefix or "x.")
     print(f"\nwrote {write_results(bench, metrics, notes, results_dir=args.results_dir)}")
+
+
+def _option_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--option context_tokens=0``: IngestOptions fields given on the command line (ints, floats,
+    true/false, or text)."""
+    known = {f.name: f for f in fields(IngestOptions)}
+    chosen: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, raw = pair.partition("=")
+        if name not in known or name in ("mode", "retire_all_guard", "ontology", "clock"):
+            raise SystemExit(f"--option {pair!r}: not an IngestOptions field this bench lets you set")
+        value: Any = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                continue
+        if raw in ("true", "false"):
+            value = raw == "true"
+        chosen[name] = value
+    return chosen
 
 
 def _slice(gold_set: GoldSet, args: Any) -> int | None:

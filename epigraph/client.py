@@ -125,8 +125,8 @@ class KnowledgeGraph:
         self.llm = llm if llm is not None or self._local else llm_from_settings(self.settings)
         self._owns_llm = llm is None and self.llm is not None
         self.options = options or IngestOptions()
-        if self._local is not None:  # the 1.5B model's blanket retirements are refused (retire_all_guard)
-            self.options = for_small_model(self.options)
+        if self._local is not None:  # the 1.5B model's own options (``pipeline.options.for_small_model``)
+            self.options = for_small_model(options)
         self._ingestor: Ingestor | None = None
         self._editor: Editor | None = None
         self._producer: EpisodeProducer | None = None

@@ -18,6 +18,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
 | EPIGRAPH_LLM=local (or _LLM_LOCAL=1) | llm_local | off (on: the local model, epigraph[local-model]) |
 | EPIGRAPH_LOCAL_MODEL_DIR / _CTX / _THREADS | local_model_* | ~/.cache/epigraph/models / 8192 / 0: all CPUs |
+| EPIGRAPH_LOCAL_MODEL_SLOTS | local_model_slots | 1 (calls the local model runs side by side) |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 | EPIGRAPH_API_KEYS / _API_KEYS_FILE | api_keys* | unset: `epigraph serve` / `mcp` open on loopback only |
@@ -78,6 +79,7 @@ class Settings(BaseModel):
     local_model_dir: str | None = None
     local_model_ctx: int = 8192
     local_model_threads: int = 0
+    local_model_slots: int = 1
 
     embedder: EmbedderKind = "sentence-transformers"
     embed_base_url: str | None = None

@@ -70,6 +70,18 @@ CLAUSE_WORDS = frozenset("of in on at to for from by with about who that which w
 ARTICLES_AND_DEMONSTRATIVES = frozenset("a an the that this these those".split())
 """What two sentences may differ by and still say the same (negations, tense and modals are not)."""
 
+ARTICLES = frozenset("a an the".split())
+"""Articles: no part of a relation ("went to a" is "went to")."""
+
+FORMS_OF_BE = frozenset("is are was were am be been being".split())
+"""A relation's leading "is" carries no relation ("is swamped with" is "swamped with")."""
+
+DETERMINERS = ARTICLES | frozenset("my your his her their our its".split())
+"""What a relation may end in but not mean ("went to her" is "went to")."""
+
+PREPOSITIONS = frozenset("about at by for from in into of on to with without".split())
+"""A name does not start with one: "[with the kids]" is "kids", the "with" belongs to the relation."""
+
 _ENDINGS = ("ies", "es", "s", "ing", "ed", "er")
 _DERIVATIONS = tuple("ments ment ness ships ship ances ance ences ence ity ages age al".split())
 """Suffixes that make a noun of a verb or an adjective; stripped when at least 5 letters remain (and

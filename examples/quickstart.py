@@ -30,7 +30,10 @@ from epigraph.graph.model import Fact, utc_now
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.graph.temporal import interval, is_current
 from epigraph.pipeline import EpisodeInput, EpisodeResult
+from epigraph.prompts.extraction import ExtractionInput
+from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import LLM, ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 RECORDED = Path(__file__).resolve().parent / "recorded" / "quickstart.json"
@@ -75,33 +78,23 @@ class Replay:
         v = request.variables
         name = request.prompt_name
         if name in ("extract_entities", "extract_facts", "extract_combined"):
-            return "\n".join(json.dumps(line) for line in self.r[name].get(v["episode"], []))
+            content = ExtractionInput.model_validate(v).content()
+            return "\n".join(self.r[name].get(content, [])) or NONE
         return str(getattr(self, name)(v))
 
-    def resolve_entity(self, v: Mapping[str, Any]) -> str:
-        same = (self.r["resolve_entity"].get(v["name"]) or "").casefold()
-        match = next((c["id"] for c in v["candidates"] if same and c["name"].casefold() == same), None)
-        return json.dumps(
-            {"reasoning": f"same as {same}" if match else "a different entity", "duplicate_of": match}
-        )
-
     def resolve_episode(self, v: Mapping[str, Any]) -> str:
-        entities = [{"id": q["id"], **json.loads(self.resolve_entity(q))} for q in v["entities"]]
-        facts = json.loads(self.resolve_fact(v))["decisions"]
-        return json.dumps({"entities": entities, "facts": facts})
-
-    def resolve_fact(self, v: Mapping[str, Any]) -> str:
-        decisions = []
+        """One decision line per asked item (``prompts.resolve_episode``)."""
+        lines = []
+        for q in v["entities"]:
+            same = (self.r["resolve_entity"].get(q["name"]) or "").casefold()
+            match = next((c["id"] for c in q["candidates"] if same and c["name"].casefold() == same), None)
+            lines.append(f"{q['id']} {match or 'new'}")
         for item in v["facts"]:
             known = self.r["resolve_fact"].get(item["fact"], {})
             picked = {k: [c["id"] for c in item["candidates"] if c["fact"] in known.get(k, [])]
                       for k in ("duplicate_of", "contradicts")}  # fmt: skip
-            decisions.append({"id": item["id"], "reasoning": known.get("reasoning", ""), **picked})
-        return json.dumps({"decisions": decisions})
-
-    def date_fact(self, v: Mapping[str, Any]) -> str:
-        dates = self.r["date_fact"]
-        return json.dumps({"dates": [{"id": f["id"], **dates.get(f["expression"], {})} for f in v["facts"]]})
+            lines.append(verdict_line(item["id"], picked["duplicate_of"], picked["contradicts"]))
+        return "\n".join(lines)
 
     def summarize_entities(self, v: Mapping[str, Any]) -> str:
         summaries = self.r["summarize_entities"]

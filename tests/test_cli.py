@@ -28,13 +28,16 @@ from epigraph.cli.inputs import batched, date_arg, default_mapping_path
 from epigraph.cli.tally import Tally
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, IngestReport
 from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
+from epigraph.prompts.fact_lines import time_words, write_fact
+from epigraph.prompts.grammar import NONE
+from epigraph.prompts.resolve_episode import verdict_line
+from epigraph.testing.reading import asked_in, entity_name, episode_in, prompt_of, said
 from epigraph.testing.server import FakeOpenAIServer, Reply
 
 HERE = Path(__file__).resolve().parent / "cli"
 EPISODES = HERE / "episodes.jsonl"
 LOCOMO = HERE / "locomo_tiny.json"
 API_KEY = "test-key-not-a-secret"
-_EPISODE = re.compile(r"Current episode \([^)]*\):\n(.*)\Z", re.S)
 
 # ------------------------------------------------------------------------------ the scripted world
 
@@ -77,11 +80,8 @@ class World:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if system.startswith("You map raw dataset records"):
             return Reply(json.dumps(PROPOSED_MAPPING))
-        if system.startswith("Entities: decide whether"):
-            return self._resolve_episode(user)
-        if system.startswith("Resolve each fact"):
-            facts = json.loads(user.split("Facts: ", 1)[1])
-            return Reply(json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in facts]}))
+        if prompt_of(body) == "resolve_episode":
+            return self._resolve_episode(body)
         if system.startswith("Write a summary"):
             entities = json.loads(user.split("Entities: ", 1)[1])
             out = [{"id": e["id"], "summary": " ".join(e["facts"][:2])} for e in entities]
@@ -93,52 +93,40 @@ class World:
             out = [{"id": c["id"], "name": " and ".join(m["name"] for m in c["members"][:2]),
                     "summary": c["members"][0]["summary"]} for c in found]  # fmt: skip
             return Reply(json.dumps({"communities": out}))
-        match = _EPISODE.search(user)
-        assert match, f"unexpected prompt: {system[:80]!r}"
-        episode = match.group(1).strip()
+        prompt = prompt_of(body)
+        assert prompt is not None, f"unexpected prompt: {system[:80]!r}"
+        episode = episode_in(body)
         if any(bad in episode for bad in self.fail):
             return Reply.server_error()
-        if system.startswith("You extract entities and the facts"):
-            lines = [{"type": "entity", "name": n} for n in self._entities(episode)]
-            lines += [{"type": "fact", **f} for f in self._facts(episode)]
-        elif system.startswith("You extract entities"):
-            lines = [{"name": n} for n in self._entities(episode)]
-        else:
-            lines = self._facts(episode)
-        return Reply("\n".join(json.dumps(line) for line in lines))
+        if prompt == "extract_entities":
+            return Reply("; ".join(self._entities(episode)))
+        lines = [write_fact(f[3], f[0], f[1], f[2], time_words(f[4])) for f in FACTS.get(episode, [])]
+        if prompt == "extract_combined":
+            named = {n for f in FACTS.get(episode, []) for n in f[:2]}
+            lines += [f"[{n}]" for n in self._entities(episode) if n not in named]
+        return Reply("\n".join(lines) or NONE)
 
     @staticmethod
     def _entities(episode: str) -> list[str]:
         return ENTITIES.get(episode, [episode.split(":", 1)[0]])
 
     @staticmethod
-    def _facts(episode: str) -> list[dict[str, Any]]:
-        keys = ("source", "target", "relation", "fact", "valid_at")
-        return [dict(zip(keys, f, strict=True)) for f in FACTS.get(episode, [])]
-
-    @staticmethod
-    def _resolve_episode(user: str) -> Reply:
-        asked = user.split("New entities with their candidates: ", 1)[1]
-        entities, facts = asked.split("\nNew facts with their candidates: ", 1)
-        answers = []
-        for new in json.loads(entities):
-            same = [c["id"] for c in new["candidates"] if c["name"].casefold() == new["name"].casefold()]
-            answers.append(
-                {"id": new["id"], "reasoning": "by name", "duplicate_of": same[0] if same else None}
+    def _resolve_episode(body: dict[str, Any]) -> Reply:
+        entities, facts = asked_in(body)
+        lines = []
+        for new in entities:
+            same = [i for i, c in new.candidates.items() if entity_name(c).casefold() == new.text.casefold()]
+            lines.append(f"{new.id} {same[0] if same else 'new'}")
+        for item in facts:
+            retired = {said(t) for t in CONTRADICTS.get(item.text + ".", [])}
+            lines.append(
+                verdict_line(
+                    item.id,
+                    [i for i, c in item.candidates.items() if c == item.text],
+                    [i for i, c in item.candidates.items() if c in retired],
+                )
             )
-        decisions = []
-        for item in json.loads(facts):
-            retired = CONTRADICTS.get(item["fact"], [])
-            cands = item["candidates"]
-            decisions.append(
-                {
-                    "id": item["id"],
-                    "reasoning": "compared",
-                    "duplicate_of": [c["id"] for c in cands if c["fact"] == item["fact"]],
-                    "contradicts": [c["id"] for c in cands if c["fact"] in retired],
-                }
-            )
-        return Reply(json.dumps({"entities": answers, "facts": decisions}))
+        return Reply("\n".join(lines))
 
 
 class ServerThread:

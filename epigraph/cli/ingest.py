@@ -9,6 +9,7 @@ import argparse
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
+from typing import get_args
 
 from ..client import KnowledgeGraph
 from ..pipeline.importers import (
@@ -38,7 +39,7 @@ def register(command: AddCommand) -> None:
     p = command("ingest", cmd_ingest, "ingest a JSONL file of episodes")
     p.add_argument("file", metavar="FILE", help="one JSON object per line: content, reference_time, "
                    "kind, speaker, group, source, name, id (.gz accepted)")  # fmt: skip
-    p.add_argument("--mode", choices=("separate", "combined"), help="extraction mode (default: separate)")
+    p.add_argument("--mode", choices=get_args(Mode), help="extraction mode (default: the options' mode)")
     p.add_argument("--skip-invalid", action="store_true", help="report and skip bad lines")
     to_kafka.add_options(p)
 
@@ -56,7 +57,7 @@ def register(command: AddCommand) -> None:
     p = command("remove", cmd_remove, "delete an episode; facts it retired come back")
     p.add_argument("uuid", metavar="EPISODE_UUID")
     p = command("retry", cmd_retry, "run the group's failed and pending episodes again")
-    p.add_argument("--mode", choices=("separate", "combined"))
+    p.add_argument("--mode", choices=get_args(Mode))
 
 
 # ---------------------------------------------------------------------------------------- ingestion

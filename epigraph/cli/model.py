@@ -40,6 +40,7 @@ def state_dict(state: ServerState) -> dict[str, Any]:
         "model_path": state.model_path,
         "context_tokens": state.context_tokens,
         "threads": state.threads,
+        "slots": state.slots,
         "started_at": state.started_at,
         "log": state.log_path,
         "detached": state.detached,
@@ -58,7 +59,7 @@ def state_table(state: ServerState, title: str) -> Table:
 
 def settings_lines(state: ServerState) -> list[str]:
     """Shell lines that point epigraph at the server (and what the timeouts should be on a CPU)."""
-    tuned = {"EPIGRAPH_LLM_TIMEOUT": f"{LOCAL_TIMEOUT:.0f}", "EPIGRAPH_LLM_MAX_IN_FLIGHT": "1"}
+    tuned = {"EPIGRAPH_LLM_TIMEOUT": f"{LOCAL_TIMEOUT:.0f}", "EPIGRAPH_LLM_MAX_IN_FLIGHT": str(state.slots)}
     lines = [f"export {name}={value}" for name, value in {**environment(state), **tuned}.items()]
     return [*lines, "# or just EPIGRAPH_LLM=local: epigraph then reuses this server"]
 

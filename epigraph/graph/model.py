@@ -298,3 +298,14 @@ class Mention(_Frozen):
     group_id: GroupId
     episode_uuid: Uuid
     entity_uuid: Uuid
+
+
+_SPEAKER = re.compile(r"\s*([^:\n]{1,80}?)\s*:\s")
+
+
+def speaker_of(episode: Episode) -> str | None:
+    """The speaker of a message episode (its ``"Speaker: "`` prefix), or None."""
+    if episode.kind is not EpisodeKind.MESSAGE:
+        return None
+    found = _SPEAKER.match(episode.content)
+    return found.group(1) if found else None

@@ -79,8 +79,8 @@ class EndpointProfile:
     def response_format(self, request: ChatRequest) -> dict[str, Any] | None:
         """The ``response_format`` to send for ``request``, or None to send none.
 
-        Only ``json`` replies are constrained: ``text`` is free-form and ``jsonl`` is many JSON values,
-        which no JSON mode accepts.
+        Only ``json`` replies are constrained: ``text`` is free-form, ``jsonl`` is many JSON values,
+        which no JSON mode accepts, and ``lines`` are not JSON (their grammar constrains them).
         """
         if request.response_type != "json" or self.structured == "none":
             return None

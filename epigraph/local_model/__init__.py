@@ -39,6 +39,7 @@ class LocalModel:
         self.cache_dir = settings.local_model_cache
         self.context_tokens = settings.local_model_ctx
         self.threads = settings.local_model_threads or os.cpu_count() or 1
+        self.slots = max(1, settings.local_model_slots)
 
     @property
     def weights_path(self) -> Path:
@@ -90,12 +91,13 @@ class LocalModel:
         if current is not None:
             return current, False
         stop(self.cache_dir)  # a recorded server that no longer answers
-        launch = Launch(path, MODEL_NAME, self.context_tokens, self.threads, detach=detach)
+        launch = Launch(path, MODEL_NAME, self.context_tokens, self.threads, self.slots, detach=detach)
         return start(self.cache_dir, launch), True
 
     def settings_for(self, state: ServerState) -> Settings:
         """The settings with the LLM pointed at ``state``'s server. A timeout and in-flight limit the
-        caller did not set are fitted to one slot on a CPU: calls queue, and long replies take minutes."""
+        caller did not set are fitted to its slots on a CPU: calls beyond them queue, and long replies
+        take minutes."""
         update: dict[str, object] = {
             "llm_base_url": state.base_url,
             "llm_model": state.model_name,
@@ -105,7 +107,7 @@ class LocalModel:
         if "llm_timeout" not in chosen:
             update["llm_timeout"] = LOCAL_TIMEOUT
         if "llm_max_in_flight" not in chosen:
-            update["llm_max_in_flight"] = 1
+            update["llm_max_in_flight"] = state.slots
         return Settings.model_validate({**self.settings.model_dump(), **update})
 
 

@@ -18,6 +18,8 @@ from typing import Any
 CACHE_REUSE_TOKENS = 256
 """Smallest chunk of a cached prompt llama.cpp shifts and reuses (``--cache-reuse``)."""
 PROMPT_CACHE_MIB = 1024
+POLL = 50
+"""How long llama.cpp's idle threads spin for work before they sleep (0-100; llama.cpp's default 50)."""
 """Host memory for llama.cpp's cache of earlier prompts (``--cache-ram``; its default is 8 GiB)."""
 
 
@@ -30,9 +32,11 @@ def params(args: argparse.Namespace) -> Any:
     p.hostnames = ["127.0.0.1"]
     p.port = args.port
     p.n_ctx = args.ctx
-    p.n_parallel = 1  # one slot: calls run one after another and each reuses the last prompt's cache
+    p.n_parallel = args.slots  # calls run side by side; each slot reuses its last prompt's cache
+    p.kv_unified = True  # the slots share one KV cache: a long prompt is not cut to ctx / slots
     p.cpuparams.n_threads = args.threads
     p.cpuparams_batch.n_threads = args.threads
+    p.cpuparams.poll = p.cpuparams_batch.poll = args.poll
     p.use_jinja = True  # the chat template stored in the GGUF (Qwen's ChatML)
     p.cache_prompt = True
     p.n_cache_reuse = CACHE_REUSE_TOKENS
@@ -46,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--slots", type=int, default=1, help="calls run side by side (n_parallel)")
+    parser.add_argument(
+        "--poll", type=int, default=POLL, help="0-100: how long idle threads spin before they sleep"
+    )
     parser.add_argument("--alias", default="local")
     parser.add_argument("--parent", type=int, default=0, help="stop when this process is gone")
     args = parser.parse_args(argv)

@@ -40,6 +40,8 @@ class ServerState:
     started_at: str
     log_path: str
     detached: bool = False
+    slots: int = 1
+    """Calls it runs side by side (llama.cpp's ``n_parallel``); older state files had one."""
     """Started by ``epigraph model start``: runs until ``epigraph model stop``, whoever uses it."""
 
     @property
@@ -60,6 +62,7 @@ class Launch:
     model_name: str
     context_tokens: int
     threads: int
+    slots: int = 1
     detach: bool = False
     """Own session: the server outlives this process (``epigraph model start``)."""
     timeout: float = 300.0
@@ -90,6 +93,7 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
     command = [
         sys.executable, "-m", SERVE_MODULE, "--model", str(launch.model_path), "--port", str(port),
         "--ctx", str(launch.context_tokens), "--threads", str(launch.threads), "--alias", launch.model_name,
+        "--slots", str(launch.slots),
     ]  # fmt: skip
     if not launch.detach:
         command += ["--parent", str(os.getpid())]
@@ -105,6 +109,7 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
         model_name=launch.model_name,
         context_tokens=launch.context_tokens,
         threads=launch.threads,
+        slots=launch.slots,
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         log_path=str(log_path),
         detached=launch.detach,

@@ -16,7 +16,6 @@ from ..tokens import count_text_tokens
 from .state import clip
 
 _PER_EPISODE_CHARS = 700
-NONE = "(none)"
 
 
 async def previous_episodes(store: GraphStore, episode: Episode, limit: int) -> list[Episode]:
@@ -41,4 +40,10 @@ def context_text(newest_first: Sequence[Episode], max_tokens: int) -> str:
             break
         kept.append(line)
         budget -= cost
-    return "\n".join(reversed(kept)) if kept else NONE
+    return "\n".join(reversed(kept))
+
+
+def context_block(text: str) -> str:
+    """The window as the extraction prompts show it before the episode: a heading that says it is only
+    context, the episodes, a blank line; nothing at all when the window is empty."""
+    return f"Earlier, only to tell who or what is meant:\n{text}\n\n" if text else ""

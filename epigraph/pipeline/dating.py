@@ -4,8 +4,8 @@ Rules (day precision, at 00:00 UTC): "today"/"now"/"currently" -> the reference 
 "tomorrow" -> +-1 day; "N days|weeks|months|years ago" and "for N ..." -> that many earlier; "last week"
 -> 7 days earlier, "next week" -> 7 days later; "last|next month" -> the 1st of that month; "last|next
 year" -> 1 January of that year; "last|this|next <weekday>" -> that weekday; "in 2019" / "2019" ->
-1 January 2019; "May 2021" -> 1 May 2021; ISO dates and datetimes as written. Anything else is left
-to the date_fact prompt.
+1 January 2019; "May 2021" -> 1 May 2021; ISO dates and datetimes as written. Anything else states no
+time this module reads (the fact's start is then unknown: ``graph.temporal``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ _REL = re.compile(
 )
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(?:of\s+)?(\d{4})\b")
 _YEAR = re.compile(r"\b(?:in\s+|since\s+)?((?:19|20)\d{2})\b")
+_ISO_IN_TEXT = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:t\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b"
+)
 _SIMPLE = {"today": 0, "tonight": 0, "now": 0, "currently": 0, "this morning": 0, "this evening": 0,
            "yesterday": -1, "tomorrow": 1}  # fmt: skip
 
@@ -115,6 +118,10 @@ def resolve_expression(expression: str | None, reference: datetime) -> datetime 
     if iso is not None:
         return iso
     text = " ".join(expression.casefold().split())
+    if m := _ISO_IN_TEXT.search(text):
+        found = parse_iso(m.group(0).upper())
+        if found is not None:
+            return found
     ref = to_utc(reference).date()
     if any(re.search(rf"\b{phrase}\b", text) for phrase, offset in _SIMPLE.items() if not offset):
         return _day(ref)
@@ -125,3 +132,40 @@ def resolve_expression(expression: str | None, reference: datetime) -> datetime 
     if m := _YEAR.search(text):
         return _day(date(int(m.group(1)), 1, 1))
     return None
+
+
+_SPAN = re.compile(r"\bfrom\s+(.+?)\s+(?:to|until|till)\s+(.+)")
+_UNTIL = re.compile(r"\b(?:until|till)\s+(.+)")
+
+
+def sentence_dates(text: str | None, reference: datetime) -> tuple[datetime | None, datetime | None]:
+    """(start, end) that the time words of a fact's own words state, relative to ``reference``: "from
+    2018 to 2020", "until last year" (an end), "since 2019", "yesterday", "3 weeks ago", "in May 2021";
+    (None, None) when they state no time. Read from the words around a fact line's names, never from
+    the names themselves ("2020 Olympics")."""
+    if not text:
+        return None, None
+    flat = " ".join(text.casefold().split())
+    if m := _SPAN.search(flat):
+        start, end = resolve_expression(m.group(1), reference), resolve_expression(m.group(2), reference)
+        if start is not None and end is not None and end < start:
+            end = None
+        return start, end
+    if m := _UNTIL.search(flat):
+        return resolve_expression(flat[: m.start()], reference), resolve_expression(m.group(1), reference)
+    return resolve_expression(flat, reference), None
+
+
+_ISO_PHRASE = re.compile(
+    r"\s*\b(?:on|since|from|until|till|to|at)?\s*\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?)?\b",
+    re.IGNORECASE,
+)
+
+
+def without_iso_dates(sentence: str) -> str:
+    """``sentence`` without ISO dates and the word that introduces each ("Alice lives in Paris on
+    2020-03-01." -> "Alice lives in Paris."): the fact's dates hold them, and a timestamp reads as noise
+    in a sentence that is searched and shown."""
+    cleaned = " ".join(_ISO_PHRASE.sub("", sentence).split())
+    return re.sub(r"\s+([.,!?;:])", r"\1", cleaned) or sentence

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..graph.model import Entity, normalize_name
 from ..graph.store import Hit
-from ..prompts.extract_entities import ExtractedEntity
+from ..prompts.extraction import ExtractedEntity
 from .events import EntityExtracted, EntityResolved
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .names import NameVeto, plausible_duplicate, share_a_word
@@ -94,7 +94,10 @@ class EntityResolver:
         """Take one extracted entity and start its lookups at once (called as its line arrives)."""
         surface = " ".join(extracted.name.split())
         norm = normalize_name(surface)
-        if not norm or norm in self._mentions:
+        if not norm:
+            return
+        if norm in self._mentions:
+            self._type_later(self._mentions[norm], extracted)
             return
         policy, grounding = self.run.options.grounding, self.grounding
         if policy is not None and not_an_entity(extracted.entity_type, policy.not_entity_types):
@@ -111,6 +114,18 @@ class EntityResolver:
         lookup = asyncio.create_task(self._lookup(surface))
         self._mentions[norm] = _Mention(surface, label, attributes, lookup)
         self.run.event(EntityExtracted, name=surface)
+
+    def _type_later(self, mention: _Mention, extracted: ExtractedEntity) -> None:
+        """A name seen again with a declared type (the speaker, added untyped, then written "(Person)" by
+        the model) takes that type and its attributes."""
+        ontology = self.run.options.ontology
+        label = ontology.label_for(extracted.entity_type)
+        if mention.label is not None or label is None:
+            return
+        attributes, problems = clean_attributes(ontology.entity_model(label), extracted.attributes)
+        for problem in problems:
+            self.run.report.warn(f"entity {mention.surface!r}: {problem}")
+        mention.label, mention.attributes = label, attributes
 
     def cancel(self) -> None:
         for mention in self._mentions.values():

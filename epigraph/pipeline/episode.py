@@ -6,7 +6,8 @@ Separate mode, with the LLM round trips on the critical path numbered::
             -> (2) extract_facts  ||  one name-embedding batch, vector candidates (exact merges settled)
             -> map fact endpoints (ambiguous entities provisionally new), check types, date
             -> one fact-embedding batch, fact candidates ranked by meaning, then (3) ONE
-               resolve_episode call for the ambiguous entities and the facts  ||  date_fact
+               resolve_episode call for the ambiguous entities and the facts (none when nothing is
+               ambiguous and no fact has a candidate)
             -> re-point facts to merged entities, apply contradictions (graph.temporal)
             -> (4) summarize_entities (only when needed)
             -> ONE atomic write of everything, with the episode marked done and its report
@@ -22,18 +23,20 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
+from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp
+from ..prompts.extraction import EntityLine, ExtractedEntity, ExtractedFact, ExtractionInput
 from ..prompts.runtime import PromptResult, stream
-from .context import context_text, previous_episodes
+from .context import context_block, context_text, previous_episodes
 from .entities import EntityResolver
 from .events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
-from .facts import DraftFact, build_drafts, date_unresolved
+from .facts import DraftFact, build_drafts
 from .resolution import Decision
+from .speaker import owned
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
 
@@ -65,7 +68,10 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
     entity_context, fact_context = await _context(run)
     resolver = EntityResolver(run, context=entity_context)
     try:
-        if run.options.mode == "combined":
+        if run.prefetched is not None:
+            lines = _take_prefetched(run, resolver)
+            await _timed(run, "resolve_entities", resolver.finish())
+        elif run.options.mode in ("combined", "bulk"):
             lines = await _extract_combined(run, resolver, entity_context)
             await _timed(run, "resolve_entities", resolver.finish())
         else:
@@ -78,9 +84,7 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
         resolver.cancel()
     drafts = await build_drafts(run, resolver, lines)
     started = time.perf_counter()
-    (decisions, vectors), _ = await together(
-        _resolve_facts(run, drafts, resolver), date_unresolved(run, drafts)
-    )
+    decisions, vectors = await _resolve_facts(run, drafts, resolver)
     changes = apply(run, drafts, decisions)
     _attach_vectors(changes, drafts, vectors)
     run.report.stage("resolve_facts", started)
@@ -125,73 +129,85 @@ def _cut_why(result: PromptResult[Any]) -> str:
     return f"stopped ({result.stopped})" if result.stopped else "cut at the token limit"
 
 
+def _inputs(run: EpisodeRun, context: str) -> dict[str, Any]:
+    """The fields every extraction prompt takes: the episode (speaker and text), its context window and
+    the declared types."""
+    episode = run.episode
+    fields = {"context": context_block(context), **run.options.ontology.prompt_fields()}
+    return ExtractionInput.of(episode.content, speaker_of(episode), **fields)
+
+
+def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
+    """A message's speaker is an entity of it, known without asking the model: added with the first
+    thing extracted (a greeting that states nothing adds no entity)."""
+    speaker = speaker_of(run.episode)
+    if speaker is not None and not resolver.names:
+        resolver.add(ExtractedEntity(name=speaker))
+
+
+def _owned(run: EpisodeRun, line: T) -> T:
+    """An extracted line with what the speaker calls "my X" named as the speaker's (``speaker.owned``)."""
+    speaker = speaker_of(run.episode)
+    if speaker is None:
+        return line
+    text = run.episode.content
+    if isinstance(line, ExtractedEntity):
+        return line.model_copy(update={"name": owned(line.name, text, speaker)})
+    if isinstance(line, ExtractedFact):
+        ends = {"source": owned(line.source, text, speaker), "target": owned(line.target, text, speaker)}
+        return line.model_copy(update=ends)
+    return line
+
+
 async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:
     started = time.perf_counter()
-    episode, ontology = run.episode, run.options.ontology
-    lines = stream(
-        run.llm,
-        ep.PROMPT,
-        ep.ExtractEntitiesInput(
-            episode=episode.content,
-            kind=episode.kind.value,
-            reference_time=episode.reference_time.isoformat(),
-            previous=context,
-            entity_types=ontology.entity_types_text(),
-        ),
-    )
+    lines = stream(run.llm, ep.PROMPT, ep.ExtractEntitiesInput(**_inputs(run, context)))
     async for entity in lines:
-        resolver.add(entity)
+        _add_speaker(run, resolver)
+        resolver.add(_owned(run, entity))
     _absorb(run, lines.result)
     run.report.stage("extract_entities", started)
 
 
-async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[fp.ExtractedFact]:
+async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
     started = time.perf_counter()
-    episode = run.episode
-    lines = stream(
-        run.llm,
-        fp.PROMPT,
-        fp.ExtractFactsInput(
-            episode=episode.content,
-            reference_time=episode.reference_time.isoformat(),
-            previous=context,
-            entities=names,
-            relation_types=run.options.ontology.relation_types_text(),
-        ),
-    )
-    facts = [line async for line in lines]
+    lines = stream(run.llm, fp.PROMPT, fp.ExtractFactsInput(**_inputs(run, context), entities=names))
+    facts = [_owned(run, line) async for line in lines]
     _absorb(run, lines.result)
     run.report.stage("extract_facts", started)
     return facts
 
 
-async def _extract_combined(
-    run: EpisodeRun, resolver: EntityResolver, context: str
-) -> list[fp.ExtractedFact]:
+async def _extract_combined(run: EpisodeRun, resolver: EntityResolver, context: str) -> list[ExtractedFact]:
     started = time.perf_counter()
-    episode, ontology = run.episode, run.options.ontology
-    lines = stream(
-        run.llm,
-        cp.PROMPT,
-        cp.ExtractCombinedInput(
-            episode=episode.content,
-            kind=episode.kind.value,
-            reference_time=episode.reference_time.isoformat(),
-            previous=context,
-            entity_types=ontology.entity_types_text(),
-            relation_types=ontology.relation_types_text(),
-        ),
-    )
-    facts: list[fp.ExtractedFact] = []
+    lines = stream(run.llm, cp.PROMPT, cp.ExtractCombinedInput(**_inputs(run, context)))
+    facts: list[ExtractedFact] = []
     async for line in lines:
-        if isinstance(line, cp.EntityLine):
-            resolver.add(line)
+        _add_speaker(run, resolver)
+        if isinstance(line, EntityLine):
+            resolver.add(_owned(run, line))
         else:
-            facts.append(line)
+            facts.append(_owned(run, line))
     _absorb(run, lines.result)
     run.report.stage("extract_combined", started)
+    return facts
+
+
+def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[ExtractedFact]:
+    """Bulk mode: this turn's lines from its window's call, taken as its own extraction's would be."""
+    prefetched = run.prefetched
+    assert prefetched is not None
+    if prefetched.result is not None:  # the window's first turn carries the call and reports on it
+        _absorb(run, prefetched.result)
+    facts: list[ExtractedFact] = []
+    for line in prefetched.lines:
+        _add_speaker(run, resolver)
+        if isinstance(line, EntityLine):
+            resolver.add(_owned(run, line))
+        else:
+            facts.append(_owned(run, line))
     return facts
 
 

@@ -5,22 +5,19 @@
   looked up in the group by exact name/alias; only a name found nowhere drops its fact (reported).
 - Relations are normalized to SCREAMING_SNAKE_CASE; custom relation types are enforced: a fact whose
   endpoints' types are not an allowed pair is dropped and reported, never stored untyped.
-- Dates: ISO values as given; otherwise the temporal expression is normalized deterministically; what
-  stays unresolved is dated by ONE date_fact call for the whole episode.
+- Dates: the time words of a fact line's own sentence ("yesterday", "since 2019", "from 2018 to 2020",
+  an ISO date), read deterministically against the episode's reference time (``dating.sentence_dates``);
+  a fact whose words state no time has an unknown start (``graph.temporal``). No model call dates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from ..errors import StructuredOutputError
-from ..graph.model import Entity, Fact, normalize_name, to_utc
-from ..prompts import date_fact as dp
-from ..prompts.extract_facts import ExtractedFact
-from ..prompts.runtime import run as run_prompt
-from .dating import parse_iso, relative_date, resolve_expression
+from ..graph.model import Entity, Fact, normalize_name
+from ..prompts.extraction import ExtractedFact
+from .dating import sentence_dates, without_iso_dates
 from .entities import EntityResolver
 from .events import FactExtracted
 from .grounding import grounded_facts
@@ -36,8 +33,6 @@ _NULLS = frozenset({"", "null", "none", "n/a", "unknown", "not specified", "nil"
 class DraftFact:
     key: str
     fact: Fact
-    expression: str | None = None
-    """A temporal expression neither the model nor the deterministic rules could date."""
 
 
 class EndpointIndex:
@@ -126,14 +121,14 @@ def _draft(
     attributes, problems = clean_attributes(ontology.relation_model(relation), line.attributes)
     for problem in problems:
         run.report.warn(f"{where}: {problem}")
-    valid_at, invalid_at, unresolved = initial_dates(line, run.episode.reference_time)
+    valid_at, invalid_at = sentence_dates(outside_names(line), run.episode.reference_time)
     fact = Fact(
         uuid=run.child_uuid("fact", key),
         group_id=run.group_id,
         source_uuid=source,
         target_uuid=target,
         relation=relation,
-        text=" ".join(line.fact.split()),
+        text=without_iso_dates(line.fact),
         episodes=[run.episode.uuid],
         valid_at=valid_at,
         invalid_at=invalid_at,
@@ -141,62 +136,14 @@ def _draft(
         created_at=run.now,
         attributes=attributes,
     )
-    return DraftFact(key, fact, unresolved)
+    return DraftFact(key, fact)
 
 
-def initial_dates(
-    line: ExtractedFact, reference: datetime
-) -> tuple[datetime | None, datetime | None, str | None]:
-    """(valid_at, invalid_at, unresolved expression) from what extraction said."""
-    given = [None if _blank(s) else s for s in (line.valid_at, line.invalid_at)]
-    valid, invalid = parse_iso(given[0]), parse_iso(given[1])
-    unreadable = [s for s in given if s and parse_iso(s) is None]
-    if valid is not None and invalid is not None and invalid < valid:
-        invalid = None
-    if valid is not None and invalid is None and valid.date() == to_utc(reference).date():
-        # A small model copies the episode's time into valid_at even for "yesterday" or "last year",
-        # which the sentence (or its expression) still says: that day, not the episode's, is the start.
-        said = relative_date(line.fact, reference) or relative_date(line.temporal_expression, reference)
-        valid = said or valid
-    if valid is not None or invalid is not None:
-        return valid, invalid, None
-    expression = None if _blank(line.temporal_expression) else (line.temporal_expression or "").strip()
-    expression = expression or (unreadable[0] if unreadable else None)
-    if not expression:
-        return None, None, None
-    resolved = resolve_expression(expression, reference)
-    return resolved, None, (None if resolved is not None else expression)
-
-
-def _blank(value: str | None) -> bool:
-    """Models write "null", "none" or "unknown" as text where they mean no value."""
-    return value is None or value.strip().casefold() in _NULLS
-
-
-async def date_unresolved(run: EpisodeRun, drafts: list[DraftFact]) -> None:
-    """ONE date_fact call for every draft whose expression is still undated (none when all are)."""
-    pending = {d.key: d for d in drafts if d.expression}
-    if not pending:
-        return
-    data = dp.DateFactInput(
-        reference_time=run.episode.reference_time.isoformat(),
-        facts=[
-            dp.FactToDate(id=k, fact=d.fact.text, expression=d.expression or "") for k, d in pending.items()
-        ],
-    )
-    try:
-        result = await run_prompt(run.llm, dp.PROMPT, data)
-    except StructuredOutputError as exc:
-        run.report.warn(f"date_fact gave no usable reply ({exc}); {len(pending)} fact(s) left undated")
-        return
-    answer: dp.DateFactOutput = result.value
-    for item in answer.dates:
-        draft = pending.get(item.id)
-        if draft is None:
-            run.report.warn(f"date_fact answered for unknown fact id {item.id!r}; ignored")
-            continue
-        valid, invalid = parse_iso(item.valid_at), parse_iso(item.invalid_at)
-        if valid is not None and invalid is not None and invalid < valid:
-            invalid = None
-        draft.fact = draft.fact.model_copy(update={"valid_at": valid, "invalid_at": invalid})
-        draft.expression = None
+def outside_names(line: ExtractedFact) -> str:
+    """The words of a fact's sentence around its two names (where its time words are)."""
+    text = line.fact
+    for name in (line.source, line.target):
+        at = text.casefold().find(name.casefold())
+        if at >= 0:
+            text = text[:at] + " | " + text[at + len(name) :]
+    return text

@@ -41,7 +41,7 @@ from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots
 from .policy import NOT_ENTITY_TYPES, SYNONYMS, GroundingPolicy
 
 if TYPE_CHECKING:
-    from ..prompts.extract_facts import ExtractedFact
+    from ..prompts.extraction import ExtractedFact
     from .state import EpisodeRun
 
 _NOT_CONTENT = LUCENE_STOP_WORDS | PRONOUNS

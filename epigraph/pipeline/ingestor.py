@@ -38,6 +38,7 @@ from ..errors import ConfigError
 from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
 from ..graph.store import DeletionResult, GraphStore
 from ..prompts.protocol import LLM
+from .bulk import Prefetched, extract_window
 from .claims import Leases
 from .drains import Drains, StoreRetry
 from .events import (
@@ -365,8 +366,13 @@ class Ingestor:
         summaries."""
         wanting: set[str] = set()
         last: tuple[int, EpisodeResult] | None = None
-        for index, episode in members:
-            result, wants = await self._road.settle_new(episode, Trip(options, emit, index))
+        prefetched: dict[str, Prefetched] = {}
+        for position, (index, episode) in enumerate(members):
+            if options.mode == "bulk" and episode.uuid not in prefetched:
+                window = [e for _, e in members[position : position + max(1, options.window)]]
+                prefetched.update(await extract_window(self._road.store, self._llm(), options, window))
+            trip = Trip(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
+            result, wants = await self._road.settle_new(episode, trip)
             results.append(result)
             if result.ok and not result.skipped:
                 wanting |= wants

@@ -121,6 +121,50 @@ class Ontology:
             lines.append(f"- {name}{desc}{between}{attrs}")
         return "\n".join(lines)
 
+    def prompt_fields(self) -> dict[str, Any]:
+        """The declared types as the extraction prompts take them (``prompts.extraction``): a few lines
+        of instructions, and the type and attribute names their grammar allows. Empty without types."""
+        relations = sorted({relation_name(m) for m in self.relation_types} | set(self.allowed))
+        if not self.entity_types and not relations:
+            return {}
+        text = ""
+        if self.entity_types:
+            kinds = "; ".join(
+                f"{m.__name__} ({_describe(m) or 'a type'}"
+                + (f" Attributes: {_attribute_list(m)}" if m.model_fields else "")
+                + ")"
+                for m in self.entity_types
+            )
+            text += (
+                "\nAfter a name write its type in parentheses when one fits, and the type's attributes "
+                f"the message states: [Ann (Person, age=34)]. Types: {kinds}."
+            )
+        if relations:
+            text += (
+                "\nUse these relations where they fit: "
+                + "; ".join(self._relation_hint(r) for r in relations)
+                + "."
+            )
+            if any(m.model_fields for m in self.relation_types):
+                text += " A relation's attributes go at the end of its line: {role=engineer}."
+        return {
+            "types": text,
+            "type_names": [m.__name__ for m in self.entity_types],
+            "entity_attributes": sorted({a for m in self.entity_types for a in m.model_fields}),
+            "relation_attributes": sorted({a for m in self.relation_types for a in m.model_fields}),
+        }
+
+    def _relation_hint(self, name: str) -> str:
+        model = self.relation_model(name)
+        parts = [_describe(model).rstrip(".")] if model is not None and model.__doc__ else []
+        pairs = self.allowed.get(name)
+        if pairs:
+            parts.append(", ".join(f"{s} -> {t}" for s, t in pairs))
+        if model is not None and model.model_fields:
+            parts.append(f"attributes: {_attribute_list(model)}")
+        words = name.replace("_", " ").lower()
+        return f"{words} ({'; '.join(parts)})" if parts else words
+
     def label_for(self, entity_type: str | None) -> str | None:
         """The label for an extracted type name (case-insensitive), or None when it is not declared."""
         if not entity_type:

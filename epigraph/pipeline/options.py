@@ -12,7 +12,7 @@ from .names import NameVeto, never_same
 from .ontology import Ontology
 from .policy import GroundingPolicy
 
-Mode = Literal["separate", "combined"]
+Mode = Literal["separate", "combined", "bulk"]
 SummaryMode = Literal["episode", "batch", "off"]
 
 EXAMPLE_RELATION_FAMILIES: tuple[frozenset[str], ...] = (
@@ -34,7 +34,11 @@ class IngestOptions:
 
     mode: Mode = "separate"
     """``separate``: extract_entities then extract_facts (parallel with entity resolution);
-    ``combined``: one extract_combined call (cheaper; compare with the bench)."""
+    ``combined``: one extract_combined call (cheaper; compare with the bench); ``bulk``: for a batch
+    (``add_episodes``, ``ingest``), one extract_window call per ``window`` consecutive turns of a group,
+    each turn then resolved and written on its own (``pipeline.bulk``); a single episode runs combined."""
+    window: int = 6
+    """Turns per extract_window call in ``bulk`` mode."""
     ontology: Ontology = field(default_factory=Ontology)
     context_tokens: int = 400
     """Token cap of the previous-episodes window sent to entity (or combined) extraction."""
@@ -63,6 +67,12 @@ class IngestOptions:
     in 11 of 16 retiring decisions on a session holding no contradiction; a strong model rarely does, and
     rightly when a plan done ends every step of it, so 0 (off) by default and 3 for the local model
     (``for_small_model``)."""
+    retire: bool = True
+    """Apply the retirements resolve_episode's decisions ask for. The local 1.5B model's are noise
+    (asked whether two statements can both be true, it answered 3 of 13 pairs right; on LoCoMo 26
+    session 1 it retired 4-9 true facts in 18 turns whatever the reply format), so its options turn it
+    off (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
+    restatements (a decision that ends a fact saying the same thing) still count as duplicates."""
     fact_batch: int = 6
     """New facts per resolve_episode call (each with its own candidate block); an episode with more
     facts to resolve makes further calls of facts only."""
@@ -97,10 +107,33 @@ class IngestOptions:
 SMALL_MODEL_RETIRE_ALL_GUARD = 3
 
 
+def small_model_options(**changes: object) -> IngestOptions:
+    """The options the local 1.5B model ingests with unless the caller chooses its own (measured on
+    ``bench/live_bench.py``, LoCoMo 26 and 30 session 1; docs/decisions):
+
+    - no previous-episodes window (``context_tokens=0``): shown earlier messages, it wrote their facts
+      again under the current speaker (entity recall 0.18 with the window, 0.53 without);
+    - candidates only by meaning (``fact_candidates_always=0``): each fact it is shown is one more
+      chance to retire something unrelated, and a fact with no close candidate needs no resolve call;
+    - no retirements from its decisions (``retire=False``: they are noise, see that option); its
+      blanket ones are refused too when a caller turns them back on (``retire_all_guard``).
+    """
+    chosen = IngestOptions(
+        context_tokens=0,
+        fact_context_tokens=0,
+        fact_candidates_always=0,
+        retire=False,
+        retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
+    )
+    return replace(chosen, **changes)  # type: ignore[arg-type]
+
+
 def for_small_model(options: IngestOptions | None = None) -> IngestOptions:
-    """``options`` (default ones when None) as used with the local 1.5B model: its blanket retirements
-    refused (``retire_all_guard`` 3, unless the caller set one)."""
-    chosen = options or IngestOptions()
-    if chosen.retire_all_guard:
-        return chosen
-    return replace(chosen, retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD)
+    """The options to ingest with on the local 1.5B model: ``small_model_options()`` when the caller
+    chose none, else the caller's with its blanket retirements refused (``retire_all_guard`` 3, unless
+    the caller set one)."""
+    if options is None:
+        return small_model_options()
+    if options.retire_all_guard:
+        return options
+    return replace(options, retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD)

@@ -3,7 +3,7 @@
 One call answers both (``prompts.resolve_episode``): each ambiguous entity against its own candidate
 block, each new fact against its own. Facts beyond ``fact_batch`` go to further calls of facts only
 (run concurrently); an episode of chat holds fewer. Ids the model names that were not offered for that
-item are ignored and reported; a reply that cannot be used keeps every entity and fact new (reported).
+item are ignored and reported; an item the reply leaves undecided (cut, unreadable) stays new (reported).
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import StructuredOutputError
 from ..graph.model import Entity, Fact
-from ..prompts import resolve_entity as re_
 from ..prompts import resolve_episode as rp
-from ..prompts import resolve_fact as rf
 from ..prompts.runtime import run as run_prompt
 from .entities import Question
 from .facts import DraftFact
@@ -70,32 +67,31 @@ async def _call(
         facts=[_fact_question(draft, offered_facts[draft.key]) for draft, _ in chunk],
     )
     answers = Answers(facts={key: Decision() for key in offered_facts})
-    try:
-        result = await run_prompt(run.llm, rp.PROMPT, data)
-    except StructuredOutputError as exc:
-        run.report.warn(
-            f"resolve_episode gave no usable reply ({exc}); {len(entity_blocks)} entit(ies) and "
-            f"{len(offered_facts)} fact(s) kept as new"
-        )
-        return answers
-    reply: rp.ResolveEpisodeOutput = result.value
-    for entity in reply.entities:
-        picked = _pick_entity(run, entity, entity_blocks, offered_entities)
-        if picked is not None:
-            answers.entities[entity_blocks[entity.id].norm] = picked
+    result = await run_prompt(run.llm, rp.PROMPT, data)
+    for dropped in result.dropped:
+        run.report.warn(f"resolve_episode: line {dropped.line_no} unusable ({dropped.reason}); ignored")
+    answered = {v.id for v in result.items}
+    missing = [i for i in [*entity_blocks, *offered_facts] if i not in answered]
+    if missing:
+        run.report.warn(f"resolve_episode gave no decision for {', '.join(missing)}; kept as new")
     drafts = {draft.key: draft.fact for draft, _ in chunk}
-    for decision in reply.facts:
-        asked = offered_facts.get(decision.id)
+    for verdict in result.items:
+        if isinstance(verdict, rp.EntityVerdict):
+            picked = _pick_entity(run, verdict, entity_blocks, offered_entities)
+            if picked is not None:
+                answers.entities[entity_blocks[verdict.id].norm] = picked
+            continue
+        asked = offered_facts.get(verdict.id)
         if asked is None:
             run.report.warn(
-                f"resolve_episode answered for fact id {decision.id!r}, which was not asked; ignored"
+                f"resolve_episode answered for fact id {verdict.id!r}, which was not asked; ignored"
             )
             continue
         said = Decision(
-            duplicate_of=_pick(run, asked, decision.duplicate_of, decision.id),
-            contradicts=_pick(run, asked, decision.contradicts, decision.id),
+            duplicate_of=_pick(run, asked, verdict.duplicate_of, verdict.id),
+            contradicts=_pick(run, asked, verdict.contradicts, verdict.id),
         )
-        answers.facts[decision.id] = _checked(run, drafts[decision.id], said, len(asked))
+        answers.facts[verdict.id] = _checked(run, drafts[verdict.id], said, len(asked))
     return answers
 
 
@@ -118,6 +114,12 @@ def _checked(run: EpisodeRun, fact: Fact, decision: Decision, shown: int) -> Dec
             f"resolve_episode retired {old.text[:80]!r} by {fact.text[:80]!r}, which says the same; "
             "read as a duplicate, not retired"
         )
+    if retired and not run.options.retire:
+        run.report.warn(
+            f"resolve_episode asked {fact.text[:80]!r} to retire {len(retired)} fact(s); none retired "
+            "(IngestOptions.retire is off)"
+        )
+        retired = []
     return Decision(duplicate_of=duplicates, contradicts=retired)
 
 
@@ -127,7 +129,7 @@ def _entity_question(eid: str, question: Question, offered: dict[str, Entity]) -
         name=question.surface,
         entity_type=question.label,
         candidates=[
-            re_.EntityCandidate(
+            rp.EntityCandidate(
                 id=cid,
                 name=e.name,
                 entity_type=e.labels[0] if e.labels else None,
@@ -138,13 +140,13 @@ def _entity_question(eid: str, question: Question, offered: dict[str, Entity]) -
     )
 
 
-def _fact_question(draft: DraftFact, offered: dict[str, Fact]) -> rf.FactToResolve:
-    return rf.FactToResolve(
+def _fact_question(draft: DraftFact, offered: dict[str, Fact]) -> rp.FactToResolve:
+    return rp.FactToResolve(
         id=draft.key,
         fact=draft.fact.text,
         valid_at=_iso(draft.fact.valid_at),
         candidates=[
-            rf.FactCandidate(id=cid, fact=c.text, valid_at=_iso(c.valid_at), invalid_at=_iso(c.invalid_at))
+            rp.FactCandidate(id=cid, fact=c.text, valid_at=_iso(c.valid_at), invalid_at=_iso(c.invalid_at))
             for cid, c in offered.items()
         ],
     )
@@ -152,24 +154,25 @@ def _fact_question(draft: DraftFact, offered: dict[str, Fact]) -> rf.FactToResol
 
 def _pick_entity(
     run: EpisodeRun,
-    answer: rp.EntityDecision,
+    verdict: rp.EntityVerdict,
     blocks: dict[str, Question],
     offered: dict[str, dict[str, Entity]],
 ) -> tuple[Entity, str | None] | None:
-    question = blocks.get(answer.id)
+    question = blocks.get(verdict.id)
     if question is None:
-        run.report.warn(f"resolve_episode answered for entity id {answer.id!r}, which was not asked; ignored")
-        return None
-    chosen = (answer.duplicate_of or "").strip()
-    if chosen.casefold() in ("", "null", "none"):
-        return None
-    if chosen not in offered[answer.id]:
         run.report.warn(
-            f"resolve_episode named candidate {chosen!r} for entity {question.surface!r}, "
+            f"resolve_episode answered for entity id {verdict.id!r}, which was not asked; ignored"
+        )
+        return None
+    if verdict.same_as is None:
+        return None
+    if verdict.same_as not in offered[verdict.id]:
+        run.report.warn(
+            f"resolve_episode named candidate {verdict.same_as!r} for entity {question.surface!r}, "
             "which was not offered; ignored"
         )
         return None
-    return offered[answer.id][chosen], (answer.name or "").strip() or None
+    return offered[verdict.id][verdict.same_as], None
 
 
 def _pick(run: EpisodeRun, block: dict[str, Fact], ids: Sequence[str], fact_id: str) -> list[Fact]:

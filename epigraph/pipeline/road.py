@@ -19,6 +19,7 @@ from ..embed import Embedder
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, GraphStore
 from ..prompts.protocol import LLM
+from .bulk import Prefetched
 from .claims import Leases, holding
 from .episode import ingest_episode
 from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
@@ -47,6 +48,8 @@ class Trip:
     emit: Emit = ignore
     index: int = 0
     errors: list[BaseException] = field(default_factory=list)
+    prefetched: Prefetched | None = None
+    """Bulk mode: the episode's lines from its window's call (``bulk``)."""
 
 
 async def save_pending(store: GraphStore, episode: Episode) -> tuple[Episode, Episode | None]:
@@ -146,9 +149,14 @@ class Road:
     async def _run(self, episode: Episode, trip: Trip) -> Settled:
         """Run a pending, claimed episode: ``done`` by its write, or saved ``failed`` with the reason."""
         llm, embedder = MeteredLLM(self._llm()), MeteredEmbedder(self.embedder)
+        if trip.prefetched is not None:  # the window call is charged to its first turn
+            llm.records.extend(trip.prefetched.records)
         report = ReportBuilder(llm, embedder)
         options, emit, index = trip.options, trip.emit, trip.index
-        run = EpisodeRun(episode, self.store, llm, embedder, options, report, emit, index, options.clock())
+        now = options.clock()
+        run = EpisodeRun(
+            episode, self.store, llm, embedder, options, report, emit, index, now, trip.prefetched
+        )
         try:
             return await ingest_episode(run)
         except Exception as exc:

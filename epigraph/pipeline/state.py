@@ -6,13 +6,16 @@ import uuid as uuidlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..graph.model import Episode
 from ..graph.store import GraphStore
 from .events import ProgressEvent
 from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions
+
+if TYPE_CHECKING:
+    from .bulk import Prefetched
 
 Emit = Callable[[ProgressEvent], None]
 
@@ -32,6 +35,8 @@ class EpisodeRun:
     emit: Emit
     index: int
     now: datetime
+    prefetched: Prefetched | None = None
+    """Bulk mode: this turn's lines from its window's one extraction call (``pipeline.bulk``)."""
 
     @property
     def group_id(self) -> str:

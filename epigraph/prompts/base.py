@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, StringConstraints
 
@@ -45,6 +45,24 @@ class OutputShape:
 
     def max_tokens(self, data: Any) -> int:
         return max(self.floor, self.base + self.per_item * self.max_items(data))
+
+
+class LineFormat(Protocol):
+    """How a ``lines`` prompt's reply reads: one line per item, in a compact text syntax whose every
+    token carries information (no JSON keys, no field the pipeline derives itself). A grammar holds a
+    model that accepts one (llama.cpp) to the syntax; the decoder reads any model's lines.
+
+    A reply of the single word ``none`` (``prompts.grammar.NONE``) means "nothing to report"."""
+
+    def decode(self, line: str, data: Any) -> list[Any]:
+        """The items one reply line stands for (usually one); raises ``ValueError`` (the parser's
+        ``ReplyError``) with a short reason when the line is not in the format."""
+        ...
+
+    def grammar(self, data: Any, max_lines: int) -> str:
+        """The GBNF grammar of a whole reply for this input, of at most ``max_lines`` lines (most
+        formats: ``prompts.grammar.lines_grammar`` of their line rule)."""
+        ...
 
 
 def _clip(limit: int) -> Callable[[Any], Any]:
@@ -103,6 +121,8 @@ class Prompt(Generic[InT, OutT]):
     grammar_omit: Callable[[Any], frozenset[str]] | None = None
     """Optional line fields a JSONL grammar leaves out for this input: without custom types a small
     model fills a free-form ``attributes`` object with inventions (age, occupation, home town)."""
+    lines: LineFormat | None = None
+    """``lines`` prompts: the syntax of a reply line (its decoder and grammar)."""
     template_dir: Path | None = None
     """Folder holding the template; None means the packaged ``epigraph/prompts/templates``."""
 

@@ -1,53 +1,56 @@
-"""extract_combined (jsonl): entities AND facts of an episode in one call.
+"""extract_combined (lines): the facts of an episode, and through them its entities, in one call.
 
-Lines are ``{"type": "entity", ...}`` (the speaker first) and ``{"type": "fact", ...}``; the fields are
-those of :mod:`extract_entities` and :mod:`extract_facts`. Selected per call (``mode="combined"``) so its
-cost and output can be compared with the separate prompts.
+Each line is a fact in the bracket format of :mod:`fact_lines` (``[Caroline] went to [LGBTQ support
+group] yesterday``); its two names are the episode's entities (typed in parentheses when custom types
+are declared); a bare ``[name]`` line is an entity named without a fact. A greeting or a reaction is
+answered ``none``. The speaker of a message is added by the pipeline, not asked for.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from .base import OutputShape, Prompt, attributes_unless_declared, words
-from .extract_entities import ExtractedEntity
-from .extract_facts import ExtractedFact
-
-
-class ExtractCombinedInput(BaseModel):
-    episode: str
-    kind: str = "message"
-    reference_time: str
-    previous: str = ""
-    entity_types: str = ""
-    relation_types: str = ""
+from .base import OutputShape, Prompt, words
+from .extraction import EntityLine, ExtractionInput, FactLine, decode_fact
+from .fact_lines import fact_line_rules
+from .grammar import lines_grammar
 
 
-class EntityLine(ExtractedEntity):
-    type: Literal["entity"] = "entity"
+class ExtractCombinedInput(ExtractionInput):
+    pass
 
 
-class FactLine(ExtractedFact):
-    type: Literal["fact"] = "fact"
+class FactLines:
+    """Fact lines with free names (grounded in the episode afterwards by the pipeline)."""
+
+    def decode(self, line: str, data: Any) -> list[EntityLine | FactLine]:
+        return decode_fact(line, data)
+
+    def grammar(self, data: Any, max_lines: int) -> str:
+        rules = fact_line_rules(
+            (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True
+        )
+        return lines_grammar(rules, max_lines)
 
 
-CombinedLine = Annotated[EntityLine | FactLine, Field(discriminator="type")]
+def max_facts(text: str) -> int:
+    """The most facts an honest reply finds in ``text``: one per six words, plus one (every turn of the
+    LoCoMo 26 and 30 gold sets fits: 177 turns, at most 6 facts in 32 words)."""
+    return 1 + words(text) // 6
+
 
 EXAMPLE = ExtractCombinedInput(
-    episode="Alice: I moved to Berlin last month and started at Globex.",
-    reference_time="2024-05-02T10:00:00Z",
+    **ExtractionInput.of("Alice: I moved to Berlin last month and started at Globex.", "Alice")
 )
 
 PROMPT: Prompt[ExtractCombinedInput, EntityLine | FactLine] = Prompt(
     name="extract_combined",
-    version="1",
+    version="2",
     input_model=ExtractCombinedInput,
-    output_model=CombinedLine,
-    response_type="jsonl",
+    output_model=None,
+    response_type="lines",
+    lines=FactLines(),
     example=EXAMPLE,
-    # The entity bound of extract_entities plus the fact bound of extract_facts, at a mean line size.
-    grammar_omit=lambda d: attributes_unless_declared(d.entity_types + d.relation_types),
-    shape=OutputShape(per_item=70, items=lambda d: 2 + words(d.episode) // 4 + words(d.episode) // 6),
+    # A line is 12-25 tokens (two names, a few words between and after them).
+    shape=OutputShape(per_item=30, items=lambda d: max_facts(d.message), base=4, floor=24),
 )

@@ -120,6 +120,19 @@ class _Builder:
         return f'{json_literal(key)} ws ":" ws {self.visit(schema, f"{owner}-{key}")}'
 
 
+NONE = "none"
+"""The whole reply of a ``lines`` prompt with nothing to report (a greeting states no fact): one short
+word a small model writes readily, where an empty reply asks it to stop before it has begun."""
+
+
+def lines_grammar(line_rules: str, max_lines: int) -> str:
+    """A GBNF grammar whose sentences are ``none`` or 1 to ``max_lines`` lines of the rule ``line``
+    (defined by ``line_rules``), each ended by a newline. The bound comes from the input's size, so a
+    model that starts listing cannot go on past what the input could hold."""
+    bound = max(1, int(max_lines))
+    return f'root ::= {literal(NONE + chr(10))} | ( line "\\n" ){{1,{bound}}}\n' + line_rules.strip() + "\n"
+
+
 def jsonl_grammar(
     line_schema: Mapping[str, Any], max_lines: int | None = None, *, omit: Iterable[str] = ()
 ) -> str:

@@ -1,6 +1,6 @@
 """Pure parsing of model replies: no I/O, no model calls, exhaustively tested.
 
-Two shapes, matching the prompt response types:
+Three shapes, matching the prompt response types (``lines``, the compact line formats, at the end):
 
 - ``json``: :func:`parse_json_reply` finds the one JSON value in a reply that may be wrapped in a
   ``<think>`` block, markdown fences or prose, and validates it. Any failure is a :class:`ReplyError`
@@ -26,10 +26,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
+
+from .grammar import NONE
 
 T = TypeVar("T")
 
@@ -257,7 +260,7 @@ class JsonlParser(Generic[T]):
     def _drop(self, text: str, reason: str) -> None:
         dropped = DroppedLine(self._line_no, _clip(text), reason)
         self.dropped.append(dropped)
-        log.warning("dropped JSONL line %d (%s): %s", dropped.line_no, reason, dropped.text[:200])
+        log.warning("dropped reply line %d (%s): %s", dropped.line_no, reason, dropped.text[:200])
 
 
 def parse_jsonl_reply(
@@ -265,6 +268,54 @@ def parse_jsonl_reply(
 ) -> tuple[list[T], list[DroppedLine]]:
     """Parse a whole ``jsonl`` reply; never raises on bad content (an empty reply gives ``[]``)."""
     parser = JsonlParser(adapter)
+    parser.feed(text)
+    parser.finish(cut_reason=cut_reason)
+    return parser.items, parser.dropped
+
+
+# -------------------------------------------------------------------------------------------- lines
+
+
+_ANY: TypeAdapter[object] = TypeAdapter(object)
+
+
+class LinesParser(JsonlParser[T]):
+    """Incremental parser of a ``lines`` reply: like :class:`JsonlParser`, but each line is read by the
+    prompt's :class:`~.base.LineFormat` instead of as JSON. The word ``none`` (alone on a line) is the
+    empty reply; a line repeating an earlier one (however spaced or cased) is dropped and counted."""
+
+    def __init__(self, decode: Callable[[str], list[T]]) -> None:
+        super().__init__(_ANY)  # type: ignore[arg-type]  # lines are read by ``decode``, not validated
+        self._decode = decode
+        self.invalid = 0
+        """Lines dropped because the format could not read them."""
+
+    def _line(self, raw: str, *, cut_reason: str | None) -> list[T]:
+        self._line_no += 1
+        content = self._outside_think(raw.strip()).strip()
+        if not content or _FENCE.match(content) or content.rstrip(".").casefold() == NONE:
+            return []
+        if cut_reason:  # the last line of a cut reply may read as a shorter line ("Ac" for "Acme"): dropped
+            self._drop(raw, f"{cut_reason}: incomplete final line")
+            return []
+        if not self._first_time(" ".join(content.casefold().split())):
+            self._drop(raw, "repeated line")
+            return []
+        try:
+            items = self._decode(content)
+        except ValueError as exc:
+            self.invalid += 1
+            self._drop(raw, f"{cut_reason}: incomplete final line" if cut_reason else str(exc))
+            return []
+        self.items.extend(items)
+        return items
+
+
+def parse_lines_reply(
+    text: str, decode: Callable[[str], list[T]], *, cut_reason: str | None = None
+) -> tuple[list[T], list[DroppedLine]]:
+    """Parse a whole ``lines`` reply; never raises on bad content."""
+    parser = LinesParser(decode)
     parser.feed(text)
     parser.finish(cut_reason=cut_reason)
     return parser.items, parser.dropped

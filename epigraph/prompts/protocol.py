@@ -14,7 +14,7 @@ from ..usage import Usage
 
 __all__ = ["LLM", "ChatRequest", "Completion", "ResponseType", "StreamChunk", "Usage"]
 
-ResponseType = Literal["text", "json", "jsonl"]
+ResponseType = Literal["text", "json", "jsonl", "lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,8 @@ class ChatRequest:
     """The output cap of this call (derived from the prompt's shape and input); the client's own
     maximum stays the ceiling."""
     grammar: str | None = None
-    """A GBNF grammar the reply must follow (``jsonl`` prompts: only lines of the per-line schema).
+    """A GBNF grammar the reply must follow (``jsonl`` prompts: only lines of the per-line schema;
+    ``lines`` prompts: only lines of their line format).
     Sent only to endpoints whose profile accepts one; the others get the unconstrained request."""
     small: bool = False
     """Prefer the configured small model (cheap, short prompts such as resolution)."""

@@ -58,6 +58,7 @@ _RULES = {
         "No prose, no markdown fences, no surrounding array, no blank lines. "
         "If there is nothing to report, reply with nothing."
     ),
+    "lines": "Reply with the lines only: no numbering, no prose, no fences. If there is nothing: none.",
 }
 
 
@@ -123,7 +124,7 @@ def output_adapter(prompt: Prompt[Any, Any]) -> TypeAdapter[Any]:
 
 def output_schema(prompt: Prompt[Any, Any]) -> dict[str, Any] | None:
     """The JSON schema of the output (per line for jsonl); None for text prompts."""
-    if prompt.response_type == "text":
+    if prompt.response_type in ("text", "lines"):
         return None
     return output_adapter(prompt).json_schema()
 

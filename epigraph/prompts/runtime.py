@@ -29,27 +29,40 @@ input, template errors) are raised at once.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
 from ..errors import InputError, LLMError, StructuredOutputError, UsageError
 from ..tokens import aload_encoding, estimate_usage
-from .base import Prompt
+from .base import LineFormat, Prompt
 from .grammar import jsonl_grammar
-from .parsing import DroppedLine, JsonlParser, ReplyError, parse_json_reply, parse_jsonl_reply
+from .parsing import (
+    DroppedLine,
+    JsonlParser,
+    LinesParser,
+    ReplyError,
+    parse_json_reply,
+    parse_jsonl_reply,
+    parse_lines_reply,
+)
 from .protocol import LLM, ChatRequest, Completion, Usage
 from .render import output_adapter, output_schema, render
 
 OutT = TypeVar("OutT")
 
 _TRUNCATED = "truncated"
-REPEAT_STOP = 2
-"""Repeated lines after which a streamed jsonl reply is stopped. One repeat may be a slip (the model
-restating an entity); two are a loop, and a loop of this model ran to the cap (4,035 tokens)."""
+REPEAT_STOP = 1
+"""Repeated lines after which a streamed jsonl or lines reply is stopped: a line a reply already holds
+adds nothing, and a small model that repeats one has begun a loop (one ran to its cap, 4,035 tokens);
+the lines before it stand."""
+INVALID_STOP = 2
+"""Unreadable lines after which a streamed ``lines`` reply is stopped (one may be a slip of a model
+that takes no grammar; a model held by the grammar writes none)."""
 _CHARS_PER_TOKEN_MAX = 6
 """A generous characters-per-token bound: a reply longer than its cap times this ignored the cap."""
 _LINE_CHARS_PER_TOKEN = 12
@@ -109,6 +122,15 @@ def _check_input(prompt: Prompt[Any, Any], data: Any) -> BaseModel:
     )
 
 
+def every_field(model: BaseModel) -> dict[str, Any]:
+    """Every field of an input as plain data, those left out of the template (``exclude=True``)
+    included: what accounting and scripted models read, while the template shows the rendered form."""
+    return {
+        **{name: to_jsonable_python(getattr(model, name)) for name in type(model).model_fields},
+        **model.model_dump(mode="json"),
+    }
+
+
 def build_request(prompt: Prompt[Any, Any], data: Any) -> ChatRequest:
     """The request for one prompt call: rendered messages plus the metadata the client and fakes use."""
     model = _check_input(prompt, data)
@@ -118,10 +140,12 @@ def build_request(prompt: Prompt[Any, Any], data: Any) -> ChatRequest:
     if prompt.response_type == "jsonl" and schema is not None:
         omit = prompt.grammar_omit(model) if prompt.grammar_omit else frozenset()
         grammar = jsonl_grammar(schema, shape.max_items(model) if shape else None, omit=omit)
+    elif prompt.response_type == "lines":
+        grammar = _line_format(prompt).grammar(model, shape.max_items(model) if shape else 64)
     return ChatRequest(
         messages=render(prompt, model),
         prompt_name=prompt.name,
-        variables=model.model_dump(mode="json"),
+        variables=every_field(model),
         response_type=prompt.response_type,
         json_schema=schema,
         max_tokens=shape.max_tokens(model) if shape else prompt.max_tokens,
@@ -145,8 +169,24 @@ async def run(llm: LLM, prompt: Prompt[Any, OutT], data: Any) -> PromptResult[Ou
     if prompt.response_type == "text":
         return PromptResult(value=completion.text, **common)
     cut = _TRUNCATED if completion.truncated else None
-    items, dropped = parse_jsonl_reply(completion.text, output_adapter(prompt), cut_reason=cut)
+    if prompt.response_type == "lines":
+        decode = _decoder(prompt, _check_input(prompt, data))
+        items, dropped = parse_lines_reply(completion.text, decode, cut_reason=cut)
+    else:
+        items, dropped = parse_jsonl_reply(completion.text, output_adapter(prompt), cut_reason=cut)
     return PromptResult(items=items, dropped=dropped, **common)
+
+
+def _line_format(prompt: Prompt[Any, Any]) -> LineFormat:
+    if prompt.lines is None:
+        raise UsageError(f"prompt {prompt.name!r} (lines) declares no line format")
+    return prompt.lines
+
+
+def _decoder(prompt: Prompt[Any, Any], data: BaseModel) -> Callable[[str], list[Any]]:
+    """The line decoder of a ``lines`` prompt, bound to the call's validated input."""
+    line_format = _line_format(prompt)
+    return lambda line: line_format.decode(line, data)
 
 
 def _common(prompt: Prompt[Any, Any], completions: list[Completion], started: float) -> dict[str, Any]:
@@ -220,6 +260,7 @@ class PromptStream(Generic[OutT]):
     def __init__(self, llm: LLM, prompt: Prompt[Any, OutT], data: Any) -> None:
         self._llm, self._prompt = llm, prompt
         self._request = build_request(prompt, data)  # input and template errors surface here, at once
+        self._data = data
         self._result: PromptResult[OutT] | None = None
         self._started = False
 
@@ -237,7 +278,7 @@ class PromptStream(Generic[OutT]):
         if self._started:
             raise UsageError("a PromptStream can be iterated only once")
         self._started = True
-        if self._prompt.response_type == "jsonl":
+        if self._prompt.response_type in ("jsonl", "lines"):
             return self._jsonl()
         return self._once()
 
@@ -252,7 +293,11 @@ class PromptStream(Generic[OutT]):
 
     async def _jsonl(self) -> AsyncIterator[OutT]:
         started = time.perf_counter()
-        parser: JsonlParser[OutT] = JsonlParser(output_adapter(self._prompt))
+        parser: JsonlParser[OutT] = (
+            LinesParser(_decoder(self._prompt, _check_input(self._prompt, self._data)))
+            if self._prompt.response_type == "lines"
+            else JsonlParser(output_adapter(self._prompt))
+        )
         guard = _RunawayGuard(self._prompt, self._request)
         raw: list[str] = []
         usage, finish_reason, error, attempts = Usage(), None, None, 1
@@ -311,7 +356,9 @@ class _RunawayGuard:
     def check(self, parser: JsonlParser[Any], text: str) -> str | None:
         self.received += len(text)
         if parser.repeats >= REPEAT_STOP:
-            return f"{parser.repeats} repeated lines"
+            return "a repeated line" if parser.repeats == 1 else f"{parser.repeats} repeated lines"
+        if isinstance(parser, LinesParser) and parser.invalid >= INVALID_STOP:
+            return f"{parser.invalid} unreadable lines"
         if len(parser.pending) > self.line_chars:
             return f"a line longer than {self.line_chars} characters"
         if self.reply_chars is not None and self.received > self.reply_chars:

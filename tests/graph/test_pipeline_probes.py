@@ -23,7 +23,10 @@ from epigraph.embed import SentenceTransformerEmbedder
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.pipeline import IngestOptions, Ingestor
+from epigraph.prompts.extraction import ExtractionInput
+from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
 
 pytestmark = pytest.mark.slow
@@ -42,6 +45,10 @@ BACKGROUND: list[Line] = [
 ]
 
 
+def episode_of(v: Any) -> str:
+    return ExtractionInput.model_validate(v).content()
+
+
 @dataclass
 class Script:
     """A careful model: extraction from the declared lines; resolve_fact answers ``retires`` /
@@ -58,34 +65,22 @@ class Script:
         return answer(request.variables)
 
     def extract_entities(self, v: Any) -> str:
-        names = dict.fromkeys(n for s, t, _, _ in self.lines[v["episode"]] for n in (s, t))
-        return "\n".join(json.dumps({"name": n}) for n in names)
+        names = dict.fromkeys(n for s, t, _, _ in self.lines[episode_of(v)] for n in (s, t))
+        return "; ".join(names)
 
     def extract_facts(self, v: Any) -> str:
-        keys = ("source", "target", "relation", "fact")
-        return "\n".join(json.dumps(dict(zip(keys, line, strict=True))) for line in self.lines[v["episode"]])
+        return "\n".join(write_fact(sentence, s, t, rel) for s, t, rel, sentence in self.lines[episode_of(v)])
 
     def resolve_episode(self, v: Any) -> str:
-        entities = [
-            {"id": q["id"], "reasoning": "a different entity", "duplicate_of": None} for q in v["entities"]
-        ]
-        decisions = []
+        lines = [f"{q['id']} new" for q in v["entities"]]
         for item in v["facts"]:
             offered = {c["fact"]: c["id"] for c in item["candidates"]}
             self.shown.setdefault(item["fact"], []).extend(offered)
             retire = list(offered) if self.retire_everything else self.retires.get(item["fact"], [])
             restate = self.restates.get(item["fact"], [])
-            decisions.append({
-                "id": item["id"], "reasoning": "compared",
-                "duplicate_of": [offered[t] for t in restate if t in offered],
-                "contradicts": [offered[t] for t in retire if t in offered],
-            })  # fmt: skip
-        return json.dumps({"entities": entities, "facts": decisions})
-
-    def date_fact(self, v: Any) -> str:
-        return json.dumps(
-            {"dates": [{"id": f["id"], "valid_at": None, "invalid_at": None} for f in v["facts"]]}
-        )
+            same = [offered[t] for t in restate if t in offered]
+            lines.append(verdict_line(item["id"], same, [offered[t] for t in retire if t in offered]))
+        return "\n".join(lines)
 
     def summarize_entities(self, v: Any) -> str:
         return json.dumps({"summaries": [{"id": e["id"], "summary": e["name"]} for e in v["entities"]]})
@@ -243,7 +238,7 @@ BUSY: list[Line] = [
 ]
 BAND, FESTIVAL = "Alice's band", "jazz festival"
 PLANS: list[Line] = [
-    (BAND, FESTIVAL, "WILL_PERFORM_AT", "Alice's band will perform at the jazz festival next month."),
+    (BAND, FESTIVAL, "WILL_PERFORM_AT", "Alice's band will perform at the jazz festival soon."),
     (BAND, FESTIVAL, "PRACTICING_FOR", "Alice's band has been practicing hard for the jazz festival."),
 ]
 DONE: Line = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -116,3 +117,30 @@ def test_a_server_from_model_start_outlives_its_leases(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+def test_the_settings_point_at_the_servers_slots(tmp_path: Path) -> None:
+    """Calls beyond the server's slots queue in the client: the in-flight limit is its slot count (a
+    state file from before slots existed reads as one)."""
+    local = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path), local_model_slots=2))
+    assert local.slots == 2
+    assert local.settings_for(replace(_state(1, 1), slots=2)).llm_max_in_flight == 2
+    old = {k: v for k, v in asdict(_state(1, 1)).items() if k != "slots"}
+    (tmp_path / STATE_FILE).write_text(json.dumps(old))
+    assert read_state(tmp_path) is not None and read_state(tmp_path).slots == 1  # type: ignore[union-attr]
+    chosen = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path), llm_max_in_flight=5))
+    assert chosen.settings_for(replace(_state(1, 1), slots=2)).llm_max_in_flight == 5, "the caller's choice"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed")
+def test_the_serve_command_takes_slots_and_polling() -> None:
+    from epigraph.local_model.serve import params
+
+    parsed = argparse.Namespace(model="/m.gguf", alias="m", port=1, ctx=4096, threads=1, slots=4, poll=0)
+    built = params(parsed)
+    assert (built.n_parallel, built.kv_unified, built.cpuparams.poll, built.cpuparams_batch.poll) == (
+        4,
+        True,
+        0,
+        0,
+    )

@@ -13,6 +13,7 @@ from epigraph.config import Settings
 from epigraph.errors import ConversationNotFound, LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.overview import OverviewUpdated
+from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT
@@ -90,7 +91,7 @@ async def test_a_retried_episode_is_folded_in_although_it_was_recorded_first() -
     failures = iter([ScriptedReply(error=LLMUnavailable("down"))])
 
     def flaky(request: ChatRequest) -> str | ScriptedReply:
-        if request.variables["episode"].startswith("Bob: hi Cy"):
+        if ExtractionInput.model_validate(request.variables).content().startswith("Bob: hi Cy"):
             failure = next(failures, None)
             if failure is not None:
                 return failure

@@ -24,7 +24,7 @@ from epigraph.pipeline.events import EntityExtracted, EpisodeWaiting
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0
-from .world import F, Turn, World
+from .world import F, Turn, World, episode_of
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi"]
 TEXTS = [f"{a} met {b}." for a, b in zip(NAMES[::2], NAMES[1::2], strict=True)]
@@ -42,7 +42,7 @@ def quick() -> Leases:
 
 def runs(*llms: ScriptedLLM) -> Counter[str]:
     """Episode text -> how many times an extraction ran on it, over ``llms``."""
-    return Counter(c.variables["episode"] for llm in llms for c in llm.calls_for("extract_entities"))
+    return Counter(episode_of(c.variables) for llm in llms for c in llm.calls_for("extract_entities"))
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from epigraph.pipeline.grounding import Grounding, not_an_entity
 from epigraph.pipeline.policy import GroundingPolicy
 from epigraph.testing import HashEmbedder
 
-from .world import E, F, Turn, World
+from .world import F, Turn, World
 
 T0 = "2023-05-08T13:56:00Z"
 GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"
@@ -98,7 +98,7 @@ async def test_invented_entities_and_facts_are_dropped_and_reported(
     world = World(
         {
             GREETING: Turn(
-                ["Caroline", "Sam", "New York City", E("Good", "Adjective")],
+                ["Caroline", "Sam", "New York City"],
                 [F("Sam", "New York City", "LIVES_IN", "Sam lives in New York City.")],
             ),
             "Evan: I just got back from a trip with my family.": Turn(
@@ -117,8 +117,7 @@ async def test_invented_entities_and_facts_are_dropped_and_reported(
     )
     assert first.ok and second.ok, "a hallucination is dropped, never a failure"
     assert [e.name for e in first.entities] == ["Caroline"]
-    assert first.facts == [] and first.report.dropped_lines == 3
-    assert any("'Good' typed 'Adjective'" in w for w in first.report.warnings)
+    assert first.facts == [] and first.report.dropped_lines == 2, "Sam and New York City"
     assert any("'New York City'" in w and "hallucinated" in w for w in first.report.warnings)
     assert [f.text for f in second.facts] == ["Evan travelled with Evan's family."]
     assert second.report.dropped_lines == 1
@@ -161,7 +160,7 @@ async def test_the_check_and_its_lists_switch_off(store: EmbeddedStore, embedder
     world = World(
         {
             GREETING: Turn(
-                ["Caroline", "Sam", E("Good", "Adjective")],
+                ["Caroline", "Sam"],
                 [F("Sam", "Caroline", "KNOWS", "Sam knows Caroline.")],
             )
         }
@@ -170,11 +169,11 @@ async def test_the_check_and_its_lists_switch_off(store: EmbeddedStore, embedder
     kept = await Ingestor(store, world.llm(), embedder, words_only).add_episode(
         GREETING, group_id="words", reference_time=T0
     )
-    assert sorted(e.name for e in kept.entities) == ["Caroline", "Good"] and kept.report.dropped_lines == 2
+    assert sorted(e.name for e in kept.entities) == ["Caroline"] and kept.report.dropped_lines == 1, "Sam"
     unchecked = await Ingestor(store, world.llm(), embedder, IngestOptions(grounding=None)).add_episode(
         GREETING, group_id="off", reference_time=T0
     )
-    assert sorted(e.name for e in unchecked.entities) == ["Caroline", "Good", "Sam"]
+    assert sorted(e.name for e in unchecked.entities) == ["Caroline", "Sam"]
     assert [f.text for f in unchecked.facts] == ["Sam knows Caroline."]
     assert unchecked.report.dropped_lines == 0
 

@@ -19,10 +19,11 @@ from epigraph.pipeline import (
     Ingestor,
     SummaryUpdated,
 )
+from epigraph.pipeline.context import context_block
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0
-from .world import F, Turn, World
+from .world import F, Turn, World, episode_of
 
 
 def _turns(group: str, n: int) -> dict[str, Turn]:
@@ -58,9 +59,9 @@ async def test_bulk_runs_groups_concurrently_and_each_group_in_order(embedder: H
     assert llm.max_concurrent >= 2, "two groups ran at the same time"
     for group in ("Ann", "Bob"):
         order = [
-            c.variables["episode"]
+            episode_of(c.variables)
             for c in llm.calls_for("extract_entities")
-            if c.variables["episode"].startswith(group)
+            if episode_of(c.variables).startswith(group)
         ]
         assert order == [f"{group}{i}: I work at Acme Corp." for i in range(4)]
 
@@ -169,8 +170,8 @@ async def test_turns_of_one_session_see_the_earlier_turns_in_order(
     frozen = IngestOptions(clock=lambda: T0)  # even with a frozen clock, the given order is kept
     items = [EpisodeInput(content=c, reference_time=T0, group_id="g") for c in turns]
     await Ingestor(store, llm, embedder, frozen).add_episodes(items)
-    previous = [c.variables["previous"] for c in llm.calls_for("extract_entities")]
-    assert previous == ["(none)", "Ann: turn 0", "Ann: turn 0\nAnn: turn 1"]
+    previous = [c.variables["context"] for c in llm.calls_for("extract_entities")]
+    assert previous == ["", context_block("Ann: turn 0"), context_block("Ann: turn 0\nAnn: turn 1")]
 
 
 async def test_a_batch_refresh_is_announced_as_an_update_of_the_last_episode(

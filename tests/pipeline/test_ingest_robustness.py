@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from epigraph.errors import LLMUnavailable
@@ -145,13 +143,11 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
     world = World(
         turns,
         overrides={
-            "resolve_episode": lambda r: json.dumps(
-                {
-                    "entities": [{"id": q["id"], "duplicate_of": "99"} for q in r.variables["entities"]]
-                    + [{"id": "E9", "duplicate_of": "E9.1"}],
-                    "facts": [{"id": f["id"], "contradicts": ["7.7"]} for f in r.variables["facts"]]
-                    + [{"id": "42"}],
-                }
+            "resolve_episode": lambda r: "\n".join(
+                [f"{q['id']} 99" for q in r.variables["entities"]]
+                + ["E9 E9.1"]
+                + [f"{f['id']} ends 7.7" for f in r.variables["facts"]]
+                + ["42 new"]
             ),
         },
     )
@@ -166,7 +162,7 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
     assert any("'42'" in w for w in results[2].report.warnings)
 
 
-async def test_an_unusable_json_reply_degrades_with_a_warning(
+async def test_an_unusable_reply_degrades_with_a_warning(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     turns = {
@@ -178,8 +174,10 @@ async def test_an_unusable_json_reply_degrades_with_a_warning(
     ingestor = Ingestor(store, llm, embedder)
     results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in turns]
     assert results[1].ok
-    assert len(llm.calls_for("resolve_episode")) == 2, "one bounded re-ask, then a typed failure"
-    assert any("resolve_episode" in w and "no usable reply" in w for w in results[1].report.warnings)
+    assert len(llm.calls_for("resolve_episode")) == 1, "one call: a line reply is never re-asked"
+    warnings = results[1].report.warnings
+    assert any("resolve_episode: line 1 unusable" in w for w in warnings)
+    assert any("no decision for E1; kept as new" in w for w in warnings)
     assert (await store.stats("g")).entities == 3, "the ambiguous entity is kept new"
 
 

@@ -83,10 +83,10 @@ async def test_types_label_entities_validate_attributes_and_refuse_disallowed_fa
     assert "WORKS_AT is not allowed between Company -> City" in warnings
     assert "LIVES_IN is not allowed between City -> Person" in warnings
     assert "'hair'" in warnings
-    prompt = llm.calls_for("extract_entities")[0].request.messages[-1]["content"]
-    assert "- Person: A human being. Attributes: age: age in years" in prompt
-    facts_prompt = llm.calls_for("extract_facts")[0].request.messages[-1]["content"]
-    assert "- WORKS_AT: Employment of a person by a company. Between: Person -> Company." in facts_prompt
+    prompt = llm.calls_for("extract_entities")[0].request.messages[0]["content"]  # the fixed part
+    assert "Person (A human being. Attributes: age: age in years)" in prompt
+    facts_prompt = llm.calls_for("extract_facts")[0].request.messages[0]["content"]
+    assert "works at (Employment of a person by a company; Person -> Company" in facts_prompt
 
 
 async def test_strict_relations_drop_undeclared_relations(

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
-from epigraph.pipeline.context import NONE, context_text, previous_episodes
+from epigraph.pipeline.context import context_block, context_text, previous_episodes
 from epigraph.prompts import (
-    date_fact,
     extract_combined,
     extract_entities,
     extract_facts,
     resolve_episode,
     summarize_entities,
 )
-from epigraph.prompts.parsing import parse_jsonl_reply
-from epigraph.prompts.render import output_adapter, render
+from epigraph.prompts.parsing import parse_lines_reply
+from epigraph.prompts.render import render
 from epigraph.tokens import count_message_tokens
 
 from .conftest import T0
@@ -29,26 +27,38 @@ MODULES = [
     extract_facts,
     extract_combined,
     resolve_episode,
-    date_fact,
     summarize_entities,
 ]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.PROMPT.name)
-def test_every_prompt_renders_its_example_compactly(module: object) -> None:
+def test_every_prompt_is_a_fixed_part_then_a_small_new_part(module: object) -> None:
+    """The instructions and examples come first and the episode last, so a server that caches prompt
+    prefixes evaluates only the last message; that part and the whole stay small."""
     prompt = module.PROMPT  # type: ignore[attr-defined]
     messages = render(prompt, module.EXAMPLE)  # type: ignore[attr-defined]
-    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
     assert count_message_tokens(messages) < 450, "prompts stay small: they run for every episode"
+    assert count_message_tokens(messages[-1:]) < 100, "what changes from call to call is the episode"
+    fixed = render(prompt, module.EXAMPLE.model_copy(update={"context": ""}))  # type: ignore[attr-defined]
+    assert all(a == b for a, b in zip(messages[:-1], fixed[:-1], strict=True)), "nothing before it varies"
 
 
-def test_combined_lines_are_discriminated_by_type() -> None:
-    fact = json.dumps(
-        {"type": "fact", "source": "Ann", "target": "Oslo", "relation": "IN", "fact": "Ann is in Oslo."}
-    )
-    reply = '{"type": "entity", "name": "Ann"}\n' + fact + '\n{"type": "other"}'
-    items, dropped = parse_jsonl_reply(reply, output_adapter(extract_combined.PROMPT))
-    assert [type(i).__name__ for i in items] == ["EntityLine", "FactLine"] and len(dropped) == 1
+def test_combined_lines_are_facts_and_the_entities_they_name() -> None:
+    reply = "[Ann] lives in [Oslo] since 2019\n[Bo]\nAnn lives in Oslo\n[Ann] lives in [Oslo] since 2019"
+    data = extract_combined.EXAMPLE
+    items, dropped = parse_lines_reply(reply, lambda line: extract_combined.PROMPT.lines.decode(line, data))  # type: ignore[union-attr]
+    assert [(type(i).__name__, getattr(i, "name", None)) for i in items] == [
+        ("EntityLine", "Ann"),
+        ("EntityLine", "Oslo"),
+        ("FactLine", None),
+        ("EntityLine", "Bo"),
+    ]
+    assert items[2].fact == "Ann lives in Oslo since 2019" and items[2].relation == "lives in"  # type: ignore[union-attr]
+    assert [d.reason.split(":")[0] for d in dropped] == [
+        "not a fact line '[subject] relation [object] ...'",
+        "repeated line",
+    ]
 
 
 def _episode(i: int, content: str, minutes: int = 0) -> Episode:
@@ -65,5 +75,6 @@ async def test_the_window_holds_the_turns_before_this_one_oldest_first(store: Em
     assert [e.content for e in before] == ["turn 2", "turn 1", "turn 0"]
     assert context_text(before, 1000) == "turn 0\nturn 1\nturn 2"
     assert context_text(before, 6) == "turn 2", "the newest turns are kept within the token cap"
-    assert context_text([], 100) == NONE
+    assert context_text([], 100) == "" and context_block("") == ""
+    assert context_block("turn 2").startswith("Earlier") and context_block("turn 2").endswith("turn 2\n\n")
     assert await previous_episodes(store, episodes[0], limit=8) == []

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from epigraph.graph.model import IngestReport, PromptUsage
-from epigraph.pipeline.dating import parse_iso, resolve_expression
-from epigraph.pipeline.facts import initial_dates
+from epigraph.pipeline.dating import resolve_expression, sentence_dates, without_iso_dates
+from epigraph.pipeline.facts import outside_names
 from epigraph.pipeline.metering import CallRecord, round_trips
 from epigraph.pipeline.names import (
     compatible_relations,
@@ -20,7 +20,8 @@ from epigraph.pipeline.names import (
 )
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
 from epigraph.pipeline.reports import merge_reports
-from epigraph.prompts.extract_facts import ExtractedFact
+from epigraph.pipeline.speaker import owned
+from epigraph.prompts.extraction import ExtractedFact
 
 REF = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
 
@@ -104,41 +105,38 @@ def test_month_arithmetic_clamps_the_day() -> None:
     assert got == datetime(2023, 2, 28, tzinfo=UTC)
 
 
-def test_initial_dates() -> None:
-    def line(**kw: object) -> ExtractedFact:
-        return ExtractedFact(source="a", target="b", relation="R", fact="f", **kw)  # type: ignore[arg-type]
-
-    assert initial_dates(line(valid_at="2020-01-01"), REF) == (parse_iso("2020-01-01"), None, None)
-    assert initial_dates(line(temporal_expression="yesterday"), REF)[0] == datetime(2023, 5, 24, tzinfo=UTC)
-    assert initial_dates(line(temporal_expression="in her youth"), REF) == (None, None, "in her youth")
-    assert initial_dates(line(valid_at="last week"), REF)[0] == datetime(2023, 5, 18, tzinfo=UTC)
-    assert initial_dates(line(valid_at="2020-01-01", invalid_at="2019-01-01"), REF)[1] is None
-    assert initial_dates(line(), REF) == (None, None, None)
-    assert initial_dates(line(valid_at="null", temporal_expression="None"), REF) == (None, None, None)
-    assert parse_iso("not a date") is None
-
-
-def test_a_valid_at_copied_from_the_episode_yields_to_a_relative_phrase_of_the_sentence() -> None:
-    """Real lines of the local 1.5B model (LoCoMo 26, episode of 2023-05-08 13:56): valid_at is the
-    episode's time while the sentence says when."""
+def test_a_fact_line_is_dated_by_the_time_words_around_its_names() -> None:
+    """The line's own words date it (``dating.sentence_dates`` over ``facts.outside_names``): a relative
+    phrase, an interval, an end, a start, an ISO date; words that state no time leave it undated, and a
+    name that holds a year ("2020 Olympics") dates nothing."""
     ref = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
-    def line(fact: str, **kw: object) -> ExtractedFact:
-        kw.setdefault("valid_at", "2023-05-08T13:56:00+00:00")
-        return ExtractedFact(source="a", target="b", relation="R", fact=fact, **kw)  # type: ignore[arg-type]
+    def dates(fact: str, source: str = "Caroline", target: str = "group") -> tuple[object, object]:
+        return sentence_dates(
+            outside_names(ExtractedFact(source=source, target=target, relation="R", fact=fact)), ref
+        )
 
-    went = line("Caroline went to a LGBTQ support group yesterday")
-    assert initial_dates(went, ref)[0] == datetime(2023, 5, 7, tzinfo=UTC)
-    painted = line("Melanie painted the lake sunrise last year")
-    assert initial_dates(painted, ref)[0] == datetime(2022, 1, 1, tzinfo=UTC)
-    said = line("Melanie ran a charity race", temporal_expression="last Saturday")
-    assert initial_dates(said, ref)[0] == datetime(2023, 5, 6, tzinfo=UTC)
-    # a date the model chose itself, a sentence without a relative phrase, or a bare year: kept
-    assert initial_dates(line("Mel went yesterday", valid_at="2023-04-01"), ref)[0] == datetime(
-        2023, 4, 1, tzinfo=UTC
+    assert dates("Caroline went to group yesterday") == (datetime(2023, 5, 7, tzinfo=UTC), None)
+    assert dates("Caroline painted group last year") == (datetime(2022, 1, 1, tzinfo=UTC), None)
+    assert dates("Caroline lived with group from 2018 to 2020") == (
+        datetime(2018, 1, 1, tzinfo=UTC),
+        datetime(2020, 1, 1, tzinfo=UTC),
     )
-    assert initial_dates(line("Caroline is transgender"), ref)[0] == ref
-    assert initial_dates(line("Caroline, born in 1990, lives here"), ref)[0] == ref
+    assert dates("Caroline worked at group until last year") == (None, datetime(2022, 1, 1, tzinfo=UTC))
+    assert dates("Caroline has led group since May 2021") == (datetime(2021, 5, 1, tzinfo=UTC), None)
+    assert dates("Caroline joined group on 2024-03-01") == (datetime(2024, 3, 1, tzinfo=UTC), None)
+    assert dates("Caroline is keen on group") == (None, None)
+    assert dates("Caroline went to the 2020 Olympics", target="2020 Olympics") == (None, None)
+    assert dates("Caroline left group from 2020 to 2018") == (datetime(2020, 1, 1, tzinfo=UTC), None)
+
+
+def test_iso_dates_are_left_out_of_a_stored_sentence() -> None:
+    assert without_iso_dates("Alice lives in Paris on 2020-03-01.") == "Alice lives in Paris."
+    assert (
+        without_iso_dates("Alice lived there from 2020-03-01T12:00:00Z to 2021-01-01!")
+        == "Alice lived there!"
+    )
+    assert without_iso_dates("Alice went yesterday") == "Alice went yesterday"
 
 
 def _call(start: float, end: float) -> CallRecord:
@@ -170,3 +168,12 @@ def test_merge_reports_adds_everything() -> None:
     assert (merged.llm_calls, merged.input_tokens, merged.output_tokens, merged.round_trips) == (3, 15, 4, 3)
     assert merged.per_prompt["x"] == PromptUsage(calls=3, input_tokens=15, output_tokens=4)
     assert merged.stage_ms == {"s": 3.0} and merged.warnings == ["w", "v"] and merged.truncated
+
+
+def test_what_a_speaker_calls_my_x_is_the_speakers() -> None:
+    assert owned("business", "I'm starting my own business.", "Jon") == "Jon's business"
+    assert owned("job", "Lost my job as a banker", "Jon") == "Jon's job"
+    assert owned("dance", "I love my dance crew so much", "Jon") == "dance", "not the whole phrase"
+    assert owned("kids", "I took the kids out", "Mel") == "kids", "no 'my'"
+    assert owned("Mel's kids", "my kids", "Mel") == "Mel's kids" and owned("Jon", "my Jon", "Jon") == "Jon"
+    assert owned("kids", "my kids", None) == "kids"

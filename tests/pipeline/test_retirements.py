@@ -12,9 +12,10 @@ from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline import IngestOptions, Ingestor
-from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, for_small_model
+from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, for_small_model, small_model_options
 from epigraph.pipeline.retirements import restates, sentence_words
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import T0
@@ -35,16 +36,7 @@ LIKES_FACT = F("Melanie", "Caroline", "LIKES", "Melanie likes Caroline.")
 def retire_every_candidate(request: ChatRequest) -> str:
     """What the local 1.5B model answered in 11 of its 16 retiring decisions (recorded replies)."""
     facts = request.variables["facts"]
-    decisions = [
-        {
-            "id": f["id"],
-            "reasoning": "The new fact contradicts the original fact.",
-            "duplicate_of": [],
-            "contradicts": [c["id"] for c in f["candidates"]],
-        }
-        for f in facts
-    ]
-    return json.dumps({"entities": [], "facts": decisions})
+    return "\n".join(verdict_line(f["id"], (), [c["id"] for c in f["candidates"]]) for f in facts)
 
 
 def world(second: str, fact: F, resolve: Any) -> World:
@@ -98,8 +90,7 @@ async def test_a_real_change_among_several_candidates_is_still_applied_under_the
     def one_change(request: ChatRequest) -> str:
         (fact,) = request.variables["facts"]
         chosen = [c["id"] for c in fact["candidates"] if c["fact"] == EARLIER[0].fact]
-        reply = {"id": fact["id"], "reasoning": "Melanie moved.", "duplicate_of": [], "contradicts": chosen}
-        return json.dumps({"entities": [], "facts": [reply]})
+        return verdict_line(fact["id"], (), chosen)
 
     second = "Melanie: I moved away from your city, Caroline."
     result = await _two_turns(
@@ -113,13 +104,12 @@ async def test_a_restated_candidate_is_read_as_the_duplicate_not_retired(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     again = "Melanie: as I said, I live near you."
-    restated = F("Melanie", "Caroline", "LIVES_CLOSE_TO", "Melanie lives in the same city as Caroline!")
+    restated = F("Melanie", "Caroline", "LIVES_CLOSE_TO", "Melanie lives in that same city as Caroline!")
 
     def retire_the_restated(request: ChatRequest) -> str:
         (fact,) = request.variables["facts"]
         chosen = [c["id"] for c in fact["candidates"] if c["fact"] == EARLIER[0].fact]
-        reply = {"id": fact["id"], "reasoning": "It changed.", "duplicate_of": [], "contradicts": chosen}
-        return json.dumps({"entities": [], "facts": [reply]})
+        return verdict_line(fact["id"], (), chosen)
 
     result = await _two_turns(store, embedder, world(again, restated, retire_the_restated), ALL_SCOPED)
     assert result.invalidated == []
@@ -139,8 +129,9 @@ PAINTING_FACTS = [
 async def test_the_recorded_blanket_reply_of_the_local_model_retires_nothing(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    """Its real reply (three new facts, each said to contradict all five facts joining Melanie and
-    Caroline) replayed over the same shape of graph: under the small model's options nothing is retired."""
+    """Its real decisions (three new facts, each said to contradict all five facts joining Melanie and
+    Caroline; recorded as JSON, kept as verdict lines) replayed over the same shape of graph: under the
+    small model's options nothing is retired."""
     recorded = json.loads(
         (Path(__file__).parent / "fixtures/live/resolve_retires_everything.json").read_text()
     )
@@ -175,3 +166,28 @@ def test_a_knowledge_graph_on_the_local_model_uses_the_small_model_options() -> 
     assert (chosen.options.mode, chosen.options.retire_all_guard) == ("combined", 4)
     other = KnowledgeGraph(Settings(db_path=":memory:"), llm=ScriptedLLM({}), embedder=HashEmbedder())
     assert other.options.retire_all_guard == 0
+
+
+async def test_with_retire_off_no_decision_retires_a_fact_and_each_is_reported(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """The local model's options: its retirements are noise, so none is applied (and each is said)."""
+    moved = "Melanie moved away from Caroline's city."
+    second = "Melanie: I moved away from your city, Caroline."
+    off = IngestOptions(fact_similarity_floor=0.0, retire=False)
+    result = await _two_turns(
+        store,
+        embedder,
+        world(second, F("Melanie", "Caroline", "MOVED_AWAY", moved), retire_every_candidate),
+        off,
+    )
+    assert result.invalidated == []
+    assert [f.text for f in result.facts] == [moved], "the new fact is kept"
+    assert any("none retired (IngestOptions.retire is off)" in w for w in result.report.warnings)
+
+
+def test_the_small_model_ingests_without_context_close_candidates_only_and_no_retirements() -> None:
+    small = small_model_options()
+    assert (small.context_tokens, small.fact_candidates_always, small.retire) == (0, 0, False)
+    assert for_small_model(None) == small
+    assert for_small_model(IngestOptions(mode="combined")).context_tokens == IngestOptions().context_tokens

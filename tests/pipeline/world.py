@@ -12,13 +12,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from epigraph.pipeline.dating import without_iso_dates
+from epigraph.prompts.extraction import ExtractionInput
+from epigraph.prompts.fact_lines import read_fact, time_words, write_fact, write_name
+from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM, ScriptedReply
 
 
 @dataclass(frozen=True)
 class F:
-    """One fact line as the model would write it."""
+    """One fact as the model would state it (its line: :func:`fact_line`)."""
 
     source: str
     target: str
@@ -29,14 +34,8 @@ class F:
     expression: str | None = None
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
-    def line(self, tagged: bool = False) -> str:
-        data = {
-            "source": self.source, "target": self.target, "relation": self.relation, "fact": self.fact,
-            "valid_at": self.valid_at, "invalid_at": self.invalid_at, "temporal_expression": self.expression,
-        }  # fmt: skip
-        if self.attributes:
-            data["attributes"] = dict(self.attributes)
-        return json.dumps({"type": "fact", **data} if tagged else data)
+    def line(self, types: Mapping[str, E] | None = None) -> str:
+        return fact_line(self, types or {})
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,29 @@ class E:
     type: str | None = None
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
-    def line(self, tagged: bool = False) -> str:
-        data = {"name": self.name, "entity_type": self.type, "attributes": dict(self.attributes)}
-        return json.dumps({"type": "entity", **data} if tagged else data)
+    def written(self) -> str:
+        return write_name(self.name, self.type, dict(self.attributes))
+
+
+def _stored(f: F) -> str:
+    """The text the pipeline stores for ``f``'s line."""
+    return without_iso_dates(read_fact(fact_line(f, {})).sentence)
+
+
+def episode_of(variables: Mapping[str, Any]) -> str:
+    """The episode an extraction call was about ("Speaker: text")."""
+    return ExtractionInput.model_validate(variables).content()
+
+
+def fact_line(f: F, types: Mapping[str, E]) -> str:
+    """The bracket line of ``f`` (``fact_lines.write_fact``): its dates and expression as time words
+    after it, which the pipeline reads back."""
+    when = time_words(f.valid_at, f.invalid_at)
+    if f.expression and f.expression.casefold() not in f.fact.casefold():
+        when += f" {f.expression}"
+    written = {e.name: e.written() for e in types.values()}
+    written.update({n: types[n.casefold()].written() for n in (f.source, f.target) if n.casefold() in types})
+    return write_fact(f.fact, f.source, f.target, f.relation, when, dict(f.attributes), written)
 
 
 @dataclass
@@ -68,8 +87,6 @@ class World:
     """fact sentence -> earlier sentences it restates"""
     contradicts: dict[str, list[str]] = field(default_factory=dict)
     """fact sentence -> earlier sentences it retires"""
-    dates: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    """temporal expression -> (valid_at, invalid_at) answered by date_fact"""
     latency: float = 0.0
     overrides: dict[str, Callable[[ChatRequest], str | ScriptedReply]] = field(default_factory=dict)
 
@@ -84,50 +101,63 @@ class World:
         return ScriptedReply(reply, delay_s=self.latency, chunk_size=24, chunk_delay_s=self.latency / 20)
 
     def turn(self, variables: Mapping[str, Any]) -> Turn:
-        return self.turns.get(variables["episode"], Turn())
+        return self.turns.get(episode_of(variables), Turn())
 
     def extract_entities(self, v: Mapping[str, Any]) -> str:
-        return "\n".join(e.line() for e in self.turn(v).ents())
+        return "\n".join(e.written() for e in self.turn(v).ents()) or NONE
 
     def extract_facts(self, v: Mapping[str, Any]) -> str:
-        return "\n".join(f.line() for f in self.turn(v).facts)
+        return "\n".join(f.line() for f in self.turn(v).facts) or NONE
 
     def extract_combined(self, v: Mapping[str, Any]) -> str:
+        """Fact lines (names typed as the turn types them), then a bare ``[name]`` line for each entity
+        no fact names."""
         turn = self.turn(v)
-        return "\n".join([*(e.line(True) for e in turn.ents()), *(f.line(True) for f in turn.facts)])
+        types = {e.name.casefold(): e for e in turn.ents() if e.type or e.attributes}
+        named = {n.casefold() for f in turn.facts for n in (f.source, f.target)}
+        alone = [f"[{e.written()}]" for e in turn.ents() if e.name.casefold() not in named]
+        return "\n".join([*(f.line(types) for f in turn.facts), *alone]) or NONE
 
-    def resolve_entity(self, v: Mapping[str, Any]) -> str:
-        wanted = self.same_as.get(v["entity"]["name"], "").casefold()
-        match = next((c["id"] for c in v["candidates"] if wanted and c["name"].casefold() == wanted), None)
-        return json.dumps({"reasoning": "compared names", "duplicate_of": match, "name": None})
+    def extract_window(self, v: Mapping[str, Any]) -> str:
+        """Each numbered turn's combined lines, led by its number and speaker (``<n> none`` if none)."""
+        lines = []
+        for n, turn in enumerate(v["turns"], start=1):
+            content = f"{turn['speaker']}: {turn['message']}" if turn["speaker"] else turn["message"]
+            lead = f"{n} {turn['speaker']}: " if turn["speaker"] else f"{n} "
+            own = self.extract_combined(ExtractionInput.of(content, turn["speaker"] or None)).splitlines()
+            lines += [f"{lead}{line}" for line in own]
+        return "\n".join(lines)
 
-    def resolve_fact(self, v: Mapping[str, Any]) -> str:
-        decisions = []
-        for item in v["facts"]:
-            dup = set(self.duplicates.get(item["fact"], []))
-            con = set(self.contradicts.get(item["fact"], []))
-            decisions.append({
-                "id": item["id"], "reasoning": "compared",
-                "duplicate_of": [c["id"] for c in item["candidates"] if c["fact"] in dup],
-                "contradicts": [c["id"] for c in item["candidates"] if c["fact"] in con],
-            })  # fmt: skip
-        return json.dumps({"decisions": decisions})
+    def same_as_candidate(self, question: Mapping[str, Any]) -> str | None:
+        wanted = self.same_as.get(question["name"], "").casefold()
+        found = (c["id"] for c in question["candidates"] if wanted and c["name"].casefold() == wanted)
+        return next(found, None)
+
+    def fact_verdict(self, item: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        """(duplicate ids, contradicted ids) among the candidates of one new fact (the world's
+        sentences, as the facts' stored texts read with their time words)."""
+        said = self.said(item["fact"])
+        dup = set(self.duplicates.get(said, []))
+        con = set(self.contradicts.get(said, []))
+        return (
+            [c["id"] for c in item["candidates"] if self.said(c["fact"]) in dup],
+            [c["id"] for c in item["candidates"] if self.said(c["fact"]) in con],
+        )
+
+    def said(self, stored: str) -> str:
+        """The world's sentence of a stored fact text (its line may have added time words)."""
+        for turn in self.turns.values():
+            for f in turn.facts:
+                if stored == f.fact or stored == _stored(f):
+                    return f.fact
+        return stored
 
     def resolve_episode(self, v: Mapping[str, Any]) -> str:
-        """Both parts of the one resolve call, answered as the two questions above."""
-        entities = [
-            {"id": q["id"], **json.loads(self.resolve_entity({"entity": q, "candidates": q["candidates"]}))}
-            for q in v["entities"]
-        ]
-        facts = json.loads(self.resolve_fact(v))["decisions"]
-        return json.dumps({"entities": entities, "facts": facts})
-
-    def date_fact(self, v: Mapping[str, Any]) -> str:
-        out = []
+        """One decision line per item of the one resolve call, as ``prompts.resolve_episode`` reads."""
+        lines = [f"{q['id']} {self.same_as_candidate(q) or 'new'}" for q in v["entities"]]
         for item in v["facts"]:
-            valid, invalid = self.dates.get(item["expression"], (None, None))
-            out.append({"id": item["id"], "valid_at": valid, "invalid_at": invalid})
-        return json.dumps({"dates": out})
+            lines.append(verdict_line(item["id"], *self.fact_verdict(item)))
+        return "\n".join(lines)
 
     def summarize_entities(self, v: Mapping[str, Any]) -> str:
         out = [{"id": e["id"], "summary": f"{e['name']}: " + " ".join(e["facts"])} for e in v["entities"]]

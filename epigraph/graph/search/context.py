@@ -20,17 +20,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from itertools import pairwise
 
-from ..model import Episode, EpisodeKind
-
-_SPEAKER = re.compile(r"\s*([^:\n]{1,80}?)\s*:\s")
-
-
-def speaker_of(episode: Episode) -> str | None:
-    """The speaker of a message episode (its ``"Speaker: "`` prefix), or None."""
-    if episode.kind is not EpisodeKind.MESSAGE:
-        return None
-    found = _SPEAKER.match(episode.content)
-    return found.group(1) if found else None
+from ..model import Episode
 
 
 def names(query: str, speaker: str) -> bool:

@@ -23,11 +23,11 @@ import numpy as np
 from ...embed import Embedder
 from ...errors import UsageError
 from ..derived import Community
-from ..model import Entity, Episode, Fact
+from ..model import Entity, Episode, Fact, speaker_of
 from ..store import GraphStore, Hit
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
-from .context import names, session_links, speaker_of
+from .context import names, session_links
 from .entity import resolve_center
 from .filters import Filters, make_filters
 from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults

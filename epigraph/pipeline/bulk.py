@@ -1,0 +1,76 @@
+"""Bulk extraction (``IngestOptions(mode="bulk")``): a window of consecutive turns of one group
+extracted in ONE call (``prompts.extract_window``), each turn then run as its own episode, in order.
+
+What stays per turn: every line is handed to the turn whose number it bears, and that turn's run takes
+it from there exactly as if its own extraction call had written it: its speaker, "my X" as the
+speaker's, its reference time for the time words, grounding in its own text, resolution against the
+graph as the earlier turns left it, one atomic write. What is shared: the call (its cost is charged to
+the window's first turn, whose report also says what the call dropped). A window call that fails, or a
+turn it did not reach (an episode already done is left out), falls back to the turn's own extraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LLMError
+from ..graph.model import Episode, EpisodeStatus, speaker_of
+from ..graph.store import GraphStore
+from ..prompts import extract_window as wp
+from ..prompts.extraction import EntityLine, FactLine
+from ..prompts.protocol import LLM
+from ..prompts.runtime import PromptResult, stream
+from .metering import CallRecord, MeteredLLM
+from .options import IngestOptions
+
+
+@dataclass
+class Prefetched:
+    """A turn's lines from its window's call; the first turn of a window also carries the call."""
+
+    lines: list[EntityLine | FactLine] = field(default_factory=list)
+    records: list[CallRecord] = field(default_factory=list)
+    """The window call's record (charged to the first turn only)."""
+    result: PromptResult[Any] | None = None
+    """The window call's result (first turn only): what it dropped and why it ended."""
+
+
+def _turn(episode: Episode) -> wp.WindowTurn:
+    speaker = speaker_of(episode)
+    text = episode.content
+    if speaker is not None:
+        text = text.lstrip()[len(speaker) + 1 :].strip()
+    return wp.WindowTurn(speaker=speaker or "", message=text)
+
+
+async def extract_window(
+    store: GraphStore, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
+) -> dict[str, Prefetched]:
+    """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
+    turn that states nothing gets an empty list). Empty when the call fails (each turn then extracts on
+    its own)."""
+    pending = [e for e in episodes if not await _done(store, e)]
+    if not pending:
+        return {}
+    meter = MeteredLLM(llm)
+    data = wp.ExtractWindowInput(turns=[_turn(e) for e in pending], **options.ontology.prompt_fields())
+    lines = stream(meter, wp.PROMPT, data)
+    found: list[wp.TurnLine] = [line async for line in lines]
+    result = lines.result
+    if result.error is not None and not found:
+        if isinstance(result.error, LLMError):
+            return {}
+        raise result.error
+    out = {e.uuid: Prefetched() for e in pending}
+    for line in found:
+        out[pending[line.turn - 1].uuid].lines.extend(line.items)
+    first = out[pending[0].uuid]
+    first.records, first.result = list(meter.records), result
+    return out
+
+
+async def _done(store: GraphStore, episode: Episode) -> bool:
+    stored = await store.get_episode(episode.group_id, episode.uuid)
+    return stored is not None and stored.status == EpisodeStatus.DONE

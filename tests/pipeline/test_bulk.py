@@ -1,0 +1,82 @@
+"""Bulk mode: a window of turns extracted in one call, each turn then its own episode, in order."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from epigraph.errors import LLMUnavailable
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.store import EVERYTHING, FactFilter
+from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.prompts.protocol import ChatRequest
+from epigraph.testing import HashEmbedder, ScriptedReply
+
+from .conftest import T0
+from .world import F, Turn, World
+
+TURNS = {
+    "Ann: Hi Bo!": Turn(),
+    "Ann: I moved to Oslo last week and joined Acme.": Turn(
+        ["Ann", "Oslo", "Acme"],
+        [
+            F("Ann", "Oslo", "MOVED_TO", "Ann moved to Oslo last week."),
+            F("Ann", "Acme", "JOINED", "Ann joined Acme."),
+        ],
+    ),
+    "Bo: Nice! I live in Rome.": Turn(["Bo", "Rome"], [F("Bo", "Rome", "LIVES_IN", "Bo lives in Rome.")]),
+    "Ann: Acme is in Oslo too.": Turn(
+        ["Acme", "Oslo"], [F("Acme", "Oslo", "LOCATED_IN", "Acme is in Oslo.")]
+    ),
+}
+
+
+def items() -> list[EpisodeInput]:
+    """One turn a day, so each fact's time words read against its own turn."""
+    return [
+        EpisodeInput(content=c, reference_time=T0 + timedelta(days=i), group_id="g")
+        for i, c in enumerate(TURNS)
+    ]
+
+
+async def test_a_window_call_feeds_each_turn_its_own_lines(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    llm = World(TURNS).llm()
+    results = await Ingestor(store, llm, embedder, IngestOptions(mode="bulk", window=3)).add_episodes(items())
+
+    assert [c.prompt_name for c in llm.calls if c.prompt_name.startswith("extract")] == ["extract_window"] * 2
+    assert [len(r.facts) for r in results] == [0, 2, 1, 1], "each fact in the episode of its turn"
+    oslo = next(f for f in results[1].facts if "Oslo" in f.text)
+    assert oslo.episodes == [results[1].episode.uuid]
+    assert oslo.valid_at is not None and oslo.valid_at.date() == (T0 + timedelta(days=1 - 7)).date()
+    windows = [r.report.per_prompt.get("extract_window") for r in results]
+    assert [w.calls if w else 0 for w in windows] == [1, 0, 0, 1], "charged once, to a window's first turn"
+
+
+async def test_bulk_builds_the_graph_combined_mode_builds(embedder: HashEmbedder) -> None:
+    graphs = []
+    for mode in ("combined", "bulk"):
+        async with EmbeddedStore(":memory:") as store:
+            await store.setup(embedder.dim)
+            await Ingestor(store, World(TURNS).llm(), embedder, IngestOptions(mode=mode)).add_episodes(
+                items()
+            )
+            facts = await store.facts_around("g", [], FactFilter(time=EVERYTHING), limit=100)
+            graphs.append((await store.stats("g"), sorted((f.text, f.valid_at) for f in facts)))
+    assert graphs[0] == graphs[1]
+
+
+async def test_a_failed_window_call_falls_back_to_each_turns_own_call(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    world = World(TURNS)
+
+    def down(request: ChatRequest) -> ScriptedReply:
+        return ScriptedReply(error=LLMUnavailable("the window call failed"))
+
+    world.overrides["extract_window"] = down
+    llm = world.llm()
+    results = await Ingestor(store, llm, embedder, IngestOptions(mode="bulk")).add_episodes(items())
+    assert all(r.ok for r in results)
+    assert [c.prompt_name for c in llm.calls].count("extract_combined") == 4
+    assert [len(r.facts) for r in results] == [0, 2, 1, 1]
