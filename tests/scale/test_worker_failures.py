@@ -19,6 +19,7 @@ from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import EpisodeStatus
 from epigraph.scale.worker import KafkaWorker, WorkerConfig
+from epigraph.testing.reading import prompt_of
 
 from .helpers import (
     LLM_KEY,
@@ -113,8 +114,7 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
             "Alice lives in Lisbon."
         ]
 
-    extractions = [r for r in llm.server.chat_requests
-                   if r.body["messages"][0]["content"].startswith("You extract entities")]  # fmt: skip
+    extractions = [r for r in llm.server.chat_requests if prompt_of(r.body) == "extract_entities"]
     assert [current_episode(r.body) for r in extractions].count("Alice moved to Paris.") == 1
     letters = await _dead_letters(bootstrap, topic, 2)
     by_offset = {letter["offset"]: str(letter["reason"]) for letter in letters}
