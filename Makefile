@@ -24,9 +24,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP) assets
 
 # The JavaScript the package serves, pinned by package.json + package-lock.json and copied into the
-# package (package data, so a wheel built after this carries it; see ARCHITECTURE.md): the interactive
-# view's graph library (npm `cytoscape`) and the API docs' pages (npm `swagger-ui-dist`, and `redoc`'s
-# standalone bundle: its peer dependencies are built into it, so they are not installed).
+# package (package data, so a wheel built after this carries it; see
+# docs/decisions/2026-11-25-interactive-view.md): the interactive view's graph library (npm `cytoscape`)
+# and the API docs' pages (npm `swagger-ui-dist`, and `redoc`'s standalone bundle: its peer
+# dependencies are built into it, so they are not installed).
 $(JS_LIB) $(DOCS_JS) &: package.json package-lock.json
 	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
 	npm ci --no-audit --no-fund --ignore-scripts --omit=peer

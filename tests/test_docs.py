@@ -1,0 +1,89 @@
+"""ARCHITECTURE.md stays a map a newcomer reads in fifteen minutes, and says nothing the tree contradicts.
+
+The measured decisions live in docs/decisions/ (one dated file each, indexed by its README); the map
+names modules and points there. These checks catch drift: a length past the bound, a module path or a
+link that no longer exists, a module missing from its package's row in "Where things live".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAP = ROOT / "ARCHITECTURE.md"
+DECISIONS = ROOT / "docs" / "decisions"
+MAX_LINES = 250
+
+PATH = re.compile(r"(?<![\w/.-])((?:[A-Za-z_][\w.]*/)+(?:\w+\.(?:py|md|json|js|css|txt))?|\w+\.py)(?![\w/])")
+"""A path written in the map: ``epigraph/pipeline/road.py``, ``pipeline/road.py``, ``serve/``, ``road.py``."""
+
+LINK = re.compile(r"\]\(([^)#\s]+)\)")
+
+
+def resolves(path: str, base: Path = ROOT) -> bool:
+    """True when ``path`` names a file or directory from ``base``, or from the package (short form)."""
+    clean = path.rstrip("/")
+    if (base / clean).exists() or (ROOT / "epigraph" / clean).exists():
+        return True
+    return "/" not in clean and any((ROOT / "epigraph").rglob(clean))  # a file or folder named in context
+
+
+def test_architecture_is_a_short_map() -> None:
+    lines = MAP.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_LINES, (
+        f"ARCHITECTURE.md has {len(lines)} lines (at most {MAX_LINES}): move the figures and reasons to a "
+        "dated file in docs/decisions/ and leave a pointer"
+    )
+
+
+def paths_in(text: str) -> set[str]:
+    return {m for m in PATH.findall(text) if not m.startswith(("http", "../"))}
+
+
+def test_every_path_the_map_names_exists() -> None:
+    text = MAP.read_text(encoding="utf-8")
+    named = paths_in(text)
+    missing = sorted(p for p in named if not resolves(p))
+    assert "epigraph/serve/deps.py" in named and "pipeline/road.py" in named
+    assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
+
+
+def test_every_link_resolves() -> None:
+    broken = []
+    for doc in [MAP, ROOT / "README.md", *sorted(DECISIONS.glob("*.md"))]:
+        for target in LINK.findall(doc.read_text(encoding="utf-8")):
+            if "://" not in target and not (doc.parent / target).exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {target}")
+    assert not broken, "links to nothing:\n" + "\n".join(broken)
+
+
+def test_package_rows_name_every_module() -> None:
+    """A row ``| `epigraph/<pkg>/` | ... |`` names each module of that package (``routes_explore`` was
+    once missing from the serve row)."""
+    rows = re.findall(r"^\| `(epigraph/[\w/]+/)` \|(.*)\|$", MAP.read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(rows) > 10
+    unnamed = []
+    for package, job in rows:
+        named = set(re.findall(r"`([\w.]+)", job))
+        for module in sorted((ROOT / package).glob("*.py")):
+            if module.stem != "__init__" and module.stem not in named:
+                unnamed.append(f"{package}{module.name}")
+    assert not unnamed, "modules missing from their row of 'Where things live':\n" + "\n".join(unnamed)
+
+
+def test_the_decision_log_is_indexed_and_dated() -> None:
+    index = (DECISIONS / "README.md").read_text(encoding="utf-8")
+    files = sorted(p.name for p in DECISIONS.glob("*.md") if p.name != "README.md")
+    assert files
+    undated = [f for f in files if not re.fullmatch(r"\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md", f)]
+    unindexed = [f for f in files if f"]({f})" not in index]
+    assert not undated, f"decision files are named YYYY-MM-DD-topic.md: {undated}"
+    assert not unindexed, f"decision files missing from docs/decisions/README.md: {unindexed}"
+
+
+def test_the_checker_sees_paths() -> None:
+    text = "`epigraph/pipeline/road.py`, pipeline/claims.py, drains.py and `serve/`; not `a.b`, 1/2, ../x.md"
+    assert paths_in(text) == {"epigraph/pipeline/road.py", "pipeline/claims.py", "drains.py", "serve/"}
+    assert resolves("pipeline/road.py") and resolves("drains.py") and resolves("static/")
+    assert not resolves("pipeline/nowhere.py") and not resolves("nowhere.py")
