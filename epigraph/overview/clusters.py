@@ -6,7 +6,7 @@ adds nothing. Everything is deterministic: nodes and edges are added in sorted o
 with a fixed seed, so the same facts give the same clusters.
 
 - :func:`detect`: Louvain modularity clusters (``networkx.community.louvain_communities``), those of at
-  least ``min_size`` entities. Why networkx: see ARCHITECTURE.md ("Communities").
+  least ``min_size`` entities. Why networkx: docs/decisions/2026-11-26-communities-and-conversations.md.
 - :func:`match`: which new cluster continues which old community (keeps its id): the one holding most
   of the old community's members, when that is more than half of them; each old id is used once.
 - :func:`incremental`: the update after some episodes. Louvain reshuffles distant clusters when a node

@@ -15,24 +15,20 @@ A fact that shares no endpoint is never read, so it can never be retired.
 **Ranking by meaning**, no relation-name lists (a model names relations freely: LIVES_IN, RESIDES_IN,
 "is based in"). Two rankings over the scoped facts, fused by reciprocal rank (``fusion.rrf``):
 
-- the cosine of the fact vectors after the shared endpoints' *name vectors* are projected out of both.
-  Every fact about Caroline names Caroline, and all-MiniLM-L6-v2 rates "Jon works as a banker" and
-  "Jon went to Paris" 0.40 alike just for "Jon"; with "Jon" projected out, unrelated facts of one person
-  fall to about 0.15 while updates keep 0.4-0.7 ("Maria is training for a marathon" / "Maria has not
-  run at all since her knee injury": 0.62 -> 0.49; "Gina won a dance trophy" / "Gina opened her own
-  clothing store": 0.42 -> 0.15). The vectors are the ones already computed (the new fact's batch and the
-  stored facts' and entities' own), so this costs no embedding request.
+- the cosine of the fact vectors after the shared endpoints' *name vectors* are projected out of both:
+  every fact about Caroline names Caroline, so without that every fact of one person looks alike. The
+  vectors are the ones already computed (the new fact's batch and the stored facts' and entities' own),
+  so this costs no embedding request.
 - BM25 over the fact sentences with the endpoints' names left out ("lost his job as a *banker*").
 
 **Shown per shared endpoint** (``select``). The facts sharing only the subject, those sharing only the
 object and those on the pair are three lists, each best first; each shared endpoint is shown its own
 ``fact_candidates_per_end`` best (the ``fact_candidates_always`` best whatever their score, further ones
 when their residual cosine reaches ``fact_similarity_floor``), and the pair facts take the remaining
-slots, round robin, at most ``max_fact_candidates``. One ranking over all of them let a busy endpoint
-take every slot: on LoCoMo 30, "Jon had his performance at the festival" shares Jon with 57 facts (many
-as close in meaning as "Gina thinks Jon's passion is awesome") and the festival with 3, among them
-"Jon's dance group will perform at the festival" (residual 0.18), which ranked 58th of 62. A user's
-``relation_families`` put the same-subject facts of a compatible relation first in the subject's list.
+slots, round robin, at most ``max_fact_candidates``: one ranking over all of them let a busy endpoint
+take every slot. A user's ``relation_families`` put the same-subject facts of a compatible relation first
+in the subject's list. The measurements behind both rules (cosines, the LoCoMo 30 case that ranked 58th
+of 62): docs/decisions/2026-11-25-contradiction-candidates.md.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ words (possessive ``'s`` removed):
    one or two content words needs all of them, a longer one two in three: "Melanie's kids" from
    "Melanie: my kids ..." is grounded (the owner is the speaker, the head noun is in the text), and so
    is "Gina's clothing store" from Gina's "the store"; "Caroline's sister" after "my mom" is not, nor
-   "New York City" after "Anything new?" (the 2.7% of the hand-made gold names of LoCoMo 26 and 30 a
-   stricter all-words rule refused were such paraphrases: "Caroline's education" from "my edu");
+   "New York City" after "Anything new?" (a stricter all-words rule refused gold paraphrases such as
+   "Caroline's education" from "my edu": docs/decisions/2026-11-25-grounding.md);
 2. or the name is an acronym (2-6 capitals) of consecutive words of the text ("NYC" after "New York
    City").
 

@@ -57,20 +57,19 @@ class IngestOptions:
     facts) never takes the slots of a quiet one (an event with 3)."""
     fact_similarity_floor: float = 0.3
     """Residual cosine (shared endpoints' names projected out) a candidate past the ``always`` best of
-    its endpoint needs; on all-MiniLM-L6-v2 unrelated facts of one person score about 0.15, updates
-    mostly 0.35-0.7 (one at 0.18: the festival's planned performance, once it took place)."""
+    its endpoint needs: above unrelated facts of one person, below most updates (the figures on
+    all-MiniLM-L6-v2: docs/decisions/2026-11-25-contradiction-candidates.md)."""
     fact_candidates_always: int = 3
     """Of each shared endpoint's facts, the closest this many are shown whatever their score."""
     retire_all_guard: int = 0
     """When > 0: a resolve decision that retires EVERY candidate shown for a fact, when at least this
-    many were shown, retires none (reported; ``pipeline.retirements``). The local 1.5B model answered so
-    in 11 of 16 retiring decisions on a session holding no contradiction; a strong model rarely does, and
-    rightly when a plan done ends every step of it, so 0 (off) by default and 3 for the local model
-    (``for_small_model``)."""
+    many were shown, retires none (reported; ``pipeline.retirements``). The local 1.5B model mostly
+    answered so on a session holding no contradiction; a strong model rarely does, and rightly when a plan
+    done ends every step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
+    docs/decisions/2026-11-25-contradiction-candidates.md)."""
     retire: bool = True
     """Apply the retirements resolve_episode's decisions ask for. The local 1.5B model's are noise
-    (asked whether two statements can both be true, it answered 3 of 13 pairs right; on LoCoMo 26
-    session 1 it retired 4-9 true facts in 18 turns whatever the reply format), so its options turn it
+    (measured: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md), so its options turn it
     off (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
     restatements (a decision that ends a fact saying the same thing) still count as duplicates."""
     fact_batch: int = 6

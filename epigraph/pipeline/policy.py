@@ -12,7 +12,8 @@ policy a user replaces or switches off (``IngestOptions.grounding``; the name ve
 English, and written for chat about people's lives (LoCoMo): another language or domain wants its own.
 Measured on the ingest bench's gold sets (the hand-made answers of LoCoMo 26 and 30, scripted), the
 lists change nothing there: gold names are grounded by their own words; they matter for what a real
-model paraphrases ("Caroline's mother" after "my mom"). See ARCHITECTURE.md for the figures.
+model paraphrases ("Caroline's mother" after "my mom"). The figures, and why no embedding check replaces
+the lists: docs/decisions/2026-11-25-grounding.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Checks on the retirements a model asks for, before any is applied.
 
 ``resolve_episode`` names, for each new fact, the candidates it ``contradicts``; each one named is retired
-(``invalid_at`` set, ``invalidated_by`` recorded). Run live, the local 1.5B model named nearly every
-candidate it was shown: on LoCoMo 26 session 1 (which holds no contradiction at all) 11 of its 16
-retiring decisions named every one of 3-5 candidates ("Melanie likes Caroline" retired "Melanie thinks
-counseling is a good career option" and four more), and it retired restatements of the new fact ("Melanie
-painted that lake sunrise last year!" by "Melanie painted the lake sunrise last year."). Two checks, both
-reported in the episode's warnings:
+(``invalid_at`` set, ``invalidated_by`` recorded). Run live, a small model names nearly every candidate
+it is shown and retires restatements of the new fact (what the local 1.5B model did:
+docs/decisions/2026-11-25-contradiction-candidates.md). Two checks, both reported in the episode's
+warnings:
 
 - **a restatement is not a retirement** (always): a candidate whose sentence has the same words as the
   new fact's, up to articles, demonstratives, case and punctuation, says the same thing; a fact that

@@ -9,10 +9,10 @@ the ``with_*`` helpers or :func:`dataclasses.replace`, which return new objects:
 
 Defaults were tuned on LoCoMo evidence retrieval (``bench/search_bench.py``; numbers in the
 ``bench/results/search.json`` it writes): reciprocal rank fusion with a small k (5) beats both retrievers
-alone and every score fusion tried; textbook RRF (k=60) is too flat for 30-candidate lists. Re-checked
-once both stores' fulltext indexes stem English (BM25 hit@10 0.61 -> 0.67): the same recipe stays best.
-Episode searches then re-score the fused hits by their session neighbours and speakers
-(``HYBRID_CONTEXT``, :mod:`.context`): hit@10 0.72 -> 0.83.
+alone and every score fusion tried; textbook RRF (k=60) is too flat for 30-candidate lists. Episode
+searches then re-score the fused hits by their session neighbours and speakers (``HYBRID_CONTEXT``,
+:mod:`.context`). The figures: docs/decisions/2026-11-22-search-fusion-and-fulltext.md and
+2026-11-25-episode-search-context.md.
 """
 
 from __future__ import annotations
@@ -186,12 +186,10 @@ BM25_ONLY = ScopeConfig(retrievers=(Retriever.BM25,))
 COSINE_ONLY = ScopeConfig(retrievers=(Retriever.COSINE,))
 
 # The tuned hybrid: reciprocal rank fusion with a small k (5), 30 candidates per retriever, equal weights.
-# On LoCoMo evidence retrieval with stemmed BM25 (bench/results/search.json has every variant) it has the
-# best hit@5 and hit@10 of every recipe measured: hit@10 0.72 vs BM25 0.67, vectors 0.53, z-score fusion
-# 0.70, RRF k=1/3/10/20/60 0.71/0.71/0.71/0.70/0.70, BM25-weighted RRF 0.69-0.71, 20/50/100 candidates
-# 0.72/0.71/0.71. Rank fusion needs no knowledge of either retriever's score scale, and a small k keeps
-# the head of each list decisive. Neighbouring settings are within 1-3 of 231 questions, i.e. noise: this
-# is the simple rule (unweighted RRF, small k), not a fit to the last decimal.
+# The best hit@5 and hit@10 of every recipe measured on LoCoMo evidence retrieval; rank fusion needs no
+# knowledge of either retriever's score scale, and a small k keeps the head of each list decisive. Its
+# neighbouring settings are within noise: this is the simple rule, not a fit to the last decimal
+# (figures: docs/decisions/2026-11-22-search-fusion-and-fulltext.md).
 HYBRID = ScopeConfig(
     retrievers=(Retriever.BM25, Retriever.COSINE),
     fusion=Fusion.RRF,
@@ -221,11 +219,9 @@ HYBRID_NODE_DISTANCE = replace(
 # Episodes: the hybrid above, then what a conversation graph knows of a turn that its text does not say:
 # the turns around it and who spoke it. Each of the first `candidates` hits passes half its score to each
 # neighbouring turn of its session and a quarter to the turns two away (an answer is often the reply to
-# the turn that matched); then a message spoken by someone the query names counts double. On LoCoMo
-# evidence retrieval (bench/results/search.json, hit@10 of 231 questions; conversation 26 / 30 apart):
-# fusion alone 0.723 (0.740 / 0.691), + neighbours 0.788 (0.800 / 0.765), + speakers 0.831 (0.833 /
-# 0.827); speakers alone 0.714. The rule, not a fit: 1 or 3 turns each side 0.805 / 0.831, discounts
-# 0.3 / 0.7 0.788 / 0.831, speaker factors 1.5 / 3 / 10 0.818 / 0.827 / 0.823.
+# the turn that matched); then a message spoken by someone the query names counts double. Each step
+# helps both LoCoMo conversations, and the constants are a rule, not a fit (figures:
+# docs/decisions/2026-11-25-episode-search-context.md).
 HYBRID_CONTEXT = replace(HYBRID, context_window=2, context_discount=0.5, speaker_weight=2.0)
 
 FACTS_HYBRID = SearchConfig(facts=HYBRID, name="FACTS_HYBRID")

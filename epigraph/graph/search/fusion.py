@@ -7,9 +7,10 @@ Determinism: ties are broken by a key that does not depend on the order of the i
 seen, then ``str(key)``), and sums are exact (``math.fsum``), so permuting the retrievers never changes a
 ranking. Within one list, a repeated key counts once, at its best (first) position.
 
-Why more than RRF: measured on LoCoMo evidence retrieval (see ``bench/search_bench.py``), textbook RRF
-(k=60) is *worse* than BM25 alone, because it throws away how far ahead a retriever's top hit is.
-Score fusion after a per-list normalization keeps that signal; the default recipe uses it.
+Why more than RRF: textbook RRF (k=60) throws away how far ahead a retriever's top hit is; score fusion
+after a per-list normalization keeps that signal. The default recipe is RRF with a small k (5), which
+keeps the head of each list decisive (``config.HYBRID``; the figures:
+docs/decisions/2026-11-22-search-fusion-and-fulltext.md).
 """
 
 from __future__ import annotations
