@@ -12,7 +12,10 @@ from typing import Any
 from epigraph import KnowledgeGraph
 from epigraph.pipeline.importers.plan import iter_inputs, plan_without_llm
 from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.prompts.fact_lines import time_words, write_fact
+from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
 from tests.edit.conftest import ingest_quickstart
@@ -42,32 +45,32 @@ TURNS: dict[str, tuple[list[str], list[tuple[str, str, str, str, str | None]]]] 
 
 
 def _turn(variables: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str, str, str, str | None]]]:
-    episode = str(variables["episode"])
-    return TURNS[episode.split(": ", 1)[1].strip()]
+    return TURNS[str(variables["message"]).strip()]
+
+
+def _fact_lines(facts: list[tuple[str, str, str, str, str | None]]) -> list[str]:
+    return [
+        write_fact(sentence, s, t, relation, time_words(valid_at))
+        for s, t, relation, sentence, valid_at in facts
+    ]
 
 
 def locomo_reply(request: ChatRequest) -> str:
-    """The scripted answers of the tiny LoCoMo conversation (unknown names resolve as new)."""
+    """The scripted answers of the tiny LoCoMo conversation, in the prompts' line formats (unknown
+    names resolve as new)."""
     v = request.variables
     name = request.prompt_name
     if name == "extract_entities":
-        return "\n".join(json.dumps({"name": n}) for n in _turn(v)[0])
-    keys = ("source", "target", "relation", "fact", "valid_at")
+        return "; ".join(_turn(v)[0]) or NONE
     if name == "extract_facts":
-        return "\n".join(json.dumps(dict(zip(keys, f, strict=True))) for f in _turn(v)[1])
+        return "\n".join(_fact_lines(_turn(v)[1])) or NONE
     if name == "extract_combined":
         entities, facts = _turn(v)
-        lines = [{"type": "entity", "name": n} for n in entities]
-        lines += [{"type": "fact", **dict(zip(keys, f, strict=True))} for f in facts]
-        return "\n".join(json.dumps(line) for line in lines)
+        named = {n for s, t, *_ in facts for n in (s, t)}
+        return "\n".join(_fact_lines(facts) + [f"[{n}]" for n in entities if n not in named]) or NONE
     if name == "resolve_episode":
-        entities = [{"id": q["id"], "reasoning": "new", "duplicate_of": None} for q in v["entities"]]
-        facts = [
-            {"id": f["id"], "reasoning": "new", "duplicate_of": [], "contradicts": []} for f in v["facts"]
-        ]
-        return json.dumps({"entities": entities, "facts": facts})
-    if name == "date_fact":
-        return json.dumps({"dates": [{"id": f["id"], "valid_at": None} for f in v["facts"]]})
+        lines = [f"{q['id']} new" for q in v["entities"]] + [verdict_line(f["id"]) for f in v["facts"]]
+        return "\n".join(lines)
     if name in OVERVIEW_SCRIPT:  # communities and conversation summaries
         return str(OVERVIEW_SCRIPT[name](request))
     if name == "summarize_entities":
