@@ -28,7 +28,7 @@ from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
 from epigraph.pipeline.dating import without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
-from epigraph.prompts.fact_lines import NamePart, read_line
+from epigraph.prompts.fact_lines import NamePart, read_line, read_names
 from epigraph.prompts.protocol import LLM
 
 # ------------------------------------------------------------------------------------------- calls
@@ -78,7 +78,7 @@ def kept_output_tokens(
             call = calls[i]
             if call.prompt.startswith("extract_") and call.text.strip():
                 lines = [line for line in call.text.splitlines() if line.strip()]
-                share = sum(len(line) for line in lines if _kept(line, call.prompt, facts, names))
+                share = sum(_kept_chars(line, call.prompt, facts, names) for line in lines)
                 kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
         start = end
     return kept
@@ -86,6 +86,19 @@ def kept_output_tokens(
 
 def _flat(text: str) -> str:
     return " ".join(without_iso_dates(text).casefold().rstrip(" .!").split())
+
+
+def _kept_chars(line: str, prompt: str, facts: set[str], names: set[str]) -> float:
+    """The characters of one reply line the graph kept: a name list's kept names by their share of
+    its names' lengths, any other line whole or not at all."""
+    if prompt == "extract_entities":
+        try:
+            parts = read_names(line)
+        except ValueError:
+            return 0.0
+        kept = sum(len(p.name) for p in parts if normalize_name(p.name) in names)
+        return len(line) * kept / max(1, sum(len(p.name) for p in parts))
+    return float(len(line)) if _kept(line, prompt, facts, names) else 0.0
 
 
 def _kept(line: str, prompt: str, facts: set[str], names: set[str]) -> bool:
@@ -96,8 +109,8 @@ def _kept(line: str, prompt: str, facts: set[str], names: set[str]) -> bool:
         parts = read_line(line)
     except ValueError:
         return False
-    if isinstance(parts, NamePart):
-        return prompt == "extract_entities" and normalize_name(parts.name) in names
+    if isinstance(parts, NamePart):  # a bare "[name]" line of a combined reply
+        return normalize_name(parts.name) in names
     return _flat(parts.sentence) in facts
 
 

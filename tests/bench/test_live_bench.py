@@ -60,6 +60,8 @@ async def test_the_live_bench_runs_both_modes_and_writes_its_keys(tmp_path: Path
     assert metrics["separate.truncated_replies"] == 0, "none reached its cap"
     assert metrics["separate.dropped_lines"] >= 1, "the repeat it was closed at"
     assert metrics["separate.entity_recall"] > 0, "the speakers are gold entities"
+    kept = metrics["separate.prompts.extract_entities.kept_output_tokens"]
+    assert 0 < kept <= metrics["separate.prompts.extract_entities.output_tokens"], "a name list's kept names"
     assert any("SLICE" in n or "first 6 turns" in n for n in data["notes"])
 
 
