@@ -101,20 +101,22 @@ def busy(processes: int) -> Iterator[None]:
             job.wait()
 
 
-async def run(url: str, bodies: Sequence[dict[str, Any]], at_once: int) -> dict[str, float]:
-    """Send ``bodies``, ``at_once`` in flight; what the server did with them."""
+async def run(url: str, bodies: Sequence[dict[str, Any]], at_once: int, budget_s: float) -> dict[str, float]:
+    """Send ``bodies``, ``at_once`` in flight, none started after ``budget_s`` seconds (a collapsed
+    setting ends with the calls it finished); what the server did with them."""
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     for body in bodies:
         queue.put_nowait(body)
     done: list[tuple[float, dict[str, Any]]] = []
 
     async def worker(client: httpx.AsyncClient) -> None:
-        while not queue.empty():
+        while not queue.empty() and time.perf_counter() - began < budget_s:
             body = queue.get_nowait()
-            began = time.perf_counter()
+            sent = time.perf_counter()
             reply = (await client.post(f"{url}/v1/chat/completions", json=body)).json()
-            done.append((time.perf_counter() - began, reply))
+            done.append((time.perf_counter() - sent, reply))
 
+    began = time.perf_counter()  # reset after the warm-up
     async with httpx.AsyncClient(timeout=900) as client:
         await client.post(f"{url}/v1/chat/completions", json={**bodies[0], "max_tokens": 1})  # warm up
         began = time.perf_counter()
@@ -146,6 +148,9 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--load", default="0,1", help="busy processes beside the server (0: idle)")
     parser.add_argument("--poll", default=str(POLL), help="llama.cpp thread polling, 0-100 (comma list)")
     parser.add_argument("--requests", type=int, default=8, help="calls per setting")
+    parser.add_argument(
+        "--budget", type=float, default=300, help="seconds per setting after which no call starts"
+    )
     parser.add_argument("--results-dir", type=Path)
     args = parser.parse_args(argv)
     model = LocalModel(Settings.from_env()).ensure_weights()
@@ -157,7 +162,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 with server(model, threads, slots, poll) as url:
                     for load in _ints(args.load):
                         with busy(load):
-                            got = await run(url, bodies, slots)
+                            got = await run(url, bodies, slots, args.budget)
                         key = f"threads{threads}.slots{slots}.load{load}" + (
                             "" if poll == POLL else f".poll{poll}"
                         )
@@ -165,7 +170,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
                         metrics.update({f"{key}.{k}": v for k, v in got.items()})
     notes = [
         f"model: local {MODEL_NAME} (Q4_K_M GGUF, llama.cpp via xllamacpp), a server started per setting",
-        f"work: {args.requests} combined extractions of the quickstart turns (grammar on), slots at a time",
+        f"work: {args.requests} combined extractions of the quickstart turns (grammar on), slots at a time; "
+        f"no call started after {args.budget:g} s (calls: how many ran)",
         "load<N>: N busy Python processes (while True: pass) beside the server during the run",
         "tokens_per_s: generated tokens of all calls / wall time; generation_per_call: llama.cpp's own "
         "per-call speed (median)",
