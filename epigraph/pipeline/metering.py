@@ -34,7 +34,7 @@ class CallRecord:
     finish_reason: str | None = None
     """How the reply ended: ``stop``, ``length``; None when it failed or the consumer closed it."""
     followup: bool = False
-    """The request carried an earlier reply of the model (a json re-ask)."""
+    """The request asked again, carrying the model's earlier reply (``ChatRequest.reask``)."""
     text: str = ""
     """The reply as the model wrote it (kept only when the meter was asked to: ``keep_text``)."""
 
@@ -91,7 +91,7 @@ class MeteredLLM:
                 ok,
                 usage.cached_input_tokens,
                 finish,
-                any(m.get("role") == "assistant" for m in request.messages),
+                request.reask,
                 text if self.keep_text else "",
             )
         )

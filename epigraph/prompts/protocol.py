@@ -42,6 +42,9 @@ class ChatRequest:
     temperature: float | None = None
     """This call's sampling temperature; None: the client's own (e.g. several votes of a judge sample
     at a temperature while everything else runs at the client's, usually 0)."""
+    reask: bool = False
+    """The runtime asks again: the messages end with the model's earlier reply and what was wrong
+    with it (a prompt's few-shot examples are assistant messages too, so the roles cannot tell)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,7 +223,8 @@ async def _run_json(
                     usage=usage,
                     attempts=len(completions),
                 ) from None
-            request = replace(request, messages=[*request.messages, *_reask_messages(completion, reason)])
+            followup = _reask_messages(completion, reason)
+            request = replace(request, messages=[*request.messages, *followup], reask=True)
             continue
         return PromptResult(value=value, **_common(prompt, completions, started))
     raise AssertionError("unreachable")  # pragma: no cover
