@@ -209,7 +209,7 @@ def _progress(mode: str, index: int, total: int, result: EpisodeResult, elapsed:
     print(
         f"  {mode} {index + 1}/{total}: {report.llm_calls} calls, {report.input_tokens} in / "
         f"{report.output_tokens} out tokens, {len(result.entities)} entities, {len(result.facts)} facts, "
-        f"{report.dropped_lines} dropped{' TRUNCATED' if report.truncated else ''} ({elapsed:.0f} s so far)",
+        f"{report.dropped_lines} dropped{' CUT SHORT' if report.truncated else ''} ({elapsed:.0f} s so far)",
         flush=True,
     )
 
@@ -302,9 +302,11 @@ def print_table(metrics: dict[str, float], prefix: str) -> None:
         print(f"{key:32}" + "".join(f"{v!s:>10}" for v in values))
 
 
-def default_copies(metrics: dict[str, float], mode: str) -> dict[str, float]:
-    """``default.<key>`` for each ``<mode>.<key>`` of the default mode (first set, unprefixed keys)."""
-    return {f"{DEFAULT}.{k[len(mode) + 1 :]}": v for k, v in metrics.items() if k.startswith(f"{mode}.")}
+def default_copies(metrics: dict[str, float], mode: str, prefix: str = "") -> dict[str, float]:
+    """``<prefix>default.<key>`` for each ``<prefix><mode>.<key>`` of the default mode (the first set's
+    keys are unprefixed, a later set's carry its name: ``locomo30.default.fact_recall``)."""
+    lead = f"{prefix}{mode}."
+    return {f"{prefix}{DEFAULT}.{k[len(lead) :]}": v for k, v in metrics.items() if k.startswith(lead)}
 
 
 async def main(argv: Sequence[str] | None = None) -> None:
@@ -372,7 +374,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         turns = _slice(gold_set, args)
         prefix = "" if number == 0 else f"{gold_set.name}."
         shown = len(gold_set.turns) if turns is None else turns
-        notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)} ({shown} turns)")
+        notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)}")
         for mode in args.modes.split(","):
             if args.replay:  # the turns the recorded run ingested
                 turns = shown = recorded_turns(replay_file(args.replay, gold_set.name, mode))
@@ -381,8 +383,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             def record(run: ModeRun, name: str = gold_set.name, mode: str = mode, pre: str = prefix) -> None:
                 metrics.update({f"{pre}{mode}.{k}": v for k, v in mode_metrics(run).items()})
                 metrics.update({f"{pre}{mode}.{k}": v for k, v in prompt_metrics(run).items()})
-                if mode == default_mode and not pre:
-                    metrics.update(default_copies(metrics, mode))
+                if mode == default_mode:
+                    metrics.update(default_copies(metrics, mode, pre))
                 if args.save_replies:
                     path = args.save_replies.with_suffix(f".{name}.{mode}.jsonl")
                     rows = [json.dumps(r) for r in reply_rows(run.calls, run.ends)]
@@ -431,12 +433,12 @@ def _slice(gold_set: GoldSet, args: Any) -> int | None:
 
 def _describe(gold_set: GoldSet, turns: int | None, full: bool) -> str:
     sessions = gold_set.gold["sessions"]
+    every = f"sessions {sessions[0]}-{sessions[-1]} ({len(gold_set.turns)} turns)"
     if turns is None:
-        return f"sessions {sessions[0]}-{sessions[-1]} in full"
+        return f"{every} in full"
     if full:
-        return "a slice"
-    every = f"{sessions[0]}-{sessions[-1]}"
-    return f"a SLICE: the first {turns} turns (session {sessions[0]}); --full runs sessions {every}"
+        return f"a slice: the first {turns} turns"
+    return f"a SLICE: the first {turns} turns (session {sessions[0]}); --full runs {every}"
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from typing import Any
 CACHE_REUSE_TOKENS = 256
 """Smallest chunk of a cached prompt llama.cpp shifts and reuses (``--cache-reuse``)."""
 PROMPT_CACHE_MIB = 1024
+"""Host memory for llama.cpp's cache of earlier prompts (``--cache-ram``; its default is 8 GiB)."""
 POLL = 50
 """How long llama.cpp's idle threads spin for work before they sleep (0-100; llama.cpp's default 50)."""
-"""Host memory for llama.cpp's cache of earlier prompts (``--cache-ram``; its default is 8 GiB)."""
 
 
 def params(args: argparse.Namespace) -> Any:

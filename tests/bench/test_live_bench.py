@@ -48,14 +48,23 @@ async def test_the_live_bench_runs_both_modes_and_writes_its_keys(tmp_path: Path
 
     async with FakeOpenAIServer(_answer) as srv:
         await live_bench.main(
-            ["--base-url", srv.base_url, "--turns", "6", "--embedder", "hash", "--results-dir", str(tmp_path)]
-        )
+            ["--base-url", srv.base_url, "--turns", "6", "--embedder", "hash", "--results-dir", str(tmp_path),
+             "--gold", str(DATASETS / "annotations" / "locomo26_s1-3.json"),
+             "--gold", str(BENCH / "data" / "locomo30_s1-3.json"), "--conversation", str(DATASETS)]
+        )  # fmt: skip
     data = json.loads((tmp_path / "live.json").read_text())
     metrics = data["metrics"]
-    for mode in ("separate", "combined"):
+    for prefix in ("", "locomo30."):  # the second set's keys carry its name, default copies included
+        for mode in ("separate", "combined", "default"):
+            for key in KEYS:
+                assert f"{prefix}{mode}.{key}" in metrics, f"{prefix}{mode}.{key}"
+            assert (
+                metrics[f"{prefix}{mode}.failed_episodes"] == 0 and metrics[f"{prefix}{mode}.episodes"] == 6
+            )
         for key in KEYS:
-            assert f"{mode}.{key}" in metrics, f"{mode}.{key}"
-        assert metrics[f"{mode}.failed_episodes"] == 0 and metrics[f"{mode}.episodes"] == 6
+            assert metrics[f"{prefix}default.{key}"] == metrics[f"{prefix}separate.{key}"], (
+                "the local default"
+            )
     assert metrics["separate.stopped_replies"] == 1, "the runaway reply was closed at its repeat, and counted"
     assert metrics["separate.truncated_replies"] == 0, "none reached its cap"
     assert metrics["separate.dropped_lines"] >= 1, "the repeat it was closed at"
