@@ -93,8 +93,13 @@ def as_stored(gold: dict[str, Any]) -> dict[str, Any]:
     so built and gold facts are compared by the text the graph holds."""
     for turn in gold["turns"].values():
         for fact in turn["facts"]:
-            fact["fact"] = without_iso_dates(read_fact(gold_line(fact)).sentence)
+            fact["fact"] = stored_sentence(fact)
     return gold
+
+
+def stored_sentence(fact: dict[str, Any]) -> str:
+    """The sentence the pipeline stores for a gold fact's line (the same for a set ``as_stored``)."""
+    return without_iso_dates(read_fact(gold_line(fact)).sentence)
 
 
 def set_name(gold: dict[str, Any]) -> str:
@@ -137,7 +142,7 @@ class GoldScript:
             for d in t.get("duplicates", [])
         }
         self.facts = {f["id"]: f for t in self.turns.values() for f in t["facts"]}
-        self.by_text = {f["fact"]: f for f in self.facts.values()}
+        self.by_text = {stored_sentence(f): f for f in self.facts.values()}  # what resolve is asked about
         self.latency, self.chunk_s = latency, chunk_ms / 1000
         self.shown = Shown()
 
@@ -196,7 +201,8 @@ class GoldScript:
             self.shown.facts.setdefault(item["fact"], set()).update(c["fact"] for c in item["candidates"])
             gold = self.by_text[item["fact"]]
             texts = {
-                k: {self.facts[i]["fact"] for i in gold.get(k, [])} for k in ("duplicate_of", "contradicts")
+                k: {stored_sentence(self.facts[i]) for i in gold.get(k, [])}
+                for k in ("duplicate_of", "contradicts")
             }
             picked = {k: [c["id"] for c in item["candidates"] if c["fact"] in t] for k, t in texts.items()}
             lines.append(verdict_line(item["id"], picked["duplicate_of"], picked["contradicts"]))

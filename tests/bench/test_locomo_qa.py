@@ -17,8 +17,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _qa_metrics as qa
 import locomo_qa
+from _gold import GoldScript
 
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
 
 S1 = [
@@ -206,3 +208,18 @@ def test_votes_and_their_agreement() -> None:
     assert first == same == (True, False, True), "the same words (citations aside) are judged once"
     assert len(other) == 3 and grader.calls == 6 and len(grader.verdicts) == 2
     assert temperatures == [0.7] * 6, "several votes sample at the judge's temperature"
+
+
+def test_the_gold_script_resolves_a_fact_by_the_sentence_the_graph_stores() -> None:
+    """A gold sentence that does not name both ends ("Noah adopted a cat.") is stored as its line reads
+    ("Noah adopted Pixel"); resolve_episode is asked about that text, and must find its gold fact (the
+    QA bench's gold graph stopped on a KeyError for such a fact)."""
+    gold = gold_set("tiny")
+    fact = gold["turns"]["D1:2"]["facts"][0]
+    fact["fact"] = "Noah adopted a cat."
+    again = {**_fact("D1:3#1", "Noah", "Pixel", "ADOPTED", "Noah adopted a cat."), "duplicate_of": ["D1:2#1"]}
+    gold["turns"]["D1:3"]["facts"] = [again]
+    script = GoldScript(gold, [], latency=0.0, chunk_ms=0.0)
+    candidate = {"id": "1.1", "fact": "Noah adopted Pixel"}
+    asked = {"entities": [], "facts": [{"id": "1", "fact": "Noah adopted Pixel", "candidates": [candidate]}]}
+    assert script.resolve_episode(asked) == verdict_line("1", ["1.1"])
