@@ -260,11 +260,12 @@ def _episodes_side(before: bool) -> str:
     low, high = ("bound", "at") if before else ("at", "bound")
     return f"""
     WITH c, COLLECT {{
-        MATCH (x:Episode {{group_id: $group_id}}) WHERE x.reference_time {cmp} c.reference_time
+        MATCH (x:Episode {{group_id: $group_id}}) USING INDEX SEEK x:Episode(group_id, reference_time)
+        WHERE x.reference_time {cmp} c.reference_time
         RETURN x.reference_time ORDER BY x.group_id {order}, x.reference_time {order} LIMIT $window
     }} AS nearest
     WITH c, c.reference_time AS at, coalesce(nearest[-1], c.reference_time) AS bound
-    MATCH (ep:Episode {{group_id: $group_id}})
+    MATCH (ep:Episode {{group_id: $group_id}}) USING INDEX SEEK ep:Episode(group_id, reference_time)
     WHERE ep.reference_time >= {low} AND ep.reference_time <= {high}
       AND CASE WHEN ep.reference_time = at
           THEN ep.created_at {cmp} c.created_at OR (ep.created_at = c.created_at AND ep.uuid {cmp} c.uuid)
