@@ -19,6 +19,7 @@ import pytest
 
 from epigraph.errors import StoreUnavailable
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
+from epigraph.graph.embedded import migrations as embedded_migrations
 from epigraph.graph.embedded import schema as embedded_schema
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, StoreStats
@@ -261,7 +262,7 @@ async def test_a_failed_migration_leaves_the_v1_file_untouched(v1_file: Path) ->
 def test_a_fresh_store_starts_at_the_current_version(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
     with closing(embedded_schema.connect(str(path))) as conn:
-        embedded_schema.ensure_schema(conn)
+        embedded_migrations.ensure_schema(conn)
         assert embedded_schema.read_version(conn) == SCHEMA_VERSION
         for sql in _fts_sql(conn).values():
             assert f"tokenize='{embedded_schema.TOKENIZER}'" in sql

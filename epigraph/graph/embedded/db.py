@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import SchemaMismatch, StoreError
-from . import fts, schema
+from . import fts, migrations, schema
 from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
@@ -36,7 +36,7 @@ class Db:
         self.path = path
         self.conn = schema.connect(path, create)
         try:
-            schema.ensure_schema(self.conn)
+            migrations.ensure_schema(self.conn)
             dim = schema.get_meta(self.conn, "embedding_dim")
         except BaseException:
             self.conn.close()
