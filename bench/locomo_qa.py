@@ -63,6 +63,7 @@ from _results import write_results
 
 from epigraph import KnowledgeGraph
 from epigraph.ask import ASK_MODES, DEFAULT_MODE, AskMode, AskOptions, CitationFilter, answer_request
+from epigraph.ask.observations import day
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
@@ -189,7 +190,8 @@ async def answer_with(llm: LLM, question: str, now: str, lines: list[str]) -> tu
     to the same citing grammar as ``ask`` where the endpoint takes one; (answer, context tokens, input
     tokens)."""
     episodes = "\n".join(lines) or "(none)"
-    data = ask_answer.AskAnswerInput(question=question, now=now, facts="(none)", episodes=episodes)
+    spoken = day(datetime.fromisoformat(now))  # dates written as ask writes them
+    data = ask_answer.AskAnswerInput(question=question, now=spoken, facts="(none)", episodes=episodes)
     labels = [f"E{i}" for i in range(1, len(lines) + 1)]
     request = answer_request(data, labels) if labels else build_request(ask_answer.PROMPT, data)
     completion = await llm.complete(request)
@@ -213,7 +215,7 @@ async def ask_graph(
 
 def conversation_lines(conversation: Conversation, window: int) -> list[str]:
     """The conversation as numbered lines, the newest that fit ``window`` tokens (oldest first)."""
-    lines = [f"[{t.reference_time:%Y-%m-%d}]: {t.speaker}: {t.content}" for t in conversation.turns]
+    lines = [f"[{day(t.reference_time)}]: {t.speaker}: {t.content}" for t in conversation.turns]
     kept: list[str] = []
     used = 0
     for line in reversed(lines):
@@ -235,7 +237,7 @@ async def ask_baseline(
             q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=conversation.group
         )
         lines = [
-            f"E{i} [{r.episode.reference_time:%Y-%m-%d}]: {r.content}"
+            f"E{i} [{day(r.episode.reference_time)}]: {r.content}"
             for i, r in enumerate(found.episodes, 1)
         ]
     text, context, input_tokens = await answer_with(llm, q.text, conversation.now, lines)

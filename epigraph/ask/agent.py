@@ -25,7 +25,7 @@ from ..prompts.protocol import LLM, Usage
 from ..prompts.runtime import run
 from .chunks import AskChunk, Meter
 from .lookups import ARGS, TOOLS, Lookup, Lookups, named_period
-from .observations import Observations, action_chunk, day, observation_chunk
+from .observations import Observations, action_chunk, observation_chunk
 from .options import AskOptions
 
 log = logging.getLogger("epigraph.ask")
@@ -75,7 +75,7 @@ async def steps(dialog: DialogState) -> AsyncGenerator[AskChunk, None]:
 async def _plan(dialog: DialogState, steps_left: int) -> AskPlanOutput:
     data = AskPlanInput(
         question=dialog.question,
-        now=day(dialog.now),
+        now=f"{dialog.now:%Y-%m-%d}",  # the plan's dates are ISO, as its tools take them
         observations=dialog.observed.summary(),
         steps_left=steps_left,
     )

@@ -39,7 +39,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ..embed import Embedder
@@ -142,10 +142,16 @@ def period_bounds(text: str | None) -> tuple[datetime, datetime] | None:
 
 
 def parse_when(text: str | None) -> datetime | None:
-    """A date the model wrote: ``2022``, ``2022-06``, ``2022-06-01`` or an ISO datetime; None if not."""
+    """A date the model wrote: ``2022``, ``2022-06``, ``2022-06-01`` or an ISO datetime, or as the
+    answering context writes dates (``1 June 2022``, ``June 2022``); None if not."""
     if not text:
         return None
     value = text.strip()
+    for spoken in ("%d %B %Y", "%B %Y"):
+        try:
+            return datetime.strptime(value, spoken).replace(tzinfo=UTC)
+        except ValueError:
+            pass
     if len(value) == 4 and value.isdigit():
         value += "-01-01"
     elif len(value) == 7 and value[:4].isdigit() and value[4] == "-":

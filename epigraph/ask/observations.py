@@ -34,10 +34,12 @@ CONVERSATION_CHARS = 600
 
 
 def day(value: datetime | None) -> str:
-    """``2024-05-02``, or ``2024-05-02 14:30`` when the time of day is not midnight."""
+    """``2 May 2024``: how the answering context writes a date. The model copies the dates it is shown
+    into its answers, and people read those, so they are written as people write them; the day only
+    (a fact's start taken from a message's time is not known to the minute)."""
     if value is None:
         return "?"
-    return value.strftime("%Y-%m-%d" if (value.hour, value.minute) == (0, 0) else "%Y-%m-%d %H:%M")
+    return f"{value.day} {value:%B %Y}"
 
 
 def shorten(text: str, limit: int) -> str:

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..ask import ASK_MODES, DEFAULT_MODE, Answer, AskChunk, AskUsage, Citation
-from ..ask.observations import day, shorten
-from ..present.tables import fmt_interval
+from ..ask.observations import shorten
+from ..present.tables import fmt_interval, fmt_time
 from .context import AddCommand, Cli, graph, require_llm
 from .inputs import date_arg
 from .output import Output
@@ -66,7 +66,7 @@ def citations_table(citations: tuple[Citation, ...]) -> Table:
             window = fmt_interval(c.valid_at, c.invalid_at, unknown_start=c.start_unknown)
             status = "ended" if c.retired else "current"
         else:
-            window, status = day(c.valid_at), "episode"
+            window, status = fmt_time(c.valid_at), "episode"
         style = "dim" if c.retired else None
         table.add_row(c.id, c.kind, shorten(c.text, 90), window, status, style=style)
     return table

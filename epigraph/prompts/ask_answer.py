@@ -22,7 +22,8 @@ class AskAnswerInput(BaseModel):
     question: str
     now: str
     facts: str
-    """One line per fact: ``F1: text (from DATE until DATE; ended)``; "(none)" when empty."""
+    """One line per fact: ``F1: text (from DATE until DATE; ended)``, dates as ``7 May 2023``; "(none)"
+    when empty."""
     episodes: str
     """One line per episode: ``E1 [DATE]: content``; "(none)" when empty."""
     summaries: str = "(none)"
@@ -35,15 +36,15 @@ class AskAnswerInput(BaseModel):
 
 EXAMPLE = AskAnswerInput(
     question="Where did Alice live in 2022?",
-    now="2024-05-02",
-    facts="F1: Alice lives in Berlin. (from 2023-08-01; current)\n"
-    "F2: Alice lives in Paris. (from 2021-03-10 until 2023-08-01; ended)",
+    now="2 May 2024",
+    facts="F1: Alice lives in Berlin. (from 1 August 2023; current)\n"
+    "F2: Alice lives in Paris. (from 10 March 2021 until 1 August 2023; ended)",
     episodes="(none)",
 )
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="4",
+    version="5",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",

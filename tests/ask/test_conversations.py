@@ -61,7 +61,7 @@ async def test_the_summary_of_the_facts_conversation_is_shown_and_never_cited(
     chunks = await ask(chat, embedder, llm)
     (observation,) = [c for c in chunks if c.chunk_type == "observation"]
     assert observation.data["conversations"] == [{"key": "chat", "summary": SUMMARY}]
-    assert "conversation chat (2020-03-01 to 2024-02-01)" in observation.content
+    assert "conversation chat (1 March 2020 to 1 February 2024)" in observation.content
     shown = str(llm.calls_for("ask_answer")[0].variables["conversations"])
     assert shown.startswith("\nConversation summaries (background;") and SUMMARY in shown
     user = llm.calls_for("ask_answer")[0].request.messages[-1]["content"]
@@ -97,7 +97,7 @@ async def test_the_one_call_context_shows_the_summary_in_a_part_of_its_own_besid
         step = [a.data["tool"] for a in actions].index("conversations_of")
         assert actions[step].data["args"]["items"].startswith("F1"), "the items shown before it"
         assert observations[step].data["conversations"] == [{"key": "chat", "summary": SUMMARY}]
-        assert "conversation chat (2020-03-01 to 2024-02-01)" in observations[step].content
+        assert "conversation chat (1 March 2020 to 1 February 2024)" in observations[step].content
         assert not any("conversations" in o.data for i, o in enumerate(observations) if i != step)
         (call,) = llm.calls_for("ask_answer")
         assert str(call.variables["summaries"]).startswith("Alice: ")

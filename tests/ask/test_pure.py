@@ -78,11 +78,11 @@ def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
     lisbon = _fact("l", "Alice lives in Lisbon.", datetime(2024, 2, 1, tzinfo=UTC))
     first = seen.add([paris, lisbon], [])
     assert [s.label for s in first] == ["F1", "F2"]
-    assert first[0].line == "F1: Alice lives in Paris. (from 2020-01-01 until 2022-01-01; ended)"
-    assert first[1].line == "F2: Alice lives in Lisbon. (from 2024-02-01; current)"
+    assert first[0].line == "F1: Alice lives in Paris. (from 1 January 2020 until 1 January 2022; ended)"
+    assert first[1].line == "F2: Alice lives in Lisbon. (from 1 February 2024; current)"
     assert first[0].citation.retired and not first[1].citation.retired
     later = _fact("m", "Alice moves to Rome.", datetime(2025, 1, 1, tzinfo=UTC))
-    assert seen.add([later], [])[0].line.endswith("(from 2025-01-01; not yet)")
+    assert seen.add([later], [])[0].line.endswith("(from 1 January 2025; not yet)")
     again = seen.add([lisbon], [])
     assert [s.label for s in again] == ["F2"], "a fact found twice keeps its number"
     episode = Episode(group_id="g", content="Alice: " + "word " * 200, reference_time=now)
@@ -94,6 +94,9 @@ def test_dates_a_model_writes() -> None:
     assert parse_when("2022") == datetime(2022, 1, 1, tzinfo=UTC)
     assert parse_when("2022-06") == datetime(2022, 6, 1, tzinfo=UTC)
     assert parse_when("2022-06-03T10:00:00Z") == datetime(2022, 6, 3, 10, tzinfo=UTC)
+    # as the answering context writes dates (the planner sees facts with such windows)
+    assert parse_when("3 June 2022") == datetime(2022, 6, 3, tzinfo=UTC)
+    assert parse_when("June 2022") == datetime(2022, 6, 1, tzinfo=UTC)
     assert parse_when("last summer") is None and parse_when(None) is None
 
 
