@@ -45,7 +45,7 @@ EXAMPLE = ExtractCombinedInput(
 
 PROMPT: Prompt[ExtractCombinedInput, EntityLine | FactLine] = Prompt(
     name="extract_combined",
-    version="2",
+    version="3",
     input_model=ExtractCombinedInput,
     output_model=None,
     response_type="lines",

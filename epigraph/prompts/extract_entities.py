@@ -33,7 +33,7 @@ EXAMPLE = ExtractEntitiesInput(
 
 PROMPT: Prompt[ExtractEntitiesInput, ExtractedEntity] = Prompt(
     name="extract_entities",
-    version="2",
+    version="3",
     input_model=ExtractEntitiesInput,
     output_model=None,
     response_type="lines",

@@ -95,7 +95,7 @@ EXAMPLE = ExtractWindowInput(
 
 PROMPT: Prompt[ExtractWindowInput, TurnLine] = Prompt(
     name="extract_window",
-    version="1",
+    version="2",
     input_model=ExtractWindowInput,
     output_model=None,
     response_type="lines",
