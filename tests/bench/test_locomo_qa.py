@@ -155,7 +155,7 @@ def test_the_full_conversation_is_cut_to_the_newest_turns_that_fit(tmp_path: Pat
     path, _ = files(tmp_path)
     conversation = locomo_qa.load(path, None)
     everything = locomo_qa.conversation_lines(conversation, 10_000)
-    assert len(everything) == 6 and everything[0].startswith("E1 [2023-03-03]: Mia: Noah, I finished")
+    assert len(everything) == 6 and everything[0].startswith("E1 [3 March 2023]: Mia: Noah, I finished")
     cut = locomo_qa.conversation_lines(conversation, 40)
     assert 0 < len(cut) < 6 and cut[-1].endswith("Training for Lisbon every morning now.")
     assert cut[0].startswith("E1 "), "renumbered from E1"
