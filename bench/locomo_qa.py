@@ -28,6 +28,10 @@ answer, context and input tokens, model calls, latency p50/p95 per question; the
         --conversation ../shared/datasets/locomo/26.json --sessions 9 \\
         --conversation ../shared/datasets/locomo/30.json --sessions 6 --db qa.db
     python bench/locomo_qa.py --conversation ... --sessions 2 --scripted   # offline, no model: plumbing
+    python bench/locomo_qa.py --conversation ... --votes 3 --rejudge answers.jsonl   # judge a run again
+
+``--rejudge`` takes the answers a run wrote with ``--details`` and only judges them again, with
+``--votes`` votes each, into ``qa_votes.json`` (the judge's agreement with itself and with the run).
 
 ``--scripted`` answers every prompt with the deterministic script of ``_qa_script.py`` and the hash
 embedder: it tests the harness, and its J figures say nothing about a model.
@@ -549,6 +553,50 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
     return metrics, notes, rows
 
 
+async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]]:
+    """``--rejudge``: the answers a run wrote with ``--details``, judged again with ``--votes`` votes each
+    (nothing is answered and no graph is built): the judge's agreement with itself, apart from a run."""
+    asked = {q.key: q for c in conversations_of(args) for q in c.questions}
+    try:
+        lines = args.rejudge.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SystemExit(f"--rejudge: cannot read {args.rejudge}: {exc}") from None
+    rows = [Row(**json.loads(line)) for line in lines if line.strip()]
+    unknown = sorted({r.question for r in rows} - set(asked))
+    if not rows or unknown:
+        raise SystemExit(
+            f"{args.rejudge}: no answers, or questions not in the conversations and sessions given: "
+            f"{unknown[:5]}"
+        )
+    settings = Settings.from_env(db_path=":memory:", group_id=GROUP).model_copy(update={"neo4j_uri": None})
+    llm = scripted_llm() if args.scripted else None if settings.llm_local else llm_from_settings(settings)
+    recorded = [r.correct for r in rows]
+    async with KnowledgeGraph(settings, llm=llm, embedder=HashEmbedder(), group_id=GROUP) as kg:
+        await kg.open()
+        assert kg.llm is not None, "the graph has a model once entered"
+        judge = Judge(kg.llm, args.votes, args.judge_temperature)
+        for r in rows:
+            r.votes = await judge.grade(asked[r.question], r.answer)
+            r.correct = majority(r.votes)[0]
+    judged = metrics_of(rows, judge, args.bootstrap)
+    metrics: dict[str, float] = {
+        "questions": len({r.question for r in rows}),
+        **{k: v for k, v in judged.items() if ".j" in k or "judge" in k},
+        "judge.same_as_recorded": round(
+            statistics.mean(float(a == r.correct) for a, r in zip(recorded, rows, strict=True)), 4
+        ),
+    }
+    model = "scripted (offline plumbing run)" if args.scripted else getattr(kg.llm, "model", "?")
+    notes = [
+        f"rejudged: the {len(rows)} answers of {args.rejudge.name} (a locomo_qa.py run's --details), "
+        f"{judge.votes} vote(s) per distinct answer to a question at temperature {args.judge_temperature} "
+        f"by {model} with the qa_judge prompt; the majority is the verdict",
+        "judge.same_as_recorded: the share of answers whose verdict here is the verdict the run recorded; "
+        "<row>.judge_unanimous: the share of a row's answers all of whose votes agree",
+    ]
+    return metrics, notes
+
+
 def notes_of(
     args: argparse.Namespace, conversations: list[Conversation], questions: list[Question],
     golds: list[GoldGraph], full: dict[str, list[str]], window: int, llm: LLM,
@@ -631,9 +679,15 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--scripted", action="store_true", help="offline: scripted model, hash embedder")
     parser.add_argument("--results-dir", type=Path, help="where qa.json goes (default bench/results)")
     parser.add_argument("--details", type=Path, help="also write every answer as JSON lines here")
+    parser.add_argument(
+        "--rejudge", type=Path, help="judge a run's --details again (--votes each); writes qa_votes.json"
+    )
     args = parser.parse_args(argv)
     if args.votes < 1 or args.bootstrap < 1:
         parser.error("--votes and --bootstrap must be at least 1")
+    if args.rejudge:
+        votes, notes = asyncio.run(rejudge(args))
+        return write_results("qa_votes", votes, notes, results_dir=args.results_dir)
     metrics, notes, rows = asyncio.run(run_bench(args))
     print_table(metrics, list(dict.fromkeys(r.row for r in rows)))
     if args.details:

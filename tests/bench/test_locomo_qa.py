@@ -130,6 +130,26 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     assert "gold_graph: " in notes and "(3 turns, 2 questions)" in notes
 
 
+def test_a_runs_answers_are_judged_again_with_more_votes(tmp_path: Path) -> None:
+    """--rejudge: the answers of a run's --details judged again (no answering), into qa_votes.json."""
+    path, _ = files(tmp_path)
+    details = tmp_path / "answers.jsonl"
+    argv = ["--conversation", str(path), "--sessions", "2", "--scripted", "--results-dir", str(tmp_path)]
+    first = locomo_qa.main([*argv, "--no-gold", "--votes", "1", "--details", str(details)])
+    run = json.loads(first.read_text(encoding="utf-8"))
+    written = locomo_qa.main([*argv, "--votes", "5", "--rejudge", str(details)])
+    result = json.loads(written.read_text(encoding="utf-8"))
+    metrics = result["metrics"]
+    assert written == tmp_path / "qa_votes.json" and result["bench"] == "qa_votes"
+    assert metrics["judge.votes"] == 5 and metrics["judge.calls"] == 5 * run["metrics"]["judge.distinct_answers"]
+    for row in ("graph", "full_context", "episodes"):  # the scripted judge is deterministic: the same verdicts
+        assert metrics[f"{row}.j"] == run["metrics"][f"{row}.j"] and metrics[f"{row}.judge_unanimous"] == 1.0
+    assert metrics["judge.same_as_recorded"] == 1.0 and "graph.latency_p50_ms" not in metrics
+    assert "answers.jsonl" in " ".join(result["notes"])
+    with pytest.raises(SystemExit, match="questions not in the conversations"):
+        locomo_qa.main(["--conversation", str(path), "--sessions", "1", "--scripted", "--rejudge", str(details)])
+
+
 def test_a_stored_graph_is_reused(tmp_path: Path) -> None:
     path, _ = files(tmp_path)
     argv = ["--conversation", str(path), "--sessions", "1", "--scripted", "--results-dir", str(tmp_path)]
