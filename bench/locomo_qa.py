@@ -241,8 +241,7 @@ async def ask_baseline(
             q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=conversation.group
         )
         lines = [
-            f"E{i} [{day(r.episode.reference_time)}]: {r.content}"
-            for i, r in enumerate(found.episodes, 1)
+            f"E{i} [{day(r.episode.reference_time)}]: {r.content}" for i, r in enumerate(found.episodes, 1)
         ]
     text, context, input_tokens = await answer_with(llm, q.text, conversation.now, lines)
     latency = (time.perf_counter() - started) * 1000

@@ -141,13 +141,16 @@ def test_a_runs_answers_are_judged_again_with_more_votes(tmp_path: Path) -> None
     result = json.loads(written.read_text(encoding="utf-8"))
     metrics = result["metrics"]
     assert written == tmp_path / "qa_votes.json" and result["bench"] == "qa_votes"
-    assert metrics["judge.votes"] == 5 and metrics["judge.calls"] == 5 * run["metrics"]["judge.distinct_answers"]
-    for row in ("graph", "full_context", "episodes"):  # the scripted judge is deterministic: the same verdicts
+    distinct = run["metrics"]["judge.distinct_answers"]
+    assert metrics["judge.votes"] == 5 and metrics["judge.calls"] == 5 * distinct
+    for row in ("graph", "full_context", "episodes"):  # a deterministic judge: the same verdicts
         assert metrics[f"{row}.j"] == run["metrics"][f"{row}.j"] and metrics[f"{row}.judge_unanimous"] == 1.0
     assert metrics["judge.same_as_recorded"] == 1.0 and "graph.latency_p50_ms" not in metrics
     assert "answers.jsonl" in " ".join(result["notes"])
     with pytest.raises(SystemExit, match="questions not in the conversations"):
-        locomo_qa.main(["--conversation", str(path), "--sessions", "1", "--scripted", "--rejudge", str(details)])
+        locomo_qa.main(
+            ["--conversation", str(path), "--sessions", "1", "--scripted", "--rejudge", str(details)]
+        )
 
 
 def test_a_stored_graph_is_reused(tmp_path: Path) -> None:
