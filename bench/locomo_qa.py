@@ -574,6 +574,7 @@ async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]
         await kg.open()
         assert kg.llm is not None, "the graph has a model once entered"
         judge = Judge(kg.llm, args.votes, args.judge_temperature)
+        model = "scripted (offline plumbing run)" if args.scripted else getattr(kg.llm, "model", "?")
         for r in rows:
             r.votes = await judge.grade(asked[r.question], r.answer)
             r.correct = majority(r.votes)[0]
@@ -585,7 +586,6 @@ async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]
             statistics.mean(float(a == r.correct) for a, r in zip(recorded, rows, strict=True)), 4
         ),
     }
-    model = "scripted (offline plumbing run)" if args.scripted else getattr(kg.llm, "model", "?")
     notes = [
         f"rejudged: the {len(rows)} answers of {args.rejudge.name} (a locomo_qa.py run's --details), "
         f"{judge.votes} vote(s) per distinct answer to a question at temperature {args.judge_temperature} "

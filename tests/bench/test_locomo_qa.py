@@ -146,7 +146,7 @@ def test_a_runs_answers_are_judged_again_with_more_votes(tmp_path: Path) -> None
     for row in ("graph", "full_context", "episodes"):  # a deterministic judge: the same verdicts
         assert metrics[f"{row}.j"] == run["metrics"][f"{row}.j"] and metrics[f"{row}.judge_unanimous"] == 1.0
     assert metrics["judge.same_as_recorded"] == 1.0 and "graph.latency_p50_ms" not in metrics
-    assert "answers.jsonl" in " ".join(result["notes"])
+    assert "answers.jsonl" in " ".join(result["notes"]) and "by scripted" in " ".join(result["notes"])
     with pytest.raises(SystemExit, match="questions not in the conversations"):
         locomo_qa.main(
             ["--conversation", str(path), "--sessions", "1", "--scripted", "--rejudge", str(details)]
