@@ -477,21 +477,26 @@ def gold_sets(
     return out
 
 
-async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[str], list[Row]]:
-    conversations = conversations_of(args)
-    questions = interleaved(conversations, args.questions)
-    by_name = {c.name: c for c in conversations}
-    # The graph is always the embedded store (a file with --db, else in memory), even where the
-    # environment names a Neo4j server: a reused graph must be the one this harness wrote.
-    settings = Settings.from_env(db_path=str(args.db) if args.db else ":memory:", group_id=GROUP)
-    settings = settings.model_copy(update={"neo4j_uri": None})
-    local = settings.llm_local and not args.scripted  # EPIGRAPH_LLM=local: the graph starts or reuses it
+def settings_and_model(args: argparse.Namespace, db_path: str) -> tuple[Settings, LLM | None]:
+    """The graph's settings and the model to give it (None: ``EPIGRAPH_LLM=local``, which the graph starts
+    or reuses). The graph is always the embedded store (``db_path``), even where the environment names a
+    Neo4j server: a reused graph must be the one this harness wrote."""
+    settings = Settings.from_env(db_path=db_path, group_id=GROUP).model_copy(update={"neo4j_uri": None})
+    local = settings.llm_local and not args.scripted
     llm = scripted_llm() if args.scripted else None if local else llm_from_settings(settings)
     if llm is None and not local:
         raise SystemExit(
             "set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL, or EPIGRAPH_LLM=local "
             "(or --scripted for an offline run)"
         )
+    return settings, llm
+
+
+async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[str], list[Row]]:
+    conversations = conversations_of(args)
+    questions = interleaved(conversations, args.questions)
+    by_name = {c.name: c for c in conversations}
+    settings, llm = settings_and_model(args, str(args.db) if args.db else ":memory:")
     embedder = HashEmbedder() if args.scripted or args.embedder == "hash" else None
     options = AskOptions(one_call_tokens=args.one_call_tokens) if args.one_call_tokens else AskOptions()
     modes: list[tuple[str, AskMode]] = [
@@ -567,8 +572,7 @@ async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]
             f"{args.rejudge}: no answers, or questions not in the conversations and sessions given: "
             f"{unknown[:5]}"
         )
-    settings = Settings.from_env(db_path=":memory:", group_id=GROUP).model_copy(update={"neo4j_uri": None})
-    llm = scripted_llm() if args.scripted else None if settings.llm_local else llm_from_settings(settings)
+    settings, llm = settings_and_model(args, ":memory:")
     recorded = [r.correct for r in rows]
     async with KnowledgeGraph(settings, llm=llm, embedder=HashEmbedder(), group_id=GROUP) as kg:
         await kg.open()

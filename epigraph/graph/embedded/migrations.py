@@ -11,17 +11,17 @@ from ...errors import SchemaMismatch, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
 from .schema import (
-    _CLAIMS,
-    _CORRECTION_TABLES,
+    CLAIM_TABLES,
+    CORRECTION_TABLES,
     DDL,
     DERIVED_TABLES,
     FTS_TABLES,
     SCHEMA_VERSION,
     TOKENIZER,
-    _fts_table,
-    _statements,
+    fts_table,
     read_version,
     set_meta,
+    statements,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -37,7 +37,7 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     """
     for table in FTS_TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}_fts")
-        conn.execute(_fts_table(table, TOKENIZER))
+        conn.execute(fts_table(table, TOKENIZER))
         conn.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('rebuild')")
 
 
@@ -68,19 +68,19 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 
 def _to_v5(conn: sqlite3.Connection) -> None:
     """v4 -> v5: the tables of communities and conversation summaries, and the chain index."""
-    for statement in _statements(DERIVED_TABLES):
+    for statement in statements(DERIVED_TABLES):
         conn.execute(statement)
 
 
 def _to_v6(conn: sqlite3.Connection) -> None:
     """v5 -> v6: the (empty) table of episode claims."""
-    for statement in _statements(_CLAIMS):
+    for statement in statements(CLAIM_TABLES):
         conn.execute(statement)
 
 
 def _to_v7(conn: sqlite3.Connection) -> None:
     """v6 -> v7: the tables of corrections by hand."""
-    for statement in _statements(_CORRECTION_TABLES):
+    for statement in statements(CORRECTION_TABLES):
         conn.execute(statement)
 
 
@@ -105,7 +105,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 def _ensure_in_transaction(conn: sqlite3.Connection) -> None:
     version = read_version(conn)
     if version is None:
-        for statement in _statements(DDL):
+        for statement in statements(DDL):
             conn.execute(statement)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))
         return

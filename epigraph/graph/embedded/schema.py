@@ -206,7 +206,7 @@ CREATE TABLE IF NOT EXISTS conversation_summaries (
 ) WITHOUT ROWID;
 """
 
-_CLAIMS = """
+CLAIM_TABLES = """
 -- A claim on an episode (claims.py): one row per claimed episode, gone with the episode (v6).
 CREATE TABLE IF NOT EXISTS episode_claims (
     episode_id INTEGER PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE,
@@ -215,7 +215,7 @@ CREATE TABLE IF NOT EXISTS episode_claims (
 );
 """
 
-_CORRECTION_TABLES = """
+CORRECTION_TABLES = """
 -- Corrections by hand (v7): the record is the Correction's JSON (codec.correction_row), without embeddings.
 CREATE TABLE IF NOT EXISTS corrections (
     id INTEGER PRIMARY KEY,
@@ -243,7 +243,7 @@ FTS_TABLES: dict[str, tuple[str, ...]] = {
 """Each table with an external-content FTS5 index ``<table>_fts``, and the columns that index covers."""
 
 
-def _fts_table(table: str, tokenizer: str) -> str:
+def fts_table(table: str, tokenizer: str) -> str:
     """The FTS5 index of ``table`` (named ``<table>_fts``), reading its text from ``table`` itself."""
     columns = ", ".join(FTS_TABLES[table])
     return (
@@ -285,9 +285,9 @@ def fts_index_new(table: str) -> str:
 DDL = (
     _TABLES
     + DERIVED_TABLES
-    + _CLAIMS
-    + _CORRECTION_TABLES
-    + "".join(_fts_table(table, TOKENIZER) for table in FTS_TABLES)
+    + CLAIM_TABLES
+    + CORRECTION_TABLES
+    + "".join(fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )
 """The whole current schema (``SCHEMA_VERSION``), as a fresh database gets it."""
@@ -341,7 +341,7 @@ def read_version(conn: sqlite3.Connection) -> int | None:
         raise SchemaMismatch(f"unknown schema_version {row[0]!r}") from None
 
 
-def _statements(script: str) -> list[str]:
+def statements(script: str) -> list[str]:
     """Split a DDL script into statements (``executescript`` would COMMIT our transaction)."""
     statements: list[str] = []
     buffer = ""
