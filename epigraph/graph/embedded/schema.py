@@ -343,14 +343,14 @@ def read_version(conn: sqlite3.Connection) -> int | None:
 
 def statements(script: str) -> list[str]:
     """Split a DDL script into statements (``executescript`` would COMMIT our transaction)."""
-    statements: list[str] = []
+    found: list[str] = []
     buffer = ""
     for line in script.splitlines(keepends=True):
         buffer += line
         if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
+            found.append(buffer.strip())
             buffer = ""
-    return [s for s in statements if s]
+    return [s for s in found if s]
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
