@@ -24,6 +24,7 @@ from _scale_harness import (
     worker_env,
 )
 from _serve_harness import LLM_KEY, LLMThread
+from aiokafka.partitioner import murmur2
 
 from epigraph.pipeline.inputs import EpisodeInput
 
@@ -31,10 +32,23 @@ from .conftest import _skip_or_fail
 
 __all__ = [
     "LLM_KEY", "CityWorld", "LLMThread", "WorkerProcess", "canonical", "create_topic", "current_episode",
-    "episodes", "moves", "neo4j_uri", "publish", "wait_for", "worker_env",
+    "episodes", "moves", "neo4j_uri", "one_group_a_partition", "publish", "wait_for", "worker_env",
 ]  # fmt: skip
 
 NEO4J_SKIP = "EPIGRAPH_NEO4J_URI not set: run `make test` to start a real Neo4j"
+
+
+def one_group_a_partition(prefix: str, partitions: int) -> list[str]:
+    """Group names ``prefix-N``, one on each of ``partitions`` partitions under the producer's partitioner
+    (aiokafka's default: murmur2 of the group's name, as Kafka's Java client). With random names, all the
+    groups sometimes hashed onto the partitions one worker holds, and the other had nothing to do."""
+    chosen: dict[int, str] = {}
+    n = 0
+    while len(chosen) < partitions:
+        name = f"{prefix}-{n}"
+        chosen.setdefault((murmur2(name.encode("utf-8")) & 0x7FFFFFFF) % partitions, name)
+        n += 1
+    return [chosen[p] for p in range(partitions)]
 
 
 def neo4j_uri() -> str:

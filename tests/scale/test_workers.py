@@ -30,6 +30,7 @@ from .helpers import (
     create_topic,
     episodes,
     neo4j_uri,
+    one_group_a_partition,
     publish,
     wait_for,
     worker_env,
@@ -80,7 +81,7 @@ def test_workers_survive_kill_9_and_a_late_joiner_and_build_the_single_process_g
 ) -> None:
     uri, run = neo4j_uri(), uuid.uuid4().hex[:8]
     topic, members = f"episodes-{run}", f"workers-{run}"
-    groups = [f"k{run}-{g}" for g in range(GROUPS)]
+    groups = one_group_a_partition(f"k{run}", GROUPS)  # a topic of GROUPS partitions: each worker has work
     items = episodes(groups, PER_GROUP)
     total = len(items)
     with LLMThread(CityWorld()) as llm:
