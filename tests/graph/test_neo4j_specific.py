@@ -29,6 +29,7 @@ from epigraph.errors import SchemaMismatch, StoreError, StoreUnavailable
 from epigraph.graph.model import Entity, Episode, Fact, Mention, epoch_us
 from epigraph.graph.neo4j import Neo4jStore, convert, ddl
 from epigraph.graph.neo4j import cypher as q
+from epigraph.graph.neo4j import cypher_deletion as qdel
 from epigraph.graph.neo4j import cypher_derived as qd
 from epigraph.graph.neo4j import cypher_edit as qe
 from epigraph.graph.neo4j import cypher_search as qs
@@ -718,7 +719,7 @@ def _details(plan: dict) -> list[tuple[str, str]]:
 
 _HINTED_STATEMENTS = {
     name: value
-    for module in (q, qs, qd, qe)
+    for module in (q, qs, qd, qe, qdel)
     for name, value in vars(module).items()
     if name.isupper() and not name.startswith("_") and isinstance(value, str) and "INDEX SEEK" in value
 }
@@ -763,7 +764,7 @@ async def test_delete_episode_finds_its_facts_through_the_provenance_index(
     params = {"group_id": "g", "uuid": "u", "index": q.FACT_TEXT_INDEX, "query": query}
     driver = await store._conn.driver()
     async with driver.session(database=store._conn.database) as session:
-        summary = await (await session.run("EXPLAIN " + getattr(q, name), params)).consume()
+        summary = await (await session.run("EXPLAIN " + getattr(qdel, name), params)).consume()
     assert summary.plan is not None
     operators = _operators(summary.plan)
     assert "ProcedureCall" in operators, operators

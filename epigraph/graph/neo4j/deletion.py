@@ -27,6 +27,7 @@ import neo4j
 from ...errors import EpisodeNotFound
 from ..store import DeletionResult
 from . import cypher as q
+from . import cypher_deletion as qdel
 from . import lucene
 
 
@@ -42,7 +43,7 @@ def _endpoints(rows: Iterable[Any]) -> set[str]:
 async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uuid: str) -> DeletionResult:
     params: dict[str, Any] = {"group_id": group_id, "uuid": uuid}
     await _records(tx, q.LOCK_GROUP, {"group_id": group_id})
-    found = await _records(tx, q.DELETE_FIND_EPISODE, params)
+    found = await _records(tx, qdel.DELETE_FIND_EPISODE, params)
     if not found:
         raise EpisodeNotFound(uuid, group_id)
     mentioned = set(found[0]["mentioned"])
@@ -51,14 +52,14 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
         "index": q.FACT_TEXT_INDEX,
         "query": lucene.exact_query(q.FACT_EPISODES_FIELD, [uuid], group_id),
     }
-    sole = await _records(tx, q.DELETE_SOLE_FACTS, provenance)
-    detached = await _records(tx, q.DETACH_FROM_FACTS, provenance)
-    await _records(tx, q.RESTATE_FACTS, {"group_id": group_id, "facts": [row["uuid"] for row in detached]})
-    orphans = await _records(tx, q.DELETE_ORPHAN_ENTITIES, params)
+    sole = await _records(tx, qdel.DELETE_SOLE_FACTS, provenance)
+    detached = await _records(tx, qdel.DETACH_FROM_FACTS, provenance)
+    await _records(tx, qdel.RESTATE_FACTS, {"group_id": group_id, "facts": [row["uuid"] for row in detached]})
+    orphans = await _records(tx, qdel.DELETE_ORPHAN_ENTITIES, params)
     orphan_facts = [fact for row in orphans for fact in row["facts"]]
     removed = {row["uuid"] for row in sole} | {fact["uuid"] for fact in orphan_facts}
-    restored = await _records(tx, q.RESTORE_INVALIDATED, {**params, "removed": sorted(removed)})
-    await _records(tx, q.DELETE_EPISODE, params)
+    restored = await _records(tx, qdel.RESTORE_INVALIDATED, {**params, "removed": sorted(removed)})
+    await _records(tx, qdel.DELETE_EPISODE, params)
 
     removed_entities = {row["uuid"] for row in orphans}
     touched = mentioned | _endpoints(sole) | _endpoints(detached) | _endpoints(restored)

@@ -7,22 +7,22 @@ as auto-commit ``session.run`` (one round trip) and exactly one ``execute_write`
 :class:`~epigraph.errors.StoreUnavailable`.
 
 Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embeddings, JSON attributes) and
-``cypher`` (graph layout, every statement). The episode write: ``writing``. Search policy: ``search``.
+``cypher`` (graph layout, every statement). The episode write: ``writing``. Search policy: ``search``;
+a filter's parameters: ``filters``; lookups of several statements: ``lookups``.
 Schema: ``schema``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import neo4j
 
 from ..corrections import Correction
 from ..derived import Community, ConversationSummary
-from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, epoch_us, to_utc, utc_now
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
 from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
@@ -38,54 +38,17 @@ from ..store import (
     GroupDump,
     Hit,
     StoreStats,
-    TimeFilter,
 )
-from ..temporal import latest_creation, latest_start
-from . import claims, convert, derived, groups, lucene, schema, search, writing
+from . import claims, convert, derived, groups, lookups, schema, search, writing
 from . import cypher as q
 from . import cypher_edit as qe
 from . import cypher_search as qs
 from .connection import Connection
 from .corrections import apply_correction_tx
 from .deletion import delete_episode_tx
+from .filters import entity_params, fact_params, narrowings
 
 T = TypeVar("T", Entity, Fact)
-
-NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
-
-
-def _time_params(flt: TimeFilter, now: datetime) -> dict[str, Any]:
-    latest, recorded = latest_start(flt, now), latest_creation(flt, now)
-    return {
-        "include_retired": flt.include_retired,
-        "as_of": now if flt.as_of is None else to_utc(flt.as_of),
-        "known_at": now if flt.known_at is None else to_utc(flt.known_at),
-        # the bounds the exact fact scans seek (cypher_search.SCAN_FACTS_VECTOR, SCAN_FACTS_KNOWN_VECTOR):
-        # facts begun, or recorded, by then; or all of them
-        "start_max": qs.KEY_MAX if latest is None else epoch_us(latest),
-        "known_from_max": qs.KEY_MAX if recorded is None else epoch_us(recorded),
-    }
-
-
-def _narrowings(flt: TimeFilter) -> list[tuple[str, str]]:
-    """(count, scan) statements for the fact bounds a search chose (a time, not now; retired facts not
-    included): such a filter may pass only a few facts, which the scan then reads (search.vector)."""
-    if flt.include_retired:
-        return []
-    bounds = [
-        (flt.as_of, qs.COUNT_FACTS_BEGUN, qs.SCAN_FACTS_VECTOR),
-        (flt.known_at, qs.COUNT_FACTS_KNOWN, qs.SCAN_FACTS_KNOWN_VECTOR),
-    ]
-    return [(count, scan) for chosen, count, scan in bounds if chosen is not None]
-
-
-def _fact_params(flt: FactFilter) -> dict[str, Any]:
-    relations = None if flt.relations is None else list(flt.relations)
-    return {**_time_params(flt.time, utc_now()), "relations": relations}
-
-
-def _entity_params(flt: EntityFilter) -> dict[str, Any]:
-    return {"labels": None if flt.labels is None else list(flt.labels)}
 
 
 def _unique(values: Sequence[str]) -> list[str]:
@@ -222,33 +185,11 @@ class Neo4jStore:
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> bool:
         """One transaction; see ``writing``."""
-        return await self._write(writing.prepare(write, await self._dim()))
+        return await writing.write_one(self._conn, writing.prepare(write, await self._dim()))
 
     async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
-        """One transaction per episode, pipelined: while one is written, the next one's rows are built
-        in a worker thread and its transaction reads which entities changed; its own statements wait
-        until the previous transaction has committed (so neither waits on the other's locks)."""
-        dim = await self._dim()
-        tasks: list[asyncio.Task[bool]] = []  # the last two episodes' writes, in order
-        try:
-            for write in writes:
-                prepared = await asyncio.to_thread(writing.prepare, write, dim)
-                after = tasks[-1] if tasks else None
-                tasks = [*tasks[-1:], asyncio.create_task(self._write(prepared, after=after))]
-                if after is not None:
-                    await after
-        finally:
-            # Writes in flight finish (commit, or roll back after an earlier failure); the earliest
-            # failure is the one raised.
-            for result in await asyncio.gather(*tasks, return_exceptions=True):
-                if isinstance(result, BaseException):
-                    raise result
-
-    async def _write(self, prepared: writing.Prepared, after: asyncio.Task[bool] | None = None) -> bool:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> bool:
-            return await writing.write_tx(tx, prepared, after)
-
-        return await self._conn.write(work, what=f"write_episode {prepared.write.episode.uuid}")
+        """One transaction per episode, pipelined (``writing.write_all``)."""
+        await writing.write_all(self._conn, writes, await self._dim())
 
     # --- lookups ------------------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
@@ -264,26 +205,12 @@ class Neo4jStore:
         return _in_order([convert.fact_from(r["fact"]) for r in records], uuids)
 
     async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
-        """Exact lookup through the hashed normalized names in the entity index (no scan of the group)."""
-        keys = convert.normalized(names)
-        wanted = sorted(set(keys.values()))
-        found: dict[str, Entity] = {}
-        for i in range(0, len(wanted), NAMES_PER_QUERY):
-            chunk = wanted[i : i + NAMES_PER_QUERY]
-            query = lucene.exact_query(
-                q.ENTITY_NAME_KEYS_FIELD, [convert.name_key(n) for n in chunk], group_id
-            )
-            params = {"index": q.ENTITY_TEXT_INDEX, "query": query, "group_id": group_id, "names": chunk}
-            for record in await self._conn.read(q.ENTITIES_BY_NAMES, params, what="entities_by_names"):
-                entity = convert.entity_from(record["e"])
-                found[entity.uuid] = entity
-        entities = sorted(found.values(), key=_created_order)
-        return {name: [e for e in entities if key in e.normalized_names] for name, key in keys.items()}
+        return await lookups.entities_by_names(self._conn, group_id, names)
 
     async def facts_between(
         self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
     ) -> list[Fact]:
-        params = {"group_id": group_id, "a": a_uuid, "b": b_uuid, **_fact_params(flt)}
+        params = {"group_id": group_id, "a": a_uuid, "b": b_uuid, **fact_params(flt)}
         return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_BETWEEN, params)]
 
     async def facts_around(
@@ -291,26 +218,13 @@ class Neo4jStore:
     ) -> list[Fact]:
         if not entity_uuids or limit <= 0:
             return []
-        params = {"group_id": group_id, "uuids": _unique(entity_uuids), "limit": limit, **_fact_params(flt)}
+        params = {"group_id": group_id, "uuids": _unique(entity_uuids), "limit": limit, **fact_params(flt)}
         return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_AROUND, params)]
 
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
-        """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths)."""
-        frontier = _unique(entity_uuids)
-        seen = set(frontier)
-        distances: dict[str, int] = {}
-        params = {"group_id": group_id, **_fact_params(flt)}
-        for hop in range(1, depth + 1):
-            if not frontier:
-                break
-            args = {**params, "frontier": frontier, "seen": sorted(seen)}
-            records = await self._conn.read(q.NEIGHBOURS_STEP, args, what="neighbours")
-            frontier = [r["uuid"] for r in records if r["uuid"] not in seen]
-            seen.update(frontier)
-            distances.update((uuid, hop) for uuid in frontier)
-        return distances
+        return await lookups.neighbours(self._conn, group_id, entity_uuids, depth, fact_params(flt))
 
     async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]:
         """Every requested uuid is a key (0 when never mentioned or unknown)."""
@@ -328,7 +242,7 @@ class Neo4jStore:
         pairs = await search.fulltext(
             self._conn, qs.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
-            params=_entity_params(flt),
+            params=entity_params(flt),
         )  # fmt: skip
         return [Hit(convert.entity_from(item), score) for item, score in pairs]
 
@@ -338,7 +252,7 @@ class Neo4jStore:
         pairs = await search.fulltext(
             self._conn, qs.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["props"]["uuid"],
-            params=_fact_params(flt),
+            params=fact_params(flt),
         )  # fmt: skip
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
@@ -362,7 +276,7 @@ class Neo4jStore:
             self._conn, qs.SEARCH_ENTITIES_VECTOR, qs.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
             index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["name_embedding"], uuid_of=lambda item: item["uuid"],
-            params=_entity_params(flt),
+            params=entity_params(flt),
         )  # fmt: skip
         return [Hit(convert.entity_from(item), score) for item, score in pairs]
 
@@ -373,8 +287,8 @@ class Neo4jStore:
             self._conn, qs.SEARCH_FACTS_VECTOR, qs.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
             index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
-            uuid_of=lambda item: item["props"]["uuid"], params=_fact_params(flt),
-            narrowings=_narrowings(flt.time),
+            uuid_of=lambda item: item["props"]["uuid"], params=fact_params(flt),
+            narrowings=narrowings(flt.time),
         )  # fmt: skip
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
@@ -391,12 +305,12 @@ class Neo4jStore:
         return [Hit(convert.episode_from(item), score) for item, score in pairs]
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
-        params = {"group_id": group_id, **_fact_params(ANY_FACT)}
+        params = {"group_id": group_id, **fact_params(ANY_FACT)}
         return convert.stats_from((await self._conn.read(q.STATS, params, what="stats"))[0])
 
     # --- derived records (see derived) ---------------------------------------------------------------
     async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
-        return await derived.fact_endpoints(self._conn, group_id, _fact_params(flt))
+        return await derived.fact_endpoints(self._conn, group_id, fact_params(flt))
 
     async def communities(self, group_id: str) -> list[Community]:
         return await derived.communities(self._conn, group_id)
@@ -467,13 +381,9 @@ class Neo4jStore:
         await self._conn.write(work, what=f"load_group {dump.group_id}")
 
     async def delete_group(self, group_id: str) -> StoreStats:
-        params = _fact_params(ANY_FACT)
+        params = fact_params(ANY_FACT)
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> StoreStats:
             return await groups.delete_group_tx(tx, group_id, params)
 
         return await self._conn.write(work, what=f"delete_group {group_id}")
-
-
-def _created_order(entity: Entity) -> tuple[datetime, str]:
-    return entity.created_at, entity.uuid

@@ -20,7 +20,7 @@ while the previous one is written). Inside it (:func:`write_tx`):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..model import Entity, Episode, EpisodeStatus, Fact, Mention
 from ..store import EpisodeWrite
 from . import convert
 from . import cypher as q
+from .connection import Connection
 
 BATCH = 2000  # rows (of any kind) per WRITE_EPISODE statement
 WRITE_KINDS = ("episodes", "entities", "facts", "mentions")  # the statement's order
@@ -173,6 +174,35 @@ async def write_tx(
         await after  # the previous episode committed (its failure rolls this one back)
     await write_rows(tx, write.episode.group_id, {**prepared.rows, "entities": entities})
     return True
+
+
+async def write_one(conn: Connection, prepared: Prepared, after: asyncio.Task[bool] | None = None) -> bool:
+    """One episode's write in one transaction, its statements after ``after`` has committed."""
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> bool:
+        return await write_tx(tx, prepared, after)
+
+    return await conn.write(work, what=f"write_episode {prepared.write.episode.uuid}")
+
+
+async def write_all(conn: Connection, writes: Iterable[EpisodeWrite], dim: int | None) -> None:
+    """One transaction per episode, pipelined: while one is written, the next one's rows are built in a
+    worker thread and its transaction reads which entities changed; its own statements wait until the
+    previous transaction has committed (so neither waits on the other's locks)."""
+    tasks: list[asyncio.Task[bool]] = []  # the last two episodes' writes, in order
+    try:
+        for write in writes:
+            prepared = await asyncio.to_thread(prepare, write, dim)
+            after = tasks[-1] if tasks else None
+            tasks = [*tasks[-1:], asyncio.create_task(write_one(conn, prepared, after=after))]
+            if after is not None:
+                await after
+    finally:
+        # Writes in flight finish (commit, or roll back after an earlier failure); the earliest
+        # failure is the one raised.
+        for result in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(result, BaseException):
+                raise result
 
 
 async def write_rows(tx: neo4j.AsyncManagedTransaction, group_id: str, rows: Rows) -> None:

@@ -1,0 +1,53 @@
+"""Export and load (:mod:`epigraph.transfer`), as methods of :class:`~epigraph.client.KnowledgeGraph`:
+groups as a JSON Lines dump (docs/dump-format.md), and a dump into this graph's store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from pathlib import Path
+
+from ..transfer import Dump, LoadReport, export_lines, load
+from ..transfer.files import read_dump, write_dump
+from .parts import GraphParts
+
+
+class TransferMethods(GraphParts):
+    """A graph's groups written out as a dump, and a dump loaded in."""
+
+    async def _groups(self, groups: str | Sequence[str] | None) -> list[str]:
+        if groups is None:
+            return [self.group_id]
+        if groups == "*":
+            return await self.store.groups()
+        return [groups] if isinstance(groups, str) else list(dict.fromkeys(groups))
+
+    async def export_lines(
+        self, *, groups: str | Sequence[str] | None = None, vectors: bool = False
+    ) -> AsyncGenerator[str, None]:
+        """The dump of ``groups`` (default: this graph's group; ``"*"``: every group) as JSON Lines, line
+        by line, from one consistent read of the store (docs/dump-format.md); embeddings with
+        ``vectors``."""
+        await self.open()
+        chosen = await self._groups(groups)
+        lines = export_lines(self.store, chosen, vectors=vectors, embedder=self.embedder)
+        async with aclosing(lines) as dump:
+            async for line in dump:
+                yield line
+
+    async def export(
+        self, path: str | Path, *, groups: str | Sequence[str] | None = None, vectors: bool = False
+    ) -> dict[str, dict[str, int]]:
+        """Write the dump of ``groups`` to ``path`` (``.gz``: compressed); the file appears only when it
+        is complete. Returns the records written, per group and kind."""
+        return await write_dump(self.export_lines(groups=groups, vectors=vectors), Path(path))
+
+    async def load(self, source: str | Path | Dump, *, into: str | None = None) -> LoadReport:
+        """Load a dump (a file, or one already read with ``epigraph.transfer.read``) into this graph's
+        store: every line is checked first (InputError naming the line and field), every target group
+        must be empty, and each group is written in one transaction. ``into``: load a one-group dump as
+        that group. Embeddings are the dump's when it has this graph's embedder's, else computed."""
+        await self.open()
+        dump = source if isinstance(source, Dump) else await asyncio.to_thread(read_dump, Path(source))
+        return await load(self.store, self.embedder, dump, into=into)
