@@ -532,7 +532,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
                 c = by_name[q.conversation]
                 rows.append(await ask_graph(kg, name, q, c.group, c.now, mode, options))
                 rows[-1].extra["mode"] = mode
-        for baseline in BASELINES:
+        for baseline in () if args.no_baselines else BASELINES:
             for q in questions:
                 c = by_name[q.conversation]
                 rows.append(await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
@@ -625,7 +625,8 @@ def notes_of(
             else []
         ),
         f"run: {read}; {len(questions)} questions of categories 1-4 whose evidence is in the sessions read"
-        + (f", ingested in {args.mode} mode" if args.mode else ""),
+        + (f", ingested in {args.mode} mode" if args.mode else "")
+        + ("; no baseline rows (--no-baselines)" if args.no_baselines else ""),
         f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in the "
         f"Mem0 and Zep papers), {args.votes} vote(s) per distinct answer to a question"
         + (f" at temperature {args.judge_temperature}" if args.votes > 1 else "")
@@ -679,6 +680,9 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "--gold", type=Path, action="append", help="a gold extraction set (default: bench/data's)"
     )
     parser.add_argument("--no-gold", action="store_true", help="no gold_graph row")
+    parser.add_argument(
+        "--no-baselines", action="store_true", help="no full_context and episodes rows (a trial of the graph)"
+    )
     parser.add_argument("--scripted", action="store_true", help="offline: scripted model, hash embedder")
     parser.add_argument("--results-dir", type=Path, help="where qa.json goes (default bench/results)")
     parser.add_argument("--details", type=Path, help="also write every answer as JSON lines here")

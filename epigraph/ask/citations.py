@@ -5,14 +5,18 @@ at once; a ``[`` holds the text back until its ``]`` (or until it clearly is not
 of ids keeps the ids that were observed and drops the others (they are listed in ``dropped``), so no
 reader ever sees a citation of something no lookup returned. ``[none]`` is the model's mark for "nothing
 shown answers this": it is taken out of the text and sets ``declared_none``. ``first_mark`` says what the
-first decisive bracket was (``"none"``, or ``"cited"`` for one that kept a shown id): an answer whose
-first mark is ``none`` declares that nothing shown answers the question (``ask``'s auto mode then looks
-further).
+first decisive bracket was (``"none"``, or ``"cited"`` for one that kept a shown id). A reply that
+*begins* with ``[none]``, before any text, declines (``declined``: ``ask``'s auto mode then looks
+further); a ``[none]`` after text ends an answer that cites nothing. The local 1.5B model, held to a
+grammar that let any sentence end in ``[none]``, wrote its answer citing "(F1)" in parentheses or "by
+E5" and closed it with ``[none]``: read as a decline, ten of 105 LoCoMo questions ended in "nothing
+known" although the context held the answer (``bench/results/qa.json`` at f491a14).
 
 :func:`cited_answer_grammar` makes citing a rule rather than a request, for endpoints that accept a
-GBNF grammar (the local model): every sentence ends with a bracket of shown ids, or ``[none]``. A 1.5B
-model asked politely copied the facts' "(from ...; current)" and cited nothing; held to the grammar it
-cites the fact it used. Pure: no I/O.
+GBNF grammar (the local model): the reply is ``[none]`` alone, or one to three sentences (at most 300
+characters each), each ending with a bracket of shown ids or ``[none]``. A 1.5B model asked politely
+copied the facts' "(from ...; current)" and cited nothing; held to the grammar it cites the fact it
+used. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ _ID = re.compile(r"[FE]\d{1,4}")
 _SEPARATORS = re.compile(r"[\s,;]+")
 HOLD_LIMIT = 48
 """A ``[`` without its ``]`` within this many characters is ordinary text."""
+MAX_SENTENCES = 3
+"""An answer held to the grammar has at most this many cited sentences (the prompt asks for one to three)."""
+MAX_SENTENCE_CHARS = 300
+"""...and each runs at most this many characters before its citation."""
 NONE = "none"
 """``[none]``: the answer's mark that nothing shown answers the question."""
 
@@ -40,9 +48,9 @@ def cited_answer_grammar(labels: Iterable[str]) -> str:
     if not ids:
         raise ValueError("cited_answer_grammar needs at least one id like F1 or E1")
     return (
-        "root ::= sentence+\n"
+        f'root ::= "[" {literal(NONE)} "]" | sentence{{1,{MAX_SENTENCES}}}\n'
         'sentence ::= text " "? "[" refs "]" [.!?]? " "?\n'
-        "text ::= [^\\[\\]\\n<]+\n"
+        f"text ::= [^\\[\\]\\n<]{{1,{MAX_SENTENCE_CHARS}}}\n"
         f'refs ::= ref ("," " "? ref)* | {literal(NONE)}\n'
         f"ref ::= {ids}\n"
     )
@@ -59,6 +67,11 @@ class CitationFilter:
         self.dropped: list[str] = []
         self.declared_none = False
         self.first_mark: Literal["none", "cited"] | None = None
+        self.spoke = False
+        """Whether any text (not a mark) has passed yet."""
+        self.declined = False
+        """Whether the reply began with ``[none]``, before any text: it declines to answer. A ``[none]``
+        after text ends an answer the model did not cite (a small model's way of stopping)."""
 
     def feed(self, text: str) -> str:
         out: list[str] = []
@@ -69,16 +82,20 @@ class CitationFilter:
                     out.append(self._resolve(self._held))
                     self._held = ""
                 elif char == "[":  # a new bracket: the held one was ordinary text
-                    out.append(self._held[:-1])
+                    out.append(self._said(self._held[:-1]))
                     self._held = char
                 elif len(self._held) > HOLD_LIMIT:
-                    out.append(self._held)
+                    out.append(self._said(self._held))
                     self._held = ""
             elif char == "[":
                 self._held = char
             else:
-                out.append(char)
+                out.append(self._said(char))
         return "".join(out)
+
+    def _said(self, text: str) -> str:
+        self.spoke = self.spoke or bool(text.strip())
+        return text
 
     def finish(self) -> str:
         """The text still held back at the end (an unclosed bracket is ordinary text)."""
@@ -89,11 +106,12 @@ class CitationFilter:
         inner = bracket[1:-1].strip()
         if inner.casefold() == NONE:
             self.declared_none = True
+            self.declined = self.declined or (self.first_mark is None and not self.spoke)
             self.first_mark = self.first_mark or "none"
             return ""
         parts = [p for p in _SEPARATORS.split(inner) if p]
         if not parts or not all(_ID.fullmatch(p) for p in parts):
-            return bracket  # not a citation: "[sic]", "[1]", "[]"
+            return self._said(bracket)  # not a citation but text: "[sic]", "[1]", "[]"
         kept = []
         for part in parts:
             if self._known(part):

@@ -140,8 +140,9 @@ class Dialog:
     # -- answering ---------------------------------------------------------------------------------
 
     async def _answer(self, *, probe: bool = False) -> AsyncGenerator[AskChunk, None]:
-        """The answer. ``probe``: an answer whose first mark is ``[none]`` is not shown (it sets
-        ``_declined``, and its stream is closed at that mark); the text is held back until then."""
+        """The answer. ``probe``: an answer that begins with ``[none]`` (declines) is not shown (it sets
+        ``_declined``, and its stream is closed at that mark); the text is held back until the reply
+        either declines or says something else."""
         flt = CitationFilter(lambda label: self.observed.get(label) is not None)
         if not len(self.observed):
             if probe:
@@ -163,7 +164,7 @@ class Dialog:
             completion = await self.llm.complete(request)
             self.meter.add(completion.usage, 1)
             text = (flt.feed(completion.text.strip()) + flt.finish()).rstrip()
-            if probe and flt.first_mark == "none":
+            if probe and flt.declined:
                 self._declined = True
                 return
             yield self._final(text, flt)
@@ -174,10 +175,10 @@ class Dialog:
                 shown = flt.feed(piece)
                 if held is not None:
                     held.append(shown)
-                    if flt.first_mark == "none":
+                    if flt.declined:
                         self._declined = True
                         return  # closes the model's stream
-                    if flt.first_mark is None:
+                    if not flt.spoke and flt.first_mark is None:
                         continue
                     shown, held = "".join(held), None
                 if shown:

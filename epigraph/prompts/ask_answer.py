@@ -44,7 +44,7 @@ EXAMPLE = AskAnswerInput(
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="5",
+    version="6",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",

@@ -2,8 +2,8 @@
 grammar into one Python regular expression, so a test can say which replies a grammar allows.
 
 Covered: rules ``name ::= body``, string literals with escapes, character classes ``[...]`` and
-``[^...]``, grouping, alternation and the ``?``, ``*``, ``+`` operators. A rule that refers to itself,
-directly or not, cannot become a regular expression and raises ``ValueError``.
+``[^...]``, grouping, alternation and the ``?``, ``*``, ``+`` and ``{m,n}`` operators. A rule that
+refers to itself, directly or not, cannot become a regular expression and raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<lit>"(?:[^"\\]|\\.)*")|(?P<cls>\[(?:[^\]\\]|\\.)*\])|(?P<name>[a-zA-Z][a-zA-Z0-9-]*)'
-    r"|(?P<op>[()|?*+]))"
+    r"|(?P<op>[()|?*+]|\{\d+(?:,\d*)?\}))"
 )
 
 

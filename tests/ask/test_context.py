@@ -185,13 +185,14 @@ async def test_auto_answers_from_the_context_when_it_cites(
 async def test_auto_looks_further_when_the_context_answer_finds_nothing(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    """A small context (one episode) whose answer declares [none]: that answer is never shown, the agent
-    looks further from what the context showed, and a second answer cites what it found."""
+    """A small context (one episode) whose answer begins with [none] (declines): that answer is never
+    shown, the agent looks further from what the context showed, and a second answer cites what it
+    found."""
 
     def answer(request: ChatRequest) -> ScriptedReply:
         acme = [label for label, text, *_ in fact_lines(request) if "Acme" in text]
         if not acme:
-            return ScriptedReply("Nothing here says who. [none] So I cannot tell [E1].", chunk_size=3)
+            return ScriptedReply("[none] So I cannot tell who [E1].", chunk_size=3)
         return ScriptedReply(f"Bob works at Acme. [{acme[0]}]", chunk_size=3)
 
     llm = ScriptedLLM(
@@ -226,12 +227,28 @@ async def test_auto_does_not_answer_twice_from_the_same_context(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     """The agent added nothing new: the answer says the graph holds nothing, without a second call."""
-    llm = ScriptedLLM({"ask_answer": "Nothing says so. [none]", "ask_plan": plan("answer", "Nothing more.")})
+    llm = ScriptedLLM({"ask_answer": "[none]", "ask_plan": plan("answer", "Nothing more.")})
     async with graph(store, embedder, llm) as kg:
         answer = await kg.ask("What is Alice's cat called?", streaming=False)
     assert answer.ok and answer.text == NOTHING and answer.citations == ()
     assert answer.thoughts == (LOOKING_FURTHER, "Nothing more.")
     assert len(llm.calls_for("ask_answer")) == 1 and answer.usage.calls == 2
+
+
+async def test_auto_shows_an_answer_that_ends_in_none_after_saying_something(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """A small model that writes its answer and then, finding nothing to cite, ends it with [none] has
+    answered: the answer is shown as it streams, and the agent is not asked."""
+    llm = ScriptedLLM(
+        {"ask_answer": ScriptedReply("Alice's cat is called Tom, as she said. [none]", chunk_size=4)}
+    )
+    async with graph(store, embedder, llm) as kg:
+        chunks = await dialog(kg, "What is Alice's cat called?")
+    assert answer_text(chunks).rstrip() == "Alice's cat is called Tom, as she said."
+    assert not llm.calls_for("ask_plan") and chunks[-1].usage is not None and chunks[-1].usage.calls == 1
+    answers = [c for c in chunks if c.chunk_type == "answer"]
+    assert len(answers) > 2, "streamed in pieces, not held back to the end"
 
 
 async def test_auto_on_an_empty_graph_asks_the_agent_and_says_nothing_is_known(

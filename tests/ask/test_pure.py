@@ -122,6 +122,10 @@ def test_the_answer_grammar_allows_only_cited_sentences_of_shown_ids() -> None:
     assert not allowed(shown, "Alice lives in Berlin [F3].")  # an id nobody showed
     assert not allowed(shown, "Alice lives in Berlin<|im_end|> [F1]")  # special tokens' text
     assert not allowed(shown, "Alice lives\nin Berlin [F1]")
+    assert allowed(shown, "[none]"), "declining is the whole reply"
+    three = "Alice lives in Berlin [F1]. She moved [F2]. She works at Globex [E1]."
+    assert allowed(shown, three) and not allowed(shown, three + " She is happy [F1].")  # at most three
+    assert allowed(shown, "x" * 300 + " [F1]") and not allowed(shown, "x" * 301 + " [F1]")
     with pytest.raises(ValueError, match="at least one id"):
         cited_answer_grammar(["x1", "F"])
 
@@ -142,6 +146,22 @@ def test_the_period_a_question_names() -> None:
     assert period_bounds("2020") == (datetime(2020, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))
     assert period_bounds("2023-12") == (datetime(2023, 12, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC))
     assert period_bounds("June") is None and period_bounds(None) is None
+
+
+def test_only_a_reply_that_begins_with_none_declines() -> None:
+    declined = CitationFilter(KNOWN.__contains__)
+    assert declined.feed(" [no") == " " and not declined.declined and not declined.spoke
+    declined.feed("ne] Anything after it.")
+    assert declined.declined and declined.spoke
+    stopped = CitationFilter(KNOWN.__contains__)
+    assert stopped.feed("Berlin, as she said. [none]") == "Berlin, as she said. "
+    assert stopped.declared_none and not stopped.declined, "text first: an answer without a citation"
+    sic = CitationFilter(KNOWN.__contains__)
+    sic.feed("[sic] [none]")
+    assert sic.spoke and not sic.declined, "an ordinary bracket is text"
+    cited = CitationFilter(KNOWN.__contains__)
+    cited.feed("[F1] [none]")
+    assert not cited.spoke and not cited.declined
 
 
 def test_the_first_mark_says_whether_an_answer_declined() -> None:
