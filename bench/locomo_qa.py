@@ -71,7 +71,7 @@ from epigraph.ask.observations import day
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
-from epigraph.graph.search import EPISODES_HYBRID
+from epigraph.graph.search import EPISODES_HYBRID, EpisodeResult
 from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
 from epigraph.prompts import ask_answer, qa_judge
 from epigraph.prompts.protocol import LLM
@@ -230,6 +230,12 @@ def conversation_lines(conversation: Conversation, window: int) -> list[str]:
     return [f"E{i} {line}" for i, line in enumerate(reversed(kept), 1)]
 
 
+async def top_episodes(kg: KnowledgeGraph, question: str, group: str) -> list[EpisodeResult]:
+    """The ``episodes`` baseline's context: the top episodes of a hybrid episode search."""
+    found = await kg.search(question, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=group)
+    return list(found.episodes)
+
+
 async def ask_baseline(
     kg: KnowledgeGraph, llm: LLM, row: str, q: Question, conversation: Conversation, full: list[str]
 ) -> Row:
@@ -237,12 +243,8 @@ async def ask_baseline(
     if row == "full_context":
         lines = full
     else:
-        found = await kg.search(
-            q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=conversation.group
-        )
-        lines = [
-            f"E{i} [{day(r.episode.reference_time)}]: {r.content}" for i, r in enumerate(found.episodes, 1)
-        ]
+        found = await top_episodes(kg, q.text, conversation.group)
+        lines = [f"E{i} [{day(r.episode.reference_time)}]: {r.content}" for i, r in enumerate(found, 1)]
     text, context, input_tokens = await answer_with(llm, q.text, conversation.now, lines)
     latency = (time.perf_counter() - started) * 1000
     return Row(row, q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_results
-from locomo_qa import CATEGORIES, GROUP, TOP_EPISODES, Question, conversations_of, interleaved
+from locomo_qa import CATEGORIES, GROUP, Question, conversations_of, interleaved, top_episodes
 
 from epigraph import KnowledgeGraph
 from epigraph.ask.context import PARTS, Part, assemble
@@ -45,7 +45,6 @@ from epigraph.ask.observations import Observations
 from epigraph.ask.options import AskOptions
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
-from epigraph.graph.search import EPISODES_HYBRID
 from epigraph.tokens import aload_encoding, count_text_tokens
 
 
@@ -102,10 +101,10 @@ async def context_of(
     )
 
 
-async def top_episodes(kg: KnowledgeGraph, q: Question, group: str) -> Shown:
-    found = await kg.search(q.text, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=group)
-    shown = {r.episode.name for r in found.episodes}
-    tokens = sum(count_text_tokens(r.content) for r in found.episodes)
+async def episodes_baseline(kg: KnowledgeGraph, q: Question, group: str) -> Shown:
+    found = await top_episodes(kg, q.text, group)
+    shown = {r.episode.name for r in found}
+    tokens = sum(count_text_tokens(r.content) for r in found)
     evidence = set(q.evidence)
     n = len(evidence & shown)
     return Shown(q.category, len(evidence), n, n, tokens)
@@ -152,7 +151,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, float], list[str], li
         for q in questions:
             c = by_name[q.conversation]
             now = to_utc(datetime.fromisoformat(c.now))
-            rows.setdefault("episodes", []).append(await top_episodes(kg, q, c.group))
+            rows.setdefault("episodes", []).append(await episodes_baseline(kg, q, c.group))
             for v in variants:
                 rows.setdefault(v.name, []).append(await context_of(kg, q, c.group, now, v, names))
     labels = {"episodes": "episodes"} | {v.name: f"v{i}" for i, v in enumerate(variants, 1)}
