@@ -112,14 +112,18 @@ def test_a_broker_of_run_exits_when_run_is_killed(kafka_bootstrap: str, tmp_path
     broker. (``kafka_bootstrap``: only where the suite has Kafka, i.e. the jars are built.)"""
     pid_file = tmp_path / "pid"
     script = f'echo "$EPIGRAPH_KAFKA_PID" > {pid_file}; exec sleep 600'
-    runner = subprocess.Popen(
-        [sys.executable, str(_PATH), "run", "--", "sh", "-c", script],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    errors = tmp_path / "run.err"
+    with errors.open("wb") as err:
+        runner = subprocess.Popen(
+            [sys.executable, str(_PATH), "run", "--", "sh", "-c", script],
+            stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+        )  # fmt: skip
     try:
         deadline = time.monotonic() + 180
         while not pid_file.exists() or not pid_file.read_text().strip():
-            assert runner.poll() is None and time.monotonic() < deadline, "kafkactl run started no broker"
+            assert runner.poll() is None and time.monotonic() < deadline, (
+                f"kafkactl run started no broker (exit {runner.poll()}): {errors.read_text()[-2000:]}"
+            )
             time.sleep(0.5)
         broker = int(pid_file.read_text())
         assert kafkactl.serverctl.is_launcher(kafkactl.TOOL, broker)
