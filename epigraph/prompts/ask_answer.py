@@ -2,8 +2,12 @@
 as [E1], and writing [none] when nothing shown answers the question.
 
 Beside the facts and episodes it may show summaries, never cited: "About" (the entities the question
-names, from the one-call context or an entity lookup) and, after the episodes, the running summaries of
-the conversations the facts and episodes come from (a block only when there are some).
+names, from the one-call context or an entity lookup) and, last, the running summaries of the
+conversations the facts and episodes come from (a block only when there are some).
+
+The episodes (what was said, in the speakers' words) come before the facts (short dated notes drawn from
+them): with the facts first, the 1.5B model answered "what did X say / do" from a lossy fact line where
+the episode beside it had the words (v7; see docs/decisions/2026-11-25-ask.md).
 
 The facts block lists each fact with its validity window and whether it still holds "now" (the
 dialog's ``as_of``), so the model answers a question about the past from what held then and never
@@ -44,7 +48,7 @@ EXAMPLE = AskAnswerInput(
 
 PROMPT: Prompt[AskAnswerInput, str] = Prompt(
     name="ask_answer",
-    version="6",
+    version="7",
     input_model=AskAnswerInput,
     output_model=None,
     response_type="text",

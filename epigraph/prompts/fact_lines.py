@@ -194,8 +194,9 @@ def fact_line_rules(
     fact = f'" " relation " [" name "]" tail{extra}'
     rules = [
         f'line ::= "[" name "]" ( {fact} )?' if alone else f'line ::= "[" name "]" {fact}',
-        f"relation ::= word ( \" \" word ){{0,{_MAX_RELATION_WORDS - 1}}}",
-        "word ::= [^\\[\\]\\n{}| ]{1,20}",
+        f'relation ::= word ( " " word ){{0,{_MAX_RELATION_WORDS - 1}}}',
+        # one sentence: "was so powerful. None. (No.)" is not a relation
+        "word ::= [^\\[\\]\\n{}|.!?() ]{1,20}",
         f"tail ::= ( [ ,] [^\\[\\]\\n{{}}|.!?#]{{1,{_MAX_TAIL}}} )?",
         name_rules(names, types, entity_attributes),
     ]

@@ -102,7 +102,7 @@ async def test_the_one_call_context_shows_the_summary_in_a_part_of_its_own_besid
         (call,) = llm.calls_for("ask_answer")
         assert str(call.variables["summaries"]).startswith("Alice: ")
         user = call.request.messages[-1]["content"]
-        order = ["About:\nAlice: ", "Facts:", "Episodes:", "Conversation summaries (background;", "Question:"]
+        order = ["About:\nAlice: ", "Episodes:", "Facts:", "Conversation summaries (background;", "Question:"]
         assert [user.index(part) for part in order] == sorted(user.index(part) for part in order), mode
         assert user.count(SUMMARY) == 1 and not llm.calls_for("ask_plan")
         assert {c.kind for c in chunks[-1].citations} == {"fact"} and answer_text(chunks) == f"{LISBON} [F1]"

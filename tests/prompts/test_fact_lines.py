@@ -3,6 +3,8 @@ scripted model answers, and the grammar that holds a model to them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from epigraph.prompts.fact_lines import (
@@ -98,3 +100,13 @@ def test_the_grammars_name_what_may_be_written() -> None:
     assert 'line ::= "[" name "]" (' in alone
     names = name_list_grammar(3, ["Person"])
     assert names.startswith('root ::= "none\\n" | name ( "; " name ){0,2} "\\n"') and '"Person"' in names
+
+
+def test_a_relation_word_stays_within_one_sentence() -> None:
+    """The 1.5B model wrote "[LGBTQ support group] was so powerful. None. (No.) [Caroline] went ...":
+    a relation's words may not hold a sentence stop or parentheses, so a line is one sentence."""
+    rule = next(r for r in fact_line_rules(["Ann", "Oslo"]).splitlines() if r.startswith("word ::= "))
+    # a GBNF class and {m,n} read as Python's
+    word = re.compile(rule.removeprefix("word ::= ").replace("\\n", "\n"))
+    assert all(word.fullmatch(w) for w in ("moved", "Ann's", "co-founded", "to,"))
+    assert not any(word.fullmatch(w) for w in ("powerful.", "None.", "(No.)", "what?", "wow!"))
