@@ -28,8 +28,9 @@ class FactLines:
 
     def grammar(self, data: Any, max_lines: int) -> str:
         rules = fact_line_rules(
-            (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True
-        )
+            (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True,
+            barred=data.barred(),
+        )  # fmt: skip
         return lines_grammar(rules, max_lines)
 
 

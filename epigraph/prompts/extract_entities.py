@@ -24,7 +24,7 @@ class NameLines:
         return [entity_of(part) for part in read_names(line, data.type_names)]
 
     def grammar(self, data: Any, max_lines: int) -> str:
-        return name_list_grammar(max_lines, data.type_names, data.entity_attributes)
+        return name_list_grammar(max_lines, data.type_names, data.entity_attributes, data.barred())
 
 
 EXAMPLE = ExtractEntitiesInput(

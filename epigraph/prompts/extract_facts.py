@@ -32,7 +32,8 @@ class GivenNameFactLines:
         return [fact_of(read_fact(line))]
 
     def grammar(self, data: Any, max_lines: int) -> str:
-        return lines_grammar(fact_line_rules(data.entities, (), (), data.relation_attributes), max_lines)
+        rules = fact_line_rules(data.entities, (), (), data.relation_attributes, barred=data.barred())
+        return lines_grammar(rules, max_lines)
 
 
 EXAMPLE = ExtractFactsInput(

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 from .base import OutputShape, Prompt
 from .extract_combined import max_facts
 from .extraction import EntityLine, FactLine, decode_fact
-from .fact_lines import fact_line_rules
+from .fact_lines import fact_line_rules, unseen_scripts
 from .grammar import NONE, literal
 from .parsing import ReplyError
 
@@ -74,8 +74,9 @@ class WindowLines:
         """Every turn in order, each ``<n> none`` or 1 to ``max_facts`` of its lines: the model goes
         through the turns one by one and cannot hand a fact to a turn it already passed."""
         rules = fact_line_rules(
-            (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True
-        ).replace("line ::= ", "fact ::= ", 1)
+            (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True,
+            barred=unseen_scripts(data.numbered),
+        ).replace("line ::= ", "fact ::= ", 1)  # fmt: skip
         turns = []
         for n, turn in enumerate(data.turns, start=1):
             lead = literal(f"{n} {turn.speaker}: " if turn.speaker else f"{n} ")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .fact_lines import FactParts, NamePart, read_line
+from .fact_lines import FactParts, NamePart, read_line, unseen_scripts
 from .grammar import NONE
 
 MESSAGE_HEADING = "Speaker: {speaker}\nMessage:"
@@ -40,6 +40,11 @@ class ExtractionInput(BaseModel):
             text = content.lstrip()[len(prefix) :].strip()
             return {"who": MESSAGE_HEADING.format(speaker=speaker), "message": text, **fields}
         return {"who": TEXT_HEADING, "message": content, **fields}
+
+    def barred(self) -> str:
+        """What a grammar keeps out of the reply's free text: the wide scripts this input does not use
+        (:func:`~.fact_lines.unseen_scripts`)."""
+        return unseen_scripts(f"{self.who} {self.message} {self.context}")
 
     def content(self) -> str:
         """The episode's content again ("Speaker: text" for a message)."""

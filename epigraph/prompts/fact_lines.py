@@ -34,7 +34,10 @@ _LINE = re.compile(r"^([^\[\]]*?)\[([^\[\]]+)\]([^\[\]]*?)\[([^\[\]]+)\]([^\[\]]
 _ALONE = re.compile(r"^\[([^\[\]]+)\]\s*$")
 _TYPED = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _ATTRS = re.compile(r"\{([^{}]*)\}\s*$")
-_NAME_WORD = r"[^\[\]\n(){}|,;:.!?# ]{1,20}"
+_NAME_CHARS = r"\[\]\n(){}|,;:.!?# "
+_WIDE_SCRIPTS = (("\u2e80", "\u9fff"), ("\uac00", "\ud7af"), ("\uf900", "\ufaff"), ("\uff00", "\uffef"))
+"""CJK (radicals, kana, bopomofo, unified ideographs), Hangul syllables, CJK compatibility ideographs and
+full-width forms."""
 _MAX_NAME_WORDS = 6
 _MAX_RELATION_WORDS = 5
 _MAX_TAIL = 40
@@ -159,14 +162,29 @@ def read_names(line: str, types: Sequence[str] = ()) -> list[NamePart]:
 # ------------------------------------------------------------------------------------------ grammar
 
 
+def unseen_scripts(text: str) -> str:
+    """The wide scripts' character ranges (:data:`_WIDE_SCRIPTS`) when ``text`` has none of their
+    characters, as the inside of a GBNF character class; "" when it has some. The grammars bar them from
+    a reply's free text: on English turns the 1.5B model drifted into Chinese mid-line ("thankful for
+    all the support and感恩ness", "[Jon's group's skill and grace in表演]"), words no reader of the turn
+    wrote or can match. A text written in one of them keeps them all."""
+    if any(low <= ch <= high for ch in text for low, high in _WIDE_SCRIPTS):
+        return ""
+    return "".join(f"{low}-{high}" for low, high in _WIDE_SCRIPTS)
+
+
 def _alternatives(values: Sequence[str]) -> str:
     return "(" + " | ".join(literal(v) for v in values) + ")"
 
 
-def name_rules(names: Sequence[str] = (), types: Sequence[str] = (), attributes: Sequence[str] = ()) -> str:
-    """GBNF for a name (rule ``name``): one of ``names`` when given, else free text; with ``types``,
+def name_rules(
+    names: Sequence[str] = (), types: Sequence[str] = (), attributes: Sequence[str] = (), barred: str = ""
+) -> str:
+    """GBNF for a name (rule ``name``): one of ``names`` when given, else free text (without the
+    characters of ``barred``, the inside of a character class: :func:`unseen_scripts`); with ``types``,
     optionally followed by `` (Type)`` or `` (Type, key=value)`` for the declared ``attributes``."""
-    free = f'{_NAME_WORD} ( " " {_NAME_WORD} ){{0,{_MAX_NAME_WORDS - 1}}}'
+    word = f"[^{_NAME_CHARS}{barred}]{{1,20}}"
+    free = f'{word} ( " " {word} ){{0,{_MAX_NAME_WORDS - 1}}}'
     rules = [f"text ::= {_alternatives(names) if names else free}"]
     if types:
         kv = ""
@@ -187,18 +205,20 @@ def fact_line_rules(
     relation_attributes: Sequence[str] = (),
     *,
     alone: bool = False,
+    barred: str = "",
 ) -> str:
     """GBNF defining ``line`` as one fact line of this format (see :func:`name_rules` for names); with
-    ``alone`` a bare ``[name]`` line is allowed too."""
+    ``alone`` a bare ``[name]`` line is allowed too; its free text never holds a character of
+    ``barred`` (:func:`unseen_scripts`)."""
     extra = ' ( " {" rkey "=" rvalue ( ", " rkey "=" rvalue )* "}" )?' if relation_attributes else ""
     fact = f'" " relation " [" name "]" tail{extra}'
     rules = [
         f'line ::= "[" name "]" ( {fact} )?' if alone else f'line ::= "[" name "]" {fact}',
         f'relation ::= word ( " " word ){{0,{_MAX_RELATION_WORDS - 1}}}',
         # one sentence: "was so powerful. None. (No.)" is not a relation
-        "word ::= [^\\[\\]\\n{}|.!?() ]{1,20}",
-        f"tail ::= ( [ ,] [^\\[\\]\\n{{}}|.!?#]{{1,{_MAX_TAIL}}} )?",
-        name_rules(names, types, entity_attributes),
+        f"word ::= [^\\[\\]\\n{{}}|.!?() {barred}]{{1,20}}",
+        f"tail ::= ( [ ,] [^\\[\\]\\n{{}}|.!?#{barred}]{{1,{_MAX_TAIL}}} )?",
+        name_rules(names, types, entity_attributes, barred),
     ]
     if relation_attributes:
         rules.append(f"rkey ::= {_alternatives(relation_attributes)}")
@@ -206,11 +226,14 @@ def fact_line_rules(
     return "\n".join(rules)
 
 
-def name_list_grammar(max_names: int, types: Sequence[str] = (), attributes: Sequence[str] = ()) -> str:
+def name_list_grammar(
+    max_names: int, types: Sequence[str] = (), attributes: Sequence[str] = (), barred: str = ""
+) -> str:
     """GBNF of a name-list reply: ``none``, or ONE line of 1 to ``max_names`` names separated by ``; ``
-    (one line, so a model cannot go on listing "none" or the same names line after line)."""
+    (one line, so a model cannot go on listing "none" or the same names line after line); names
+    without the characters of ``barred`` (:func:`unseen_scripts`)."""
     rest = f'( "; " name ){{0,{max(0, max_names - 1)}}}'
-    return f'root ::= "{NONE}\\n" | name {rest} "\\n"\n' + name_rules((), types, attributes) + "\n"
+    return f'root ::= "{NONE}\\n" | name {rest} "\\n"\n' + name_rules((), types, attributes, barred) + "\n"
 
 
 def write_name(name: str, entity_type: str | None = None, attributes: dict[str, Any] | None = None) -> str:

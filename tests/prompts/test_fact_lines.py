@@ -4,6 +4,7 @@ scripted model answers, and the grammar that holds a model to them."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from epigraph.prompts.fact_lines import (
     read_names,
     relation_words,
     time_words,
+    unseen_scripts,
     write_fact,
 )
 from epigraph.prompts.parsing import ReplyError
@@ -102,11 +104,43 @@ def test_the_grammars_name_what_may_be_written() -> None:
     assert names.startswith('root ::= "none\\n" | name ( "; " name ){0,2} "\\n"') and '"Person"' in names
 
 
+def classes(grammar: str) -> dict[str, re.Pattern[str]]:
+    """Each rule's character classes as Python patterns (a GBNF class reads as Python's)."""
+    return {
+        name.strip(): re.compile(
+            "|".join(re.findall(r"\[\^(?:[^\]\\]|\\.)*\]", body)).replace("\\n", "\n") + "+"
+        )
+        for name, _, body in (line.partition("::=") for line in grammar.splitlines())
+        if "[^" in body
+    }
+
+
 def test_a_relation_word_stays_within_one_sentence() -> None:
     """The 1.5B model wrote "[LGBTQ support group] was so powerful. None. (No.) [Caroline] went ...":
     a relation's words may not hold a sentence stop or parentheses, so a line is one sentence."""
-    rule = next(r for r in fact_line_rules(["Ann", "Oslo"]).splitlines() if r.startswith("word ::= "))
-    # a GBNF class and {m,n} read as Python's
-    word = re.compile(rule.removeprefix("word ::= ").replace("\\n", "\n"))
+    word = classes(fact_line_rules(["Ann", "Oslo"]))["word"]
     assert all(word.fullmatch(w) for w in ("moved", "Ann's", "co-founded", "to,"))
     assert not any(word.fullmatch(w) for w in ("powerful.", "None.", "(No.)", "what?", "wow!"))
+
+
+@pytest.mark.parametrize(
+    "grammar",
+    [
+        lambda barred: fact_line_rules(alone=True, barred=barred),
+        lambda barred: fact_line_rules(["Ann"], barred=barred),
+        lambda barred: name_list_grammar(4, barred=barred),
+    ],
+    ids=["free names", "given names", "name list"],
+)
+def test_a_reply_about_a_text_in_latin_letters_writes_no_wide_script(grammar: Any) -> None:
+    """On English turns the 1.5B model wrote "support and感恩ness": a reply about a text without CJK,
+    Hangul or full-width characters may not write them in its free text (names, relation, tail); a
+    reply about a text that has them may."""
+    english = unseen_scripts("Caroline: I was so thankful for all the support!")
+    assert unseen_scripts("Mei: 我很感恩 all the support") == "" and english
+    barred, free = classes(grammar(english)), classes(grammar(unseen_scripts("Mei: 我很感恩")))
+    assert barred and barred.keys() == free.keys()
+    for rule in barred:
+        assert barred[rule].fullmatch("thankful") and free[rule].fullmatch("thankful"), rule
+        assert not any(barred[rule].fullmatch(w) for w in ("感恩ness", "表演", "한국", "ｆｕｌｌ")), rule
+        assert all(free[rule].fullmatch(w) for w in ("感恩ness", "表演", "한국")), rule

@@ -14,7 +14,9 @@ from typing import Any
 from epigraph.llm import EndpointProfile
 from epigraph.llm.profiles import local_model_profile
 from epigraph.prompts import extract_combined as ep
+from epigraph.prompts import extract_entities as en
 from epigraph.prompts import extract_facts as fp
+from epigraph.prompts import extract_window as ew
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
 from epigraph.testing.server import FakeOpenAIServer, Reply
@@ -127,3 +129,23 @@ async def test_the_grammar_goes_only_to_endpoints_that_accept_one() -> None:
 
 def test_the_local_models_profile_constrains_replies_by_grammar() -> None:
     assert local_model_profile(8192).grammar and not EndpointProfile().grammar
+
+
+def test_every_extraction_grammar_bars_wide_scripts_from_a_reply_about_latin_text() -> None:
+    """The grammar of each extraction prompt keeps CJK, Hangul and full-width characters out of the
+    reply's free text when the episode (or window) has none, and allows them when it has some."""
+    wide = "\u2e80-\u9fff"
+
+    def grammars(speaker: str, text: str) -> list[str]:
+        fields = ExtractionInput.of(f"{speaker}: {text}", speaker)
+        return [
+            en.PROMPT.lines.grammar(en.ExtractEntitiesInput(**fields), 3),
+            fp.PROMPT.lines.grammar(fp.ExtractFactsInput(**fields, entities=[speaker]), 3),
+            ep.PROMPT.lines.grammar(ep.ExtractCombinedInput(**fields), 3),
+            ew.PROMPT.lines.grammar(
+                ew.ExtractWindowInput(turns=[ew.WindowTurn(speaker=speaker, message=text)]), 3
+            ),
+        ]
+
+    assert all(wide in g for g in grammars("Caroline", "I was so thankful for all the support!"))
+    assert not any(wide in g for g in grammars("Mei", "我很感恩 for all the support!"))
