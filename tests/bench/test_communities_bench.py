@@ -38,14 +38,9 @@ def test_the_bench_measures_a_build_and_an_update_after_one_episode(tmp_path: Pa
     metrics = json.loads((tmp_path / "communities.json").read_text(encoding="utf-8"))["metrics"]
     m = {k.removeprefix("embedded."): v for k, v in metrics.items()}
     assert m["graph.episodes"] == 57 and m["build.communities"] >= 3
-    assert (
-        m["build.calls"] == 1 and m["build.summarized"] == m["build.communities"]
-    )
+    assert m["build.calls"] == 1 and m["build.summarized"] == m["build.communities"]
     assert m["update.calls"] == 1 and m["update.rebuilt"] == 0
     assert 1 <= m["update.summarized"] < m["update.communities"]
-    assert (
-        m["unchanged.calls"] == 0
-        and m["unchanged.kept"] == m["unchanged.communities"]
-    )
+    assert m["unchanged.calls"] == 0 and m["unchanged.kept"] == m["unchanged.communities"]
     assert m["conversation.build.folded"] == 57 and m["conversation.update.folded"] == 1
     assert m["conversation.update.calls"] == 1

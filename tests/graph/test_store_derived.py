@@ -177,7 +177,7 @@ def _summary(group: str, key: str, version: int, text: str) -> ConversationSumma
 async def test_summaries_are_written_version_by_version(
     store: GraphStore, group: str, other_group: str
 ) -> None:
-    key = "room \"42\" / ünïcode"
+    key = 'room "42" / ünïcode'
     first = _summary(group, key, 1, "They met.")
     assert await store.save_conversation_summary(first) is True
     assert await store.save_conversation_summary(_summary(group, key, 1, "Someone else")) is False

@@ -26,9 +26,7 @@ FAMILY = {"Ann": "Bob", "Bob": "Cy", "Cy": "Ann"}
 
 
 def world() -> World:
-    turns = {
-        f"{a}: hi {b}": Turn([a, b], [F(a, b, "KNOWS", f"{a} knows {b}.")]) for a, b in FAMILY.items()
-    }
+    turns = {f"{a}: hi {b}": Turn([a, b], [F(a, b, "KNOWS", f"{a} knows {b}.")]) for a, b in FAMILY.items()}
     turns["Eve: hi Ann"] = Turn(["Eve", "Ann"], [F("Eve", "Ann", "KNOWS", "Eve knows Ann.")])
     built = World(turns=turns)
     built.overrides.update(OVERVIEW_SCRIPT)

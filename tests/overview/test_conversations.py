@@ -32,7 +32,11 @@ class Clock:
 
 
 async def say(
-    store: EmbeddedStore, clock: Clock, text: str, day: int, source: str = CHAT,
+    store: EmbeddedStore,
+    clock: Clock,
+    text: str,
+    day: int,
+    source: str = CHAT,
     status: EpisodeStatus = EpisodeStatus.DONE,
 ) -> Episode:
     episode = Episode(

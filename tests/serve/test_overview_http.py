@@ -19,7 +19,7 @@ from .test_http import T, sse_events
 
 
 def test_conversations_and_communities_over_http(served: Served) -> None:
-    chat = "support/ticket 7: \"urgent\""  # a key with a slash and quotes travels in the path
+    chat = 'support/ticket 7: "urgent"'  # a key with a slash and quotes travels in the path
     turns = [
         {"content": "Ivan met Judy.", "reference_time": "2024-05-02T11:00:00Z", "source": chat},
         {"content": "Judy met Ivan.", "reference_time": T, "source": chat},  # earlier, sent later

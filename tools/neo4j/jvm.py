@@ -15,6 +15,7 @@ Choice: ``NEO4J_JAVA`` if set; else the first of: a JDK 20-22 with the module (L
 newest JDK 23+ with it (with the patch), ``java`` on PATH. JDKs are looked for on PATH, in JAVA_HOME and
 in /usr/lib/jvm. Standard library only.
 """
+
 from __future__ import annotations
 
 import functools
@@ -48,8 +49,9 @@ class Java:
 def probe(path: str) -> Java | None:
     """The Java at ``path`` (``None`` if it does not run)."""
     try:
-        out = subprocess.run([path, "-XshowSettings:properties", "-version"],
-                             capture_output=True, text=True, timeout=30).stderr
+        out = subprocess.run(
+            [path, "-XshowSettings:properties", "-version"], capture_output=True, text=True, timeout=30
+        ).stderr
         modules = subprocess.run([path, "--list-modules"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
