@@ -48,6 +48,11 @@ class ExtractWindowInput(BaseModel):
             for n, t in enumerate(self.turns, start=1)
         )
 
+    def barred(self) -> str:
+        """What a grammar keeps out of the reply's free text, as for one episode
+        (:meth:`.extraction.ExtractionInput.barred`): the wide scripts no turn uses."""
+        return unseen_scripts(self.numbered)
+
 
 class TurnLine(BaseModel):
     """The items of one reply line and the turn (1-based) they belong to."""
@@ -75,7 +80,7 @@ class WindowLines:
         through the turns one by one and cannot hand a fact to a turn it already passed."""
         rules = fact_line_rules(
             (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True,
-            barred=unseen_scripts(data.numbered),
+            barred=data.barred(),
         ).replace("line ::= ", "fact ::= ", 1)  # fmt: skip
         turns = []
         for n, turn in enumerate(data.turns, start=1):
