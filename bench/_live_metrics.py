@@ -52,13 +52,17 @@ def stopped_early(call: CallRecord) -> bool:
 
 def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
     """Each reply as written, with its prompt, how it ended and its episode; ``ends``: (number of calls
-    recorded when the episode ended, its text), in order (one group: episodes never interleave)."""
+    recorded when the episode ended, its text), in order (one group: episodes never interleave). An
+    episode that made no call of its own (a bulk window's later turns: the window's call is its first
+    turn's) gets a row with no prompt, so a replay knows every turn the run ingested."""
     rows, start = [], 0
     for end, episode in ends:
         for call in calls[start:end]:
             rows.append(
                 {"prompt": call.prompt, "finish": call.finish_reason, "episode": episode, "text": call.text}
             )
+        if end == start:
+            rows.append({"prompt": None, "finish": None, "episode": episode, "text": None})
         start = end
     return rows
 

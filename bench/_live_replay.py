@@ -44,6 +44,8 @@ def replayed(path: Path) -> ScriptedLLM:
     reason included): a change that makes one episode ask differently fails that episode, not the rest."""
     queues: dict[tuple[str, str], deque[dict[str, Any]]] = {}
     for row in _rows(path):
+        if row["prompt"] is None:  # an episode that made no call of its own
+            continue
         queues.setdefault((row["prompt"], row["episode"]), deque()).append(row)
 
     def answer(request: ChatRequest) -> ScriptedReply:
