@@ -128,6 +128,12 @@ def test_normalize_constant_scores() -> None:
     assert normalize([-1.0, -2.0], "max") == [1.0, 0.0]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_max_normalization_of_a_tiny_max_beside_large_negatives_is_quiet() -> None:
+    """The division overflows for the negatives; they clip to 0 without a numpy warning."""
+    assert normalize([5e-324, -1e300, 0.0], "max") == [1.0, 0.0, 0.0]
+
+
 def test_normalize_rejects_non_finite_and_unknown() -> None:
     with pytest.raises(ValueError):
         normalize([1.0, math.nan])

@@ -104,7 +104,8 @@ def normalize(scores: Sequence[float], method: Normalization | str = Normalizati
     if method is Normalization.MAX:
         if hi <= 0:
             return [1.0 if s == hi else 0.0 for s in arr.tolist()]
-        return _floats(np.clip(arr / hi, 0.0, 1.0))
+        with np.errstate(over="ignore"):  # a tiny positive max: large negatives overflow, and clip to 0
+            return _floats(np.clip(arr / hi, 0.0, 1.0))
     mean, std = float(arr.mean()), float(arr.std())
     if std == 0.0:
         return [1.0 if method is Normalization.DBSF else 0.0] * len(arr)
