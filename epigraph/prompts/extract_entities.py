@@ -33,7 +33,7 @@ EXAMPLE = ExtractEntitiesInput(
 
 PROMPT: Prompt[ExtractEntitiesInput, ExtractedEntity] = Prompt(
     name="extract_entities",
-    version="3",
+    version="4",
     input_model=ExtractEntitiesInput,
     output_model=None,
     response_type="lines",
