@@ -146,3 +146,16 @@ def roots(word: str) -> frozenset[str]:
         if stripped:
             out.update((form, form + "e"))
     return frozenset(out)
+
+
+def shortening(short: str, word: str) -> bool:
+    """``short`` is a clipped form of ``word`` ("edu"/"education"), or ``word`` of ``short``."""
+    if len(short) > len(word):
+        short, word = word, short
+    return len(short) >= 3 and word.startswith(short) and len(short) * 3 >= len(word)
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether two case-folded words are one up to endings, family or shortening: "kids"/"kid",
+    "dancing"/"dance", "edu"/"education"."""
+    return bool(roots(a) & roots(b)) or shortening(a, b)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention, speaker_of
@@ -28,7 +28,7 @@ from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp
-from ..prompts.extraction import EntityLine, ExtractedEntity, ExtractedFact, ExtractionInput
+from ..prompts.extraction import ExtractedEntity, ExtractedFact, ExtractionInput
 from ..prompts.runtime import PromptResult, stream
 from .context import context_block, context_text, previous_episodes
 from .entities import EntityResolver
@@ -36,7 +36,7 @@ from .events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts
 from .resolution import Decision
-from .speaker import owned
+from .speaker import owned, undecided
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
 
@@ -77,7 +77,7 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
         else:
             await _extract_entities(run, resolver, entity_context)
             lines, _ = await together(
-                _extract_facts(run, resolver.names, fact_context),
+                _extract_facts(run, resolver, resolver.names, fact_context),
                 _timed(run, "resolve_entities", resolver.finish()),
             )
     finally:
@@ -145,36 +145,67 @@ def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
         resolver.add(ExtractedEntity(name=speaker))
 
 
-def _owned(run: EpisodeRun, line: T) -> T:
-    """An extracted line with what the speaker calls "my X" named as the speaker's (``speaker.owned``)."""
-    speaker = speaker_of(run.episode)
-    if speaker is None:
-        return line
-    text = run.episode.content
-    if isinstance(line, ExtractedEntity):
-        return line.model_copy(update={"name": owned(line.name, text, speaker)})
-    if isinstance(line, ExtractedFact):
-        ends = {"source": owned(line.source, text, speaker), "target": owned(line.target, text, speaker)}
-        return line.model_copy(update=ends)
-    return line
+class _Reply:
+    """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
+    speaker's (``speaker.owned``): an entity is handed on to the resolver at once, unless whether it
+    is owned depends on names later in the reply (``speaker.undecided``: "my dance crew took ..."
+    for "dance"); those, and the fact lines, are settled when the reply has ended."""
+
+    def __init__(self, run: EpisodeRun, resolver: EntityResolver, known: Sequence[str] = ()) -> None:
+        self.run, self.resolver = run, resolver
+        self.speaker, self.text = speaker_of(run.episode), run.episode.content
+        self.names = list(known)
+        self.held: list[ExtractedEntity] = []
+        self.facts: list[ExtractedFact] = []
+
+    def take(self, line: object) -> None:
+        if isinstance(line, ExtractedFact):
+            self.names += (line.source, line.target)
+            self.facts.append(line)
+        elif isinstance(line, ExtractedEntity):
+            self.names.append(line.name)
+            if undecided(line.name, self.text, self.speaker):
+                self.held.append(line)
+            else:
+                self._add(line)
+
+    def settle(self) -> list[ExtractedFact]:
+        """The held entities added and the fact lines returned, all judged against the whole reply."""
+        for entity in self.held:
+            self._add(entity)
+        ends = [{"source": self._own(f.source), "target": self._own(f.target)} for f in self.facts]
+        return [fact.model_copy(update=update) for fact, update in zip(self.facts, ends, strict=True)]
+
+    def _add(self, entity: ExtractedEntity) -> None:
+        _add_speaker(self.run, self.resolver)
+        self.resolver.add(entity.model_copy(update={"name": self._own(entity.name)}))
+
+    def _own(self, name: str) -> str:
+        return owned(name, self.text, self.speaker, self.names)
 
 
 async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:
     started = time.perf_counter()
     lines = stream(run.llm, ep.PROMPT, ep.ExtractEntitiesInput(**_inputs(run, context)))
+    reply = _Reply(run, resolver)
     async for entity in lines:
-        _add_speaker(run, resolver)
-        resolver.add(_owned(run, entity))
+        reply.take(entity)
+    reply.settle()
     _absorb(run, lines.result)
     run.report.stage("extract_entities", started)
 
 
-async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[ExtractedFact]:
+async def _extract_facts(
+    run: EpisodeRun, resolver: EntityResolver, names: list[str], context: str
+) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
     started = time.perf_counter()
     lines = stream(run.llm, fp.PROMPT, fp.ExtractFactsInput(**_inputs(run, context), entities=names))
-    facts = [_owned(run, line) async for line in lines]
+    reply = _Reply(run, resolver, known=names)
+    async for line in lines:
+        reply.take(line)
+    facts = reply.settle()
     _absorb(run, lines.result)
     run.report.stage("extract_facts", started)
     return facts
@@ -183,13 +214,10 @@ async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> lis
 async def _extract_combined(run: EpisodeRun, resolver: EntityResolver, context: str) -> list[ExtractedFact]:
     started = time.perf_counter()
     lines = stream(run.llm, cp.PROMPT, cp.ExtractCombinedInput(**_inputs(run, context)))
-    facts: list[ExtractedFact] = []
+    reply = _Reply(run, resolver)
     async for line in lines:
-        _add_speaker(run, resolver)
-        if isinstance(line, EntityLine):
-            resolver.add(_owned(run, line))
-        else:
-            facts.append(_owned(run, line))
+        reply.take(line)
+    facts = reply.settle()
     _absorb(run, lines.result)
     run.report.stage("extract_combined", started)
     return facts
@@ -201,14 +229,10 @@ def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[Extracte
     assert prefetched is not None
     if prefetched.result is not None:  # the window's first turn carries the call and reports on it
         _absorb(run, prefetched.result)
-    facts: list[ExtractedFact] = []
+    reply = _Reply(run, resolver)
     for line in prefetched.lines:
-        _add_speaker(run, resolver)
-        if isinstance(line, EntityLine):
-            resolver.add(_owned(run, line))
-        else:
-            facts.append(_owned(run, line))
-    return facts
+        reply.take(line)
+    return reply.settle()
 
 
 async def _resolve_facts(

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots
+from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots, shortening
 from .policy import NOT_ENTITY_TYPES, SYNONYMS, GroundingPolicy
 
 if TYPE_CHECKING:
@@ -71,17 +71,10 @@ class Grounding:
         forms = roots(word)
         if forms & self._roots or forms & self._synonyms:
             return True
-        return any(_shortening(w, word) for w in self._words)
+        return any(shortening(w, word) for w in self._words)
 
     def _initials_runs(self, size: int) -> set[str]:
         return {self._initials[i : i + size] for i in range(len(self._initials) - size + 1)}
-
-
-def _shortening(short: str, word: str) -> bool:
-    """``short`` is a clipped form of ``word`` ("edu"/"education"), or ``word`` of ``short``."""
-    if len(short) > len(word):
-        short, word = word, short
-    return len(short) >= 3 and word.startswith(short) and len(short) * 3 >= len(word)
 
 
 def _is_acronym(name: str) -> bool:

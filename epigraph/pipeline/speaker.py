@@ -9,20 +9,60 @@ business" here (the gold convention, and what keeps Jon's business apart from Gi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from ..language import LUCENE_STOP_WORDS
+from ..language import LUCENE_STOP_WORDS, plain_words, same_word
 
 _POSSESSED = re.compile(r"['’]s\b")
 
 
-def owned(name: str, text: str, speaker: str | None) -> str:
+def owned(name: str, text: str, speaker: str | None, others: Sequence[str] = ()) -> str:
     """``name`` as the speaker's when ``text`` (the speaker's message) says "my <name>" or "my own
-    <name>" as a whole phrase (not "my <name> crew"): "business" -> "Jon's business". Names that already
-    have an owner, or are the speaker, stay."""
-    if speaker is None or not name or _POSSESSED.search(name) or name.casefold() == speaker.casefold():
+    <name>", each word of the name there as itself or up to endings or a shortening
+    (``language.same_word``): "business" -> "Jon's business", "education" after "my edu" ->
+    "Caroline's education". Names that already have an owner, or are the speaker, stay.
+
+    When a content word follows the phrase it is a verb ("my team won": Gina's team) or the rest of a
+    longer name ("my dance crew" when the model named "dance"), which words alone cannot tell apart;
+    ``others`` (the other names of the same reply) can: the name is owned unless another of them holds
+    it as a part ("dance" beside "dance crew" is the crew's kind, not Jon's). :func:`undecided` says
+    when the answer depends on them."""
+    followed = _followed(name, text, speaker)
+    mine = f"{speaker}'s {name}"
+    longer = [other for other in others if plain_words(other) != plain_words(mine)]  # not itself, owned
+    if not followed or (all(followed) and _part_of_another(plain_words(name), longer)):
         return name
-    for found in re.finditer(rf"\bmy\s+(?:own\s+)?{re.escape(name)}\b", text, re.IGNORECASE):
-        after = text[found.end() :].split(maxsplit=1)
-        if not after or not after[0][:1].isalpha() or after[0].casefold() in LUCENE_STOP_WORDS:
-            return f"{speaker}'s {name}"  # the whole phrase: "my dance" in "my dance crew" is not it
-    return name
+    return mine
+
+
+def undecided(name: str, text: str, speaker: str | None) -> bool:
+    """Whether :func:`owned` of ``name`` depends on the reply's other names (every "my <name>" in
+    ``text`` is followed by a content word)."""
+    followed = _followed(name, text, speaker)
+    return bool(followed) and all(followed)
+
+
+def _followed(name: str, text: str, speaker: str | None) -> list[bool]:
+    """For each "my <name>" of ``text``: whether a content word follows it. None when ``name`` cannot
+    be the speaker's (no speaker, already owned, the speaker)."""
+    if speaker is None or not name or _POSSESSED.search(name) or name.casefold() == speaker.casefold():
+        return []
+    said, named = plain_words(text), plain_words(name)
+    out: list[bool] = []
+    for at, word in enumerate(said):
+        start = at + 2 if said[at + 1 : at + 2] == ["own"] else at + 1
+        end = start + len(named)
+        if word == "my" and end <= len(said) and all(map(same_word, said[start:end], named)):
+            out.append(end < len(said) and said[end] not in LUCENE_STOP_WORDS)
+    return out
+
+
+def _part_of_another(named: list[str], others: Sequence[str]) -> bool:
+    """Whether a longer name among ``others`` holds the words ``named`` in a row."""
+    size = len(named)
+    for other in others:
+        words = plain_words(other)
+        runs = (words[i : i + size] for i in range(len(words) - size + 1))
+        if len(words) > size and any(all(map(same_word, run, named)) for run in runs):
+            return True
+    return False
