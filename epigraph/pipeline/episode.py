@@ -39,6 +39,7 @@ from .resolution import Decision
 from .speaker import owned, undecided
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
+from .titles import titled
 
 T = TypeVar("T")
 
@@ -147,9 +148,10 @@ def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
 
 class _Reply:
     """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
-    speaker's (``speaker.owned``): an entity is handed on to the resolver at once, unless whether it
-    is owned depends on names later in the reply (``speaker.undecided``: "my dance crew took ..."
-    for "dance"); those, and the fact lines, are settled when the reply has ended."""
+    speaker's (``speaker.owned``) and a quoted title as the work (``titles.titled``). An entity is
+    handed on to the resolver at once, unless whether it is owned depends on names later in the reply
+    (``speaker.undecided``: "my dance crew took ..." for "dance"); those, and the fact lines, are
+    settled when the reply has ended."""
 
     def __init__(self, run: EpisodeRun, resolver: EntityResolver, known: Sequence[str] = ()) -> None:
         self.run, self.resolver = run, resolver
@@ -181,7 +183,7 @@ class _Reply:
         self.resolver.add(entity.model_copy(update={"name": self._own(entity.name)}))
 
     def _own(self, name: str) -> str:
-        return owned(name, self.text, self.speaker, self.names)
+        return owned(titled(name, self.text), self.text, self.speaker, self.names)
 
 
 async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:

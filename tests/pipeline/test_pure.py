@@ -21,6 +21,7 @@ from epigraph.pipeline.names import (
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
 from epigraph.pipeline.reports import merge_reports
 from epigraph.pipeline.speaker import owned
+from epigraph.pipeline.titles import titled
 from epigraph.prompts.extraction import ExtractedFact
 
 REF = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
@@ -189,3 +190,14 @@ def test_what_a_speaker_calls_my_x_is_the_speakers() -> None:
     assert owned("kids", "I took the kids out", "Mel") == "kids", "no 'my'"
     assert owned("Mel's kids", "my kids", "Mel") == "Mel's kids" and owned("Jon", "my Jon", "Jon") == "Jon"
     assert owned("kids", "my kids", None) == "kids"
+
+
+def test_a_quoted_title_names_the_work() -> None:
+    said = 'We just did a contemporary piece called "Finding Freedom." It was emotional.'
+    assert titled('"Finding Freedom" piece', said) == "Finding Freedom"
+    assert titled("“Finding Freedom”", said) == "Finding Freedom"
+    assert titled('"Finding Freedom" piece', "a piece called Finding Freedom") == '"Finding Freedom" piece', (
+        "the message quotes no title"
+    )
+    assert titled('"good vibes" attitude', said) == '"good vibes" attitude', "not what the message quotes"
+    assert titled("contemporary piece", said) == "contemporary piece"
