@@ -46,7 +46,7 @@ EXAMPLE = ExtractCombinedInput(
 
 PROMPT: Prompt[ExtractCombinedInput, EntityLine | FactLine] = Prompt(
     name="extract_combined",
-    version="5",
+    version="6",
     input_model=ExtractCombinedInput,
     output_model=None,
     response_type="lines",
