@@ -35,11 +35,11 @@ from .entities import EntityResolver
 from .events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts
+from .naming import possessor, titled
 from .resolution import Decision
 from .speaker import owned, undecided
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
-from .titles import titled
 
 T = TypeVar("T")
 
@@ -148,7 +148,8 @@ def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
 
 class _Reply:
     """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
-    speaker's (``speaker.owned``) and a quoted title as the work (``titles.titled``). An entity is
+    speaker's (``speaker.owned``), and a quoted title or a bare possessive as what it names
+    (``naming``). An entity is
     handed on to the resolver at once, unless whether it is owned depends on names later in the reply
     (``speaker.undecided``: "my dance crew took ..." for "dance"); those, and the fact lines, are
     settled when the reply has ended."""
@@ -183,7 +184,8 @@ class _Reply:
         self.resolver.add(entity.model_copy(update={"name": self._own(entity.name)}))
 
     def _own(self, name: str) -> str:
-        return owned(titled(name, self.text), self.text, self.speaker, self.names)
+        name = possessor(titled(name, self.text), [*([self.speaker] if self.speaker else []), *self.names])
+        return owned(name, self.text, self.speaker, self.names)
 
 
 async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:

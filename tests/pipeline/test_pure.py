@@ -18,10 +18,10 @@ from epigraph.pipeline.names import (
     normalize_text,
     plausible_duplicate,
 )
+from epigraph.pipeline.naming import possessor, titled
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
 from epigraph.pipeline.reports import merge_reports
 from epigraph.pipeline.speaker import owned
-from epigraph.pipeline.titles import titled
 from epigraph.prompts.extraction import ExtractedFact
 
 REF = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
@@ -201,3 +201,11 @@ def test_a_quoted_title_names_the_work() -> None:
     )
     assert titled('"good vibes" attitude', said) == '"good vibes" attitude', "not what the message quotes"
     assert titled("contemporary piece", said) == "contemporary piece"
+
+
+def test_a_bare_possessive_names_its_possessor() -> None:
+    assert possessor("Caroline's", ["Melanie", "Caroline"]) == "Caroline"
+    assert possessor("Jon’s", ["jon"]) == "jon", "as the other name is written"
+    assert possessor("James'", ["James"]) == "James"
+    assert possessor("McDonald's", ["Ann"]) == "McDonald's", "no McDonald beside it"
+    assert possessor("Caroline's job", ["Caroline"]) == "Caroline's job", "not bare"
