@@ -149,10 +149,9 @@ def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
 class _Reply:
     """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
     speaker's (``speaker.owned``), and a quoted title or a bare possessive as what it names
-    (``naming``). An entity is
-    handed on to the resolver at once, unless whether it is owned depends on names later in the reply
-    (``speaker.undecided``: "my dance crew took ..." for "dance"); those, and the fact lines, are
-    settled when the reply has ended."""
+    (``naming``). An entity is handed on to the resolver at once, unless whether it is owned depends
+    on names later in the reply (``speaker.undecided``: "my dance crew took ..." for "dance"); those,
+    and the fact lines, are settled when the reply has ended."""
 
     def __init__(self, run: EpisodeRun, resolver: EntityResolver, known: Sequence[str] = ()) -> None:
         self.run, self.resolver = run, resolver
