@@ -78,7 +78,7 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
         else:
             await _extract_entities(run, resolver, entity_context)
             lines, _ = await together(
-                _extract_facts(run, resolver, resolver.names, fact_context),
+                _extract_facts(run, resolver.names, fact_context),
                 _timed(run, "resolve_entities", resolver.finish()),
             )
     finally:
@@ -151,9 +151,10 @@ class _Reply:
     speaker's (``speaker.owned``), and a quoted title or a bare possessive as what it names
     (``naming``). An entity is handed on to the resolver at once, unless whether it is owned depends
     on names later in the reply (``speaker.undecided``: "my dance crew took ..." for "dance"); those,
-    and the fact lines, are settled when the reply has ended."""
+    and the fact lines, are settled when the reply has ended. A fact-only reply (extract_facts) has no
+    resolver: its names are the ``known`` entities'."""
 
-    def __init__(self, run: EpisodeRun, resolver: EntityResolver, known: Sequence[str] = ()) -> None:
+    def __init__(self, run: EpisodeRun, resolver: EntityResolver | None, known: Sequence[str] = ()) -> None:
         self.run, self.resolver = run, resolver
         self.speaker, self.text = speaker_of(run.episode), run.episode.content
         self.names = list(known)
@@ -179,6 +180,7 @@ class _Reply:
         return [fact.model_copy(update=update) for fact, update in zip(self.facts, ends, strict=True)]
 
     def _add(self, entity: ExtractedEntity) -> None:
+        assert self.resolver is not None, "an entity line in a fact-only reply"
         _add_speaker(self.run, self.resolver)
         self.resolver.add(entity.model_copy(update={"name": self._own(entity.name)}))
 
@@ -198,14 +200,12 @@ async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: 
     run.report.stage("extract_entities", started)
 
 
-async def _extract_facts(
-    run: EpisodeRun, resolver: EntityResolver, names: list[str], context: str
-) -> list[ExtractedFact]:
+async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
     started = time.perf_counter()
     lines = stream(run.llm, fp.PROMPT, fp.ExtractFactsInput(**_inputs(run, context), entities=names))
-    reply = _Reply(run, resolver, known=names)
+    reply = _Reply(run, None, known=names)
     async for line in lines:
         reply.take(line)
     facts = reply.settle()

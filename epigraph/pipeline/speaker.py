@@ -43,8 +43,8 @@ def undecided(name: str, text: str, speaker: str | None) -> bool:
 
 
 def _followed(name: str, text: str, speaker: str | None) -> list[bool]:
-    """For each "my <name>" of ``text``: whether a content word follows it. None when ``name`` cannot
-    be the speaker's (no speaker, already owned, the speaker)."""
+    """For each "my <name>" of ``text``: whether a content word follows it. Empty when ``name``
+    cannot be the speaker's (no speaker, already owned, the speaker)."""
     if speaker is None or not name or _POSSESSED.search(name) or name.casefold() == speaker.casefold():
         return []
     said, named = plain_words(text), plain_words(name)
