@@ -5,8 +5,10 @@ What stays per turn: every line is handed to the turn whose number it bears, and
 it from there exactly as if its own extraction call had written it: its speaker, "my X" as the
 speaker's, its reference time for the time words, grounding in its own text, resolution against the
 graph as the earlier turns left it, one atomic write. What is shared: the call (its cost is charged to
-the window's first turn, whose report also says what the call dropped). A window call that fails, or a
-turn it did not reach (an episode already done is left out), falls back to the turn's own extraction.
+the window's first turn, whose report also says what the call dropped). A window call that fails falls
+back to each turn's own extraction. The turns a reply cut short (at the token cap, or stopped as a
+runaway) never got to go into the next window call; the turn it was cut in keeps the lines it got (its
+report says the reply was cut). An episode already done is left out of the window.
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ async def extract_window(
     store: GraphStore, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
-    turn that states nothing gets an empty list). Empty when the call fails (each turn then extracts on
-    its own)."""
+    turn that states nothing gets an empty list; a turn a cut reply never got to is left out, for the
+    next window). Empty
+    when the call fails (each turn then extracts on its own)."""
     pending = [e for e in episodes if not await _done(store, e)]
     if not pending:
         return {}
@@ -63,7 +66,8 @@ async def extract_window(
         if isinstance(result.error, LLMError):
             return {}
         raise result.error
-    out = {e.uuid: Prefetched() for e in pending}
+    reached = len(pending) if result.complete else max((line.turn for line in found), default=1)
+    out = {e.uuid: Prefetched() for e in pending[:reached]}
     for line in found:
         out[pending[line.turn - 1].uuid].lines.extend(line.items)
     first = out[pending[0].uuid]

@@ -71,8 +71,8 @@ class WindowLines:
         speaker = data.turns[int(number.rstrip(".")) - 1].speaker
         if speaker and rest.startswith(f"{speaker}:"):
             rest = rest[len(speaker) + 1 :]
-        if rest.strip().rstrip(".").casefold() == NONE:
-            return []
+        if rest.strip().rstrip(".").casefold() == NONE:  # kept: it says the reply reached that turn
+            return [TurnLine(turn=int(number.rstrip(".")), items=[])]
         return [TurnLine(turn=int(number.rstrip(".")), items=decode_fact(rest.strip(), data))]
 
     def grammar(self, data: Any, max_lines: int) -> str:
