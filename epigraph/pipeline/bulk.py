@@ -5,10 +5,11 @@ What stays per turn: every line is handed to the turn whose number it bears, and
 it from there exactly as if its own extraction call had written it: its speaker, "my X" as the
 speaker's, its reference time for the time words, grounding in its own text, resolution against the
 graph as the earlier turns left it, one atomic write. What is shared: the call (its cost is charged to
-the window's first turn, whose report also says what the call dropped). A window call that fails falls
-back to each turn's own extraction. The turns a reply cut short (at the token cap, or stopped as a
-runaway) never got to go into the next window call; the turn it was cut in keeps the lines it got (its
-report says the reply was cut). An episode already done is left out of the window.
+the window's first turn, whose report also says what the call dropped). A turn the call did not deliver
+extracts on its own, as in combined mode: every turn of a window whose call failed, and the turns a
+reply cut short (at the token cap, or stopped as a runaway) never got to; the turn it was cut in keeps
+the lines it got (its report says the reply was cut). The next window starts after the last turn of
+this one, so windows stay ``IngestOptions.window`` turns apart. An episode already done is left out.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ async def extract_window(
     store: GraphStore, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
-    turn that states nothing gets an empty list; a turn a cut reply never got to is left out, for the
-    next window). Empty
+    turn that states nothing gets an empty list; a turn a cut reply never got to is left out: it
+    extracts on its own). Empty
     when the call fails (each turn then extracts on its own)."""
     pending = [e for e in episodes if not await _done(store, e)]
     if not pending:

@@ -367,9 +367,11 @@ class Ingestor:
         wanting: set[str] = set()
         last: tuple[int, EpisodeResult] | None = None
         prefetched: dict[str, Prefetched] = {}
+        windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
         for position, (index, episode) in enumerate(members):
-            if options.mode == "bulk" and episode.uuid not in prefetched:
+            if options.mode == "bulk" and episode.uuid not in windowed:
                 window = [e for _, e in members[position : position + max(1, options.window)]]
+                windowed.update(e.uuid for e in window)
                 prefetched.update(await extract_window(self._road.store, self._llm(), options, window))
             trip = Trip(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
             result, wants = await self._road.settle_new(episode, trip)
