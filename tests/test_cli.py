@@ -397,6 +397,18 @@ def test_import_ingests_through_the_mapping(llm_server: ServerThread, tmp_path: 
     assert json.loads(out)["episodes"] == 5
 
 
+def test_import_takes_the_extraction_mode(llm_server: ServerThread, tmp_path: Path, capsys: Capsys) -> None:
+    assert llm_server.server is not None
+    before = len(llm_server.server.chat_requests)
+    argv = ["--db", str(tmp_path / "g.db"), "import", str(LOCOMO), "--mode", "combined", "--json"]
+    code, out, err = run(capsys, argv, llm_env(llm_server))
+    assert code == 0, err
+    assert json.loads(out)["episodes"]["done"] == 5
+    asked = [prompt_of(r.body) for r in llm_server.server.chat_requests[before:]]
+    extraction = [p for p in asked if p and p.startswith("extract")]
+    assert extraction == ["extract_combined"] * 5, "one combined call a turn, no separate-mode calls"
+
+
 def test_a_proposed_mapping_is_shown_saved_and_reused(
     llm_server: ServerThread, tmp_path: Path, capsys: Capsys
 ) -> None:

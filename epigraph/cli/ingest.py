@@ -39,7 +39,7 @@ def register(command: AddCommand) -> None:
     p = command("ingest", cmd_ingest, "ingest a JSONL file of episodes")
     p.add_argument("file", metavar="FILE", help="one JSON object per line: content, reference_time, "
                    "kind, speaker, group, source, name, id (.gz accepted)")  # fmt: skip
-    p.add_argument("--mode", choices=get_args(Mode), help="extraction mode (default: the options' mode)")
+    _mode_option(p)
     p.add_argument("--skip-invalid", action="store_true", help="report and skip bad lines")
     to_kafka.add_options(p)
 
@@ -52,12 +52,20 @@ def register(command: AddCommand) -> None:
     p.add_argument("--limit", type=positive_arg, metavar="N", help="at most N episodes")
     p.add_argument("--skip-invalid", action="store_true", help="report and skip invalid records")
     p.add_argument("--save-mapping", metavar="PATH", help="save the mapping used here")
+    _mode_option(p)
     to_kafka.add_options(p)
 
     p = command("remove", cmd_remove, "delete an episode; facts it retired come back")
     p.add_argument("uuid", metavar="EPISODE_UUID")
     p = command("retry", cmd_retry, "run the group's failed and pending episodes again")
-    p.add_argument("--mode", choices=get_args(Mode))
+    _mode_option(p)
+
+
+def _mode_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--mode", choices=get_args(Mode), help="extraction mode (default: the options' mode; the local "
+        "model's is separate); bulk extracts several turns of a conversation a call"
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------- ingestion
@@ -176,5 +184,5 @@ async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
         extra = {"file": str(plan.path), "group_id": plan.group_id, "mapping_origin": plan.origin}
         if args.to_kafka:
             return await to_kafka.publish(cli, args, valid, extra)
-        await _ingest(cli, kg, valid, check.total, tally, None)
+        await _ingest(cli, kg, valid, check.total, tally, args.mode)
         return outcome.finish(cli, tally, f"imported {plan.path} into group {plan.group_id!r}", extra)
