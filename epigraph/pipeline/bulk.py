@@ -52,9 +52,8 @@ async def extract_window(
     store: GraphStore, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
-    turn that states nothing gets an empty list; a turn a cut reply never got to is left out: it
-    extracts on its own). Empty
-    when the call fails (each turn then extracts on its own)."""
+    turn that states nothing gets an empty list). A turn a cut reply never got to is left out, and so is
+    every turn when the call fails: each of those extracts on its own."""
     pending = [e for e in episodes if not await _done(store, e)]
     if not pending:
         return {}
