@@ -6,10 +6,11 @@ it from there exactly as if its own extraction call had written it: its speaker,
 speaker's, its reference time for the time words, grounding in its own text, resolution against the
 graph as the earlier turns left it, one atomic write. What is shared: the call (its cost is charged to
 the window's first turn, whose report also says what the call dropped). A turn the call did not deliver
-extracts on its own, as in combined mode: every turn of a window whose call failed, and the turns a
-reply cut short (at the token cap, or stopped as a runaway) never got to; the turn it was cut in keeps
-the lines it got (its report says the reply was cut). The next window starts after the last turn of
-this one, so windows stay ``IngestOptions.window`` turns apart. An episode already done is left out.
+extracts on its own, as in combined mode: every turn of a window whose call failed (the first one's
+report says why and is charged for the call), and the turns a reply cut short (at the token cap, or
+stopped as a runaway) never got to; the turn it was cut in keeps the lines it got (its report says the
+reply was cut). The next window starts after the last turn of this one, so windows stay
+``IngestOptions.window`` turns apart. An episode already done is left out.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Prefetched:
     """The window call's record (charged to the first turn only)."""
     result: PromptResult[Any] | None = None
     """The window call's result (first turn only): what it dropped and why it ended."""
+    delivered: bool = True
+    """False when the window call failed: the turn extracts on its own, and (the first turn) reports
+    the failed call and is charged for it."""
 
 
 def _turn(episode: Episode) -> wp.WindowTurn:
@@ -53,7 +57,8 @@ async def extract_window(
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
     turn that states nothing gets an empty list). A turn a cut reply never got to is left out, and so is
-    every turn when the call fails: each of those extracts on its own."""
+    every turn when the call fails but the first, whose entry then carries the failed call
+    (``delivered`` False): each of those extracts on its own."""
     pending = [e for e in episodes if not await _done(store, e)]
     if not pending:
         return {}
@@ -64,7 +69,7 @@ async def extract_window(
     result = lines.result
     if result.error is not None and not found:
         if isinstance(result.error, LLMError):
-            return {}
+            return {pending[0].uuid: Prefetched(records=list(meter.records), result=result, delivered=False)}
         raise result.error
     reached = len(pending) if result.complete else max((line.turn for line in found), default=1)
     out = {e.uuid: Prefetched() for e in pending[:reached]}

@@ -69,10 +69,11 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
     entity_context, fact_context = await _context(run)
     resolver = EntityResolver(run, context=entity_context)
     try:
-        if run.prefetched is not None:
+        if run.prefetched is not None and run.prefetched.delivered:
             lines = _take_prefetched(run, resolver)
             await _timed(run, "resolve_entities", resolver.finish())
         elif run.options.mode in ("combined", "bulk"):
+            _window_failed(run)
             lines = await _extract_combined(run, resolver, entity_context)
             await _timed(run, "resolve_entities", resolver.finish())
         else:
@@ -224,6 +225,13 @@ async def _extract_combined(run: EpisodeRun, resolver: EntityResolver, context: 
     _absorb(run, lines.result)
     run.report.stage("extract_combined", started)
     return facts
+
+
+def _window_failed(run: EpisodeRun) -> None:
+    """Bulk mode, the first turn of a window whose call failed: the failure goes into its report."""
+    failed = run.prefetched.result if run.prefetched is not None else None
+    if failed is not None:
+        run.report.warn(f"extract_window failed ({failed.error}); the window's turns extracted one by one")
 
 
 def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[ExtractedFact]:

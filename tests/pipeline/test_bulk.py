@@ -81,6 +81,10 @@ async def test_a_failed_window_call_falls_back_to_each_turns_own_call(
     assert [c.prompt_name for c in llm.calls].count("extract_window") == 1, "not asked again per turn"
     assert [c.prompt_name for c in llm.calls].count("extract_combined") == 4
     assert [len(r.facts) for r in results] == [0, 2, 1, 1]
+    first = results[0].report
+    assert any("extract_window failed (the window call failed)" in w for w in first.warnings)
+    assert first.per_prompt["extract_window"].calls == 1, "the failed call is charged to the first turn"
+    assert all("extract_window" not in r.report.per_prompt for r in results[1:])
 
 
 async def test_turns_a_cut_window_reply_never_got_to_extract_on_their_own(
