@@ -40,8 +40,8 @@ class Prefetched:
     result: PromptResult[Any] | None = None
     """The window call's result (first turn only): what it dropped and why it ended."""
     delivered: bool = True
-    """False when the window call failed: the turn extracts on its own, and (the first turn) reports
-    the failed call and is charged for it."""
+    """False when the window call failed, or its reply was cut before its first line: the turn
+    extracts on its own, and reports the failed call and is charged for it."""
 
 
 def _turn(episode: Episode) -> wp.WindowTurn:
@@ -57,8 +57,8 @@ async def extract_window(
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
     turn that states nothing gets an empty list). A turn a cut reply never got to is left out, and so is
-    every turn when the call fails but the first, whose entry then carries the failed call
-    (``delivered`` False): each of those extracts on its own."""
+    every turn when the call fails (or is cut before its first line) but the first, whose entry then
+    carries the failed call (``delivered`` False): each of those extracts on its own."""
     pending = [e for e in episodes if not await _done(store, e)]
     if not pending:
         return {}
@@ -71,11 +71,11 @@ async def extract_window(
         if isinstance(result.error, LLMError):
             return {pending[0].uuid: Prefetched(records=list(meter.records), result=result, delivered=False)}
         raise result.error
-    reached = len(pending) if result.complete else max((line.turn for line in found), default=1)
+    reached = len(pending) if result.complete else max((line.turn for line in found), default=0)
     out = {e.uuid: Prefetched() for e in pending[:reached]}
     for line in found:
         out[pending[line.turn - 1].uuid].lines.extend(line.items)
-    first = out[pending[0].uuid]
+    first = out.setdefault(pending[0].uuid, Prefetched(delivered=False))  # cut before any line: undelivered
     first.records, first.result = list(meter.records), result
     return out
 

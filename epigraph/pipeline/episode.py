@@ -231,7 +231,12 @@ def _window_failed(run: EpisodeRun) -> None:
     """Bulk mode, the first turn of a window whose call failed: the failure goes into its report."""
     failed = run.prefetched.result if run.prefetched is not None else None
     if failed is not None:
-        run.report.warn(f"extract_window failed ({failed.error}); the window's turns extracted one by one")
+        why = (
+            str(failed.error)
+            if failed.error is not None
+            else f"reply {_cut_why(failed)} before its first line"
+        )
+        run.report.warn(f"extract_window failed ({why}); the window's turns extracted one by one")
 
 
 def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[ExtractedFact]:

@@ -110,3 +110,18 @@ async def test_turns_a_cut_window_reply_never_got_to_extract_on_their_own(
     assert combined == ["Nice! I live in Rome.", "Acme is in Oslo too."]
     assert [len(r.facts) for r in results] == [0, 1, 1, 1]
     assert results[0].report.truncated and "stopped" in " ".join(results[0].report.warnings)
+
+
+async def test_a_window_reply_cut_before_its_first_line_is_reported_and_every_turn_extracts_alone(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    world = World(TURNS)
+    world.overrides["extract_window"] = lambda request: ScriptedReply("1 Ann: none", finish_reason="length")
+    llm = world.llm()
+    results = await Ingestor(store, llm, embedder, IngestOptions(mode="bulk")).add_episodes(items())
+
+    assert all(r.ok for r in results)
+    assert [c.prompt_name for c in llm.calls].count("extract_combined") == 4
+    assert [len(r.facts) for r in results] == [0, 2, 1, 1]
+    assert any("extract_window failed (reply cut at the token limit" in w for w in results[0].report.warnings)
+    assert results[0].report.per_prompt["extract_window"].calls == 1
