@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -136,7 +137,7 @@ def launch(
     env.pop("KAFKA_EXIT_ON_STDIN_EOF", None)
     if stdin is not subprocess.DEVNULL:
         env["KAFKA_EXIT_ON_STDIN_EOF"] = "1"
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = new_cluster_id()
     for attempt in range(3):  # retry only if someone grabbed a free port in between
         port, controller_port = serverctl.free_port(), serverctl.free_port()
         shutil.rmtree(home / "data", ignore_errors=True)  # a fresh data directory on every try
@@ -150,6 +151,16 @@ def launch(
             return proc, bootstrap
         serverctl.retry_or_exit(TOOL, proc, out, attempt, f"{port} or {controller_port}")
     raise AssertionError("unreachable")
+
+
+def new_cluster_id(random_bytes: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
+    """A KRaft cluster id: 16 random bytes in URL-safe base64, drawn again when it starts with "-"
+    (the storage tool would read it as an option and fail to start, one run in 64; Kafka's own
+    ``Uuid.randomUuid`` redraws the same way)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(random_bytes()).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 # ---------------------------------------------------------------- commands
