@@ -67,15 +67,13 @@ async def extract_window(
     lines = stream(meter, wp.PROMPT, data)
     found: list[wp.TurnLine] = [line async for line in lines]
     result = lines.result
-    if result.error is not None and not found:
-        if isinstance(result.error, LLMError):
-            return {pending[0].uuid: Prefetched(records=list(meter.records), result=result, delivered=False)}
+    if result.error is not None and not found and not isinstance(result.error, LLMError):
         raise result.error
     reached = len(pending) if result.complete else max((line.turn for line in found), default=0)
     out = {e.uuid: Prefetched() for e in pending[:reached]}
     for line in found:
         out[pending[line.turn - 1].uuid].lines.extend(line.items)
-    first = out.setdefault(pending[0].uuid, Prefetched(delivered=False))  # cut before any line: undelivered
+    first = out.setdefault(pending[0].uuid, Prefetched(delivered=False))  # failed, or cut before a line
     first.records, first.result = list(meter.records), result
     return out
 
