@@ -38,8 +38,9 @@ class Answers:
 async def resolve_episode(
     run: EpisodeRun, questions: Sequence[Question], asked: Sequence[tuple[DraftFact, list[Fact]]]
 ) -> Answers:
-    """Ask the model about ``questions`` (entities) and ``asked`` (facts with their candidates)."""
-    if not questions and not asked:
+    """Ask the model about ``questions`` (entities) and ``asked`` (facts with their candidates); no
+    call when there is nothing to ask or the options say not to (``IngestOptions.resolve``): all new."""
+    if not run.options.resolve or (not questions and not asked):
         return Answers()
     size = max(1, run.options.fact_batch)
     chunks = [list(asked[i : i + size]) for i in range(0, len(asked), size)] or [[]]

@@ -186,8 +186,40 @@ async def test_with_retire_off_no_decision_retires_a_fact_and_each_is_reported(
     assert any("none retired (IngestOptions.retire is off)" in w for w in result.report.warnings)
 
 
+async def test_with_resolve_off_no_resolve_call_is_made_a_repeat_still_merges_and_the_rest_stay_new(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """The local model's options: it answered ``new`` to every question, so none is asked; the
+    deterministic rules still merge a fact repeated word for word (and exact names, as ever)."""
+    second = "Melanie: I live near you, Caroline, and I love your city."
+    loves = F("Melanie", "Caroline", "LOVES_CITY_OF", "Melanie loves Caroline's city.")
+    asked: list[ChatRequest] = []
+
+    def resolve(request: ChatRequest) -> str:
+        asked.append(request)
+        return retire_every_candidate(request)
+
+    w = World(
+        {
+            MEL: Turn(["Melanie", "Caroline"], EARLIER),
+            second: Turn(["Melanie", "Caroline"], [EARLIER[0], loves]),
+        },
+        overrides={"resolve_episode": resolve},
+    )
+    result = await _two_turns(store, embedder, w, IngestOptions(fact_similarity_floor=0.0, resolve=False))
+    assert asked == [], "no resolve_episode call"
+    assert result.ok and result.invalidated == []
+    repeat = next(f for f in result.facts if f.text == EARLIER[0].fact)
+    assert len(repeat.episodes) == 2, "the word-for-word repeat extends the earlier fact's provenance"
+    assert loves.fact in [f.text for f in result.facts], "the new fact is kept as new"
+    async with EmbeddedStore(":memory:") as other:
+        asking = await _two_turns(other, embedder, w, IngestOptions(fact_similarity_floor=0.0, retire=False))
+    assert asking.ok and len(asked) == 1, "with resolve on, the same turn asks about its candidates"
+
+
 def test_the_small_model_ingests_without_context_close_candidates_only_and_no_retirements() -> None:
     small = small_model_options()
     assert (small.context_tokens, small.fact_candidates_always, small.retire) == (0, 0, False)
+    assert small.resolve is False and IngestOptions().resolve is True
     assert for_small_model(None) == small
     assert for_small_model(IngestOptions(mode="combined")).context_tokens == IngestOptions().context_tokens
