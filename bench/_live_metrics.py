@@ -13,7 +13,7 @@ Matching rules (stated in the results' notes):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,8 +170,18 @@ async def graph_quality(
     gold_turns = _gold_in(gold_set, turns)
     built = await built_graph(store, gold_set.name, results)
     metrics = entity_quality(gold_turns, built)
-    metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold))
+    episodes = _episodes_of(turns, results)
+    metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold, episodes))
     return metrics
+
+
+def _episodes_of(turns: Sequence[Turn], results: Sequence[EpisodeResult]) -> dict[str, str]:
+    """dia_id -> the uuid of the episode that turn became (results come in the turns' order)."""
+    return {
+        turn.dia_id: result.episode.uuid
+        for turn, result in zip(turns, results, strict=False)
+        if result.episode.content.endswith(turn.text)
+    }
 
 
 def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[str, float]:
@@ -205,7 +215,12 @@ async def fact_quality(
     built: Built,
     embedder: Embedder,
     threshold: float,
+    episode_of: Mapping[str, str] | None = None,
 ) -> dict[str, float]:
+    """Fact recall (same endpoints or meaning), contradictions applied, and restatements merged: a
+    gold fact that restates an earlier one (``duplicate_of``) whose turn the graph counted as one more
+    statement of a built fact matching the first (its provenance holds both turns' episodes;
+    ``episode_of``: dia_id -> episode uuid)."""
     canonical = canonical_ids(gold_set.gold)
     every = {f["id"]: f for t in gold_turns for f in t["facts"]}
     gold = [f for fid, f in every.items() if canonical[fid] == fid]
@@ -229,6 +244,14 @@ async def fact_quality(
         hit = [j for j in olds if (by := built.facts[j].invalidated_by) is not None and by.fact_uuid in news]
         applied += bool(hit)
         explained.update(hit)
+    episode_of = episode_of or {}
+    restated = [
+        (fid, canonical[fid]) for fid in every if canonical[fid] != fid and canonical[fid] in by_meaning
+    ]
+    merged = 0
+    for fid, first in restated:
+        both = {episode_of.get(first.split("#")[0]), episode_of.get(fid.split("#")[0])}
+        merged += any(both <= set(built.facts[j].episodes) for j in by_meaning[first] | by_ends[first])
     retired = [j for j, f in enumerate(built.facts) if f.invalidated_by is not None]
     return {
         "facts_expected": len(gold),
@@ -236,6 +259,8 @@ async def fact_quality(
         "fact_recall": _share(len(recalled), len(gold)),
         "fact_recall_endpoints": _share(sum(1 for s in by_ends.values() if s), len(gold)),
         "fact_recall_meaning": _share(sum(1 for s in by_meaning.values() if s), len(gold)),
+        "restatements_expected": len(restated),
+        "restatements_merged": merged,
         "contradictions_expected": len(pairs),
         "contradictions_applied": applied,
         "invalidations_spurious": len([j for j in retired if j not in explained]),

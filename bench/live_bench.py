@@ -24,7 +24,9 @@ needs the exact name); a built entity is correct when it matches a gold one the 
 (``entity_precision``); a gold fact is recalled when a built fact joins the same two entities
 (``fact_recall_endpoints``) or says the same thing (MiniLM cosine of the sentences >= ``--threshold``,
 ``fact_recall_meaning``); ``fact_recall`` is either. A gold contradiction is applied when the fact
-matched to the earlier statement was retired by the fact matched to the later one.
+matched to the earlier statement was retired by the fact matched to the later one; a gold
+restatement (``duplicate_of``) is merged when the built fact matched to the first statement also lists
+the restating turn's episode (``restatements_merged`` of ``restatements_expected``).
 """
 
 from __future__ import annotations
