@@ -134,6 +134,37 @@ def resolve_expression(expression: str | None, reference: datetime) -> datetime 
     return None
 
 
+def stated_dates(text: str | None, reference: datetime) -> frozenset[datetime]:
+    """The reference day (a message states its own present) and every date the time words of ``text``
+    state (each expression the module reads, wherever it stands), relative to ``reference``: what a
+    fact line's dates must be among to be the message's."""
+    ref = to_utc(reference).date()
+    flat = " ".join((text or "").casefold().split())
+    found = {_day(ref + timedelta(days=o)) for p, o in _SIMPLE.items() if re.search(rf"\b{p}\b", flat)}
+    found.add(_day(ref))
+    for m in _AGO.finditer(flat):
+        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        found.add(_day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref)))
+    found.update(_day(_relative(m.group(1), m.group(2), ref)) for m in _REL.finditer(flat))
+    found.update(_day(date(int(m.group(2)), _MONTHS[m.group(1)], 1)) for m in _MONTH_YEAR.finditer(flat))
+    found.update(_day(date(int(m.group(1)), 1, 1)) for m in _YEAR.finditer(flat))
+    found.update(d for m in _ISO_IN_TEXT.finditer(flat) if (d := parse_iso(m.group(0).upper())) is not None)
+    return frozenset(found)
+
+
+def among(day: datetime, stated: frozenset[datetime]) -> bool:
+    """Whether ``day`` agrees with one of the ``stated`` dates at the coarser precision of the two: a
+    1 January stands for its year ("in 2018" for "five years ago"), another 1st for its month
+    ("2023-12-15" for "last month"), any other date for its day."""
+    return any(_within(day, said) or _within(said, day) for said in stated)
+
+
+def _within(fine: datetime, coarse: datetime) -> bool:
+    if coarse.day != 1:
+        return fine.date() == coarse.date()
+    return fine.year == coarse.year and (coarse.month == 1 or fine.month == coarse.month)
+
+
 _SPAN = re.compile(r"\bfrom\s+(.+?)\s+(?:to|until|till)\s+(.+)")
 _UNTIL = re.compile(r"\b(?:until|till)\s+(.+)")
 

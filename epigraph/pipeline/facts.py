@@ -7,17 +7,20 @@
   endpoints' types are not an allowed pair is dropped and reported, never stored untyped.
 - Dates: the time words of a fact line's own sentence ("yesterday", "since 2019", "from 2018 to 2020",
   an ISO date), read deterministically against the episode's reference time (``dating.sentence_dates``);
-  a fact whose words state no time has an unknown start (``graph.temporal``). No model call dates.
+  a fact whose words state no time has an unknown start (``graph.temporal``). No model call dates. A
+  date the episode's own words do not state (time words copied from the prompt, a year made up) is left
+  unknown and reported (``dating.stated_dates``, ``dating.among``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..graph.model import Entity, Fact, normalize_name
 from ..prompts.extraction import ExtractedFact
-from .dating import sentence_dates, without_iso_dates
+from .dating import among, sentence_dates, stated_dates, without_iso_dates
 from .entities import EntityResolver
 from .events import FactExtracted
 from .grounding import grounded_facts
@@ -121,7 +124,9 @@ def _draft(
     attributes, problems = clean_attributes(ontology.relation_model(relation), line.attributes)
     for problem in problems:
         run.report.warn(f"{where}: {problem}")
-    valid_at, invalid_at = sentence_dates(outside_names(line), run.episode.reference_time)
+    valid_at, invalid_at = _stated(
+        run, where, *sentence_dates(outside_names(line), run.episode.reference_time)
+    )
     fact = Fact(
         uuid=run.child_uuid("fact", key),
         group_id=run.group_id,
@@ -137,6 +142,20 @@ def _draft(
         attributes=attributes,
     )
     return DraftFact(key, fact)
+
+
+def _stated(run: EpisodeRun, where: str, *days: datetime | None) -> list[datetime | None]:
+    """The line's dates that the episode's own words state too (``dating.among``); a date they do not
+    (time words the model copied from the prompt's examples, a year it made up) is left unknown, and
+    said in the report."""
+    stated = stated_dates(run.episode.content, run.episode.reference_time)
+    kept: list[datetime | None] = []
+    for day in days:
+        if day is not None and not among(day, stated):
+            run.report.warn(f"{where}: the message states no {day.date().isoformat()}; left undated")
+            day = None
+        kept.append(day)
+    return kept
 
 
 def outside_names(line: ExtractedFact) -> str:

@@ -90,13 +90,49 @@ async def test_a_later_turn_of_the_same_session_retires_an_earlier_one(
     assert stored[chose].invalidated_by is None  # type: ignore[attr-defined]
 
 
+async def test_time_words_the_message_does_not_state_leave_the_fact_undated_and_are_reported(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """What the 1.5B model did: "since 2019" and "last Monday" copied from the prompt's examples into a
+    message that gives no time. The date is left unknown (said in the report); the message's own time
+    words still date their fact."""
+    said = "Gina: Contemporary dance is so expressive. I started a class yesterday."
+    world = World(
+        {
+            said: Turn(
+                ["Gina", "contemporary dance", "class"],
+                [
+                    F("Gina", "contemporary dance", "LOVES", "Gina loves contemporary dance since 2019."),
+                    F("Gina", "class", "STARTED", "Gina started class yesterday."),
+                    F(
+                        "class",
+                        "contemporary dance",
+                        "TEACHES",
+                        "class teaches contemporary dance",
+                        expression="last Monday",
+                    ),
+                ],
+            )
+        }
+    )
+    result = await Ingestor(store, world.llm(), embedder).add_episode(said, group_id="g", reference_time=T0)
+    dated = {f.text.split()[1]: f.valid_at for f in result.facts}
+    assert dated == {
+        "loves": None,
+        "started": (T0 - timedelta(days=1)).replace(hour=0, minute=0),
+        "teaches": None,
+    }
+    undated = [w for w in result.report.warnings if "left undated" in w]
+    assert len(undated) == 2 and any("2019-01-01" in w for w in undated)
+
+
 async def test_moving_city_retires_the_old_city_through_a_shared_subject(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     world = World(
         {
             PARIS: Turn(["Alice", "Paris"], [F("Alice", "Paris", "LIVES_IN", "Alice lives in Paris.")]),
-            "Alice: I moved to Berlin.": Turn(
+            "Alice: I moved to Berlin last month.": Turn(
                 ["Alice", "Berlin"],
                 [F("Alice", "Berlin", "MOVED_TO", "Alice moved to Berlin.", expression="last month")],
             ),
@@ -105,7 +141,9 @@ async def test_moving_city_retires_the_old_city_through_a_shared_subject(
     )
     ingestor = Ingestor(store, world.llm(), embedder, EVERY_SCOPED_FACT)
     await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
-    moved = await ingestor.add_episode("Alice: I moved to Berlin.", group_id="g", reference_time=T0)
+    moved = await ingestor.add_episode(
+        "Alice: I moved to Berlin last month.", group_id="g", reference_time=T0
+    )
 
     assert [f.text for f in moved.invalidated] == ["Alice lives in Paris."]
     berlin = moved.facts[0]

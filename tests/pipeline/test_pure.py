@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from epigraph.graph.model import IngestReport, PromptUsage
-from epigraph.pipeline.dating import resolve_expression, sentence_dates, without_iso_dates
+from epigraph.pipeline.dating import (
+    among,
+    resolve_expression,
+    sentence_dates,
+    stated_dates,
+    without_iso_dates,
+)
 from epigraph.pipeline.facts import outside_names
 from epigraph.pipeline.metering import CallRecord, round_trips
 from epigraph.pipeline.names import (
@@ -129,6 +135,21 @@ def test_a_fact_line_is_dated_by_the_time_words_around_its_names() -> None:
     assert dates("Caroline is keen on group") == (None, None)
     assert dates("Caroline went to the 2020 Olympics", target="2020 Olympics") == (None, None)
     assert dates("Caroline left group from 2020 to 2018") == (datetime(2020, 1, 1, tzinfo=UTC), None)
+
+
+def test_the_dates_a_message_states_and_which_line_dates_agree_with_them() -> None:
+    """``stated_dates``: the reference day and every time expression of the message; ``among``: a
+    line's date agrees with one at the coarser precision of the two (a year, a month, a day)."""
+    ref = datetime(2023, 3, 10, 9, 30, tzinfo=UTC)
+    said = stated_dates(
+        "Bob: I've taught here for five years, since 2018. Moved last month, sold it 3 days ago", ref
+    )
+    day = lambda y, m, d: datetime(y, m, d, tzinfo=UTC)  # noqa: E731
+    assert said == {day(2023, 3, 10), day(2018, 3, 10), day(2018, 1, 1), day(2023, 2, 1), day(2023, 3, 7)}
+    assert stated_dates("Ann: Hi!", ref) == {day(2023, 3, 10)}, "a message states its own present"
+    assert among(day(2018, 1, 1), said) and among(day(2023, 2, 14), said) and among(day(2023, 3, 7), said)
+    assert not among(day(2019, 1, 1), said), "a year the message never gives"
+    assert not among(day(2023, 1, 16), said) and not among(day(2023, 3, 8), said)
 
 
 def test_iso_dates_are_left_out_of_a_stored_sentence() -> None:
