@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -23,10 +24,11 @@ from _gold import GoldSet, Turn, canonical_ids
 from epigraph.embed import Embedder
 from epigraph.graph.model import Entity, Fact, normalize_name
 from epigraph.graph.store import GraphStore
+from epigraph.graph.temporal import effective_valid_at
 from epigraph.language import plain_words as words
 from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
-from epigraph.pipeline.dating import without_iso_dates
+from epigraph.pipeline.dating import among, parse_iso, without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
 from epigraph.prompts.fact_lines import NamePart, read_line, read_names
 from epigraph.prompts.protocol import LLM
@@ -252,6 +254,12 @@ async def fact_quality(
     for fid, first in restated:
         both = {episode_of.get(first.split("#")[0]), episode_of.get(fid.split("#")[0])}
         merged += any(both <= set(built.facts[j].episodes) for j in by_meaning[first] | by_ends[first])
+    starts: dict[int, set[datetime]] = {}  # built fact -> the starts of the dated gold facts it matches
+    for fact in gold:
+        if (day := parse_iso(fact.get("valid_at"))) is not None:
+            for j in by_meaning[fact["id"]] | by_ends[fact["id"]]:
+                starts.setdefault(j, set()).add(day)
+    dates_right = sum(_starts_when(built.facts[j], days) for j, days in starts.items())
     retired = [j for j, f in enumerate(built.facts) if f.invalidated_by is not None]
     return {
         "facts_expected": len(gold),
@@ -259,12 +267,22 @@ async def fact_quality(
         "fact_recall": _share(len(recalled), len(gold)),
         "fact_recall_endpoints": _share(sum(1 for s in by_ends.values() if s), len(gold)),
         "fact_recall_meaning": _share(sum(1 for s in by_meaning.values() if s), len(gold)),
+        "fact_dates_checked": len(starts),
+        "fact_dates_right": _share(dates_right, len(starts)),
         "restatements_expected": len(restated),
         "restatements_merged": merged,
         "contradictions_expected": len(pairs),
         "contradictions_applied": applied,
         "invalidations_spurious": len([j for j in retired if j not in explained]),
     }
+
+
+def _starts_when(fact: Fact, days: set[datetime]) -> bool:
+    """Whether a built fact starts (its own date, else when it was said: ``effective_valid_at``) on
+    one of the starts of the gold facts it matches, at the coarser precision of the two."""
+    return fact.stated_at is not None and among(
+        effective_valid_at(fact.valid_at, fact.stated_at), frozenset(days)
+    )
 
 
 def _same_ends(gold: dict[str, Any], fact: Fact, built: Built) -> bool:

@@ -26,7 +26,9 @@ needs the exact name); a built entity is correct when it matches a gold one the 
 ``fact_recall_meaning``); ``fact_recall`` is either. A gold contradiction is applied when the fact
 matched to the earlier statement was retired by the fact matched to the later one; a gold
 restatement (``duplicate_of``) is merged when the built fact matched to the first statement also lists
-the restating turn's episode (``restatements_merged`` of ``restatements_expected``).
+the restating turn's episode (``restatements_merged`` of ``restatements_expected``); a built fact
+matched to a gold fact that has a start starts right when its own date, else the time it was said,
+agrees with it at the coarser precision of the two (``fact_dates_right`` of ``fact_dates_checked``).
 """
 
 from __future__ import annotations

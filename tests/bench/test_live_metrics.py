@@ -1,9 +1,12 @@
-"""bench/_live_metrics.py: a gold restatement counts as merged only when the built fact matching the
-first statement also carries the restating turn's episode (a fact written again as new is not)."""
+"""bench/_live_metrics.py's fact figures: a gold restatement counts as merged only when the built fact
+matching the first statement also carries the restating turn's episode (a fact written again as new is
+not); a built fact's start is right when it agrees with the gold fact it matches (its own date, else
+when it was said), and a made-up year is wrong."""
 
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,57 +21,59 @@ from _live_metrics import Built, fact_quality
 G = "g"
 FIRST = "Jon started a dance studio."
 AGAIN = "Jon is starting his dance studio."
+SAID = datetime(2023, 1, 20, 16, 4, tzinfo=UTC)
 
 
 def _gold() -> dict[str, Any]:
     def turn(fact: dict[str, Any]) -> dict[str, Any]:
         return {"entities": [{"name": "Jon"}, {"name": "dance studio"}], "facts": [fact]}
 
-    return {
-        "turns": {
-            "D1:1": turn({"id": "D1:1#1", "source": "Jon", "target": "dance studio", "fact": FIRST}),
-            "D1:2": turn(
-                {
-                    "id": "D1:2#1",
-                    "source": "Jon",
-                    "target": "dance studio",
-                    "fact": AGAIN,
-                    "duplicate_of": ["D1:1#1"],
-                }
-            ),
-        }
+    first = {
+        "id": "D1:1#1",
+        "source": "Jon",
+        "target": "dance studio",
+        "fact": FIRST,
+        "valid_at": SAID.isoformat(),
     }
+    again = {
+        "id": "D1:2#1",
+        "source": "Jon",
+        "target": "dance studio",
+        "fact": AGAIN,
+        "duplicate_of": ["D1:1#1"],
+    }
+    return {"turns": {"D1:1": turn(first), "D1:2": turn(again)}}
 
 
-async def _restatements(facts_episodes: list[list[str]]) -> tuple[float, float]:
+async def _figures(facts: list[tuple[list[str], datetime | None]]) -> dict[str, float]:
+    """The fact figures of a graph of Jon -> dance studio facts, each (its episodes, its valid_at)."""
     jon, studio = Entity(group_id=G, name="Jon"), Entity(group_id=G, name="dance studio")
-    facts = [
-        Fact(
-            group_id=G,
-            source_uuid=jon.uuid,
-            target_uuid=studio.uuid,
-            relation="STARTED",
-            text=FIRST,
-            episodes=e,
-        )
-        for e in facts_episodes
-    ]
+    built = Built(
+        {jon.uuid: jon, studio.uuid: studio},
+        [
+            Fact(group_id=G, source_uuid=jon.uuid, target_uuid=studio.uuid, relation="STARTED", text=FIRST,
+                 episodes=episodes, valid_at=valid_at, stated_at=SAID)
+            for episodes, valid_at in facts
+        ],
+    )  # fmt: skip
     gold = _gold()
-    built = Built({jon.uuid: jon, studio.uuid: studio}, facts)
-    metrics = await fact_quality(
-        GoldSet(G, gold, []),
-        list(gold["turns"].values()),
-        built,
-        HashEmbedder(),
-        0.99,
-        {"D1:1": "e1", "D1:2": "e2"},
-    )
-    return metrics["restatements_expected"], metrics["restatements_merged"]
+    turns = list(gold["turns"].values())
+    episodes = {"D1:1": "e1", "D1:2": "e2"}
+    return await fact_quality(GoldSet(G, gold, []), turns, built, HashEmbedder(), 0.99, episodes)
 
 
 async def test_a_restatement_is_merged_when_the_first_facts_provenance_holds_its_turn() -> None:
-    assert await _restatements([["e1", "e2"]]) == (1, 1)
+    figures = await _figures([(["e1", "e2"], None)])
+    assert (figures["restatements_expected"], figures["restatements_merged"]) == (1, 1)
 
 
 async def test_a_restatement_written_again_as_a_new_fact_is_not_merged() -> None:
-    assert await _restatements([["e1"], ["e2"]]) == (1, 0)
+    figures = await _figures([(["e1"], None), (["e2"], None)])
+    assert (figures["restatements_expected"], figures["restatements_merged"]) == (1, 0)
+
+
+async def test_a_fact_starts_right_when_said_or_dated_that_day_and_wrong_on_a_made_up_year() -> None:
+    undated = await _figures([(["e1"], None)])
+    assert (undated["fact_dates_checked"], undated["fact_dates_right"]) == (1, 1.0), "said that day"
+    made_up = await _figures([(["e1"], None), (["e1"], datetime(2019, 1, 1, tzinfo=UTC))])
+    assert (made_up["fact_dates_checked"], made_up["fact_dates_right"]) == (2, 0.5)
