@@ -3,9 +3,9 @@
 Rules (day precision, at 00:00 UTC): "today"/"now"/"currently" -> the reference day; "yesterday" /
 "tomorrow" -> +-1 day; "N days|weeks|months|years ago" and "for N ..." -> that many earlier; "last week"
 -> 7 days earlier, "next week" -> 7 days later; "last|next month" -> the 1st of that month; "last|next
-year" -> 1 January of that year; "last|this|next <weekday>" -> that weekday; "in 2019" / "2019" ->
-1 January 2019; "May 2021" -> 1 May 2021; ISO dates and datetimes as written. Anything else states no
-time this module reads (the fact's start is then unknown: ``graph.temporal``).
+year" -> 1 January of that year; "last|this|next <weekday>" -> that weekday ("next Fri" too); "in
+2019" / "2019" -> 1 January 2019; "May 2021" -> 1 May 2021; ISO dates and datetimes as written.
+Anything else states no time this module reads (the fact's start is then unknown: ``graph.temporal``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ _MONTHS = {m: i + 1 for i, m in enumerate(
     "january february march april may june july august september october november december".split()
 )}  # fmt: skip
 _WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+_WEEKDAYS |= {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
+              "sun": 6}  # fmt: skip
+"""Read only after last / this / next (``_REL``): "next Fri", "last Thurs"."""
 _NUM = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few)"
 _AGO = re.compile(rf"\b(?:{_NUM}\s+(day|week|month|year)s?\s+ago|for\s+(?:the\s+(?:past|last)\s+)?{_NUM}\s+"
                   r"(day|week|month|year)s?)\b")  # fmt: skip

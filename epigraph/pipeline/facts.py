@@ -7,9 +7,9 @@
   endpoints' types are not an allowed pair is dropped and reported, never stored untyped.
 - Dates: the time words of a fact line's own sentence ("yesterday", "since 2019", "from 2018 to 2020",
   an ISO date), read deterministically against the episode's reference time (``dating.sentence_dates``);
-  a fact whose words state no time has an unknown start (``graph.temporal``). No model call dates. A
-  date the episode's own words do not state (time words copied from the prompt, a year made up) is left
-  unknown and reported (``dating.stated_dates``, ``dating.among``).
+  a fact whose words state no time has an unknown start (``graph.temporal``). No model call dates. With
+  ``IngestOptions.dates_stated_only`` (the local model's), a date the episode's own words do not state
+  (time words copied from the prompt, a year made up) is left unknown and reported.
 """
 
 from __future__ import annotations
@@ -147,7 +147,9 @@ def _draft(
 def _stated(run: EpisodeRun, where: str, *days: datetime | None) -> list[datetime | None]:
     """The line's dates that the episode's own words state too (``dating.among``); a date they do not
     (time words the model copied from the prompt's examples, a year it made up) is left unknown, and
-    said in the report."""
+    said in the report. Only with ``IngestOptions.dates_stated_only``."""
+    if not run.options.dates_stated_only:
+        return list(days)
     stated = stated_dates(run.episode.content, run.episode.reference_time)
     kept: list[datetime | None] = []
     for day in days:

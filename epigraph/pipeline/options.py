@@ -80,6 +80,14 @@ class IngestOptions:
     ``new`` for all 312 names and facts asked but six ``ends`` (never applied, ``retire`` is off), plain
     restatements included, and the calls were two fifths to one half of its seconds a message
     (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    dates_stated_only: bool = False
+    """A fact line's date must agree with one its own message states (any time expression of it, or
+    its present: the reference day); another is left unknown and reported (``dating.stated_dates``).
+    On for the local 1.5B model, which copies the prompt's time words ("since 2019", "last Monday")
+    into facts of messages that give no time. Off by default: a model shown earlier messages dates
+    from them ("the stories" of the support group it went to "yesterday", a turn before) and infers
+    ("5 years already!": five years ago); on the ingest bench's hand-made answers the check would
+    leave 16 such right dates unknown."""
     fact_batch: int = 6
     """New facts per resolve_episode call (each with its own candidate block); an episode with more
     facts to resolve makes further calls of facts only."""
@@ -125,7 +133,8 @@ def small_model_options(**changes: object) -> IngestOptions:
     - no retirements from its decisions (``retire=False``: they are noise, see that option); its
       blanket ones are refused too when a caller turns them back on (``retire_all_guard``);
     - no resolve_episode call (``resolve=False``): it answered ``new`` to every name and fact it was
-      asked about, duplicates included, and the call was up to half of its time.
+      asked about, duplicates included, and the call was up to half of its time;
+    - only dates its message states (``dates_stated_only``): it copied the prompt's time words.
     """
     chosen = IngestOptions(
         context_tokens=0,
@@ -133,6 +142,7 @@ def small_model_options(**changes: object) -> IngestOptions:
         fact_candidates_always=0,
         retire=False,
         resolve=False,
+        dates_stated_only=True,
         retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
     )
     return replace(chosen, **changes)  # type: ignore[arg-type]

@@ -147,6 +147,7 @@ def test_the_dates_a_message_states_and_which_line_dates_agree_with_them() -> No
     day = lambda y, m, d: datetime(y, m, d, tzinfo=UTC)  # noqa: E731
     assert said == {day(2023, 3, 10), day(2018, 3, 10), day(2018, 1, 1), day(2023, 2, 1), day(2023, 3, 7)}
     assert stated_dates("Ann: Hi!", ref) == {day(2023, 3, 10)}, "a message states its own present"
+    assert stated_dates("Jon: Wanna see my moves next Fri?", ref) == {day(2023, 3, 10), day(2023, 3, 17)}
     assert among(day(2018, 1, 1), said) and among(day(2023, 2, 14), said) and among(day(2023, 3, 7), said)
     assert not among(day(2019, 1, 1), said), "a year the message never gives"
     assert not among(day(2023, 1, 16), said) and not among(day(2023, 3, 8), said)

@@ -221,5 +221,6 @@ def test_the_small_model_ingests_without_context_close_candidates_only_and_no_re
     small = small_model_options()
     assert (small.context_tokens, small.fact_candidates_always, small.retire) == (0, 0, False)
     assert small.resolve is False and IngestOptions().resolve is True
+    assert small.dates_stated_only is True and IngestOptions().dates_stated_only is False
     assert for_small_model(None) == small
     assert for_small_model(IngestOptions(mode="combined")).context_tokens == IngestOptions().context_tokens
