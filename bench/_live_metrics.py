@@ -217,7 +217,7 @@ async def fact_quality(
     built: Built,
     embedder: Embedder,
     threshold: float,
-    episode_of: Mapping[str, str] | None = None,
+    episode_of: Mapping[str, str],
 ) -> dict[str, float]:
     """Fact recall (same endpoints or meaning), contradictions applied, and restatements merged: a
     gold fact that restates an earlier one (``duplicate_of``) whose turn the graph counted as one more
@@ -246,7 +246,6 @@ async def fact_quality(
         hit = [j for j in olds if (by := built.facts[j].invalidated_by) is not None and by.fact_uuid in news]
         applied += bool(hit)
         explained.update(hit)
-    episode_of = episode_of or {}
     restated = [
         (fid, canonical[fid]) for fid in every if canonical[fid] != fid and canonical[fid] in by_meaning
     ]

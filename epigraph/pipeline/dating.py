@@ -78,6 +78,12 @@ def _ago(count: int, unit: str, ref: date) -> date:
     return _shift_months(ref, -count * (12 if unit == "year" else 1))
 
 
+def _ago_match(m: re.Match[str], ref: date) -> date:
+    """The day an ``_AGO`` match points to: "3 weeks ago" or "for five years"."""
+    count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return _ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref)
+
+
 def _relative(which: str, unit: str, ref: date) -> date:
     step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
     if unit == "week":
@@ -106,8 +112,7 @@ def relative_date(text: str | None, reference: datetime) -> datetime | None:
         if offset and re.search(rf"\b{phrase}\b", flat):
             return _day(ref + timedelta(days=offset))
     if m := _AGO.search(flat):
-        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        return _day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref))
+        return _day(_ago_match(m, ref))
     if m := _REL.search(flat):
         return _day(_relative(m.group(1), m.group(2), ref))
     return None
@@ -145,9 +150,7 @@ def stated_dates(text: str | None, reference: datetime) -> frozenset[datetime]:
     flat = " ".join((text or "").casefold().split())
     found = {_day(ref + timedelta(days=o)) for p, o in _SIMPLE.items() if re.search(rf"\b{p}\b", flat)}
     found.add(_day(ref))
-    for m in _AGO.finditer(flat):
-        count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        found.add(_day(_ago(int(count) if count.isdigit() else _NUMBERS[count], unit, ref)))
+    found.update(_day(_ago_match(m, ref)) for m in _AGO.finditer(flat))
     found.update(_day(_relative(m.group(1), m.group(2), ref)) for m in _REL.finditer(flat))
     found.update(_day(date(int(m.group(2)), _MONTHS[m.group(1)], 1)) for m in _MONTH_YEAR.finditer(flat))
     found.update(_day(date(int(m.group(1)), 1, 1)) for m in _YEAR.finditer(flat))

@@ -148,7 +148,7 @@ def _stated(run: EpisodeRun, where: str, *days: datetime | None) -> list[datetim
     """The line's dates that the episode's own words state too (``dating.among``); a date they do not
     (time words the model copied from the prompt's examples, a year it made up) is left unknown, and
     said in the report. Only with ``IngestOptions.dates_stated_only``."""
-    if not run.options.dates_stated_only:
+    if not run.options.dates_stated_only or all(day is None for day in days):
         return list(days)
     stated = stated_dates(run.episode.content, run.episode.reference_time)
     kept: list[datetime | None] = []
