@@ -1,7 +1,8 @@
 """Bulk extraction (``IngestOptions(mode="bulk")``): a window of consecutive turns of one group
 extracted in ONE call (``prompts.extract_window``), each turn then run as its own episode, in order.
 
-What stays per turn: every line is handed to the turn whose number it bears, and that turn's run takes
+What stays per turn: every line is handed to the turn that states it (:func:`attributed`: the turn it
+is numbered with, unless another turn's text grounds more of its names), and that turn's run takes
 it from there exactly as if its own extraction call had written it: its speaker, "my X" as the
 speaker's, its reference time for the time words, grounding in its own text, resolution against the
 graph as the earlier turns left it, one atomic write. What is shared: the call (its cost is charged to
@@ -15,7 +16,8 @@ reply was cut). The next window starts after the last turn of this one, so windo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +28,10 @@ from ..prompts import extract_window as wp
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.protocol import LLM
 from ..prompts.runtime import PromptResult, stream
+from .grounding import Grounding
 from .metering import CallRecord, MeteredLLM
 from .options import IngestOptions
+from .policy import GroundingPolicy
 
 
 @dataclass
@@ -71,11 +75,62 @@ async def extract_window(
         raise result.error
     reached = len(pending) if result.complete else max((line.turn for line in found), default=0)
     out = {e.uuid: Prefetched() for e in pending[:reached]}
-    for line in found:
+    for line in attributed(found, data.turns[:reached], (options.grounding or GroundingPolicy()).synonyms):
         out[pending[line.turn - 1].uuid].lines.extend(line.items)
     first = out.setdefault(pending[0].uuid, Prefetched(delivered=False))  # failed, or cut before a line
     first.records, first.result = list(meter.records), result
     return out
+
+
+def attributed(
+    found: Sequence[wp.TurnLine], turns: Sequence[wp.WindowTurn], synonyms: Iterable[frozenset[str]]
+) -> list[wp.TurnLine]:
+    """Each line handed to the turn that states it. A model that writes several turns in one reply
+    may number a line one turn off (it copies its example's rhythm), and writes the speaker of the
+    turn it numbered in place of "I". So a line goes to the reached turn whose text grounds the most of
+    its other names (each name that is a turn's speaker counts for that turn), keeping its own
+    number on a tie, else the nearest such turn (the later of two as near); moved to a turn of
+    another speaker, the speaker it was written for becomes that turn's speaker ("Mo's sister" too),
+    even where that turn's text names them: there they are mostly the one addressed ("Sorry about
+    your job Jon, ... I also lost my job")."""
+    grounding = [Grounding([t.message], synonyms) for t in turns]
+    out: list[wp.TurnLine] = []
+    for line in found:
+        label = turns[line.turn - 1].speaker
+        others = [i.name for i in line.items if isinstance(i, EntityLine) and not _is(i.name, label)]
+        score = [
+            sum(1 for n in others if _is(n, t.speaker) or g.grounded(n))
+            for t, g in zip(turns, grounding, strict=True)
+        ]
+        if not others or score[line.turn - 1] == max(score):
+            out.append(line)
+            continue
+        best = [n for n, s in enumerate(score, start=1) if s == max(score)]
+        to = min(best, key=lambda n: (abs(n - line.turn), -n))
+        speaker = turns[to - 1].speaker
+        items = line.items
+        if label and speaker and label != speaker:
+            items = [_renamed(i, label, speaker) for i in items]
+        out.append(wp.TurnLine(turn=to, items=items))
+    return out
+
+
+def _is(name: str, speaker: str) -> bool:
+    return bool(speaker) and name.strip().casefold() == speaker.casefold()
+
+
+def _renamed(item: EntityLine | FactLine, old: str, new: str) -> EntityLine | FactLine:
+    """``item`` with the name ``old`` (alone or as an owner, "Ann's gym") read as ``new``."""
+    pattern = re.compile(rf"\b{re.escape(old)}\b")
+    if isinstance(item, EntityLine):
+        return item.model_copy(update={"name": pattern.sub(new, item.name)})
+    return item.model_copy(
+        update={
+            "source": pattern.sub(new, item.source),
+            "target": pattern.sub(new, item.target),
+            "fact": pattern.sub(new, item.fact),
+        }
+    )
 
 
 async def _done(store: GraphStore, episode: Episode) -> bool:

@@ -8,6 +8,10 @@ from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.pipeline.bulk import attributed
+from epigraph.pipeline.policy import SYNONYMS
+from epigraph.prompts import extract_window as wp
+from epigraph.prompts.extraction import EntityLine, FactLine
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
 
@@ -125,3 +129,37 @@ async def test_a_window_reply_cut_before_its_first_line_is_reported_and_every_tu
     assert [len(r.facts) for r in results] == [0, 2, 1, 1]
     assert any("extract_window failed (reply cut at the token limit" in w for w in results[0].report.warnings)
     assert results[0].report.per_prompt["extract_window"].calls == 1
+
+
+def _window(*turns: tuple[str, str]) -> wp.ExtractWindowInput:
+    return wp.ExtractWindowInput(turns=[wp.WindowTurn(speaker=s, message=m) for s, m in turns])
+
+
+def test_a_line_numbered_a_turn_off_goes_to_the_turn_that_states_it_with_that_turns_speaker() -> None:
+    data = _window(
+        ("Cy", "Hey Mo! How have you been?"),
+        ("Mo", "Swamped with work. You?"),
+        ("Cy", "I went to a pottery class yesterday, and my sister came too."),
+        ("Mo", "Nice! I love pottery and my kids do too."),
+    )
+    read = wp.WindowLines()
+    found = [
+        *read.decode("2 Mo: [Mo] went to [pottery class] yesterday", data),
+        *read.decode("2 Mo: [Mo's sister] came to [pottery class]", data),
+        *read.decode("4 Mo: [Mo] loves [pottery]", data),
+        *read.decode("4 Mo: [Mo's kids] love [pottery]", data),
+        *read.decode("2 Mo: [Mo] is swamped with [work]", data),
+    ]
+
+    lines = attributed(found, data.turns, SYNONYMS)
+
+    moved = [(line.turn, next(i.fact for i in line.items if isinstance(i, FactLine))) for line in lines]
+    assert moved == [
+        (3, "Cy went to pottery class yesterday"),
+        (3, "Cy's sister came to pottery class"),
+        (4, "Mo loves pottery"),
+        (4, "Mo's kids love pottery"),
+        (2, "Mo is swamped with work"),
+    ], "moved where the text names it, the written speaker read as that turn's; ties keep their number"
+    names = {i.name for i in lines[1].items if isinstance(i, EntityLine)}
+    assert names == {"Cy's sister", "pottery class"}
