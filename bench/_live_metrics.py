@@ -22,7 +22,7 @@ import numpy as np
 from _gold import GoldSet, Turn, canonical_ids
 
 from epigraph.embed import Embedder
-from epigraph.graph.model import Entity, Fact, normalize_name
+from epigraph.graph.model import Entity, Fact, normalize_name, speaker_of
 from epigraph.graph.store import GraphStore
 from epigraph.graph.temporal import effective_valid_at
 from epigraph.language import plain_words as words
@@ -74,27 +74,41 @@ def kept_output_tokens(
 ) -> list[float]:
     """Per call, the generated tokens of the reply lines the graph kept: an extraction line whose fact
     (or, for a name list, whose entity) the episode wrote; every line of other prompts counts as kept
-    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths."""
+    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths. A bulk
+    window's call is its first turn's, and its lines are kept by any turn up to the next window (a line
+    handed to another turn than its number says is written with that turn's speaker: speakers are
+    compared as one)."""
     kept = [float(c.output_tokens) for c in calls]
-    start = 0
-    for (end, _), result in zip(ends, results, strict=False):
-        facts = {_flat(f.text) for f in result.facts} | {_flat(f.text) for f in result.invalidated}
-        names = {normalize_name(n) for e in result.entities for n in (e.name, *e.aliases)}
+    spans = list(zip([0, *(end for end, _ in ends)], (end for end, _ in ends), strict=False))
+    windows = [any(c.prompt == "extract_window" for c in calls[a:b]) for a, b in spans]
+    for n, (start, end) in enumerate(spans[: len(results)]):
         for i in range(start, end):
             call = calls[i]
             if call.prompt.startswith("extract_") and call.text.strip():
+                last = n + 1
+                while call.prompt == "extract_window" and last < len(results) and not windows[last]:
+                    last += 1
+                written = _Written(results[n:last])
                 lines = [line for line in call.text.splitlines() if line.strip()]
-                share = sum(_kept_chars(line, call.prompt, facts, names) for line in lines)
+                share = sum(_kept_chars(line, call.prompt, written) for line in lines)
                 kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
-        start = end
     return kept
 
 
-def _flat(text: str) -> str:
-    return " ".join(without_iso_dates(text).casefold().rstrip(" .!").split())
+class _Written:
+    """What some episodes wrote: their facts' sentences (each speaker's name as one marker) and names."""
+
+    def __init__(self, results: Sequence[EpisodeResult]) -> None:
+        self.speakers = {s.casefold() for r in results if (s := speaker_of(r.episode))}
+        self.facts = {self.flat(f.text) for r in results for f in (*r.facts, *r.invalidated)}
+        self.names = {normalize_name(n) for r in results for e in r.entities for n in (e.name, *e.aliases)}
+
+    def flat(self, text: str) -> str:
+        said = without_iso_dates(text).casefold().rstrip(" .!").split()
+        return " ".join("\x00" if w in self.speakers else w for w in said)
 
 
-def _kept_chars(line: str, prompt: str, facts: set[str], names: set[str]) -> float:
+def _kept_chars(line: str, prompt: str, written: _Written) -> float:
     """The characters of one reply line the graph kept: a name list's kept names by their share of
     its names' lengths, any other line whole or not at all."""
     if prompt == "extract_entities":
@@ -102,12 +116,12 @@ def _kept_chars(line: str, prompt: str, facts: set[str], names: set[str]) -> flo
             parts = read_names(line)
         except ValueError:
             return 0.0
-        kept = sum(len(p.name) for p in parts if normalize_name(p.name) in names)
+        kept = sum(len(p.name) for p in parts if normalize_name(p.name) in written.names)
         return len(line) * kept / max(1, sum(len(p.name) for p in parts))
-    return float(len(line)) if _kept(line, prompt, facts, names) else 0.0
+    return float(len(line)) if _kept(line, prompt, written) else 0.0
 
 
-def _kept(line: str, prompt: str, facts: set[str], names: set[str]) -> bool:
+def _kept(line: str, prompt: str, written: _Written) -> bool:
     if prompt == "extract_window":  # "<turn> <speaker>: [a] verb [b]": the turn first
         line = line.partition(" ")[2]
         line = line[line.index("[") :] if "[" in line else line
@@ -116,8 +130,8 @@ def _kept(line: str, prompt: str, facts: set[str], names: set[str]) -> bool:
     except ValueError:
         return False
     if isinstance(parts, NamePart):  # a bare "[name]" line of a combined reply
-        return normalize_name(parts.name) in names
-    return _flat(parts.sentence) in facts
+        return normalize_name(parts.name) in written.names
+    return written.flat(parts.sentence) in written.facts
 
 
 # ------------------------------------------------------------------------------------------- graph

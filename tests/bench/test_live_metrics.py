@@ -1,7 +1,8 @@
 """bench/_live_metrics.py's fact figures: a gold restatement counts as merged only when the built fact
 matching the first statement also carries the restating turn's episode (a fact written again as new is
 not); a built fact's start is right when it agrees with the gold fact it matches (its own date, else
-when it was said), and a made-up year is wrong."""
+when it was said), and a made-up year is wrong; a bulk window's lines count as kept by the turns they
+went to."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epigraph.graph.model import Entity, Fact
+from epigraph.graph.model import Entity, Episode, Fact
+from epigraph.pipeline import EpisodeResult
+from epigraph.pipeline.metering import CallRecord
 from epigraph.testing import HashEmbedder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from _gold import GoldSet
-from _live_metrics import Built, fact_quality
+from _live_metrics import Built, fact_quality, kept_output_tokens
 
 G = "g"
 FIRST = "Jon started a dance studio."
@@ -77,3 +80,21 @@ async def test_a_fact_starts_right_when_said_or_dated_that_day_and_wrong_on_a_ma
     assert (undated["fact_dates_checked"], undated["fact_dates_right"]) == (1, 1.0), "said that day"
     made_up = await _figures([(["e1"], None), (["e1"], datetime(2019, 1, 1, tzinfo=UTC))])
     assert (made_up["fact_dates_checked"], made_up["fact_dates_right"]) == (2, 0.5)
+
+
+def test_a_window_calls_lines_are_kept_by_the_turns_they_went_to_with_their_speaker() -> None:
+    """A bulk window's call is recorded in its first turn's span; a line it numbered for Ann that went
+    to Bo's turn (written with Ann's name for "I") still counts as kept; a line nobody wrote does not."""
+    ann, bo = Entity(group_id=G, name="Ann"), Entity(group_id=G, name="pottery class")
+    first = Episode(group_id=G, content="Ann: Hi Bo!", reference_time=SAID)
+    second = Episode(group_id=G, content="Bo: I joined a pottery class.", reference_time=SAID)
+    fact = Fact(group_id=G, source_uuid=ann.uuid, target_uuid=bo.uuid, relation="JOINED",
+                text="Bo joined pottery class.", stated_at=SAID)  # fmt: skip
+    reply = "1 Ann: [Ann] joined [pottery class]\n2 Bo: [Bo] loves [clay]\n"
+    window = CallRecord("extract_window", 0.0, 1.0, output_tokens=20, text=reply)
+    results = [EpisodeResult(first), EpisodeResult(second, entities=[ann, bo], facts=[fact])]
+
+    kept = kept_output_tokens([window], [(1, first.content), (1, second.content)], results)
+
+    half = 20 * len(reply.splitlines()[0]) / sum(len(line) for line in reply.splitlines())
+    assert kept == [half]
