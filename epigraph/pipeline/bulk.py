@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import LLMError
 from ..graph.model import Episode, EpisodeStatus, speaker_of
@@ -27,25 +25,12 @@ from ..graph.store import GraphStore
 from ..prompts import extract_window as wp
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.protocol import LLM
-from ..prompts.runtime import PromptResult, stream
+from ..prompts.runtime import stream
 from .grounding import Grounding
-from .metering import CallRecord, MeteredLLM
+from .metering import MeteredLLM
 from .options import IngestOptions
 from .policy import GroundingPolicy
-
-
-@dataclass
-class Prefetched:
-    """A turn's lines from its window's call; the first turn of a window also carries the call."""
-
-    lines: list[EntityLine | FactLine] = field(default_factory=list)
-    records: list[CallRecord] = field(default_factory=list)
-    """The window call's record (charged to the first turn only)."""
-    result: PromptResult[Any] | None = None
-    """The window call's result (first turn only): what it dropped and why it ended."""
-    delivered: bool = True
-    """False when the window call failed, or its reply was cut before its first line: the turn
-    extracts on its own, and reports the failed call and is charged for it."""
+from .state import Prefetched
 
 
 def _turn(episode: Episode) -> wp.WindowTurn:

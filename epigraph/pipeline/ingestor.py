@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
 from ..graph.store import DeletionResult, GraphStore
 from ..prompts.protocol import LLM
-from .bulk import Prefetched, extract_window
+from .bulk import extract_window
 from .claims import Leases
 from .drains import Drains, StoreRetry
 from .events import (
@@ -56,7 +56,7 @@ from .pacing import PacedLLM, PacedStore, Pacer
 from .refresh import refresh_summaries
 from .reports import merge_reports
 from .road import ALL, Road, Trip, ignore, requeue, save_pending
-from .state import Emit
+from .state import Emit, Prefetched
 
 log = logging.getLogger("epigraph.ingest")
 

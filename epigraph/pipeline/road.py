@@ -19,13 +19,12 @@ from ..embed import Embedder
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, GraphStore
 from ..prompts.protocol import LLM
-from .bulk import Prefetched
 from .claims import Leases, holding
 from .episode import ingest_episode
 from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
 from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions
-from .state import Emit, EpisodeRun
+from .state import Emit, EpisodeRun, Prefetched
 
 Settled = tuple[EpisodeResult, set[str]]
 """An episode's result and the entities still wanting a model summary."""

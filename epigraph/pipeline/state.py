@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..graph.model import Episode
 from ..graph.store import GraphStore
+from ..prompts.extraction import EntityLine, FactLine
+from ..prompts.runtime import PromptResult
 from .events import ProgressEvent
-from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
+from .metering import CallRecord, MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions
-
-if TYPE_CHECKING:
-    from .bulk import Prefetched
 
 Emit = Callable[[ProgressEvent], None]
 
 
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+@dataclass
+class Prefetched:
+    """A turn's lines from its window's call; the first turn of a window also carries the call."""
+
+    lines: list[EntityLine | FactLine] = field(default_factory=list)
+    records: list[CallRecord] = field(default_factory=list)
+    """The window call's record (charged to the first turn only)."""
+    result: PromptResult[Any] | None = None
+    """The window call's result (first turn only): what it dropped and why it ended."""
+    delivered: bool = True
+    """False when the window call failed, or its reply was cut before its first line: the turn
+    extracts on its own, and reports the failed call and is charged for it."""
 
 
 @dataclass
