@@ -69,29 +69,22 @@ def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> 
     return rows
 
 
-def kept_output_tokens(
-    calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]], results: Sequence[EpisodeResult]
-) -> list[float]:
+def kept_output_tokens(calls: Sequence[CallRecord], results: Sequence[EpisodeResult]) -> list[float]:
     """Per call, the generated tokens of the reply lines the graph kept: an extraction line whose fact
-    (or, for a name list, whose entity) the episode wrote; every line of other prompts counts as kept
-    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths. A bulk
-    window's call is its first turn's, and its lines are kept by any turn up to the next window (a line
-    handed to another turn than its number says is written with that turn's speaker: speakers are
-    compared as one)."""
+    (or, for a name list, whose entity) the run wrote; every line of other prompts counts as kept
+    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths. A line
+    is looked up among what every episode of the run wrote, not its own turn's only: turns overlap (the
+    next turn's call can end before the turn before it does), a bulk window's lines go to several turns,
+    and a line handed to another turn than its number says is written with that turn's speaker
+    (speakers are compared as one). A line whose very sentence one turn dropped and another kept counts
+    as kept."""
+    written = _Written(results)
     kept = [float(c.output_tokens) for c in calls]
-    spans = list(zip([0, *(end for end, _ in ends)], (end for end, _ in ends), strict=False))
-    windows = [any(c.prompt == "extract_window" for c in calls[a:b]) for a, b in spans]
-    for n, (start, end) in enumerate(spans[: len(results)]):
-        for i in range(start, end):
-            call = calls[i]
-            if call.prompt.startswith("extract_") and call.text.strip():
-                last = n + 1
-                while call.prompt == "extract_window" and last < len(results) and not windows[last]:
-                    last += 1
-                written = _Written(results[n:last])
-                lines = [line for line in call.text.splitlines() if line.strip()]
-                share = sum(_kept_chars(line, call.prompt, written) for line in lines)
-                kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
+    for i, call in enumerate(calls):
+        if call.prompt.startswith("extract_") and call.text.strip():
+            lines = [line for line in call.text.splitlines() if line.strip()]
+            share = sum(_kept_chars(line, call.prompt, written) for line in lines)
+            kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
     return kept
 
 

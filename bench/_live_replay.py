@@ -6,9 +6,7 @@ prompt for its episode, so a change to how the pipeline HANDLES replies (checks,
 measured on real output, exactly, in a minute; an episode the change makes ask other calls fails alone,
 saying so. A change to a prompt, or to the candidates shown (a reply's ids mean what it was shown),
 changes what the model would have written: that needs a live run. Results go to ``live_replay.json``,
-never over the live results. One figure is the live run's only: ``kept_output_tokens`` shares each call
-to the episode that was ending when it was recorded, and a replay answers so fast that the next turn's
-extraction is often recorded before the turn before it ends, so a replay's kept figures are low.
+never over the live results.
 """
 
 from __future__ import annotations

@@ -249,7 +249,7 @@ def prompt_metrics(run: ModeRun) -> dict[str, float]:
     """Where the time goes, per prompt: calls, prompt tokens evaluated vs reused from the server's cache,
     tokens generated vs tokens of the lines the graph kept, replies cut short, seconds."""
     out: dict[str, float] = {}
-    kept = kept_output_tokens(run.calls, run.ends, run.results)
+    kept = kept_output_tokens(run.calls, run.results)
     for name in sorted({c.prompt for c in run.calls}):
         calls = [(i, c) for i, c in enumerate(run.calls) if c.prompt == name]
         seconds = [c.finished - c.started for _, c in calls]

@@ -83,8 +83,8 @@ async def test_a_fact_starts_right_when_said_or_dated_that_day_and_wrong_on_a_ma
 
 
 def test_a_window_calls_lines_are_kept_by_the_turns_they_went_to_with_their_speaker() -> None:
-    """A bulk window's call is recorded in its first turn's span; a line it numbered for Ann that went
-    to Bo's turn (written with Ann's name for "I") still counts as kept; a line nobody wrote does not."""
+    """A bulk window's call is its first turn's; a line it numbered for Ann that went to Bo's turn
+    (written with Ann's name for "I") still counts as kept; a line no turn wrote does not."""
     ann, bo = Entity(group_id=G, name="Ann"), Entity(group_id=G, name="pottery class")
     first = Episode(group_id=G, content="Ann: Hi Bo!", reference_time=SAID)
     second = Episode(group_id=G, content="Bo: I joined a pottery class.", reference_time=SAID)
@@ -94,7 +94,7 @@ def test_a_window_calls_lines_are_kept_by_the_turns_they_went_to_with_their_spea
     window = CallRecord("extract_window", 0.0, 1.0, output_tokens=20, text=reply)
     results = [EpisodeResult(first), EpisodeResult(second, entities=[ann, bo], facts=[fact])]
 
-    kept = kept_output_tokens([window], [(1, first.content), (1, second.content)], results)
+    kept = kept_output_tokens([window], results)
 
     half = 20 * len(reply.splitlines()[0]) / sum(len(line) for line in reply.splitlines())
     assert kept == [half]
