@@ -11,6 +11,7 @@ Anything else states no time this module reads (the fact's start is then unknown
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 from ..graph.model import to_utc
@@ -106,16 +107,29 @@ def relative_date(text: str | None, reference: datetime) -> datetime | None:
     fact's sentence they can name anything ("born in 1990")."""
     if not text:
         return None
-    flat = " ".join(text.casefold().split())
-    ref = to_utc(reference).date()
+    return next(_relatives(" ".join(text.casefold().split()), to_utc(reference).date()), None)
+
+
+def _relatives(flat: str, ref: date) -> Iterator[datetime]:
+    """Every day the relative phrases of ``flat`` (case-folded, one-spaced) point to, the kinds in the
+    order :func:`relative_date` prefers them: a day word, "N ago / for N", "last|this|next X"."""
     for phrase, offset in _SIMPLE.items():
         if offset and re.search(rf"\b{phrase}\b", flat):
-            return _day(ref + timedelta(days=offset))
-    if m := _AGO.search(flat):
-        return _day(_ago_match(m, ref))
-    if m := _REL.search(flat):
-        return _day(_relative(m.group(1), m.group(2), ref))
-    return None
+            yield _day(ref + timedelta(days=offset))
+    yield from (_day(_ago_match(m, ref)) for m in _AGO.finditer(flat))
+    yield from (_day(_relative(m.group(1), m.group(2), ref)) for m in _REL.finditer(flat))
+
+
+def _expressions(flat: str, ref: date) -> Iterator[datetime]:
+    """Every date the time expressions of ``flat`` state, the kinds in the order
+    :func:`resolve_expression` prefers them: ISO dates, the present ("today", "now"), relative
+    phrases, a month and year, a year."""
+    yield from (d for m in _ISO_IN_TEXT.finditer(flat) if (d := parse_iso(m.group(0).upper())) is not None)
+    if any(re.search(rf"\b{phrase}\b", flat) for phrase, offset in _SIMPLE.items() if not offset):
+        yield _day(ref)
+    yield from _relatives(flat, ref)
+    yield from (_day(date(int(m.group(2)), _MONTHS[m.group(1)], 1)) for m in _MONTH_YEAR.finditer(flat))
+    yield from (_day(date(int(m.group(1)), 1, 1)) for m in _YEAR.finditer(flat))
 
 
 def resolve_expression(expression: str | None, reference: datetime) -> datetime | None:
@@ -125,21 +139,7 @@ def resolve_expression(expression: str | None, reference: datetime) -> datetime 
     iso = parse_iso(expression)
     if iso is not None:
         return iso
-    text = " ".join(expression.casefold().split())
-    if m := _ISO_IN_TEXT.search(text):
-        found = parse_iso(m.group(0).upper())
-        if found is not None:
-            return found
-    ref = to_utc(reference).date()
-    if any(re.search(rf"\b{phrase}\b", text) for phrase, offset in _SIMPLE.items() if not offset):
-        return _day(ref)
-    if (relative := relative_date(text, reference)) is not None:
-        return relative
-    if m := _MONTH_YEAR.search(text):
-        return _day(date(int(m.group(2)), _MONTHS[m.group(1)], 1))
-    if m := _YEAR.search(text):
-        return _day(date(int(m.group(1)), 1, 1))
-    return None
+    return next(_expressions(" ".join(expression.casefold().split()), to_utc(reference).date()), None)
 
 
 def stated_dates(text: str | None, reference: datetime) -> frozenset[datetime]:
@@ -147,15 +147,7 @@ def stated_dates(text: str | None, reference: datetime) -> frozenset[datetime]:
     state (each expression the module reads, wherever it stands), relative to ``reference``: what a
     fact line's dates must be among to be the message's."""
     ref = to_utc(reference).date()
-    flat = " ".join((text or "").casefold().split())
-    found = {_day(ref + timedelta(days=o)) for p, o in _SIMPLE.items() if re.search(rf"\b{p}\b", flat)}
-    found.add(_day(ref))
-    found.update(_day(_ago_match(m, ref)) for m in _AGO.finditer(flat))
-    found.update(_day(_relative(m.group(1), m.group(2), ref)) for m in _REL.finditer(flat))
-    found.update(_day(date(int(m.group(2)), _MONTHS[m.group(1)], 1)) for m in _MONTH_YEAR.finditer(flat))
-    found.update(_day(date(int(m.group(1)), 1, 1)) for m in _YEAR.finditer(flat))
-    found.update(d for m in _ISO_IN_TEXT.finditer(flat) if (d := parse_iso(m.group(0).upper())) is not None)
-    return frozenset(found)
+    return frozenset({_day(ref), *_expressions(" ".join((text or "").casefold().split()), ref)})
 
 
 def among(day: datetime, stated: frozenset[datetime]) -> bool:
