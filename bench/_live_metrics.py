@@ -30,6 +30,7 @@ from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
 from epigraph.pipeline.dating import among, parse_iso, without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
+from epigraph.prompts.extract_combined import NAMES
 from epigraph.prompts.fact_lines import NamePart, read_line, read_names
 from epigraph.prompts.protocol import LLM
 
@@ -102,11 +103,13 @@ class _Written:
 
 
 def _kept_chars(line: str, prompt: str, written: _Written) -> float:
-    """The characters of one reply line the graph kept: a name list's kept names by their share of
-    its names' lengths, any other line whole or not at all."""
-    if prompt == "extract_entities":
+    """The characters of one reply line the graph kept: a name list's kept names (separate mode's
+    names call, a combined reply's ``Names:`` line) by their share of its names' lengths, any other
+    line whole or not at all."""
+    names_line = prompt == "extract_combined" and line.strip().startswith(NAMES)
+    if prompt == "extract_entities" or names_line:
         try:
-            parts = read_names(line)
+            parts = read_names(line.strip()[len(NAMES) :] if names_line else line)
         except ValueError:
             return 0.0
         kept = sum(len(p.name) for p in parts if normalize_name(p.name) in written.names)

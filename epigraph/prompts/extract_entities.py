@@ -27,6 +27,12 @@ class NameLines:
         return name_list_grammar(max_lines, data.type_names, data.entity_attributes, data.barred())
 
 
+def max_names(text: str) -> int:
+    """The most names an honest list finds in ``text``: one per four words, plus one (the speaker; every
+    turn of the LoCoMo 26 and 30 gold sets fits: 177 turns)."""
+    return 1 + words(text) // 4
+
+
 EXAMPLE = ExtractEntitiesInput(
     **ExtractionInput.of("Alice: I moved to Berlin last month and started at Globex.", "Alice")
 )
@@ -39,7 +45,6 @@ PROMPT: Prompt[ExtractEntitiesInput, ExtractedEntity] = Prompt(
     response_type="lines",
     lines=NameLines(),
     example=EXAMPLE,
-    # A line is a name (2-8 tokens); a text names at most one entity per four words, plus the speaker
-    # (every turn of the LoCoMo 26 and 30 gold sets fits: 177 turns).
-    shape=OutputShape(per_item=12, items=lambda d: 1 + words(d.message) // 4, base=4, floor=24),
+    # A name is 2-8 tokens with its separator.
+    shape=OutputShape(per_item=12, items=lambda d: max_names(d.message), base=4, floor=24),
 )

@@ -2,7 +2,7 @@
 matching the first statement also carries the restating turn's episode (a fact written again as new is
 not); a built fact's start is right when it agrees with the gold fact it matches (its own date, else
 when it was said), and a made-up year is wrong; a bulk window's lines count as kept by the turns they
-went to."""
+went to, and a combined reply's names line by the names written."""
 
 from __future__ import annotations
 
@@ -98,3 +98,16 @@ def test_a_window_calls_lines_are_kept_by_the_turns_they_went_to_with_their_spea
 
     half = 20 * len(reply.splitlines()[0]) / sum(len(line) for line in reply.splitlines())
     assert kept == [half]
+
+
+def test_a_combined_replys_names_line_is_kept_by_the_names_the_graph_wrote() -> None:
+    """A combined reply's ``Names:`` line counts like separate mode's names call: by the share of its
+    names' lengths the episode wrote as entities (grounding dropped "Atlantis")."""
+    ann, tours = Entity(group_id=G, name="Ann"), Entity(group_id=G, name="fjord tours")
+    episode = Episode(group_id=G, content="Ann: I love the fjord tours.", reference_time=SAID)
+    reply = "Names: fjord tours; Atlantis\n"
+    call = CallRecord("extract_combined", 0.0, 1.0, output_tokens=10, text=reply)
+
+    kept = kept_output_tokens([call], [EpisodeResult(episode, entities=[ann, tours])])
+
+    assert kept == [10 * len("fjord tours") / len("fjord toursAtlantis")]

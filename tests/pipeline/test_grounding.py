@@ -194,3 +194,19 @@ async def test_the_name_vetoes_are_a_policy(store: EmbeddedStore, embedder: Hash
     assert [e.name for e in found["Caroline's kids"]] == ["Caroline's kids"]
     merged = await store.entities_by_names("free", ["Caroline's kids"])
     assert [e.name for e in merged["Caroline's kids"]] == ["Melanie's kids"]
+
+
+async def test_a_combined_replys_names_line_adds_the_entities_no_fact_names(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    """extract_combined ends with the message's names, in a fact or not: each becomes an entity of the
+    episode, "my X" the speaker's, and a name the message never says is dropped like any other."""
+    text = "Ann: I moved to Oslo and my kids love the fjord tours."
+    reply = "[Ann] moved to [Oslo]\nNames: Oslo; fjord tours; kids; Atlantis"
+    world = World({}, overrides={"extract_combined": lambda request: reply})
+    result = await Ingestor(store, world.llm(), embedder, IngestOptions(mode="combined")).add_episode(
+        text, group_id="g", reference_time=T0
+    )
+    assert result.ok and [f.text for f in result.facts] == ["Ann moved to Oslo"]
+    assert sorted(e.name for e in result.entities) == ["Ann", "Ann's kids", "Oslo", "fjord tours"]
+    assert any("'Atlantis'" in w and "hallucinated" in w for w in result.report.warnings)

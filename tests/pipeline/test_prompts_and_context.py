@@ -38,15 +38,19 @@ def test_every_prompt_is_a_fixed_part_then_a_small_new_part(module: object) -> N
     prompt = module.PROMPT  # type: ignore[attr-defined]
     messages = render(prompt, module.EXAMPLE)  # type: ignore[attr-defined]
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
-    # 480: extract_combined v6's bare-name rule (measured, live bench) took it from 445 to 463
-    assert count_message_tokens(messages) < 480, "prompts stay small: they run for every episode"
+    # 520: extract_combined v9's names line (measured, live bench) took it from 463 to 510; the fixed
+    # part is read once per server and cached, a call evaluates only the episode
+    assert count_message_tokens(messages) < 520, "prompts stay small: they run for every episode"
     assert count_message_tokens(messages[-1:]) < 100, "what changes from call to call is the episode"
     fixed = render(prompt, module.EXAMPLE.model_copy(update={"context": ""}))  # type: ignore[attr-defined]
     assert all(a == b for a, b in zip(messages[:-1], fixed[:-1], strict=True)), "nothing before it varies"
 
 
 def test_combined_lines_are_facts_and_the_entities_they_name() -> None:
-    reply = "[Ann] lives in [Oslo] since 2019\n[Bo]\nAnn lives in Oslo\n[Ann] lives in [Oslo] since 2019"
+    reply = (
+        "[Ann] lives in [Oslo] since 2019\n[Bo]\nAnn lives in Oslo\n[Ann] lives in [Oslo] since 2019\n"
+        "Names: Oslo; fjord tour\nNames: none"
+    )
     data = extract_combined.EXAMPLE
     items, dropped = parse_lines_reply(reply, lambda line: extract_combined.PROMPT.lines.decode(line, data))  # type: ignore[union-attr]
     assert [(type(i).__name__, getattr(i, "name", None)) for i in items] == [
@@ -54,7 +58,9 @@ def test_combined_lines_are_facts_and_the_entities_they_name() -> None:
         ("EntityLine", "Oslo"),
         ("FactLine", None),
         ("EntityLine", "Bo"),
-    ]
+        ("EntityLine", "Oslo"),
+        ("EntityLine", "fjord tour"),
+    ], "the names line names entities, and `Names: none` none"
     assert items[2].fact == "Ann lives in Oslo since 2019" and items[2].relation == "lives in"  # type: ignore[union-attr]
     assert [d.reason.split(":")[0] for d in dropped] == [
         "not a fact line '[subject] relation [object] ...'",

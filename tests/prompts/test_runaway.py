@@ -123,7 +123,8 @@ async def test_the_grammar_goes_only_to_endpoints_that_accept_one() -> None:
                     assert not llm.profile.grammar, "a 400 naming the grammar turns it off"
     assert "grammar" not in seen[0]
     grammar = seen[1]["grammar"]
-    assert grammar.startswith('root ::= "none\\n" | ( line "\\n" ){1,') and 'line ::= "["' in grammar
+    assert grammar.startswith('root ::= "none\\n" | ( line "\\n" ){0,') and 'line ::= "["' in grammar
+    assert '"Names: " name ( "; " name ){0,' in grammar, "a reply that is not none ends with its names"
     assert "grammar" in seen[2] and "grammar" not in seen[3], "rejected once, then sent without it"
 
 
