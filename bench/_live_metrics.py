@@ -30,7 +30,7 @@ from epigraph.language import stem
 from epigraph.pipeline import EpisodeResult
 from epigraph.pipeline.dating import among, parse_iso, without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
-from epigraph.prompts.extract_combined import NAMES
+from epigraph.prompts.extract_combined import names_part
 from epigraph.prompts.fact_lines import NamePart, read_line, read_names
 from epigraph.prompts.protocol import LLM
 
@@ -106,10 +106,10 @@ def _kept_chars(line: str, prompt: str, written: _Written) -> float:
     """The characters of one reply line the graph kept: a name list's kept names (separate mode's
     names call, a combined reply's ``Names:`` line) by their share of its names' lengths, any other
     line whole or not at all."""
-    names_line = prompt == "extract_combined" and line.strip().startswith(NAMES)
-    if prompt == "extract_entities" or names_line:
+    listed = names_part(line) if prompt == "extract_combined" else None
+    if prompt == "extract_entities" or listed is not None:
         try:
-            parts = read_names(line.strip()[len(NAMES) :] if names_line else line)
+            parts = read_names(line if listed is None else listed)
         except ValueError:
             return 0.0
         kept = sum(len(p.name) for p in parts if normalize_name(p.name) in written.names)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from .base import OutputShape, Prompt, words
-from .extract_entities import max_names
-from .extraction import EntityLine, ExtractionInput, FactLine, decode_fact, entity_of
-from .fact_lines import fact_line_rules, read_names
+from .extract_entities import NameLines, max_names
+from .extraction import EntityLine, ExtractionInput, FactLine, decode_fact
+from .fact_lines import fact_line_rules, name_list
 from .grammar import NONE, literal
 
 NAMES = "Names:"
@@ -30,24 +30,29 @@ class FactLines:
     pipeline)."""
 
     def decode(self, line: str, data: Any) -> list[EntityLine | FactLine]:
-        text = line.strip()
-        if text.startswith(NAMES):
-            names = text[len(NAMES) :].strip()
-            if not names or names.rstrip(".").casefold() == NONE:
-                return []
-            return [entity_of(part) for part in read_names(names, data.type_names)]
-        return decode_fact(line, data)
+        names = names_part(line)
+        if names is None:
+            return decode_fact(line, data)
+        if not names or names.rstrip(".").casefold() == NONE:
+            return []
+        return list(NameLines().decode(names, data))
 
     def grammar(self, data: Any, max_lines: int) -> str:
-        """``none``, or up to ``max_lines`` fact lines (a fact line is one of the lines the reply may
-        hold) and then the names line, which every other reply ends with."""
+        """``none``, or up to ``max_lines - 1`` fact lines and then the names line, which ends every
+        other reply (``max_lines`` counts it: :data:`PROMPT`'s shape)."""
         rules = fact_line_rules(
             (), data.type_names, data.entity_attributes, data.relation_attributes, alone=True,
             barred=data.barred(),
         )  # fmt: skip
         facts = f'( line "\\n" ){{0,{max(1, int(max_lines) - 1)}}}'
-        names = f'{literal(NAMES + " ")} name ( "; " name ){{0,{max_names(data.message) - 1}}} "\\n"'
+        names = f'{literal(NAMES + " ")} {name_list(max_names(data.message))} "\\n"'
         return f"root ::= {literal(NONE + chr(10))} | {facts} {names}\n" + rules.strip() + "\n"
+
+
+def names_part(line: str) -> str | None:
+    """What a ``Names: a; b`` line lists (``a; b``), or None for any other line."""
+    text = line.strip()
+    return text[len(NAMES) :].strip() if text.startswith(NAMES) else None
 
 
 def max_facts(text: str) -> int:

@@ -232,8 +232,16 @@ def name_list_grammar(
     """GBNF of a name-list reply: ``none``, or ONE line of 1 to ``max_names`` names separated by ``; ``
     (one line, so a model cannot go on listing "none" or the same names line after line); names
     without the characters of ``barred`` (:func:`unseen_scripts`)."""
-    rest = f'( "; " name ){{0,{max(0, max_names - 1)}}}'
-    return f'root ::= "{NONE}\\n" | name {rest} "\\n"\n' + name_rules((), types, attributes, barred) + "\n"
+    return (
+        f'root ::= "{NONE}\\n" | {name_list(max_names)} "\\n"\n'
+        + name_rules((), types, attributes, barred)
+        + "\n"
+    )
+
+
+def name_list(max_names: int) -> str:
+    """GBNF of 1 to ``max_names`` names (rule ``name``) separated by ``; `` on one line."""
+    return f'name ( "; " name ){{0,{max(0, max_names - 1)}}}'
 
 
 def write_name(name: str, entity_type: str | None = None, attributes: dict[str, Any] | None = None) -> str:
