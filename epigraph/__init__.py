@@ -38,6 +38,7 @@ from .graph.store import GraphStore
 from .overview import OverviewOptions
 from .pipeline import EpisodeInput, EpisodeResult, GroundingPolicy, IngestOptions, Ontology, ProgressEvent
 from .prompts.protocol import LLM
+from .version import __version__
 
 __all__ = [
     "LLM",
@@ -82,4 +83,5 @@ __all__ = [
     "StoreError",
     "StructuredOutputError",
     "UsageError",
+    "__version__",
 ]

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from epigraph import __version__
 from epigraph.cli import main
 from epigraph.cli.inputs import batched, date_arg, default_mapping_path
 from epigraph.cli.tally import Tally
@@ -749,6 +750,12 @@ def test_help_states_the_exit_codes_and_the_json_failures(capsys: Capsys) -> Non
     assert code == 0
     assert "exit codes: 0 ok, 1 failure, 2 usage error (nothing ingested), 130 interrupted" in out
     assert '{"error": {"kind", "message", "where", "exit_code"}}' in out
+
+
+def test_version_prints_the_package_version(capsys: Capsys) -> None:
+    code, out, _ = run(capsys, ["--version"], OFFLINE)
+    assert (code, out) == (0, f"epigraph {__version__}\n")
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+)?", __version__)
 
 
 # -------------------------------------------------------------------------------------- subprocess

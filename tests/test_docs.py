@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from epigraph import __version__
+
 ROOT = Path(__file__).resolve().parent.parent
 MAP = ROOT / "ARCHITECTURE.md"
 DECISIONS = ROOT / "docs" / "decisions"
@@ -51,7 +53,7 @@ def test_every_path_the_map_names_exists() -> None:
 
 def test_every_link_resolves() -> None:
     broken = []
-    for doc in [MAP, ROOT / "README.md", *sorted(DECISIONS.glob("*.md"))]:
+    for doc in [MAP, ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DECISIONS.glob("*.md"))]:
         for target in LINK.findall(doc.read_text(encoding="utf-8")):
             if "://" not in target and not (doc.parent / target).exists():
                 broken.append(f"{doc.relative_to(ROOT)}: {target}")
@@ -87,3 +89,13 @@ def test_the_checker_sees_paths() -> None:
     assert paths_in(text) == {"epigraph/pipeline/road.py", "pipeline/claims.py", "drains.py", "serve/"}
     assert resolves("pipeline/road.py") and resolves("drains.py") and resolves("static/")
     assert not resolves("pipeline/nowhere.py") and not resolves("nowhere.py")
+
+
+def test_the_changelog_has_a_section_for_this_version() -> None:
+    """A development version (``0.2.0.dev0``) is the changelog's "Unreleased" section, a release its own
+    ``## X.Y.Z`` heading; either way above every earlier version's."""
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE)
+    release = re.sub(r"\.dev\d+$", "", __version__)
+    expected = f"Unreleased ({__version__})" if release != __version__ else release
+    assert headings and headings[0] == expected, f"CHANGELOG.md opens with {headings[:1]}, not {expected}"
+    assert "0.1.0" in headings

@@ -25,6 +25,7 @@ PACKAGE = Path(epigraph.__file__).parent
 
 LAYERS: dict[str, int] = {
     # 0: leaves and pure data and rules, no I/O
+    "epigraph.version": 0,  # the version string, its one source of truth
     "epigraph.errors": 0,
     "epigraph.config": 0,
     "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it

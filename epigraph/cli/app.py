@@ -42,6 +42,7 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
+from ..version import __version__
 from . import ask, edit, failures, ingest, model, overview, read, serve, transfer, worker
 from .context import Cli, KGFactory, Register, Run
 
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common],
     )
+    parser.add_argument("--version", action="version", version=f"epigraph {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, run: Run, help: str) -> argparse.ArgumentParser:

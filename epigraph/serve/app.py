@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..client import KnowledgeGraph
+from ..version import __version__
 from . import (
     docs,
     http_errors,
@@ -62,7 +63,7 @@ def create_app(
     unreadable = f"not an HTTP request the server reads (e.g. a URL over {state.limits.max_head_bytes} bytes)"
     app = FastAPI(
         title="epigraph",
-        version="0.1.0",
+        version=__version__,
         description="A temporal knowledge graph of chat episodes: add episodes, search, explore, ask.",
         lifespan=lifespan,
         docs_url=None,  # served from the package by .docs (FastAPI's pages load from a CDN)

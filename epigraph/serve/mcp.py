@@ -23,6 +23,7 @@ from ..ask import AskMode
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import ConflictError, NotFound, UsageError
+from ..version import __version__
 from . import editing, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
 from .schemas import EpisodeIn, LimitExceeded, Limits, Timestamp
@@ -55,7 +56,7 @@ GroupOf = Callable[[Context, str], str]
 
 def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
     """The MCP server's tools over ``state``; ``stdio_key``: the key of a stdio session."""
-    server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS, version=__version__)
 
     def group(ctx: Context, group_id: str) -> str:
         headers = ctx.headers

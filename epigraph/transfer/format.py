@@ -40,11 +40,13 @@ from ..graph.corrections import Correction
 from ..graph.derived import Community, ConversationSummary
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
 from ..graph.store import DumpItem, GroupDump
+from ..version import __version__
 
 FORMAT = "epigraph-dump"
 VERSION = 1
 """The format version this epigraph writes (docs/dump-format.md, "Versions")."""
-EPIGRAPH_VERSION = "0.1.0"
+EPIGRAPH_VERSION = __version__
+"""The epigraph that wrote a dump (its header's ``epigraph`` field)."""
 
 Record = dict[str, Any]
 UPGRADES: dict[int, Callable[[Record], Record]] = {}

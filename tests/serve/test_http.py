@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from _serve_harness import uvicorn_thread
 
+from epigraph import __version__
 from epigraph.client import KnowledgeGraph
 from epigraph.serve import Keys, create_app
 
@@ -163,6 +164,7 @@ def test_health_and_readiness_need_no_key(served: Served) -> None:
         assert c.get("/v1/ready").json() == {"ready": True, "llm": True}
         spec = c.get("/openapi.json").json()
         assert "/v1/groups/{group_id}/episodes/batch" in spec["paths"]
+        assert spec["info"]["version"] == __version__
 
 
 def test_a_question_past_its_time_limit_ends_with_an_error_event(tmp_path: Path) -> None:

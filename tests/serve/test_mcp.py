@@ -15,6 +15,8 @@ from _serve_harness import LLMThread, World, server_env
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from epigraph import __version__
+
 TOOLS = {
     "add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode",
     "communities", "update_communities", "conversations", "conversation", "update_conversations",
@@ -161,7 +163,8 @@ async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> 
                 stdio_client(params, errlog=errlog) as (read, write),
                 ClientSession(read, write) as session,
             ):
-                await session.initialize()
+                started = await session.initialize()
+                assert (started.server_info.name, started.server_info.version) == ("epigraph", __version__)
                 await _session_checks(session)
     log = (tmp_path / "mcp.log").read_text(encoding="utf-8")
     assert "API keys on" in log and "k-alpha" not in log
