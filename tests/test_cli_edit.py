@@ -127,6 +127,12 @@ def test_export_load_and_group_delete(db: Path, tmp_path: Path, capsys: Capsys) 
     bad.write_text("\n".join(json.dumps(r) for r in raw) + "\n")
     code, _, err = run(capsys, other, "--group", "fresh", "load", str(bad), "--into", "fresh")
     assert code == 2 and f"{bad}:4: " in err and "(field 'created_at')" in err
+    fact_line = next(i for i, r in enumerate(raw) if r["record"] == "fact")
+    raw[3], raw[fact_line] = lines[3], {**raw[fact_line], "valid_at": 12345}  # seconds since 1970?
+    bad.write_text("\n".join(json.dumps(r) for r in raw) + "\n")
+    code, _, err = run(capsys, other, "--group", "fresh", "load", str(bad), "--into", "fresh")
+    assert code == 2 and f"{bad}:{fact_line + 1}: " in err and "(field 'valid_at')" in err, err
+    assert "ISO 8601" in err
     code, out, _ = run(capsys, other, "--group", "fresh", "stats", "--json")
     assert json.loads(out)["episodes"] == 0
 

@@ -7,9 +7,10 @@ Validation happens here, at the boundary, so that nothing unsafe reaches a store
 - fact relations: SCREAMING_SNAKE_CASE ``[A-Z][A-Z0-9]*(_[A-Z0-9]+)*`` (at most 64 characters).
 - ids (``uuid``, endpoints, provenance, mentions): 1-256 characters without control characters.
 - a fact's event time: ``invalid_at`` is not before ``valid_at`` (when both are set).
-- datetimes: always timezone-aware and normalized to UTC. **A naive datetime is read as UTC** (documented
-  choice: chat exports and LLM replies usually omit the zone, and silently using the machine's local zone
-  would make the same data mean different things on different machines).
+- datetimes: given as datetimes or ISO 8601 strings (never numbers), always timezone-aware and normalized
+  to UTC. **A naive datetime is read as UTC** (documented choice: chat exports and LLM replies usually
+  omit the zone, and silently using the machine's local zone would make the same data mean different
+  things on different machines).
 
 Models are frozen: change one with ``model_copy(update=...)``. pydantic does not validate ``update``, so
 the library passes only values that already are valid (UTC datetimes from ``pipeline.dating``, ids of
@@ -65,7 +66,9 @@ def check_uuid(value: str) -> str:
 
 
 def to_utc(value: Any) -> Any:
-    """Parse ISO strings, read naive datetimes as UTC, normalize aware ones to UTC."""
+    """Parse ISO strings, read naive datetimes as UTC, normalize aware ones to UTC. Anything else is
+    refused (``ValueError``): pydantic would read a number as seconds since 1970, and ``12345`` where a
+    time belongs (a dump, a request, an input file) is a mistake, not 1970-01-01T03:25:45Z."""
     if isinstance(value, str):
         text = value.strip()
         if text.endswith(("Z", "z")):
@@ -73,7 +76,7 @@ def to_utc(value: Any) -> Any:
         value = datetime.fromisoformat(text)
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value
+    raise ValueError(f"expected an ISO 8601 date-time such as 2024-05-02T10:00:00Z, got {value!r}")
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -146,6 +146,15 @@ def test_export_load_and_delete_a_group_over_http(served: Served) -> None:
         broken = c.post("/v1/groups/fresh/load", content="\n".join(lines).encode())
         assert broken.status_code == 422, broken.text
         assert broken.json()["detail"].startswith("body:3: ") and broken.json()["field"] == "reference_time"
+        lines = dump.splitlines()
+        at = next(i for i, line in enumerate(lines) if json.loads(line)["record"] == "fact")
+        lines[at] = json.dumps({**json.loads(lines[at]), "valid_at": 1.7e9})  # seconds since 1970?
+        numbered = c.post("/v1/groups/fresh/load", content="\n".join(lines).encode())
+        assert numbered.status_code == 422, numbered.text
+        assert (
+            numbered.json()["detail"].startswith(f"body:{at + 1}: ")
+            and numbered.json()["field"] == "valid_at"
+        )
         assert c.get("/v1/groups/fresh/stats").json()["entities"] == 0
 
         refused = c.delete(f"/v1/groups/{copy}")

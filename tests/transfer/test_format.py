@@ -4,20 +4,24 @@ line refused with its file, line number and field before anything is written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import ConflictError, InputError, UsageError
 from epigraph.graph.corrections import CorrectionOp
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Invalidation
 from epigraph.graph.store import GraphStore, StoreStats
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import VERSION, read
+from epigraph.transfer.format import KINDS, Header
 from tests.transfer.graphs import ingest_locomo, locomo_reply
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dump-v1.jsonl"
@@ -160,6 +164,66 @@ async def test_a_malformed_dump_is_refused_with_its_line_and_field_and_nothing_i
         with pytest.raises(InputError, match=str(bad)):
             await graph(store, "v1-fixture").load(bad)
         assert await store.groups() == []
+
+
+def _datetime_fields() -> set[str]:
+    """The name of every datetime field of every record a dump holds (nested ones included)."""
+    models: list[type[BaseModel]] = [Header, Invalidation, *KINDS.values()]
+    return {name for m in models for name, f in m.model_fields.items() if "datetime" in str(f.annotation)}
+
+
+def _datetime_paths(record: Any, fields: set[str], path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Where ``record`` holds a datetime field (set or null), as key paths (list indexes as strings)."""
+    items = (
+        record.items() if isinstance(record, dict) else enumerate(record) if isinstance(record, list) else ()
+    )
+    for key, value in items:
+        here = (*path, str(key))
+        if key in fields and (value is None or isinstance(value, str)):
+            yield here
+        else:
+            yield from _datetime_paths(value, fields, here)
+
+
+def _set(record: Any, path: tuple[str, ...], value: Any) -> Any:
+    copy = json.loads(json.dumps(record))
+    inner = copy
+    for key in path[:-1]:
+        inner = inner[int(key)] if isinstance(inner, list) else inner[key]
+    inner[path[-1]] = value
+    return copy
+
+
+NUMBERED = [
+    (number, path, value)
+    for number, line in enumerate(lines_of(FIXTURE), start=1)
+    for path in _datetime_paths(json.loads(line), _datetime_fields())
+    for value in (12345, 1.7e9)
+]
+
+
+@pytest.mark.parametrize(
+    ("number", "path", "value"), NUMBERED, ids=[f"line{n}:{'.'.join(p)}={v}" for n, p, v in NUMBERED]
+)
+def test_a_number_where_a_datetime_belongs_is_refused_with_its_line_and_field(
+    tmp_path: Path, number: int, path: tuple[str, ...], value: float
+) -> None:
+    """Every datetime field of every record kind (nested records of corrections and invalidations too)
+    is an ISO 8601 string: a number (pydantic would read seconds since 1970) is refused."""
+    lines = lines_of(FIXTURE)
+    lines[number - 1] = json.dumps(_set(json.loads(lines[number - 1]), path, value))
+    with pytest.raises(InputError) as caught:
+        read(lines, "numbers.jsonl")
+    error = caught.value
+    assert (error.file, error.line, error.field) == ("numbers.jsonl", number, ".".join(path)), error.reason
+    assert "ISO 8601" in error.reason and repr(value) in error.reason, error.reason
+
+
+def test_every_datetime_field_of_the_fixture_is_tried_with_a_number() -> None:
+    tried = {(line, path[-1]) for line, path, _ in NUMBERED}
+    kinds = {json.loads(lines_of(FIXTURE)[line - 1])["record"] for line, _ in tried}
+    assert kinds == {"header", "episode", "entity", "fact", "correction", "community", "conversation"}
+    assert {name for _, name in tried} == _datetime_fields()
 
 
 async def test_a_load_writes_nothing_when_one_target_group_holds_data(tmp_path: Path) -> None:
