@@ -30,6 +30,7 @@ from . import (
     routes_overview,
     routes_read,
     routes_transfer,
+    service,
 )
 from .auth import Keys
 from .deps import API_VERSION, state_of
@@ -98,6 +99,5 @@ def _health(app: FastAPI) -> None:
     @app.get(f"/{API_VERSION}/ready", tags=["health"], responses={503: {"description": "not ready"}})
     async def ready(request: Request) -> JSONResponse:
         """The graph is open and pending episodes were resumed."""
-        state = state_of(request)
-        body = {"ready": state.ready, "llm": state.kg.llm is not None}
-        return JSONResponse(body, status_code=200 if state.ready else 503)
+        body = service.readiness(state_of(request))
+        return JSONResponse(body, status_code=200 if body["ready"] else 503)

@@ -26,7 +26,7 @@ from ..errors import ConflictError, NotFound, UsageError
 from ..version import __version__
 from . import editing, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
-from .schemas import EpisodeIn, LimitExceeded, Limits, Timestamp
+from .schemas import AskIn, EpisodeIn, LimitExceeded, Limits, Timestamp
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
 
@@ -124,13 +124,13 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
         """Answer a question from the group's graph, citing the facts and episodes used. ``mode``:
         "context" (one context, one model call), "agent" (planned lookups) or "auto" (the context
         first, the agent when it found nothing; the default)."""
-        answer = await guarded(
-            state.kg.ask(
-                question, streaming=False, as_of=as_of, known_at=known_at, group_id=group(ctx, group_id),
-                mode=mode,
-            )
-        )  # fmt: skip
-        return answer.to_dict()
+        chosen = group(ctx, group_id)
+
+        async def answered() -> dict[str, Any]:  # a blank question is a ValueError: a tool error
+            asked = AskIn(question=question, as_of=as_of, known_at=known_at, mode=mode)
+            return await service.answer(state, chosen, asked)
+
+        return await guarded(answered())
 
 
 def _overview_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:

@@ -16,8 +16,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from ..ask import AskChunk
+from . import service
 from .deps import ERRORS, Group, state_of
-from .schemas import AskIn, LimitExceeded
+from .schemas import AskIn
 from .service import ServerStopping
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["ask"])
@@ -104,22 +105,16 @@ async def ask(request: Request, group_id: Group, body: AskIn) -> Any:
     ``end_of_dialog`` on the last); ``streaming=false``: one JSON answer (504 past the time limit, 503
     if the server stops meanwhile)."""
     state = state_of(request)
-    if len(body.question) > state.limits.max_question_chars:
-        raise LimitExceeded(422, "question", f"at most {state.limits.max_question_chars} characters")
-    kwargs: dict[str, Any] = {
-        "as_of": body.as_of, "known_at": body.known_at, "group_id": group_id, "mode": body.mode,
-    }  # fmt: skip
     if not body.streaming:
         try:
             async with asyncio.timeout(state.limits.ask_timeout_s) as deadline:
                 with expires_when(state.stopping, deadline):
-                    answer = await state.kg.ask(body.question, streaming=False, **kwargs)
+                    return await service.answer(state, group_id, body)
         except TimeoutError:
             if state.stopping.is_set():
                 raise ServerStopping("the server is stopping") from None
             raise
-        return answer.to_dict()
-    chunks = state.kg.ask(body.question, streaming=True, **kwargs)
+    chunks = service.ask(state, group_id, body)
     return StreamingResponse(_dialog_events(chunks, state.limits.ask_timeout_s, state.stopping), **_SSE)
 
 
@@ -133,7 +128,7 @@ async def events(request: Request, group_id: Group) -> StreamingResponse:
     async def stream() -> AsyncIterator[str]:
         yield sse({"type": "Subscribed", "group_id": group_id})
         try:
-            async with aclosing(until_stopped(state.workers.events(group_id), state.stopping)) as found:
+            async with aclosing(until_stopped(service.events(state, group_id), state.stopping)) as found:
                 async for event in found:
                     yield sse(event)
         except ServerStopping:

@@ -36,8 +36,8 @@ async def add_episodes(request: Request, group_id: Group, batch: EpisodeBatch) -
 @router.post("/retry", status_code=202, response_model=Accepted, responses=ERRORS)
 async def retry_failed(request: Request, group_id: Group) -> JSONResponse:
     """Run the group's failed episodes again, in order (they are ``pending`` when this answers)."""
-    again = await state_of(request).workers.retry_failed(group_id)
-    return JSONResponse(Accepted.of(group_id, again).model_dump(), status_code=202)
+    again = await service.retry_failed(state_of(request), group_id)
+    return JSONResponse(again.model_dump(), status_code=202)
 
 
 @router.get("/{uuid:path}", responses={**ERRORS, 404: {"description": "no such episode in the group"}})

@@ -15,7 +15,8 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ..explore import page, payload
-from ..explore.gather import AROUND, entity_graph, facts_graph
+from ..explore.gather import AROUND
+from . import service
 from .deps import API_VERSION, ERRORS, Group, state_of
 from .schemas import EntityName, SearchText
 
@@ -32,7 +33,11 @@ def register(app: FastAPI) -> None:
 async def index(request: Request, group: Annotated[str | None, Query(max_length=256)] = None) -> HTMLResponse:
     """The page: a search box, an ask box and the interactive view (``?q=...`` searches at once)."""
     state = state_of(request)
-    api = {"base": f"/{API_VERSION}", "group": group or state.kg.group_id, "keys": state.keys.enabled}
+    api = {
+        "base": f"/{API_VERSION}",
+        "group": group or service.default_group(state),
+        "keys": state.keys.enabled,
+    }
     empty = payload.build({}, [], title="epigraph")
     html = page.document(empty, api=api, title="epigraph")
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
@@ -46,8 +51,7 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> dict[str, Any]:
     """What a search finds (retired facts too) and the neighbourhood around it, as the view's data."""
-    view = await state_of(request).kg.explore(q, group_id=group_id, limit=limit)
-    return view.to_data()
+    return await service.explore_search(state_of(request), group_id, q, limit=limit)
 
 
 @router.get("/entity/{name:path}", responses=_NOT_FOUND)
@@ -60,10 +64,7 @@ async def entity(
 ) -> dict[str, Any]:
     """An entity's neighbourhood (a name, an alias or a uuid) as the view's data; ``around=0`` when
     the page expands a node."""
-    kg = state_of(request).kg
-    view = await entity_graph(kg.store, group_id, name, depth=depth, include_retired=True, around=around,
-                              embedder=kg.embedder)  # fmt: skip
-    return view.to_data()
+    return await service.explore_entity(state_of(request), group_id, name, depth=depth, around=around)
 
 
 @router.get("/facts", responses=ERRORS)
@@ -74,5 +75,4 @@ async def facts(
 ) -> dict[str, Any]:
     """Just these facts and their endpoints (the page asks for the facts an answer cited)."""
     uuids = [u for u in (part.strip() for part in ids.split(",")) if u][:200]
-    view = await facts_graph(state_of(request).kg.store, group_id, uuids)
-    return view.to_data()
+    return await service.explore_facts(state_of(request), group_id, uuids)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -11,7 +10,6 @@ from ..graph.model import EpisodeStatus
 from . import service
 from .deps import ERRORS, Group, state_of
 from .schemas import EntityName, RecipeName, SearchScope, SearchText, Timestamp
-from .service import episode_body
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["reading"])
 
@@ -61,18 +59,12 @@ async def episodes(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Episodes whose reference time is in ``[since, until)``, newest first."""
-    found = await state_of(request).kg.episodes(
-        group_id=group_id, since=since, until=until, status=status, limit=limit
+    return await service.episodes(
+        state_of(request), group_id, since=since, until=until, status=status, limit=limit
     )
-    return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
 
 
 @router.get("/stats", responses=ERRORS)
 async def stats(request: Request, group_id: Group) -> dict[str, Any]:
     """Counts of the group's episodes (and how many are pending / failed), entities and facts."""
-    state = state_of(request)
-    counts = asdict(await state.kg.stats(group_id=group_id))
-    for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
-        found = await state.kg.store.episodes(group_id, status=status, limit=1_000_000)
-        counts[f"{status.value}_episodes"] = len(found)
-    return {"group_id": group_id, **counts}
+    return await service.stats(state_of(request), group_id)

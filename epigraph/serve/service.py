@@ -6,15 +6,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..ask import AskChunk
 from ..client import KnowledgeGraph
 from ..errors import EpisodeNotFound
-from ..graph.model import Episode
+from ..explore.gather import AROUND, entity_graph, facts_graph
+from ..graph.model import Episode, EpisodeStatus
 from ..graph.search import (
     COMBINED,
     COMMUNITIES_HYBRID,
@@ -24,10 +26,11 @@ from ..graph.search import (
     SearchConfig,
     recipe,
 )
+from ..pipeline.road import ALL
 from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys
-from .schemas import Accepted, AcceptedEpisode, EpisodeIn, Limits, checked_inputs
+from .schemas import Accepted, AcceptedEpisode, AskIn, EpisodeIn, LimitExceeded, Limits, checked_inputs
 from .worker import Workers
 
 log = logging.getLogger("epigraph.serve")
@@ -99,7 +102,8 @@ async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> A
 
 
 async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
-    found = await state.kg.store.get_episode(group_id, uuid)
+    async with state.workers.priority.foreground():
+        found = await state.kg.store.get_episode(group_id, uuid)
     if found is None:
         raise EpisodeNotFound(uuid, group_id)
     return episode_body(found)
@@ -111,6 +115,42 @@ async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]
         raise EpisodeNotFound(uuid, group_id)
     result = await state.kg.remove_episode(uuid, group_id=group_id)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
+
+
+async def retry_failed(state: ServerState, group_id: str) -> Accepted:
+    """Set the group's failed episodes pending again, in their order; the queue runs them."""
+    return Accepted.of(group_id, await state.workers.retry_failed(group_id))
+
+
+def events(state: ServerState, group_id: str) -> AsyncGenerator[dict[str, Any], None]:
+    """The group's progress events as they happen (see ``Workers.events``)."""
+    return state.workers.events(group_id)
+
+
+async def episodes(
+    state: ServerState,
+    group_id: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    status: EpisodeStatus | None = None,
+    limit: int = 100,
+) -> dict[str, Any]:
+    async with state.workers.priority.foreground():
+        found = await state.kg.episodes(
+            group_id=group_id, since=since, until=until, status=status, limit=limit
+        )
+    return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
+
+
+async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
+    """The group's counts, and how many of its episodes are pending and failed."""
+    async with state.workers.priority.foreground():
+        counts = asdict(await state.kg.stats(group_id=group_id))
+        for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
+            found = await state.kg.episodes(group_id=group_id, status=status, limit=ALL)
+            counts[f"{status.value}_episodes"] = len(found)
+    return {"group_id": group_id, **counts}
 
 
 async def search(
@@ -138,6 +178,74 @@ async def entity(state: ServerState, group_id: str, name: str) -> dict[str, Any]
     async with state.workers.priority.foreground():
         view = await state.kg.entity(name, group_id=group_id)
     return view.to_dict()
+
+
+# --- asking ------------------------------------------------------------------------------------------
+
+
+def _question(state: ServerState, body: AskIn) -> str:
+    if len(body.question) > state.limits.max_question_chars:
+        raise LimitExceeded(422, "question", f"at most {state.limits.max_question_chars} characters")
+    return body.question
+
+
+async def answer(state: ServerState, group_id: str, body: AskIn) -> dict[str, Any]:
+    """The answer in one piece (cited facts and episodes), as a read someone waits on."""
+    question = _question(state, body)
+    async with state.workers.priority.foreground():
+        found = await state.kg.ask(question, streaming=False, as_of=body.as_of, known_at=body.known_at,
+                                   group_id=group_id, mode=body.mode)  # fmt: skip
+    return found.to_dict()
+
+
+def ask(state: ServerState, group_id: str, body: AskIn) -> AsyncIterator[AskChunk]:
+    """The dialog's chunks as they happen, as a read someone waits on."""
+    chunks = state.kg.ask(_question(state, body), streaming=True, as_of=body.as_of, known_at=body.known_at,
+                          group_id=group_id, mode=body.mode)  # fmt: skip
+    return _in_foreground(state, chunks)
+
+
+async def _in_foreground(state: ServerState, chunks: AsyncIterator[AskChunk]) -> AsyncIterator[AskChunk]:
+    async with state.workers.priority.foreground(), aclosing(chunks) as dialog:  # type: ignore[type-var]
+        async for chunk in dialog:
+            yield chunk
+
+
+# --- the interactive view's data ---------------------------------------------------------------------
+
+
+def default_group(state: ServerState) -> str:
+    """The group the page shows first when the address names none."""
+    return state.kg.group_id
+
+
+def readiness(state: ServerState) -> dict[str, bool]:
+    """Whether the graph is open and pending episodes were resumed, and whether it has a model."""
+    return {"ready": state.ready, "llm": state.kg.llm is not None}
+
+
+async def explore_search(state: ServerState, group_id: str, query: str, *, limit: int = 20) -> dict[str, Any]:
+    """What a search finds (retired facts too) and its neighbourhood, as the view's data."""
+    async with state.workers.priority.foreground():
+        view = await state.kg.explore(query, group_id=group_id, limit=limit)
+    return view.to_data()
+
+
+async def explore_entity(
+    state: ServerState, group_id: str, name: str, *, depth: int = 1, around: int = AROUND
+) -> dict[str, Any]:
+    """An entity's neighbourhood (retired facts embedded) as the view's data."""
+    async with state.workers.priority.foreground():
+        view = await entity_graph(state.kg.store, group_id, name, depth=depth, include_retired=True,
+                                  around=around, embedder=state.kg.embedder)  # fmt: skip
+    return view.to_data()
+
+
+async def explore_facts(state: ServerState, group_id: str, uuids: Sequence[str]) -> dict[str, Any]:
+    """Just these facts and their endpoints, as the view's data."""
+    async with state.workers.priority.foreground():
+        view = await facts_graph(state.kg.store, group_id, list(uuids))
+    return view.to_data()
 
 
 # --- the big picture: communities and conversations ------------------------------------------------
