@@ -122,6 +122,13 @@ def choose_llm(settings: Settings) -> tuple[LLM | None, str]:
     return ScriptedLLM(Replay(recording)), note
 
 
+async def close(llm: LLM | None) -> None:
+    """Close the client :func:`choose_llm` made (a recorded or local one has nothing to close)."""
+    aclose = getattr(llm, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 def choose_embedder(settings: Settings) -> Embedder:
     """The configured embedder; the model-free HashEmbedder when the local model is not installed."""
     if settings.embedder == "sentence-transformers":
@@ -190,9 +197,7 @@ async def main() -> int:
         took = f", {time.monotonic() - began:.0f} s" if live else ""
         print(f"  total: {calls} LLM calls, {tokens} tokens, {calls / len(results):.2f} calls per turn{took}")
         await show_graph(kg.store, results)
-    aclose = getattr(llm, "aclose", None)
-    if aclose is not None:
-        await aclose()
+    await close(llm)
     return 0 if all(r.ok for r in results) else 1
 
 

@@ -5,6 +5,8 @@
   installed in the user's Jupyter paths), and its outputs are checked.
 - ``examples/explore.ipynb`` is the same notebook, kept in sync (``jupytext --sync examples/explore.py``).
 - ``examples/quickstart.py`` (the demo) runs as a subprocess on its recorded responses.
+- The framework examples (``langchain_memory.py``, ``langgraph_memory.py``, ``openai_agents_tools.py``,
+  ``pydantic_ai_tools.py``) run the same way, each on the quickstart's recording.
 """
 
 from __future__ import annotations
@@ -24,14 +26,38 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 KERNEL = "epigraph-test"
 
 
 def _offline_env() -> dict[str, str]:
-    """The current environment without EPIGRAPH_* (so no live LLM is picked up), offline."""
+    """The current environment without EPIGRAPH_* (so no live LLM is picked up), offline; this
+    checkout's ``epigraph`` first on the path (a script's own directory hides the working directory)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}
-    return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "EPIGRAPH_EMBEDDER": "hash"}
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return {
+        **env,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "EPIGRAPH_EMBEDDER": "hash",
+        "PYTHONPATH": path,
+    }
+
+
+def _run_example(name: str) -> str:
+    """The example run offline as a script; its output (it must succeed, saying it runs recorded)."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        env=_offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "running on RECORDED responses" in done.stdout.splitlines()[0]
+    return done.stdout
 
 
 def _kernel_manager(tmp: Path) -> AsyncKernelManager:
@@ -123,16 +149,25 @@ def test_the_ipynb_is_in_sync_with_the_py() -> None:
 
 
 def test_the_quickstart_runs_on_recorded_responses_and_shows_history() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "quickstart.py")],
-        env=_offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    first, *_ = done.stdout.splitlines()
-    assert "running on RECORDED responses" in first
-    history = done.stdout.split("History: retired facts", 1)[1]
+    out = _run_example("quickstart.py")
+    history = out.split("History: retired facts", 1)[1]
     assert "Alice lives in Paris." in history and "retired by: Alice lives in Berlin." in history
+
+
+def test_the_langchain_example_reads_the_history_back_and_retrieves_windows() -> None:
+    out = _run_example("langchain_memory.py")
+    assert "The history holds 9 messages" in out
+    assert "AIMessage    Congrats! I've been teaching" in out
+    now, then = out.split("Retriever, now:", 1)[1].split("Retriever, as of 2023-06-01:")
+    assert "2023-08-01 .. now        Alice lives in Berlin." in now and "Alice lives in Paris." not in now
+    assert "2023-03-10 .. 2023-08-01 Alice lives in Paris." in then and "Alice lives in Berlin." not in then
+
+
+def test_the_langgraph_example_remembers_in_its_nodes() -> None:
+    out = _run_example("langgraph_memory.py")
+    assert out.count("recalled ") == 9
+    found = out.split("query='Where does Alice work?')", 1)[1].split("What the group", 1)[0]
+    assert "turn-6   Alice: Yes, Carol founded Globex in 2019, and I work there now." in found
+    learned = out.split("learned about Alice, with windows", 1)[1]
+    assert "2023-03-10 18:00 → 2023-08-01 Alice lives in Paris." in learned
+    assert "2023-08-01 → now             Alice lives in Berlin." in learned

@@ -65,6 +65,7 @@ LAYERS: dict[str, int] = {
     "epigraph.cli": 5,
     "epigraph.serve": 5,
     "epigraph.scale": 5,  # Kafka ingestion workers (`epigraph worker`)
+    "epigraph.integrations": 5,  # agent frameworks (LangChain, LangGraph, ...): each over KnowledgeGraph
     "epigraph.__main__": 5,
 }
 
@@ -238,23 +239,50 @@ def test_only_config_reads_the_environment() -> None:
     assert readers == {"epigraph.config"}
 
 
+def _absolute_imports() -> Iterator[tuple[str, list[str]]]:
+    """Each module of the package, with the top-level names of every absolute import in it (``import
+    a.b`` and ``from a.b import c``: ``a``), wherever it stands."""
+    for path in PACKAGE.rglob("*.py"):
+        names = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names += [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.append(node.module.split(".")[0])
+        yield module_name(path), names
+
+
 def test_drivers_stay_behind_their_layers() -> None:
     """SQL and Cypher drivers live in their store; the pipeline, search and ask see no driver and no HTTP."""
     homes = {"sqlite3": "epigraph.graph.embedded", "neo4j": "epigraph.graph.neo4j"}
     blind = ("epigraph.pipeline", "epigraph.graph.search", "epigraph.ask", "epigraph.graph.model")
     broken = []
-    for path in PACKAGE.rglob("*.py"):
-        module = module_name(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                names = [node.module]
-            for name in (n.split(".")[0] for n in names):
-                home = homes.get(name)
-                if home and not (module == home or module.startswith(home + ".")):
-                    broken.append(f"{module} imports {name} (only {home} may)")
-                if name in (*homes, "httpx", "openai") and module.startswith(blind):
-                    broken.append(f"{module} imports {name}")
+    for module, names in _absolute_imports():
+        for name in names:
+            home = homes.get(name)
+            if home and not (module == home or module.startswith(home + ".")):
+                broken.append(f"{module} imports {name} (only {home} may)")
+            if name in (*homes, "httpx", "openai") and module.startswith(blind):
+                broken.append(f"{module} imports {name}")
+    assert not broken, "\n".join(broken)
+
+
+FRAMEWORKS = {
+    "langchain_core": "epigraph.integrations.langchain",
+    "langgraph": "epigraph.integrations.langgraph",
+    "agents": "epigraph.integrations.openai_agents",
+    "pydantic_ai": "epigraph.integrations.pydantic_ai",
+}
+
+
+def test_each_agent_framework_is_imported_only_by_its_adapter() -> None:
+    """An optional extra's framework is imported by its own module of ``integrations`` and nowhere else,
+    so the package (and every other adapter) imports without it."""
+    broken = []
+    for module, names in _absolute_imports():
+        for name in names:
+            if name in FRAMEWORKS and module != FRAMEWORKS[name]:
+                broken.append(f"{module} imports {name} (only {FRAMEWORKS[name]} may)")
     assert not broken, "\n".join(broken)
 
 

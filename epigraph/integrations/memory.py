@@ -1,0 +1,103 @@
+"""One group of a :class:`~epigraph.client.KnowledgeGraph`, as the framework adapters use it.
+
+Every adapter (a chat history, a retriever, a LangGraph store, an agent's tools) works on one group:
+it remembers episodes there, searches and asks there, corrects facts there. :class:`GroupMemory` is
+that pairing, and the one place the adapters call the graph, so they share a single reading of its
+surface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..ask import Answer
+from ..client import KnowledgeGraph
+from ..graph.corrections import Correction
+from ..graph.model import Episode, EpisodeKind, check_group_id
+from ..graph.search import SearchResults
+from ..pipeline.events import EpisodeResult
+from ..pipeline.ingestor import RemovalResult
+
+AGENT_AUTHOR = "agent:assistant"
+"""Who corrections made through an adapter are recorded as, unless the adapter names someone else."""
+
+
+@dataclass(frozen=True)
+class GroupMemory:
+    """A graph and one of its groups. ``author``: whom corrections are recorded as (``kind:name``, or a
+    bare name for a person). The graph is opened on first use; its owner closes it."""
+
+    kg: KnowledgeGraph
+    group_id: str
+    author: str = AGENT_AUTHOR
+
+    def __post_init__(self) -> None:
+        check_group_id(self.group_id)
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        reference_time: datetime,
+        kind: EpisodeKind = EpisodeKind.MESSAGE,
+        speaker: str | None = None,
+        source: str = "",
+        episode_id: str | None = None,
+        name: str = "",
+    ) -> EpisodeResult:
+        """Ingest one episode into the group now (it raises when ingestion fails)."""
+        return await self.kg.add_episode(
+            content,
+            reference_time=reference_time,
+            group_id=self.group_id,
+            kind=kind.value,
+            speaker=speaker,
+            source_description=source,
+            episode_id=episode_id,
+            name=name,
+        )
+
+    async def forget(self, episode_uuid: str) -> RemovalResult:
+        """Remove an episode: facts only it supported go, facts it retired come back."""
+        return await self.kg.remove_episode(episode_uuid, group_id=self.group_id)
+
+    async def episode(self, uuid: str) -> Episode | None:
+        await self.kg.open()
+        return await self.kg.store.get_episode(self.group_id, uuid)
+
+    async def episodes(self, *, limit: int) -> list[Episode]:
+        """The group's latest ``limit`` episodes, oldest first (the group's episode order)."""
+        newest_first = await self.kg.episodes(group_id=self.group_id, limit=limit)
+        return newest_first[::-1]
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        as_of: datetime | str | None = None,
+        include_retired: bool = False,
+    ) -> SearchResults:
+        return await self.kg.search(
+            query, group_ids=self.group_id, limit=limit, as_of=as_of, include_retired=include_retired
+        )
+
+    async def ask(self, question: str, *, as_of: datetime | str | None = None) -> Answer:
+        return await self.kg.ask(question, as_of=as_of, group_id=self.group_id, streaming=False)
+
+    async def retire_fact(self, uuid: str, *, at: datetime | str | None, reason: str) -> Correction:
+        return await self.kg.retire_fact(
+            uuid, at=at, author=self.author, reason=reason, group_id=self.group_id
+        )
+
+    async def edit_fact(self, uuid: str, *, text: str, reason: str) -> Correction:
+        return await self.kg.edit_fact(
+            uuid, text=text, author=self.author, reason=reason, group_id=self.group_id
+        )
+
+
+async def groups_of(kg: KnowledgeGraph) -> list[str]:
+    """Every group of the graph, sorted."""
+    await kg.open()
+    return await kg.store.groups()
