@@ -124,15 +124,15 @@ class EpigraphChatMessageHistory(BaseChatMessageHistory):
     def _given_time(message: BaseMessage, index: int) -> datetime | None:
         """The message's ``additional_kwargs["reference_time"]`` (what reading back sets), if any."""
         given = message.additional_kwargs.get("reference_time")
+        if given is None:
+            return None
         try:
-            when = to_utc(given)
+            when: datetime = to_utc(given)
         except ValueError:
-            when = None
-        if isinstance(when, datetime):
-            return when
-        if given is not None:
-            raise InputError(f"messages[{index}]: reference_time {given!r} is not an ISO date or time")
-        return None
+            raise InputError(
+                f"messages[{index}]: reference_time {given!r} is not an ISO date or time"
+            ) from None
+        return when
 
     def _next_time(self) -> datetime:
         now = utc_now()
