@@ -60,10 +60,11 @@ demo-live: install
 test: install chromium neo4j-build kafka-build
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) -m pytest -q -p no:cacheprovider
 
-# The suite without Neo4j and Kafka (their tests skip with a reason; outside CI only) and without the
-# real local model (tests/live: minutes on 2 cores; `make test` runs it).
+# The suite without Neo4j and Kafka (their tests skip with a reason; outside CI only), without the
+# real local model (tests/live: minutes on 2 cores) and without the wheel in a fresh environment
+# (tests/test_release.py: about a minute of pip); `make test` runs both.
 test-fast: install chromium
-	$(PY) -m pytest -q -x -m "not live"
+	$(PY) -m pytest -q -x -m "not live and not release"
 
 BENCH_DATA ?= ../shared/datasets/locomo
 GOLD_SETS ?= $(wildcard bench/data/locomo*_s*.json)
