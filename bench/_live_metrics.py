@@ -25,9 +25,9 @@ from epigraph.embed import Embedder
 from epigraph.graph.model import Entity, Fact, normalize_name, speaker_of
 from epigraph.graph.store import GraphStore
 from epigraph.graph.temporal import effective_valid_at
+from epigraph.ingestion.events import EpisodeResult
 from epigraph.language import plain_words as words
 from epigraph.language import stem
-from epigraph.pipeline import EpisodeResult
 from epigraph.pipeline.dating import among, parse_iso, without_iso_dates
 from epigraph.pipeline.metering import CallRecord, MeteredLLM
 from epigraph.prompts.extract_combined import names_part

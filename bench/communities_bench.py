@@ -50,8 +50,10 @@ from ingest_bench import make_embedder
 from epigraph.embed import Embedder
 from epigraph.graph.model import to_utc
 from epigraph.graph.store import GraphStore
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.overview import Communities, CommunityUpdate, Conversations, ConversationUpdate, OverviewOptions
-from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT

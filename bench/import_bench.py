@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
 
-from epigraph.pipeline.importers import ConvertStats, iter_episodes, plan_without_llm
+from epigraph.importers import ConvertStats, iter_episodes, plan_without_llm
 
 WORDS = (
     "the a memory graph time fact Oslo Bergen pottery dog adopted moved started class week yesterday".split()

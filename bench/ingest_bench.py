@@ -50,8 +50,11 @@ from _results import write_results
 from epigraph.embed import Embedder, SentenceTransformerEmbedder
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
-from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
+from epigraph.ingestion.events import EpisodeResult
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.metering import round_trips
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder, RecordedCall, ScriptedLLM
 
 DEFAULT_SET = "locomo26"

@@ -63,12 +63,13 @@ from epigraph.config import Settings
 from epigraph.embed import Embedder, SentenceTransformerEmbedder
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
+from epigraph.ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeUpdated
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.llm import EndpointProfile, OpenAIChat
 from epigraph.llm.profiles import local_model_profile
-from epigraph.pipeline import EpisodeInput, EpisodeResult, IngestOptions, Ingestor
-from epigraph.pipeline.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.pipeline.metering import CallRecord
-from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, small_model_options
+from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, IngestOptions, small_model_options
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 

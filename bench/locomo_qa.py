@@ -72,7 +72,9 @@ from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
 from epigraph.graph.search import EPISODES_HYBRID, EpisodeResult
-from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
+from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import ask_answer, qa_judge
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import build_request, run

@@ -35,8 +35,12 @@ from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
 from .graph.store import GraphStore
+from .ingestion.events import EpisodeResult, ProgressEvent
+from .ingestion.inputs import EpisodeInput
 from .overview import OverviewOptions
-from .pipeline import EpisodeInput, EpisodeResult, GroundingPolicy, IngestOptions, Ontology, ProgressEvent
+from .pipeline.ontology import Ontology
+from .pipeline.options import IngestOptions
+from .pipeline.policy import GroundingPolicy
 from .prompts.protocol import LLM
 from .version import __version__
 

@@ -34,15 +34,15 @@ from .facade.reading import ReadingMethods
 from .facade.transfer import TransferMethods
 from .graph.derived import chain_key
 from .graph.store import GraphStore
+from .ingestion.claims import Leases
+from .ingestion.events import EpisodeResult, ProgressEvent
+from .ingestion.ingestor import Ingestor, Item, RemovalResult
 from .local_model import LocalModel
 from .overview import (
     OverviewOptions,
     OverviewUpdated,
     upkeep,
 )
-from .pipeline.claims import Leases
-from .pipeline.events import EpisodeResult, ProgressEvent
-from .pipeline.ingestor import Ingestor, Item, RemovalResult
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published

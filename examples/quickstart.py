@@ -23,13 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from epigraph import KnowledgeGraph
+from epigraph import EpisodeInput, EpisodeResult, KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.embed import Embedder, embedder_from_settings
 from epigraph.graph.model import Fact, utc_now
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.graph.temporal import interval, is_current
-from epigraph.pipeline import EpisodeInput, EpisodeResult
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import LLM, ChatRequest

@@ -18,7 +18,7 @@ DECISIONS = ROOT / "docs" / "decisions"
 MAX_LINES = 250
 
 PATH = re.compile(r"(?<![\w/.-])((?:[A-Za-z_][\w.]*/)+(?:\w+\.(?:py|md|json|js|css|txt))?|\w+\.py)(?![\w/])")
-"""A path written in the map: ``epigraph/pipeline/road.py``, ``pipeline/road.py``, ``serve/``, ``road.py``."""
+"""A path in the map: ``epigraph/ingestion/road.py``, ``ingestion/road.py``, ``serve/``, ``road.py``."""
 
 LINK = re.compile(r"\]\(([^)#\s]+)\)")
 
@@ -47,7 +47,7 @@ def test_every_path_the_map_names_exists() -> None:
     text = MAP.read_text(encoding="utf-8")
     named = paths_in(text)
     missing = sorted(p for p in named if not resolves(p))
-    assert "epigraph/serve/deps.py" in named and "pipeline/road.py" in named
+    assert "epigraph/serve/deps.py" in named and "ingestion/road.py" in named
     assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
 
 
@@ -85,9 +85,11 @@ def test_the_decision_log_is_indexed_and_dated() -> None:
 
 
 def test_the_checker_sees_paths() -> None:
-    text = "`epigraph/pipeline/road.py`, pipeline/claims.py, drains.py and `serve/`; not `a.b`, 1/2, ../x.md"
-    assert paths_in(text) == {"epigraph/pipeline/road.py", "pipeline/claims.py", "drains.py", "serve/"}
-    assert resolves("pipeline/road.py") and resolves("drains.py") and resolves("static/")
+    text = (
+        "`epigraph/ingestion/road.py`, ingestion/claims.py, drains.py and `serve/`; not `a.b`, 1/2, ../x.md"
+    )
+    assert paths_in(text) == {"epigraph/ingestion/road.py", "ingestion/claims.py", "drains.py", "serve/"}
+    assert resolves("ingestion/road.py") and resolves("drains.py") and resolves("static/")
     assert not resolves("pipeline/nowhere.py") and not resolves("nowhere.py")
 
 

@@ -45,28 +45,36 @@ LAYERS: dict[str, int] = {
     "epigraph.present": 1,  # tables, JSON records, frames, drawings, listings: below search, which uses them
     "epigraph.local_model": 1,
     "epigraph.testing": 1,
+    # the queue's vocabulary: what goes in (an episode's input), what comes out (results, progress events,
+    # report arithmetic); below the algorithm that speaks it and the importers and publisher that make it
+    "epigraph.ingestion.inputs": 1,
+    "epigraph.ingestion.events": 1,
+    "epigraph.ingestion.reports": 1,
     # 2: reading the graph; the stores
     "epigraph.graph.search": 2,
     "epigraph.graph.embedded": 2,
     "epigraph.graph.neo4j": 2,
     # 3: building the graph; asking it
-    "epigraph.pipeline": 3,
+    "epigraph.pipeline": 3,  # the per-episode algorithm (no queue module, no importer)
+    "epigraph.importers": 3,  # raw datasets -> EpisodeInput (their only touch of ingestion)
     "epigraph.edit": 3,  # corrections by hand: builds on the pipeline's summaries
     "epigraph.transfer": 3,  # export and load: a group as a JSON Lines dump, through the Protocol
     "epigraph.ask": 3,
     "epigraph.explore": 3,  # the interactive view: reads through search
     "epigraph.overview": 3,  # communities and conversation summaries (beside pipeline)
     "epigraph.publish": 3,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
-    # 4: wiring, and the package surface
-    "epigraph.client": 4,
-    "epigraph.facade": 4,  # the method groups KnowledgeGraph is assembled from (client imports them)
-    "epigraph": 4,  # the root __init__ only
-    # 5: the ways in
-    "epigraph.cli": 5,
-    "epigraph.serve": 5,
-    "epigraph.scale": 5,  # Kafka ingestion workers (`epigraph worker`)
-    "epigraph.integrations": 5,  # agent frameworks (LangChain, LangGraph, ...): each over KnowledgeGraph
-    "epigraph.__main__": 5,
+    # 4: the ingestion queue, which runs the algorithm; its package's __init__ imports nothing
+    "epigraph.ingestion": 4,
+    # 5: wiring, and the package surface
+    "epigraph.client": 5,
+    "epigraph.facade": 5,  # the method groups KnowledgeGraph is assembled from (client imports them)
+    "epigraph": 5,  # the root __init__ only
+    # 6: the ways in
+    "epigraph.cli": 6,
+    "epigraph.serve": 6,
+    "epigraph.scale": 6,  # Kafka ingestion workers (`epigraph worker`)
+    "epigraph.integrations": 6,  # agent frameworks (LangChain, LangGraph, ...): each over KnowledgeGraph
+    "epigraph.__main__": 6,
 }
 
 FORBIDDEN: list[tuple[str, str, str]] = [
@@ -75,6 +83,10 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.graph.search", "epigraph.graph.neo4j", "search reads through the GraphStore Protocol"),
     ("epigraph.pipeline", "epigraph.graph.embedded", "the pipeline writes through the GraphStore Protocol"),
     ("epigraph.pipeline", "epigraph.graph.neo4j", "the pipeline writes through the GraphStore Protocol"),
+    ("epigraph.ingestion", "epigraph.graph.embedded", "the queue stores through the GraphStore Protocol"),
+    ("epigraph.ingestion", "epigraph.graph.neo4j", "the queue stores through the GraphStore Protocol"),
+    ("epigraph.importers", "epigraph.graph.store", "importers make episode inputs, they do not store them"),
+    ("epigraph.importers", "epigraph.pipeline", "importers touch ingestion only through EpisodeInput"),
     ("epigraph.ask", "epigraph.graph.embedded", "ask reads through the GraphStore Protocol"),
     ("epigraph.ask", "epigraph.graph.neo4j", "ask reads through the GraphStore Protocol"),
     ("epigraph.overview", "epigraph.graph.embedded", "communities are built through the GraphStore Protocol"),
@@ -87,6 +99,8 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.graph.neo4j", "epigraph.graph.embedded", "the two stores are independent"),
     ("epigraph.pipeline", "epigraph.ask", "ingestion and the ask agent are independent"),
     ("epigraph.ask", "epigraph.pipeline", "ingestion and the ask agent are independent"),
+    ("epigraph.ingestion", "epigraph.ask", "ingestion and the ask agent are independent"),
+    ("epigraph.ask", "epigraph.ingestion", "ingestion and the ask agent are independent"),
     ("epigraph.serve", "epigraph.cli", "the service is beside the command line, not on it"),
 ]
 
@@ -216,7 +230,7 @@ def test_the_checker_sees_upward_imports(tmp_path: Path) -> None:
     assert [line.split(" imports ")[1] for line in upward(imports)] == [
         "epigraph.graph.store (layer 1)",
         "epigraph.graph.search (layer 2)",
-        "epigraph.cli (layer 5)",
+        "epigraph.cli (layer 6)",
     ]
 
 
@@ -255,7 +269,13 @@ def _absolute_imports() -> Iterator[tuple[str, list[str]]]:
 def test_drivers_stay_behind_their_layers() -> None:
     """SQL and Cypher drivers live in their store; the pipeline, search and ask see no driver and no HTTP."""
     homes = {"sqlite3": "epigraph.graph.embedded", "neo4j": "epigraph.graph.neo4j"}
-    blind = ("epigraph.pipeline", "epigraph.graph.search", "epigraph.ask", "epigraph.graph.model")
+    blind = (
+        "epigraph.pipeline",
+        "epigraph.ingestion",
+        "epigraph.graph.search",
+        "epigraph.ask",
+        "epigraph.graph.model",
+    )
     broken = []
     for module, names in _absolute_imports():
         for name in names:
@@ -286,6 +306,28 @@ def test_each_agent_framework_is_imported_only_by_its_adapter() -> None:
     assert not broken, "\n".join(broken)
 
 
+def test_three_rooms_of_ingestion() -> None:
+    """The queue (``ingestion``), the per-episode algorithm (``pipeline``) and the importers are three
+    packages: the algorithm holds no queue module and imports of the queue only its vocabulary; the
+    importers touch ingestion only through ``EpisodeInput``; the queue's package runs nothing on import."""
+    vocabulary = ("epigraph.ingestion.inputs", "epigraph.ingestion.events", "epigraph.ingestion.reports")
+    broken = []
+    for imp in all_imports():
+        into_queue = imp.imported.startswith("epigraph.ingestion.") and not imp.imported.startswith(
+            vocabulary
+        )
+        if imp.importer.startswith(("epigraph.pipeline", "epigraph.importers")) and into_queue:
+            broken.append(f"{imp.importer} imports {imp.imported}")
+        if imp.importer.startswith("epigraph.importers") and imp.imported.startswith("epigraph.ingestion."):
+            if imp.imported != "epigraph.ingestion.inputs":
+                broken.append(f"{imp.importer} imports {imp.imported}")
+    assert not broken, "\n".join(broken)
+    assert not imports_of(PACKAGE / "ingestion" / "__init__.py")
+    queue = {"ingestor", "road", "drains", "claims", "pacing", "inputs", "events", "reports"}
+    assert not {p.stem for p in (PACKAGE / "pipeline").rglob("*.py")} & queue
+    assert not (PACKAGE / "pipeline" / "importers").exists()
+
+
 def _calls(path: Path) -> list[str]:
     """The names called in the module at ``path`` (``f(...)``: f; ``x.f(...)``: f)."""
     names = []
@@ -300,7 +342,7 @@ def test_one_ingestion_queue() -> None:
     """The road of an episode (ARCHITECTURE.md): every door connects to ``KnowledgeGraph.ingestor``, the one
     queue, which ``client`` alone builds; an episode's status is written only on that road (``road``; the
     run's own done write in ``episode``; a summary refresh re-upserting a done episode in ``refresh``)."""
-    status_writers = {"epigraph.pipeline.road", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
+    status_writers = {"epigraph.ingestion.road", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
     stores = ("epigraph.graph.embedded", "epigraph.graph.neo4j")
     writes = {"save_episode", "write_episode", "write_episodes"}
     builders, writers = set(), set()
@@ -325,7 +367,7 @@ def test_one_after_batch_step() -> None:
             if name in called:
                 found.add(module)
     assert callers["upkeep"] == {"epigraph.client"}
-    assert callers["after_batch"] == {"epigraph.pipeline.ingestor", "epigraph.scale.worker"}
+    assert callers["after_batch"] == {"epigraph.ingestion.ingestor", "epigraph.scale.worker"}
 
 
 def modules_of(root: Path) -> dict[str, Path]:

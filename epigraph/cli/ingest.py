@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import get_args
 
 from ..client import KnowledgeGraph
-from ..pipeline.importers import (
+from ..importers import (
     ImportPlan,
     InvalidRecord,
     MappingError,
@@ -23,7 +23,7 @@ from ..pipeline.importers import (
     render_dry_run,
     render_plan,
 )
-from ..pipeline.inputs import EpisodeInput
+from ..ingestion.inputs import EpisodeInput
 from ..pipeline.options import Mode
 from . import outcome, to_kafka
 from .context import AddCommand, Cli, graph, require_llm

@@ -18,7 +18,7 @@ from typing import TypeVar
 from ..errors import InputError
 from ..graph.model import to_utc
 from ..graph.search import RECIPES, SearchConfig
-from ..pipeline.inputs import EpisodeInput, open_lines, parse_episode_lines
+from ..ingestion.inputs import EpisodeInput, open_lines, parse_episode_lines
 
 T = TypeVar("T")
 KEPT_ERRORS = 20

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..pipeline.importers import DryRun
+from ..importers import DryRun
 from ..present.records import episode_dict
 from .tally import Tally
 

@@ -22,8 +22,8 @@ from rich.progress import (
 )
 
 from ..graph.model import IngestReport
+from ..ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..overview import OverviewUpdated
-from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from typing import Any
 from ..config import Settings
 from ..embed import Embedder
 from ..graph.store import GraphStore
+from ..ingestion.ingestor import Ingestor
 from ..overview import OverviewOptions
-from ..pipeline.ingestor import Ingestor
 from ..pipeline.options import IngestOptions
 from ..prompts.protocol import LLM
 

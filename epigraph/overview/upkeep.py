@@ -22,8 +22,8 @@ from ..embed import Embedder
 from ..errors import EpigraphError
 from ..graph.model import Episode, IngestReport
 from ..graph.store import GraphStore
-from ..pipeline.events import EpisodeResult, ProgressEvent
-from ..pipeline.reports import merge_reports
+from ..ingestion.events import EpisodeResult, ProgressEvent
+from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
 from .communities import Communities, CommunityUpdate
 from .conversations import Conversations, ConversationUpdate

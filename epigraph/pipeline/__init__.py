@@ -1,47 +1,6 @@
-"""Episode ingestion: extract, resolve, date, invalidate, summarize, write (DESIGN.md §5).
+"""The per-episode algorithm: extract, ground, resolve, date, retire, summarize, write (DESIGN.md §5).
 
-The entry point is :class:`Ingestor`, the one ingestion queue every door uses; ``KnowledgeGraph`` wires
-it to its store, LLM and embedder.
+``episode.ingest_episode`` runs one episode, ``bulk.extract_window`` extracts a window of them at once;
+the queue that calls them is ``epigraph.ingestion``. Nothing is imported here, so importing a module of
+the algorithm runs only what it needs.
 """
-
-from .events import (
-    EntityExtracted,
-    EntityResolved,
-    EpisodeDone,
-    EpisodeFailed,
-    EpisodeResult,
-    EpisodeSaved,
-    EpisodeUpdated,
-    EpisodeWaiting,
-    FactExtracted,
-    FactInvalidated,
-    ProgressEvent,
-    SummaryUpdated,
-)
-from .ingestor import Ingestor, RemovalResult
-from .inputs import EpisodeInput, parse_episode_lines
-from .ontology import Ontology
-from .options import IngestOptions
-from .policy import GroundingPolicy
-
-__all__ = [
-    "EntityExtracted",
-    "EntityResolved",
-    "EpisodeDone",
-    "EpisodeFailed",
-    "EpisodeInput",
-    "EpisodeResult",
-    "EpisodeSaved",
-    "EpisodeUpdated",
-    "EpisodeWaiting",
-    "FactExtracted",
-    "FactInvalidated",
-    "GroundingPolicy",
-    "IngestOptions",
-    "Ingestor",
-    "Ontology",
-    "ProgressEvent",
-    "RemovalResult",
-    "SummaryUpdated",
-    "parse_episode_lines",
-]

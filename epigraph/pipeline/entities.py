@@ -27,8 +27,8 @@ import numpy as np
 
 from ..graph.model import Entity, normalize_name
 from ..graph.store import Hit
+from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
-from .events import EntityExtracted, EntityResolved
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .names import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
+from ..ingestion.events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp
@@ -32,7 +33,6 @@ from ..prompts.extraction import ExtractedEntity, ExtractedFact, ExtractionInput
 from ..prompts.runtime import PromptResult, stream
 from .context import context_block, context_text, previous_episodes
 from .entities import EntityResolver
-from .events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts
 from .naming import possessor, titled

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from ..graph.model import Entity, Fact
 from ..graph.temporal import effective_valid_at, first_stated, resolve_contradiction
+from ..ingestion.events import FactInvalidated
 from .entities import EntityResolver
-from .events import FactInvalidated
 from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
 from .facts import DraftFact
 from .names import normalize_text

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..graph.model import Entity, Fact, normalize_name
+from ..ingestion.events import FactExtracted
 from ..prompts.extraction import ExtractedFact
 from .dating import among, sentence_dates, stated_dates, without_iso_dates
 from .entities import EntityResolver
-from .events import FactExtracted
 from .grounding import grounded_facts
 from .names import normalize_relation, normalize_text
 from .ontology import clean_attributes

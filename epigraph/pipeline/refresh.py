@@ -6,10 +6,10 @@ from __future__ import annotations
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, IngestReport
 from ..graph.store import EpisodeWrite, GraphStore
+from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
 from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions
-from .reports import merge_reports
 from .summaries import current_facts, summarize
 
 

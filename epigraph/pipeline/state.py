@@ -10,9 +10,9 @@ from typing import Any
 
 from ..graph.model import Episode
 from ..graph.store import GraphStore
+from ..ingestion.events import ProgressEvent
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.runtime import PromptResult
-from .events import ProgressEvent
 from .metering import CallRecord, MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions
 

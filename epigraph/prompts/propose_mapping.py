@@ -1,6 +1,6 @@
 """propose_mapping (json): a field mapping for an unknown dataset, from a few sample records.
 
-The reply is one JSON object in the mapping format of ``epigraph.pipeline.importers.mapping`` (the seed
+The reply is one JSON object in the mapping format of ``epigraph.importers.mapping`` (the seed
 spec "LLM mapping output JSON schema" plus fan-out, speakers and per-message timestamps). The output
 type is deliberately a plain JSON object: the prompts layer does not import the pipeline, and the
 importer validates the mapping itself (structure, then every path against the samples) and re-asks

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..graph.model import Episode, EpisodeKind, check_group_id, to_utc
-from ..pipeline.inputs import EpisodeInput
+from ..ingestion.inputs import EpisodeInput
 
 VERSION = 1
 EPISODE_FIELDS = ("content", "reference_time", "kind", "speaker", "name", "source", "id")

@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from ..errors import InputError, QueueError
 from ..graph.model import IncreasingClock
-from ..pipeline.events import EpisodeResult
-from ..pipeline.inputs import EpisodeInput
+from ..ingestion.events import EpisodeResult
+from ..ingestion.inputs import EpisodeInput
 from .envelope import Envelope, encode, envelope
 
 DEFAULT_TOPIC = "epigraph.episodes"

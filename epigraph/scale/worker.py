@@ -52,9 +52,9 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
 from ..graph.model import Episode
+from ..ingestion.drains import StoreRetry
+from ..ingestion.events import DUPLICATE, EpisodeResult
 from ..overview import OverviewUpdated
-from ..pipeline.drains import StoreRetry
-from ..pipeline.events import DUPLICATE, EpisodeResult
 from ..publish.envelope import decode
 from ..publish.producer import DEFAULT_TOPIC
 from ..tokens import load_encoding

@@ -3,7 +3,7 @@
 Searches and ingestion share one process: one event loop, and (embedded store) one SQLite worker thread.
 Ingestion is background work (an add is answered ``202`` once stored); a search is someone waiting. So
 the search and entity reads run inside :meth:`Priority.foreground`, and the ingestion queue is paced by
-the :class:`Priority` (``Ingestor.pace``, see ``pipeline.pacing``): each store and LLM call of a run
+the :class:`Priority` (``Ingestor.pace``, see ``ingestion.pacing``): each store and LLM call of a run
 (and each streamed chunk) takes a :meth:`Priority.turn` first. While a search is in flight, no new
 ingestion step starts, so the search's own steps find the event loop free. A turn waits at most
 ``max_wait_s``, so a steady stream of searches slows ingestion down but never stops it. The foreground

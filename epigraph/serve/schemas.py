@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..ask import DEFAULT_MODE, AskMode
 from ..graph.model import Episode, EpisodeKind
 from ..graph.search import RECIPES
-from ..pipeline.inputs import EpisodeInput
+from ..ingestion.inputs import EpisodeInput
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from typing import Any
 
 from ..client import KnowledgeGraph
 from ..graph.model import Episode
+from ..ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
+from ..ingestion.inputs import EpisodeInput
 from ..overview import OverviewUpdated
-from ..pipeline.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
-from ..pipeline.inputs import EpisodeInput
 from .priority import Priority
 
 

@@ -11,7 +11,7 @@ import pytest
 from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import Ingestor
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder
 
 PARIS, BERLIN, LISBON = "Alice lives in Paris.", "Alice lives in Berlin.", "Alice lives in Lisbon."

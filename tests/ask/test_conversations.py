@@ -13,7 +13,7 @@ from epigraph import AskChunk, KnowledgeGraph
 from epigraph.ask import check_dialog
 from epigraph.graph.derived import ConversationSummary
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import Ingestor
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import EPISODES, LISBON, WORLD

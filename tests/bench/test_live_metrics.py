@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.pipeline import EpisodeResult
+from epigraph.ingestion.events import EpisodeResult
 from epigraph.pipeline.metering import CallRecord
 from epigraph.testing import HashEmbedder
 

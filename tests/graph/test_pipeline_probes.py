@@ -22,7 +22,8 @@ import pytest
 from epigraph.embed import SentenceTransformerEmbedder
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
-from epigraph.pipeline import IngestOptions, Ingestor
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.protocol import ChatRequest

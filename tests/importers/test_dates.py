@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from epigraph.pipeline.importers.dates import DateParser, parse_timestamp
+from epigraph.importers.dates import DateParser, parse_timestamp
 
 T = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import pytest
 
 from epigraph.errors import InputError
 from epigraph.graph.model import Episode
-from epigraph.pipeline.importers import (
+from epigraph.importers import (
     ConvertStats,
     InvalidRecord,
     MappingError,
@@ -21,7 +21,7 @@ from epigraph.pipeline.importers import (
     sample_records,
     to_episode,
 )
-from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.ingestion.inputs import EpisodeInput
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = datetime(2020, 1, 1, tzinfo=UTC)
@@ -236,7 +236,7 @@ def test_samples_feed_detection() -> None:
 @pytest.mark.parametrize("name", ["locomo_mini.json", "openai.jsonl", "chat.csv", "articles.jsonl", "docs"])
 def test_inputs_become_the_same_episodes_in_the_ingestor(name: str) -> None:
     """A dry run shows exactly what an import stores: same uuid, content, name, time, source."""
-    from epigraph.pipeline.ingestor import Ingestor
+    from epigraph.ingestion.ingestor import Ingestor
 
     ingestor = Ingestor(store=None, llm=None, embedder=None)  # type: ignore[arg-type]  # only _episode is used
     plan = plan_without_llm(FIXTURES / name, group_id="g", default_time=T0)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from epigraph.errors import InputError
-from epigraph.pipeline.importers import (
+from epigraph.importers import (
     IrrelevantDataset,
     MappingError,
     MessagesMapping,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from epigraph.errors import InputError
-from epigraph.pipeline.importers import paths as P
+from epigraph.importers import paths as P
 
 
 def vals(path: str, data: Any, root: Any = None) -> list[Any]:

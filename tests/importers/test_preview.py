@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from epigraph.pipeline.importers import (
+from epigraph.importers import (
     dry_run,
     plan_without_llm,
     render_dry_run,

@@ -11,8 +11,8 @@ import pytest
 
 from epigraph.errors import StructuredOutputError
 from epigraph.graph.model import Episode
-from epigraph.pipeline.importers import IrrelevantDataset, MappingError, iter_episodes, plan_import
-from epigraph.pipeline.importers.propose import (
+from epigraph.importers import IrrelevantDataset, MappingError, iter_episodes, plan_import
+from epigraph.importers.propose import (
     MAX_KEYS,
     MAX_STRING,
     propose_mapping,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from epigraph.errors import InputError
-from epigraph.pipeline.importers.readers import (
+from epigraph.importers.readers import (
     InvalidRecord,
     RawRecord,
     _stream_array,

@@ -7,8 +7,10 @@ from datetime import timedelta
 from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
-from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.bulk import attributed
+from epigraph.pipeline.options import IngestOptions
 from epigraph.pipeline.policy import SYNONYMS
 from epigraph.prompts import extract_window as wp
 from epigraph.prompts.extraction import EntityLine, FactLine

@@ -18,9 +18,9 @@ from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.graph.store import EpisodeWrite
-from epigraph.pipeline import EpisodeDone, Ingestor, ProgressEvent
-from epigraph.pipeline.claims import Leases, holding
-from epigraph.pipeline.events import EntityExtracted, EpisodeWaiting
+from epigraph.ingestion.claims import Leases, holding
+from epigraph.ingestion.events import EntityExtracted, EpisodeDone, EpisodeWaiting, ProgressEvent
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0

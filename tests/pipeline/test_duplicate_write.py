@@ -10,9 +10,9 @@ from pathlib import Path
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
-from epigraph.pipeline import Ingestor
-from epigraph.pipeline.claims import Leases
-from epigraph.pipeline.events import DUPLICATE, EpisodeResult
+from epigraph.ingestion.claims import Leases
+from epigraph.ingestion.events import DUPLICATE, EpisodeResult
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 

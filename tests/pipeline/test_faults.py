@@ -18,8 +18,10 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
-from epigraph.pipeline import EpisodeInput, IngestOptions, Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Reply
 from epigraph.tokens import load_encoding

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.language import plain_words as words
 from epigraph.language import roots, stem
-from epigraph.pipeline import IngestOptions, Ingestor
 from epigraph.pipeline.grounding import Grounding, not_an_entity
+from epigraph.pipeline.options import IngestOptions
 from epigraph.pipeline.policy import GroundingPolicy
 from epigraph.testing import HashEmbedder
 

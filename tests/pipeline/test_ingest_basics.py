@@ -9,7 +9,9 @@ import numpy as np
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
-from epigraph.pipeline import EntityExtracted, IngestOptions, Ingestor
+from epigraph.ingestion.events import EntityExtracted
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0

@@ -5,21 +5,21 @@ from __future__ import annotations
 from datetime import timedelta
 
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import (
+from epigraph.ingestion.events import (
     EntityExtracted,
     EntityResolved,
     EpisodeDone,
     EpisodeFailed,
-    EpisodeInput,
     EpisodeSaved,
     EpisodeUpdated,
     FactExtracted,
     FactInvalidated,
-    IngestOptions,
-    Ingestor,
     SummaryUpdated,
 )
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.context import context_block
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0

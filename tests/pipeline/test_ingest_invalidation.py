@@ -6,7 +6,8 @@ from datetime import timedelta
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
-from epigraph.pipeline import IngestOptions, Ingestor
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0

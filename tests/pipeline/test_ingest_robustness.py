@@ -7,7 +7,7 @@ import pytest
 from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
-from epigraph.pipeline import Ingestor
+from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
 

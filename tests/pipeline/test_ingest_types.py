@@ -7,8 +7,9 @@ from pydantic import BaseModel, Field
 
 from epigraph.errors import UsageError
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import IngestOptions, Ingestor, Ontology
-from epigraph.pipeline.ontology import clean_attributes, relation_name
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.ontology import Ontology, clean_attributes, relation_name
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0

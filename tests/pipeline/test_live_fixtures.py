@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import IngestOptions, Ingestor
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import extract_combined as cp
 from epigraph.prompts import extract_entities as ep
 from epigraph.prompts import extract_facts as fp

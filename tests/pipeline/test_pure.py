@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from epigraph.graph.model import IngestReport, PromptUsage
+from epigraph.ingestion.reports import merge_reports
 from epigraph.pipeline.dating import (
     among,
     resolve_expression,
@@ -26,7 +27,6 @@ from epigraph.pipeline.names import (
 )
 from epigraph.pipeline.naming import possessor, titled
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
-from epigraph.pipeline.reports import merge_reports
 from epigraph.pipeline.speaker import owned
 from epigraph.prompts.extraction import ExtractedFact
 

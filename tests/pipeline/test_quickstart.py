@@ -13,6 +13,7 @@ QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
 def test_the_quickstart_runs_offline_and_says_so() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_")}
     env["EPIGRAPH_EMBEDDER"] = "hash"
+    env["PYTHONPATH"] = str(QUICKSTART.parents[1])  # this checkout's epigraph, not an installed one
     done = subprocess.run(
         [sys.executable, str(QUICKSTART)], env=env, capture_output=True, text=True, timeout=120, check=False
     )

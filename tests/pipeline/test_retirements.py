@@ -11,8 +11,13 @@ from typing import Any
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import IngestOptions, Ingestor
-from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, for_small_model, small_model_options
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.options import (
+    SMALL_MODEL_RETIRE_ALL_GUARD,
+    IngestOptions,
+    for_small_model,
+    small_model_options,
+)
 from epigraph.pipeline.retirements import restates, sentence_words
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line

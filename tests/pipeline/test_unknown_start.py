@@ -17,7 +17,7 @@ from epigraph.ask.lookups import Lookups
 from epigraph.ask.observations import Observations
 from epigraph.explore.payload import edge_dict
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline import IngestOptions
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .world import F, Turn, World

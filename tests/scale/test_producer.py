@@ -12,7 +12,7 @@ from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import InputError, QueueError
 from epigraph.graph.model import EpisodeStatus
-from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.publish.envelope import Envelope, decode
 from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing import HashEmbedder, ScriptedLLM

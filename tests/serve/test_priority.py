@@ -13,7 +13,7 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
 from epigraph.graph.priority import in_foreground
-from epigraph.pipeline.pacing import PacedLLM, PacedStore
+from epigraph.ingestion.pacing import PacedLLM, PacedStore
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.serve.priority import Priority
 from epigraph.testing import ScriptedLLM

@@ -60,7 +60,7 @@ class EpisodeSaved(ProgressEvent):
 
 @dataclass(frozen=True)
 class EpisodeWaiting(ProgressEvent):
-    """Another process holds the episode's claim (``pipeline.claims``): it is not run here unless the
+    """Another process holds the episode's claim (``ingestion.claims``): it is not run here unless the
     claim lapses with the episode still pending; once the owner finishes it, it is skipped."""
 
     owner: str = ""

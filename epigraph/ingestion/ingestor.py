@@ -37,8 +37,11 @@ from ..embed import Embedder
 from ..errors import ConfigError
 from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
 from ..graph.store import DeletionResult, GraphStore
+from ..pipeline.bulk import extract_window
+from ..pipeline.options import IngestOptions, Mode, SummaryMode
+from ..pipeline.refresh import refresh_summaries
+from ..pipeline.state import Emit, Prefetched
 from ..prompts.protocol import LLM
-from .bulk import extract_window
 from .claims import Leases
 from .drains import Drains, StoreRetry
 from .events import (
@@ -51,12 +54,9 @@ from .events import (
     SummaryUpdated,
 )
 from .inputs import EpisodeInput
-from .options import IngestOptions, Mode, SummaryMode
 from .pacing import PacedLLM, PacedStore, Pacer
-from .refresh import refresh_summaries
 from .reports import merge_reports
 from .road import ALL, Road, Trip, ignore, requeue, save_pending
-from .state import Emit, Prefetched
 
 log = logging.getLogger("epigraph.ingest")
 

@@ -1,7 +1,7 @@
 """Paced ingestion: every store call and LLM call (and streamed chunk) of a run waits its turn first.
 
 A :class:`Pacer` decides when background work may take its next step; the ingestion queue
-(:meth:`~epigraph.pipeline.ingestor.Ingestor.pace`) runs its episodes through :class:`PacedStore` and
+(:meth:`~epigraph.ingestion.ingestor.Ingestor.pace`) runs its episodes through :class:`PacedStore` and
 :class:`PacedLLM`. The server's pacer lets searches go first (``epigraph.serve.priority``).
 """
 

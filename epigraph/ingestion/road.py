@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from ..embed import Embedder
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, GraphStore
+from ..pipeline.episode import ingest_episode
+from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
+from ..pipeline.options import IngestOptions
+from ..pipeline.state import Emit, EpisodeRun, Prefetched
 from ..prompts.protocol import LLM
 from .claims import Leases, holding
-from .episode import ingest_episode
 from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
-from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
-from .options import IngestOptions
-from .state import Emit, EpisodeRun, Prefetched
 
 Settled = tuple[EpisodeResult, set[str]]
 """An episode's result and the entities still wanting a model summary."""

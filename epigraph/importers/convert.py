@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from epigraph.graph.model import Episode, EpisodeKind, check_group_id, content_hash
-from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.ingestion.inputs import EpisodeInput
 
 from . import paths as P
 from .compiled import CompiledMapping, CompiledMessage, Field, each_scopes

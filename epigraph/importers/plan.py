@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from epigraph.errors import InputError, UsageError
 from epigraph.graph.model import Episode, check_group_id
-from epigraph.pipeline.inputs import EpisodeInput
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.protocol import LLM
 
 from .compiled import CompiledMapping
@@ -76,7 +76,7 @@ def plan_without_llm(
         raise MappingError(
             [
                 f"no known format recognised ({_shape(samples)}); pass an LLM to propose a mapping, or "
-                "write one (--mapping PATH; see epigraph.pipeline.importers.mapping)"
+                "write one (--mapping PATH; see epigraph.importers.mapping)"
             ],
             file=str(p),
         )
