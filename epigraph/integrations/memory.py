@@ -16,8 +16,8 @@ from ..client import KnowledgeGraph
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
 from ..graph.search import SearchResults
-from ..pipeline.events import EpisodeResult
-from ..pipeline.ingestor import RemovalResult
+from ..ingestion.events import EpisodeResult
+from ..ingestion.ingestor import RemovalResult
 
 AGENT_AUTHOR = "agent:assistant"
 """Who corrections made through an adapter are recorded as, unless the adapter names someone else."""
