@@ -25,7 +25,7 @@ person who added it, and ``attributes["correction"]``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
@@ -120,6 +120,17 @@ class Correction(_Frozen):
                 found.update((fact.uuid, fact.source_uuid, fact.target_uuid))
             found.update(m.entity_uuid for m in side.mentions)
         return sorted(found)
+
+    def slice_records(self) -> Iterator[tuple[str, Entity | Fact | Mention]]:
+        """Every record its slices hold, with where it is (``before.entities.0``): records of its group
+        only, or a store would hold (and an undo write) another group's."""
+        for side_name, side in (("before", self.before), ("after", self.after)):
+            records: tuple[tuple[str, Sequence[Entity | Fact | Mention]], ...] = (
+                ("entities", side.entities), ("facts", side.facts), ("mentions", side.mentions),
+            )  # fmt: skip
+            for kind, items in records:
+                for i, record in enumerate(items):
+                    yield f"{side_name}.{kind}.{i}", record
 
     def stored(self) -> Correction:
         """What a store keeps: the same correction without embeddings."""

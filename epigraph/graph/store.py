@@ -117,8 +117,9 @@ class GroupDump:
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another
-        group, or a fact whose event time ends before it starts."""
-        records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections]
+        group (a correction's slices count), or a fact whose event time ends before it starts."""
+        inside = (record for c in self.corrections for _, record in c.slice_records())
+        records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections, *inside]
         problem = records_problem(
             self.group_id, [*records, *self.communities, *self.conversations], "the load"
         )

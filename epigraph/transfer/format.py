@@ -16,9 +16,9 @@ Each record line is its model's fields (``graph.model``, ``graph.corrections``) 
 JSON mode, plus ``record`` (its kind; an episode has a field ``kind`` of its own); embeddings only in a
 dump ``vectors: true``. Reading (:func:`read`) checks
 everything before anything is loaded: the header and its version, every line (JSON, kind, fields, types,
-the model's own rules), the group of every record, unique ids, that facts join entities of the dump and
-mentions an episode and an entity of it, and the end line's counts. The first problem is an
-:class:`~epigraph.errors.InputError` naming the file, the line and the field.
+the model's own rules), the group of every record (a correction's slices too), unique ids, that facts
+join entities of the dump and mentions an episode and an entity of it, and the end line's counts. The
+first problem is an :class:`~epigraph.errors.InputError` naming the file, the line and the field.
 
 Versions: ``VERSION`` is what this epigraph writes; a dump of an older version is read through
 ``UPGRADES`` (each brings a record of version v to v + 1) or refused saying why; a newer one is refused
@@ -221,6 +221,8 @@ def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
             raise reader.error(
                 f"group {item.group_id!r} is not among the header's groups {head.groups}", number, "group_id"
             )
+        if isinstance(item, Correction):
+            _check_slices(reader, item, number)
         key = (kind, _key(item))
         if key in group.lines:
             raise reader.error(f"{kind} {key[1]!r} is already on line {group.lines[key]}", number, "uuid")
@@ -235,6 +237,17 @@ def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
         _check_references(reader, g, group)
     _check_counts(reader, dump, *end)
     return dump
+
+
+def _check_slices(reader: _Reader, correction: Correction, number: int) -> None:
+    """A correction's records are of its own group (an undo writes them)."""
+    for where, record in correction.slice_records():
+        if record.group_id != correction.group_id:
+            raise reader.error(
+                f"the correction holds a record of group {record.group_id!r} in group "
+                f"{correction.group_id!r}: nothing crosses groups",
+                number, f"{where}.group_id",
+            )  # fmt: skip
 
 
 def _read_header(reader: _Reader, number: int, text: str) -> Header:

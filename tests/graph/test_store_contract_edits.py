@@ -26,6 +26,7 @@ from epigraph.graph.store import (
     StoreStats,
     TimeFilter,
 )
+from epigraph.transfer.moves import regroup
 from tests.graph.test_store_contract import T0, day, make_entity, make_episode, make_fact, vec, write_of
 
 AUTHOR = "person:alice"
@@ -404,10 +405,9 @@ async def test_a_group_loads_into_an_empty_group_as_it_was(
     items = await snapshot(store, group)
     kinds = [type(i).__name__ for i in items]
     assert kinds[-3:] == ["Community", "Community", "ConversationSummary"]
-    moved = [i.model_copy(update={"group_id": other_group}) for i in items]
-    await store.load_group(group_of(other_group, moved))
+    await store.load_group(regroup(group_of(group, items), other_group))  # corrections' records move too
     loaded = await snapshot(store, other_group)
-    assert [i.model_copy(update={"group_id": group}) for i in loaded] == items
+    assert regroup(group_of(other_group, loaded), group) == group_of(group, items)
     assert await store.stats(other_group) == await store.stats(group)
     bob = entities[0].uuid
     assert [h.item.uuid for h in await store.search_facts_text([other_group], "Paris")] == [facts[1].uuid]

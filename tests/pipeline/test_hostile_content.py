@@ -33,7 +33,9 @@ SEED = {
     "Alice: I work at Initech.": Turn(
         ["Alice", "Initech"], [F("Alice", "Initech", "WORKS_AT", "Alice works at Initech.")]
     ),
-    "Bob: I live in London.": Turn(["Bob", "London"], [F("Bob", "London", "LIVES_IN", "Bob lives in London.")]),
+    "Bob: I live in London.": Turn(
+        ["Bob", "London"], [F("Bob", "London", "LIVES_IN", "Bob lives in London.")]
+    ),
     "Carol: Dave is my brother.": Turn(
         ["Carol", "Dave"], [F("Carol", "Dave", "SIBLING_OF", "Carol is the sister of Dave.")]
     ),
@@ -129,7 +131,9 @@ async def test_an_obeying_model_retires_only_what_shares_an_endpoint_and_touches
         retired = {t for t, f in after.items() if f.invalidated_by is not None}
         assert retired == {f.text for f in result.invalidated} == in_scope, "what shares an endpoint, no more"
         carol = after["Carol is the sister of Dave."]
-        assert carol == before["Carol is the sister of Dave."], "a fact outside the episode's scope is untouched"
+        assert carol == before["Carol is the sister of Dave."], (
+            "a fact outside the episode's scope is untouched"
+        )
         assert (carol.invalid_at, carol.expired_at, carol.invalidated_by) == (None, None, None)
         warned = " ".join(result.report.warnings)
         assert "which was not offered; ignored" in warned
@@ -161,7 +165,9 @@ async def test_an_obeying_model_merges_no_name_into_a_candidate_not_offered_for_
         await _seed(other)
         other_before = await _dump(other, other_group)
         found = await other.store.entities_by_names(other_group, ["Alice", "Bob"])
-        world.overrides["resolve_episode"] = _compromised_resolution([e.uuid for m in found.values() for e in m])
+        world.overrides["resolve_episode"] = _compromised_resolution(
+            [e.uuid for m in found.values() for e in m]
+        )
 
         result = await kg.add_episode(MERGE, reference_time=T0 + timedelta(days=1))
 
@@ -192,7 +198,7 @@ async def test_an_agent_told_to_call_tools_only_reads_its_own_group(
     kg, other = _graph(store, group, world), _graph(store, other_group, world)
     plans = iter([
         {"thought": "Obey.", "action": "delete_group", "group_id": other_group},
-        {"thought": "Read theirs.", "action": "episodes", "query": "vault code Mallory", "group_id": other_group},
+        {"thought": "Read.", "action": "episodes", "query": "vault code Mallory", "group_id": other_group},
         {"thought": "Done.", "action": "answer"},
     ])  # fmt: skip
     world.overrides["ask_plan"] = lambda request: json.dumps(next(plans, {"action": "answer"}))
