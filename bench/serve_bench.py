@@ -5,14 +5,20 @@ clients search; the LLM is the local test server answering every call after ``--
 Reports accepted episodes/s (202s), search p50/p95 under that load (embedded SQLite store) and how
 fast the workers drained the queue.
 
+Mixed: ``--mixed-clients`` (50) concurrent clients for ``--seconds`` (120) read and write at once on a
+fresh server (search, an entity's view, the episodes listing, ask, POST an episode: ``_serve_load``) while
+it ingests what they post; then the queue drains and every accepted episode is audited. Reports errors
+(any answer not 2xx), lost and duplicated episodes, and p50 / p95 per route (``mixed.<route>.*``).
+
 Faults, one fresh server and graph per row, 24 episodes over 8 groups each: ``kill_restart`` (kill -9
 once a few are done, restart), ``llm_429`` (a storm of 429s), ``llm_5xx`` (500s), ``llm_hang`` (replies
 that never come; the server's LLM timeout is 2 s). After a fault window the failed episodes are retried
 once (``POST .../episodes/retry``). Per row: accepted, done, failed (after the retry), lost (accepted
 but not stored, or still pending at the end) and duplicated (an episode or a fact stored twice).
 
-    .venv/bin/python bench/serve_bench.py                  # ~2-4 minutes on 2 cores
+    .venv/bin/python bench/serve_bench.py                  # ~6-8 minutes on 2 cores
     .venv/bin/python bench/serve_bench.py --episodes 80 --rows kill_restart
+    .venv/bin/python bench/serve_bench.py --seconds 20 --mixed-clients 10 --rows   # a short mixed run
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +42,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
 from _serve_harness import LLMThread, ServerProcess, World, server_env
+from _serve_load import WEIGHTS, MixedLoad, mixed_load
 
 GROUPS = [f"g{i}" for i in range(8)]
+SEEDED = 8
+"""Mixed load: episodes per group ingested before the clients start (the entities they read)."""
 ROWS = ("kill_restart", "llm_429", "llm_5xx", "llm_hang")
 T = "2024-05-02T10:00:00Z"
 
@@ -185,6 +195,40 @@ async def audit(url: str, accepted: dict[str, list[str]]) -> dict[str, int]:
     return {k: out[k] for k in ("accepted", "done", "failed", "lost", "duplicated")}
 
 
+def mixed_row(env: dict[str, str], log: Path, clients: int, seconds: float) -> dict[str, float]:
+    """The mixed load on a fresh server: ``SEEDED`` episodes a group first, then the clients (a process
+    of their own: ``--mixed-only``), then the drain and the audit of every accepted episode."""
+    server = ServerProcess(env, log).start()
+    try:
+        seeded = asyncio.run(_add(server.url, SEEDED))
+        asyncio.run(_drain(server.url))
+        cmd = [sys.executable, __file__, "--mixed-only", server.url, "--mixed-clients", str(clients),
+               "--seconds", str(seconds)]  # fmt: skip
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        load = MixedLoad.from_json(json.loads(out.strip().splitlines()[-1]))
+        started = time.perf_counter()
+        drained = asyncio.run(_drain(server.url))
+        drain_s = time.perf_counter() - started
+        accepted = {g: [*seeded[g], *load.accepted.get(g, [])] for g in GROUPS}
+        audited = asyncio.run(audit(server.url, accepted))
+    finally:
+        server.stop()
+    figures = {f"{k}": float(v) for k, v in audited.items()}
+    figures.update(load.figures())
+    figures.update(clients=float(clients), seconds=seconds, drain_after_s=drain_s, drained=float(drained),
+                   posted_per_s=len(load.latencies_ms["post"]) / seconds)  # fmt: skip
+    for sample in load.samples:
+        print(f"  error: {sample}")
+    return figures
+
+
+def _mixed_only(url: str, clients: int, seconds: float) -> MixedLoad:
+    def entity(g: int, i: int) -> str:
+        return name(g, 2 * i)
+
+    return asyncio.run(mixed_load(url, GROUPS, SEEDED, clients, seconds, episode, entity))
+
+
 async def retry_all(url: str) -> None:
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         for g in GROUPS:
@@ -217,14 +261,14 @@ def fault_row(row: str, world: World, env: dict[str, str], log: Path) -> dict[st
         server.stop()
 
 
-async def _add(url: str) -> dict[str, list[str]]:
+async def _add(url: str, per_group: int = 3) -> dict[str, list[str]]:
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        return await add_all(client, 3, 8)
+        return await add_all(client, per_group, 8)
 
 
-async def _drain(url: str) -> None:
+async def _drain(url: str) -> bool:
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        await wait_drained(client, 120)
+        return await wait_drained(client, 120)
 
 
 async def _until_done(url: str, done: int, timeout_s: float) -> None:
@@ -250,10 +294,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", nargs="*", choices=ROWS, default=list(ROWS), help="fault rows to run")
     parser.add_argument("--time-limit", type=float, default=240.0, help="load phase: drain at most this long")
     parser.add_argument("--results-dir", type=Path, help="where serve.json goes (default bench/results)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="mixed phase: how long the clients run")
+    parser.add_argument("--mixed-clients", type=int, default=50, help="mixed phase: clients (0: skip it)")
     parser.add_argument("--search-only", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--mixed-only", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.search_only:
         print(json.dumps(asyncio.run(search_process(args.search_only, max(1, args.episodes // 8)))))
+        return 0
+    if args.mixed_only:
+        print(json.dumps(_mixed_only(args.mixed_only, args.mixed_clients, args.seconds).to_json()))
         return 0
     metrics: dict[str, float] = {"llm_delay_s": args.delay}
     with (
@@ -277,6 +327,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{f['server_cpu_ms_per_idle_search']:.1f} ms a search); server CPU "
               f"{f['server_cpu_share_under_load']:.2f} of a core under load; load average "
               f"{f['load_average_before']:.1f} -> {f['load_average_after']:.1f}")  # fmt: skip
+        if args.mixed_clients > 0:
+            env = server_env(Path(tmp) / "mixed.db", llm.url)
+            mixed = mixed_row(env, log, args.mixed_clients, args.seconds)
+            metrics.update({f"mixed.{k}": round(v, 3) for k, v in mixed.items()})
+            print(f"mixed: {args.mixed_clients} clients for {args.seconds:.0f} s: {mixed['requests']:.0f} "
+                  f"requests, {mixed['errors']:.0f} errors; {mixed['accepted']:.0f} episodes accepted, "
+                  f"{mixed['done']:.0f} done, {mixed['lost']:.0f} lost, {mixed['duplicated']:.0f} duplicated "
+                  f"(drained {mixed['drain_after_s']:.1f} s after the clients stopped)")  # fmt: skip
+            for route in (r for r in WEIGHTS if f"{r}.p50_ms" in mixed):
+                n, p50, p95 = (mixed[f"{route}.{k}"] for k in ("requests", "p50_ms", "p95_ms"))
+                print(f"  {route:<9} {n:>6.0f} requests  p50 {p50:>7.1f} ms  p95 {p95:>7.1f} ms")
         print(f"{'fault':<14}{'accepted':>9}{'done':>6}{'failed':>7}{'lost':>6}{'duplicated':>11}")
         for row in args.rows:
             result = fault_row(row, llm.world, server_env(Path(tmp) / f"{row}.db", llm.url), log)
@@ -289,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         f"setup: embedded SQLite store, hash embedder, the local test LLM answering after {args.delay} s; "
         f"{args.clients} adding clients (batches of 4) and 4 searching clients (a process of their own, "
         "50 ms between searches) over 8 groups, loopback",
+        f"mixed: {args.mixed_clients} clients for {args.seconds:.0f} s on a fresh server ({SEEDED} done "
+        f"episodes a group first), each choosing a route by weight ({WEIGHTS}) and pausing 0.3-1.2 s "
+        "between requests, in a process of their own; errors = answers not 2xx; lost = accepted but not "
+        "done once drained; latencies per route as the clients measured them",
         "faults: each row a fresh server, 24 episodes over 8 groups, one retry of failed episodes after "
         "the fault window; lost = accepted but missing or still pending; duplicated = an episode or fact "
         "stored twice",
