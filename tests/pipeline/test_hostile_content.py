@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from epigraph import KnowledgeGraph
+from epigraph import IngestOptions, KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
-from epigraph.pipeline import IngestOptions
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder
 from tests.graph.conftest import DIM, group, other_group, store
