@@ -48,6 +48,7 @@ it was).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -321,8 +322,28 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
     except sqlite3.Error as exc:
-        raise StoreUnavailable(f"cannot open SQLite database {path!r}: {exc}") from exc
+        raise StoreUnavailable(f"cannot open SQLite database {path!r}: {exc}{why_unwritable(path)}") from exc
     return conn
+
+
+def why_unwritable(path: str) -> str:
+    """Why the store file at ``path`` cannot be written, as a clause to end an error message with (''
+    when nothing says so): its file system is mounted read-only, or the file or its directory (where
+    SQLite keeps the WAL and shared-memory files beside it) is not writable by this process."""
+    if path == ":memory:":
+        return ""
+    file = Path(path).resolve()
+    folder = file.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f" (the file system holding {str(folder)!r} is mounted read-only)"
+    except OSError:
+        return ""
+    if file.exists() and not os.access(file, os.W_OK):
+        return f" (the file {str(file)!r} is read-only for this process)"
+    if not os.access(folder, os.W_OK):
+        return f" (the directory {str(folder)!r} is read-only for this process: SQLite writes its WAL there)"
+    return ""
 
 
 def read_version(conn: sqlite3.Connection) -> int | None:

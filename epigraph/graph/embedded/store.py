@@ -47,6 +47,7 @@ from ..store import (
 )
 from . import claims, corrections, derived, groups, reads, search, writes
 from .db import Db
+from .schema import why_unwritable
 from .worker import Worker
 
 P = ParamSpec("P")
@@ -101,7 +102,8 @@ class EmbeddedStore:
                 "mentions an episode and an entity of their group"
             ) from exc
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite error in {fn.__name__}: {exc}") from exc
+            where = f"SQLite error in {fn.__name__} on {self.path!r}: {exc}"
+            raise StoreError(where + (why_unwritable(self.path) if "readonly" in str(exc) else "")) from exc
 
     async def _read(
         self, fn: Callable[Concatenate[sqlite3.Connection, P], R], *args: P.args, **kwargs: P.kwargs
