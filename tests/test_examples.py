@@ -171,3 +171,15 @@ def test_the_langgraph_example_remembers_in_its_nodes() -> None:
     learned = out.split("learned about Alice, with windows", 1)[1]
     assert "2023-03-10 18:00 → 2023-08-01 Alice lives in Paris." in learned
     assert "2023-08-01 → now             Alice lives in Berlin." in learned
+
+
+@pytest.mark.parametrize("name", ["openai_agents_tools.py", "pydantic_ai_tools.py"])
+def test_the_agent_examples_remember_then_search_now_and_then(name: str) -> None:
+    out = _run_example(name)
+    assert "The agent called: remember, remember, remember, remember, search, search" in out
+    now, then = out.split("Its answer:\nNow:\n", 1)[1].split("On 2023-06-01:\n")
+    assert (
+        "- Alice lives in Berlin. (valid 2023-08-01 → now; id " in now and "Alice lives in Paris." not in now
+    )
+    assert "- Alice lives in Paris. (valid 2023-03-10 18:00 → 2023-08-01; id " in then
+    assert "Alice lives in Berlin." not in then

@@ -12,6 +12,7 @@ and lets every other failure (the store, the language model) reach the program.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,21 @@ MODEL_FIXABLE: tuple[type[Exception], ...] = (UsageError, NotFound, ConflictErro
 """What a tool call raises when its arguments are wrong: the model reads the message and may retry."""
 
 Tool = Callable[..., Coroutine[Any, Any, str]]
+
+
+def guarded(tool: Tool, fixable: Callable[[Exception], str]) -> Tool:
+    """``tool`` (same name, signature and docstring) with a call the model can put right (one of
+    :data:`MODEL_FIXABLE`) answered by ``fixable`` (which returns the text the model reads, or raises
+    its framework's retry signal); any other failure propagates."""
+
+    @functools.wraps(tool)
+    async def call(*args: Any, **kwargs: Any) -> str:
+        try:
+            return await tool(*args, **kwargs)
+        except MODEL_FIXABLE as exc:
+            return fixable(exc)
+
+    return call
 
 
 def fact_line(fact: Fact) -> str:
@@ -75,7 +91,7 @@ class MemoryTools:
         return fact_lines([r.fact for r in found.facts], "no facts found")
 
     async def ask(self, question: str) -> str:
-        """Answer a question from the long-term memory, citing the facts it used.
+        """Answer a question from the long-term memory, citing the facts and episodes it used.
 
         Args:
             question: The question, in full.
@@ -83,17 +99,17 @@ class MemoryTools:
         answer = await self.memory.ask(question)
         answer.raise_for_error()
         cited = [
-            f"- {c.text} (id {c.uuid}{', no longer true' if c.retired else ''})"
+            f"- [{c.id}] {c.text} ({'fact' if c.kind == 'fact' else 'episode'} id {c.uuid}"
+            f"{', no longer true' if c.retired else ''})"
             for c in answer.citations
-            if c.kind == "fact"
         ]
-        return answer.text + ("\ncited facts:\n" + "\n".join(cited) if cited else "")
+        return answer.text + ("\ncited:\n" + "\n".join(cited) if cited else "")
 
     async def correct(
         self, fact_id: str, reason: str, new_text: str | None = None, ended_at: str | None = None
     ) -> str:
-        """Correct a remembered fact: give ``new_text`` when it was wrong as stated, or leave it out when
-        it was right but is no longer true (it then ends at ``ended_at``, default now).
+        """Correct a remembered fact: give new_text when it was wrong as stated, or leave it out when
+        it was right but is no longer true (it then ends at ended_at, default now).
 
         Args:
             fact_id: The fact's id, as search or remember showed it.

@@ -13,7 +13,8 @@ Endpoints: ``POST /v1/chat/completions`` (JSON, or SSE with ``stream=true``; a f
 ``stream_options.include_usage``), ``POST /v1/embeddings`` (deterministic unit vectors, float or base64),
 ``GET /v1/models``. A *handler* maps the parsed request body to a :class:`Reply` (or a plain string):
 the reply text and any fault — 429 with ``Retry-After``, 5xx, a hang, a disconnect mid-stream, a
-truncated reply, a missing usage block, slow chunks, a 400. :func:`script` plays replies in order;
+truncated reply, a missing usage block, slow chunks, a 400 — or tool calls (:class:`ToolCall`: an
+agent's model asking for its tools, with or without text). :func:`script` plays replies in order;
 :func:`reject_response_format` wraps a handler with a 400 for chosen ``response_format`` types.
 """
 
@@ -44,11 +45,22 @@ __all__ = [
     "Handler",
     "RecordedRequest",
     "Reply",
+    "ToolCall",
     "echo",
     "reject_response_format",
     "script",
     "unit_vector",
 ]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call the reply asks for: the tool's ``name`` and its JSON ``arguments``."""
+
+    name: str
+    arguments: str = "{}"
+    id: str = ""
+    """The call's id (default: ``call-<n>``, numbered by the server)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +94,14 @@ class Reply:
     raw_body: str | None = None
     """Send this verbatim as a 200 ``application/json`` body (a broken server)."""
     model: str | None = None
+    tool_calls: Sequence[ToolCall] = ()
+    """Function calls the reply asks for (then ``finish_reason`` is ``tool_calls`` and an empty
+    ``text`` is no content at all)."""
+
+    @classmethod
+    def calling(cls, *calls: ToolCall, text: str = "") -> Reply:
+        """A reply that asks for ``calls`` (an agent's model turn)."""
+        return cls(text=text, tool_calls=calls, finish_reason="tool_calls")
 
     @classmethod
     def rate_limited(cls, retry_after: float | str | None = 1, *, retry_after_ms: int | None = None) -> Reply:
@@ -337,6 +357,9 @@ class FakeOpenAIServer:
                 record.client_closed = True
                 raise
             record.chunks_sent += 1
+        if calls := self._calls(reply).get("tool_calls"):
+            indexed = [{"index": n, **call} for n, call in enumerate(calls)]
+            await send_event(writer, {**base, "choices": [_delta({"tool_calls": indexed})]})
         await send_event(writer, {**base, "choices": [_delta({}, reply.finish_reason)]})
         if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
             await send_event(writer, {**base, "choices": [], "usage": self._usage(reply, body)})
@@ -368,7 +391,7 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.text},
+                    "message": {"role": "assistant", "content": reply.text, **self._calls(reply)},
                     "finish_reason": reply.finish_reason,
                     "logprobs": None,
                 }
@@ -377,6 +400,20 @@ class FakeOpenAIServer:
         if reply.usage:
             out["usage"] = self._usage(reply, body)
         return out
+
+    def _calls(self, reply: Reply) -> dict[str, Any]:
+        """The message's ``tool_calls`` (and no content when the reply has no text); none: nothing."""
+        if not reply.tool_calls:
+            return {}
+        calls = [
+            {
+                "id": call.id or self._next_id("call"),
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in reply.tool_calls
+        ]
+        return {"tool_calls": calls, **({} if reply.text else {"content": None})}
 
     def _chunk_base(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -1,7 +1,8 @@
 """A graph for the adapter tests: Alice's home changes twice (Paris, then Berlin, then Lisbon) and she
 works at Acme, told by the scripted world of ``tests/pipeline/world.py`` through the real pipeline on
 an in-memory embedded store, with HashEmbedder. The world answers ``ask`` with the first current fact
-it is shown, cited; conversation summaries come from ``OVERVIEW_SCRIPT``."""
+it is shown, cited (its agent, when that finds none, answers at once); conversation summaries come
+from ``OVERVIEW_SCRIPT``."""
 
 from __future__ import annotations
 
@@ -50,10 +51,17 @@ TURNS = {
     "berlin": Turn(["Alice", "Berlin"], [F("Alice", "Berlin", "LIVES_IN", BERLIN, "2022-01-10T00:00:00Z")]),
     "lisbon": Turn(["Alice", "Lisbon"], [F("Alice", "Lisbon", "LIVES_IN", LISBON, "2024-02-01T00:00:00Z")]),
 }
+
+
+def answer_now(request: ChatRequest) -> str:
+    """The ask agent's plan when the context found nothing: answer with what it has."""
+    return json.dumps({"thought": "nothing more to look up", "action": "answer"})
+
+
 WORLD = World(
     {content: turn for topic, turn in TURNS.items() for content in _told(topic)},
     contradicts={BERLIN: [PARIS], LISBON: [BERLIN]},
-    overrides={**OVERVIEW_SCRIPT, "ask_answer": first_current_fact},
+    overrides={**OVERVIEW_SCRIPT, "ask_plan": answer_now, "ask_answer": first_current_fact},
 )
 
 

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from epigraph.testing.server import FakeOpenAIServer, Reply, script, unit_vector
+from epigraph.testing.server import FakeOpenAIServer, Reply, ToolCall, script, unit_vector
 
 from .helpers import HANG
 
@@ -114,3 +114,32 @@ async def test_shutdown_is_prompt_with_a_hanging_request_open() -> None:
         await pending
     assert not isinstance(caught.value, openai.APITimeoutError)  # the server closed it
     await client.close()
+
+
+async def test_tool_calls_as_a_whole_and_streamed() -> None:
+    """A scripted reply that asks for tools reads, through the SDK, as the real API's tool calls."""
+    call = ToolCall("search", '{"query": "Alice"}')
+    replies = [Reply.calling(call, ToolCall("ask", "{}", id="c-7")), Reply.calling(call, text="Looking.")]
+    async with FakeOpenAIServer(script(*replies, "done")) as srv:
+        client = sdk(srv)
+        whole = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "q"}], stream=True
+        )
+        chunks = [chunk async for chunk in stream]
+        await client.close()
+    choice = whole.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    calls = choice.message.tool_calls or []
+    assert [(c.function.name, c.function.arguments) for c in calls] == [
+        ("search", '{"query": "Alice"}'),
+        ("ask", "{}"),
+    ]
+    assert calls[0].id and calls[1].id == "c-7"
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert "".join(d.content or "" for d in deltas) == "Looking."
+    streamed = [t for d in deltas for t in d.tool_calls or []]
+    assert [(t.index, t.function.name, t.function.arguments) for t in streamed] == [
+        (0, "search", '{"query": "Alice"}')
+    ]
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
