@@ -9,6 +9,8 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
 
 The Protocols you implement to bring your own parts are here too: :class:`GraphStore` (a store),
 :class:`LLM` (a chat model) and :class:`Embedder` (``KnowledgeGraph(store=..., llm=..., embedder=...)``).
+A store is the union of roles (:class:`EpisodeLog`, :class:`GraphReads`, :class:`DerivedViews`,
+:class:`CorrectionLog`, :class:`WholeGroups`); code that takes a store asks only for the roles it calls.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
@@ -34,7 +36,7 @@ from .errors import (
 from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
-from .graph.store import GraphStore
+from .graph.store import CorrectionLog, DerivedViews, EpisodeLog, GraphReads, GraphStore, WholeGroups
 from .ingestion.events import EpisodeResult, ProgressEvent
 from .ingestion.inputs import EpisodeInput
 from .overview import OverviewOptions
@@ -56,6 +58,8 @@ __all__ = [
     "ConfigError",
     "ConversationNotFound",
     "ConversationSummary",
+    "CorrectionLog",
+    "DerivedViews",
     "Embedder",
     "Entity",
     "EntityNotFound",
@@ -64,10 +68,12 @@ __all__ = [
     "Episode",
     "EpisodeInput",
     "EpisodeKind",
+    "EpisodeLog",
     "EpisodeNotFound",
     "EpisodeResult",
     "EpisodeStatus",
     "Fact",
+    "GraphReads",
     "GraphStore",
     "GroundingPolicy",
     "IngestOptions",
@@ -87,5 +93,6 @@ __all__ = [
     "StoreError",
     "StructuredOutputError",
     "UsageError",
+    "WholeGroups",
     "__version__",
 ]

@@ -47,7 +47,7 @@ from ..errors import EntityNotFound
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Entity, Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
-from ..graph.store import GraphStore
+from ..graph.store import AskStore
 from ..graph.temporal import believed_interval, interval, is_known_at
 from ..language import LUCENE_STOP_WORDS
 
@@ -168,7 +168,7 @@ class Lookups:
 
     def __init__(
         self,
-        store: GraphStore,
+        store: AskStore,
         embedder: Embedder,
         group_id: str,
         *,

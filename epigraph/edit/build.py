@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, CorrectionOp, GraphSlice, comparable
 from ..graph.model import Entity, Fact, Invalidation, Mention, normalize_name, to_utc
-from ..graph.store import FactFilter, GraphStore
+from ..graph.store import EditStore, FactFilter, GraphReads
 from ..graph.temporal import EVERYTHING, revert_invalidation
 from .refs import EntityRef, entity_name, relation_name, require_correction, require_entity, require_fact
 from .refs import resolve_entity as resolve_entity
@@ -114,7 +114,7 @@ def retired(fact: Fact, at: datetime, who: Who) -> Fact:
 
 
 async def add_fact(
-    store: GraphStore,
+    store: GraphReads,
     group_id: str,
     who: Who,
     source: EntityRef,
@@ -156,7 +156,7 @@ async def add_fact(
 
 
 async def _endpoint(
-    store: GraphStore, group_id: str, ref: EntityRef, create: bool, now: datetime
+    store: GraphReads, group_id: str, ref: EntityRef, create: bool, now: datetime
 ) -> tuple[Entity, bool]:
     """The entity ``ref`` names and whether it is new (created: ``create`` and no entity has the name)."""
     if create and isinstance(ref, str):
@@ -168,7 +168,7 @@ async def _endpoint(
 
 
 async def retire_fact(
-    store: GraphStore, group_id: str, who: Who, uuid: str, at: datetime | str | None
+    store: GraphReads, group_id: str, who: Who, uuid: str, at: datetime | str | None
 ) -> Draft:
     """The fact ended at ``at`` (default: now), as the graph learns now."""
     fact = await require_fact(store, group_id, uuid)
@@ -178,7 +178,7 @@ async def retire_fact(
 
 
 async def edit_fact(
-    store: GraphStore,
+    store: GraphReads,
     group_id: str,
     who: Who,
     uuid: str,
@@ -207,7 +207,7 @@ async def edit_fact(
     return Draft(_correction(who, group_id, CorrectionOp.EDIT_FACT, before, after))
 
 
-async def delete_fact(store: GraphStore, group_id: str, who: Who, uuid: str) -> Draft:
+async def delete_fact(store: GraphReads, group_id: str, who: Who, uuid: str) -> Draft:
     """The fact removed; the facts it retired come back (as when its episode is deleted)."""
     fact = await require_fact(store, group_id, uuid)
     around = await store.facts_around(
@@ -223,7 +223,7 @@ async def delete_fact(store: GraphStore, group_id: str, who: Who, uuid: str) -> 
 
 
 async def merge_entities(
-    store: GraphStore, group_id: str, who: Who, keep: EntityRef, merge: EntityRef
+    store: GraphReads, group_id: str, who: Who, keep: EntityRef, merge: EntityRef
 ) -> Draft:
     """``merge`` folded into ``keep``: its name and aliases become aliases, its labels and attributes
     join, its facts and mentions move, and it is deleted."""
@@ -262,7 +262,7 @@ async def merge_entities(
 
 
 async def rename_entity(
-    store: GraphStore, group_id: str, who: Who, ref: EntityRef, new_name: str, *, keep_alias: bool
+    store: GraphReads, group_id: str, who: Who, ref: EntityRef, new_name: str, *, keep_alias: bool
 ) -> Draft:
     """The entity under a new name; the old one stays an alias (``keep_alias``)."""
     entity = await require_entity(store, group_id, ref)
@@ -288,7 +288,7 @@ async def rename_entity(
 # --- undo -----------------------------------------------------------------------------------------------
 
 
-async def undo(store: GraphStore, group_id: str, who: Who, uuid: str) -> Draft:
+async def undo(store: EditStore, group_id: str, who: Who, uuid: str) -> Draft:
     """The correction ``uuid`` applied backwards, while the graph still holds what it wrote (its records
     as it left them, summaries and embeddings aside); ConflictError saying what changed otherwise.
 
@@ -352,7 +352,7 @@ async def undo(store: GraphStore, group_id: str, who: Who, uuid: str) -> Draft:
     return Draft(correction, frozenset(fixed))
 
 
-async def last_merge_into(store: GraphStore, group_id: str, ref: EntityRef) -> Correction:
+async def last_merge_into(store: EditStore, group_id: str, ref: EntityRef) -> Correction:
     """The latest merge into the entity ``ref`` that is not undone yet (what ``unmerge`` undoes)."""
     entity = await require_entity(store, group_id, ref)
     history = await store.corrections(group_id, subject=entity.uuid, limit=ALL_FACTS)

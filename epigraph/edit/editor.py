@@ -20,7 +20,7 @@ from ..embed import Embedder
 from ..errors import ConflictError, LLMError
 from ..graph.corrections import Correction, GraphSlice, new_correction_uuid
 from ..graph.model import Entity, Fact, utc_now
-from ..graph.store import GraphStore
+from ..graph.store import EditStore
 from ..graph.temporal import is_current
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
@@ -51,7 +51,7 @@ class Editor:
 
     def __init__(
         self,
-        store: GraphStore,
+        store: EditStore,
         embedder: Embedder,
         llm: LLM | None = None,
         options: IngestOptions | None = None,

@@ -9,14 +9,14 @@ from ..errors import CorrectionNotFound, EntityNotFound, FactNotFound, UsageErro
 from ..graph.corrections import Correction
 from ..graph.model import Entity, Fact, check_relation, normalize_name
 from ..graph.search.entity import closest_names, find_entities
-from ..graph.store import GraphStore
+from ..graph.store import CorrectionLog, GraphReads
 
 EntityRef = str | Entity
 """An entity as a person names it: its uuid, its name or an alias (exact, case-insensitive), or the
 Entity itself (which must be of the correction's group)."""
 
 
-async def resolve_entity(store: GraphStore, group_id: str, ref: EntityRef) -> Entity | None:
+async def resolve_entity(store: GraphReads, group_id: str, ref: EntityRef) -> Entity | None:
     """The one entity ``ref`` denotes in the group, or None when it denotes none.
 
     Raises UsageError when a name denotes several (pass a uuid) or an Entity of another group is given.
@@ -38,7 +38,7 @@ async def resolve_entity(store: GraphStore, group_id: str, ref: EntityRef) -> En
     return found[0] if found else None
 
 
-async def entities_named(store: GraphStore, group_id: str, ref: EntityRef) -> list[Entity]:
+async def entities_named(store: GraphReads, group_id: str, ref: EntityRef) -> list[Entity]:
     """Every entity ``ref`` denotes in the group (a name several share: all of them); EntityNotFound
     with the closest names when none."""
     if isinstance(ref, Entity):
@@ -50,7 +50,7 @@ async def entities_named(store: GraphStore, group_id: str, ref: EntityRef) -> li
     return found
 
 
-async def require_entity(store: GraphStore, group_id: str, ref: EntityRef) -> Entity:
+async def require_entity(store: GraphReads, group_id: str, ref: EntityRef) -> Entity:
     """:func:`resolve_entity`, or EntityNotFound with the closest names."""
     entity = await resolve_entity(store, group_id, ref)
     if entity is None:
@@ -59,14 +59,14 @@ async def require_entity(store: GraphStore, group_id: str, ref: EntityRef) -> En
     return entity
 
 
-async def require_fact(store: GraphStore, group_id: str, uuid: str) -> Fact:
+async def require_fact(store: GraphReads, group_id: str, uuid: str) -> Fact:
     found = await store.get_facts(group_id, [uuid])
     if not found:
         raise FactNotFound(uuid, group_id)
     return found[0]
 
 
-async def require_correction(store: GraphStore, group_id: str, uuid: str) -> Correction:
+async def require_correction(store: CorrectionLog, group_id: str, uuid: str) -> Correction:
     found = await store.get_correction(group_id, uuid)
     if found is None:
         raise CorrectionNotFound(uuid, group_id)

@@ -18,7 +18,7 @@ from ..graph.model import Entity, Episode, Fact
 from ..graph.search import search
 from ..graph.search.entity import closest_names, find_entities, most_mentioned
 from ..graph.search.tasks import gather
-from ..graph.store import EVERYTHING, FactFilter, GraphStore
+from ..graph.store import EVERYTHING, FactFilter, GraphReads, ViewStore
 from .payload import EPISODES_PER_FACT
 from .view import GraphView
 
@@ -36,7 +36,7 @@ def _endpoints(facts: Iterable[Fact]) -> set[str]:
 
 
 async def pick_entity(
-    store: GraphStore, group_id: str, name_or_uuid: str, embedder: Embedder | None = None
+    store: GraphReads, group_id: str, name_or_uuid: str, embedder: Embedder | None = None
 ) -> Entity:
     """The entity a name, an alias or a uuid denotes (the most mentioned of several, as in the entity
     view); EntityNotFound naming the closest names when none does."""
@@ -49,7 +49,7 @@ async def pick_entity(
 
 
 async def entity_graph(
-    store: GraphStore,
+    store: ViewStore,
     group_id: str,
     name_or_uuid: str,
     *,
@@ -73,7 +73,7 @@ async def entity_graph(
 
 
 async def search_graph(
-    store: GraphStore,
+    store: ViewStore,
     embedder: Embedder,
     group_id: str,
     query: str,
@@ -89,14 +89,14 @@ async def search_graph(
     return await complete(store, group_id, found.facts, focus=found.focus, title=found.title, around=around)
 
 
-async def facts_graph(store: GraphStore, group_id: str, uuids: Sequence[str]) -> GraphView:
+async def facts_graph(store: ViewStore, group_id: str, uuids: Sequence[str]) -> GraphView:
     """Just these facts and their endpoints (e.g. the facts an answer cites)."""
     facts = await store.get_facts(group_id, list(dict.fromkeys(uuids)))
     return await complete(store, group_id, facts, focus=[], title="cited facts", around=0)
 
 
 async def complete(
-    store: GraphStore,
+    store: ViewStore,
     group_id: str,
     facts: Sequence[Fact],
     *,
@@ -131,7 +131,7 @@ async def complete(
     )
 
 
-async def _episodes(store: GraphStore, group_id: str, facts: Sequence[Fact]) -> dict[str, Episode]:
+async def _episodes(store: GraphReads, group_id: str, facts: Sequence[Fact]) -> dict[str, Episode]:
     """The episodes the facts came from (the first few of each fact, at most MAX_EPISODES)."""
     wanted = list(dict.fromkeys(u for f in facts for u in f.episodes[:EPISODES_PER_FACT]))[:MAX_EPISODES]
     found = await gather([store.get_episode(group_id, uid) for uid in wanted])

@@ -1,7 +1,19 @@
-"""GraphStore: the only thing the pipeline and search know about storage.
+"""The store's Protocols: the only thing the pipeline, search and the rest know about storage.
 
-A small async Protocol in domain types. Two implementations pass one contract suite (``tests/graph``):
-``graph.embedded.EmbeddedStore`` (SQLite, the default) and ``graph.neo4j.Neo4jStore``.
+Async Protocols in domain types, one per role, so a consumer asks only for what it calls (and a fake
+implements only that):
+
+- :class:`EpisodeLog`: an episode saved, written atomically, removed, claimed (the ingestion queue);
+- :class:`GraphReads`: episodes, entities, facts and mentions read and searched;
+- :class:`DerivedViews`: communities and conversation summaries;
+- :class:`CorrectionLog`: corrections by hand, applied and listed;
+- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted;
+- :class:`GraphStore`: all of them, plus ``setup`` and ``close``, for the one that owns the store;
+  :class:`IngestStore`, :class:`ViewStore`, :class:`EditStore`, :class:`AskStore` and
+  :class:`TransferStore` name the roles their consumers combine (each declares nothing of its own).
+
+Two implementations pass one contract suite (``tests/graph``): ``graph.embedded.EmbeddedStore``
+(SQLite, the default) and ``graph.neo4j.Neo4jStore``; each implements every role.
 
 Rules every implementation follows:
 
@@ -201,17 +213,45 @@ def unknown_member(group_id: str, uuid: str) -> StoreError:
 
 
 @runtime_checkable
-class GraphStore(Protocol):
-    """Async storage of the temporal graph. See the module docstring for the rules."""
+class EpisodeLog(Protocol):
+    """What the ingestion queue writes: an episode's record and status, its one atomic write (with
+    everything it adds), its removal, and the claim of the process that runs it."""
 
-    async def setup(self, embedding_dim: int) -> None:
-        """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
-
-    async def close(self) -> None: ...
-
-    # --- episodes -------------------------------------------------------------------------------
     async def save_episode(self, episode: Episode) -> None:
         """Upsert the episode alone (used to save it ``pending`` first and to mark it ``failed``)."""
+
+    async def write_episode(self, write: EpisodeWrite) -> bool:
+        """Write it atomically; ``True``, or ``False`` when ``write.unless_done`` and the stored episode
+        was already ``done`` (nothing written)."""
+
+    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
+        """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
+        before it stay written, it and the rest are not). Faster than the loop where a store can overlap
+        one episode's preparation with the previous one's write."""
+
+    async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
+        """Remove an episode with provenance cleanup, atomically.
+
+        Facts only it supports are removed; it is dropped from other facts' ``episodes``; facts it
+        invalidated are restored (``invalid_at`` back to ``previous_invalid_at``, ``expired_at`` and
+        ``invalidated_by`` cleared); entities that no other episode mentions are removed with their facts.
+        """
+
+    async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
+        """Claim the stored episode for ``owner`` until ``seconds`` from now (the store's clock), in one
+        atomic step against every other connection: taken when it has no claim or its claim lapsed,
+        renewed when ``owner`` holds it, refused when another owner's claim is live. Returns the claim in
+        force afterwards (``owner``'s, or the other owner's when refused); None when the group has no
+        such episode. Deleting the episode drops its claim; saving or writing it keeps it."""
+
+    async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
+        """Drop ``owner``'s claim on the episode (a claim of another owner, or none, stays as it is)."""
+
+
+@runtime_checkable
+class GraphReads(Protocol):
+    """Reads and search of a group's episodes, entities, facts and mentions: lookups by key, name and
+    neighbourhood, and the fulltext and vector search (``graph.search`` fuses them)."""
 
     async def get_episode(self, group_id: str, uuid: str) -> Episode | None: ...
 
@@ -237,36 +277,6 @@ class GraphStore(Protocol):
         ``uuids`` themselves; oldest first, each once. Unknown uuids have none. Search reads the turns
         around its hits with it (their session neighbours)."""
 
-    async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
-        """Remove an episode with provenance cleanup, atomically.
-
-        Facts only it supports are removed; it is dropped from other facts' ``episodes``; facts it
-        invalidated are restored (``invalid_at`` back to ``previous_invalid_at``, ``expired_at`` and
-        ``invalidated_by`` cleared); entities that no other episode mentions are removed with their facts.
-        """
-
-    # --- claims: one process runs an episode at a time ---------------------------------------------
-    async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
-        """Claim the stored episode for ``owner`` until ``seconds`` from now (the store's clock), in one
-        atomic step against every other connection: taken when it has no claim or its claim lapsed,
-        renewed when ``owner`` holds it, refused when another owner's claim is live. Returns the claim in
-        force afterwards (``owner``'s, or the other owner's when refused); None when the group has no
-        such episode. Deleting the episode drops its claim; saving or writing it keeps it."""
-
-    async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
-        """Drop ``owner``'s claim on the episode (a claim of another owner, or none, stays as it is)."""
-
-    # --- the atomic write -------------------------------------------------------------------------
-    async def write_episode(self, write: EpisodeWrite) -> bool:
-        """Write it atomically; ``True``, or ``False`` when ``write.unless_done`` and the stored episode
-        was already ``done`` (nothing written)."""
-
-    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
-        """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
-        before it stay written, it and the rest are not). Faster than the loop where a store can overlap
-        one episode's preparation with the previous one's write."""
-
-    # --- lookups ----------------------------------------------------------------------------------
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]: ...
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]: ...
@@ -291,7 +301,9 @@ class GraphStore(Protocol):
 
     async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]: ...
 
-    # --- search -----------------------------------------------------------------------------------
+    async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
+        """The mentions of these entities (by any episode of the group)."""
+
     async def search_entities_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]: ...
@@ -321,10 +333,12 @@ class GraphStore(Protocol):
     ) -> list[Hit[Episode]]:
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
 
-    async def stats(self, group_id: str | None = None) -> StoreStats:
-        """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
 
-    # --- derived records: communities, conversation chains (graph.derived) --------------------------
+@runtime_checkable
+class DerivedViews(Protocol):
+    """Records derived from the graph (``graph.derived``): communities, computed from the facts'
+    endpoints, and conversation chains with their summaries."""
+
     async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
         """``(source_uuid, target_uuid)`` of every fact of the group passing ``flt``, one pair per fact, in
         no particular order: the graph communities are computed from (no text or vector is read)."""
@@ -357,7 +371,12 @@ class GraphStore(Protocol):
         """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
         1), atomically; ``False``, nothing written, when another writer got there first."""
 
-    # --- corrections by hand (graph.corrections) ---------------------------------------------------
+
+@runtime_checkable
+class CorrectionLog(Protocol):
+    """Corrections by hand (``graph.corrections``): applied atomically against the state they were
+    made from, and listed."""
+
     async def apply_correction(self, correction: Correction) -> None:
         """In one transaction: check that the graph still holds ``correction.before``
         (``corrections.conflict``; :class:`~epigraph.errors.ConflictError` and nothing written when it
@@ -372,12 +391,17 @@ class GraphStore(Protocol):
 
     async def get_correction(self, group_id: str, uuid: str) -> Correction | None: ...
 
-    async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
-        """The mentions of these entities (by any episode of the group)."""
 
-    # --- whole groups ---------------------------------------------------------------------------------
+@runtime_checkable
+class WholeGroups(Protocol):
+    """Whole groups: which exist, their counts, and the consistent dump, the load and the deletion of
+    a group (``transfer``)."""
+
     async def groups(self) -> list[str]:
         """Every group that holds an episode, an entity or a correction, sorted (a cross-group read)."""
+
+    async def stats(self, group_id: str | None = None) -> StoreStats:
+        """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
 
     def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncGenerator[DumpItem, None]:
         """Every record of the groups, read from one consistent state (see the module docstring): per
@@ -397,3 +421,41 @@ class GraphStore(Protocol):
     async def delete_group(self, group_id: str) -> StoreStats:
         """Delete every record of the group in one transaction (derived records and claims too); returns
         what it held (all zero for an unknown group)."""
+
+
+@runtime_checkable
+class GraphStore(EpisodeLog, GraphReads, DerivedViews, CorrectionLog, WholeGroups, Protocol):
+    """Async storage of the temporal graph: every role, and the store's own opening and closing, for
+    the one that owns it (``KnowledgeGraph``). See the module docstring for the rules."""
+
+    async def setup(self, embedding_dim: int) -> None:
+        """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class IngestStore(EpisodeLog, GraphReads, Protocol):
+    """What ingestion uses: the queue writes and claims episodes, the per-episode step reads and
+    searches the graph it adds to."""
+
+
+@runtime_checkable
+class ViewStore(GraphReads, DerivedViews, Protocol):
+    """The graph with its derived views: search (its communities scope), the interactive view and
+    the overview (which keeps the views)."""
+
+
+@runtime_checkable
+class EditStore(GraphReads, CorrectionLog, Protocol):
+    """The graph with its corrections by hand: editing, and an entity's view (which lists them)."""
+
+
+@runtime_checkable
+class AskStore(GraphReads, DerivedViews, CorrectionLog, Protocol):
+    """What answering a question reads: search, entity views and conversation summaries."""
+
+
+@runtime_checkable
+class TransferStore(WholeGroups, DerivedViews, CorrectionLog, Protocol):
+    """Export and load: the dump and the load of whole groups, and whether a group holds anything."""

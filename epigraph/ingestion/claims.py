@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..errors import StoreError
 from ..graph.model import Episode
-from ..graph.store import GraphStore
+from ..graph.store import EpisodeLog
 
 log = logging.getLogger("epigraph.ingest")
 
@@ -51,7 +51,7 @@ class Leases:
 
 
 @contextlib.asynccontextmanager
-async def holding(store: GraphStore, episode: Episode, leases: Leases) -> AsyncIterator[None]:
+async def holding(store: EpisodeLog, episode: Episode, leases: Leases) -> AsyncIterator[None]:
     """Inside: ``episode``'s claim (already taken) is renewed in the background; on leaving it is
     released. A store failure at release is logged, not raised: the claim then lapses by itself."""
     renewal = asyncio.create_task(_renew(store, episode, leases), name=f"claim:{episode.uuid}")
@@ -67,7 +67,7 @@ async def holding(store: GraphStore, episode: Episode, leases: Leases) -> AsyncI
             log.warning("releasing the claim on episode %s failed (it lapses): %s", episode.uuid, exc)
 
 
-async def _renew(store: GraphStore, episode: Episode, leases: Leases) -> None:
+async def _renew(store: EpisodeLog, episode: Episode, leases: Leases) -> None:
     while True:
         await asyncio.sleep(leases.seconds / 3)
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..graph.model import Episode, EpisodeStatus
-from ..graph.store import Claim, EpisodeWrite, GraphStore
+from ..graph.store import Claim, EpisodeWrite, GraphStore, IngestStore
 from ..pipeline.episode import ingest_episode
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
@@ -51,7 +51,7 @@ class Trip:
     """Bulk mode: the episode's lines from its window's call (``bulk``)."""
 
 
-async def save_pending(store: GraphStore, episode: Episode) -> tuple[Episode, Episode | None]:
+async def save_pending(store: IngestStore, episode: Episode) -> tuple[Episode, Episode | None]:
     """Accept: store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what
     is stored pending and the stored ``done`` episode, if any. The store checks ``done`` again inside the
     write, so one another process finished since the read is not set back to pending."""
@@ -67,7 +67,7 @@ async def save_pending(store: GraphStore, episode: Episode) -> tuple[Episode, Ep
     return episode, await store.get_episode(episode.group_id, episode.uuid) or episode
 
 
-async def requeue(store: GraphStore, group_id: str) -> list[Episode]:
+async def requeue(store: IngestStore, group_id: str) -> list[Episode]:
     """Set the group's ``failed`` episodes ``pending`` again (retry), in the order they were accepted."""
     failed = await store.episodes(group_id, status=EpisodeStatus.FAILED, limit=ALL, newest_first=False)
     again = [e.model_copy(update={"status": EpisodeStatus.PENDING, "error": None}) for e in failed]

@@ -9,7 +9,7 @@ from datetime import datetime
 from ..embed import Embedder
 from ..errors import ConfigError
 from ..graph.model import utc_now
-from ..graph.store import GraphStore
+from ..graph.store import ViewStore
 from ..prompts.protocol import LLM
 
 
@@ -58,7 +58,7 @@ class Service:
     what = "the overview"
 
     def __init__(
-        self, store: GraphStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
+        self, store: ViewStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
     ) -> None:
         self.store, self.llm, self.embedder = store, llm, embedder
         self.options = options or OverviewOptions()

@@ -21,7 +21,7 @@ from typing import Any
 from ..embed import Embedder
 from ..errors import EpigraphError
 from ..graph.model import Episode, IngestReport
-from ..graph.store import GraphStore
+from ..graph.store import ViewStore
 from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
@@ -53,7 +53,7 @@ class OverviewUpdated(ProgressEvent):
 
 
 async def upkeep(
-    store: GraphStore,
+    store: ViewStore,
     llm: LLM | None,
     embedder: Embedder,
     options: OverviewOptions,
@@ -70,7 +70,7 @@ async def upkeep(
 
 
 async def _group(
-    store: GraphStore,
+    store: ViewStore,
     llm: LLM,
     embedder: Embedder,
     options: OverviewOptions,

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import LLMError
 from ..graph.model import Episode, EpisodeStatus, speaker_of
-from ..graph.store import GraphStore
+from ..graph.store import GraphReads
 from ..prompts import extract_window as wp
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.protocol import LLM
@@ -42,7 +42,7 @@ def _turn(episode: Episode) -> wp.WindowTurn:
 
 
 async def extract_window(
-    store: GraphStore, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
+    store: GraphReads, llm: LLM, options: IngestOptions, episodes: Sequence[Episode]
 ) -> dict[str, Prefetched]:
     """One extract_window call for the ``episodes`` not already done: each one's lines by its uuid (a
     turn that states nothing gets an empty list). A turn a cut reply never got to is left out, and so is
@@ -118,6 +118,6 @@ def _renamed(item: EntityLine | FactLine, old: str, new: str) -> EntityLine | Fa
     )
 
 
-async def _done(store: GraphStore, episode: Episode) -> bool:
+async def _done(store: GraphReads, episode: Episode) -> bool:
     stored = await store.get_episode(episode.group_id, episode.uuid)
     return stored is not None and stored.status == EpisodeStatus.DONE

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from ..graph.model import Episode
-from ..graph.store import GraphStore
+from ..graph.store import GraphReads
 from ..tokens import count_text_tokens
 from .state import clip
 
 _PER_EPISODE_CHARS = 700
 
 
-async def previous_episodes(store: GraphStore, episode: Episode, limit: int) -> list[Episode]:
+async def previous_episodes(store: GraphReads, episode: Episode, limit: int) -> list[Episode]:
     """Up to ``limit`` episodes of the group that precede ``episode``, newest first."""
     if limit <= 0:
         return []

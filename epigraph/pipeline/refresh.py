@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, IngestReport
-from ..graph.store import EpisodeWrite, GraphStore
+from ..graph.store import EpisodeWrite, GraphReads, IngestStore
 from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
 from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
@@ -14,7 +14,7 @@ from .summaries import current_facts, summarize
 
 
 async def refresh_summaries(
-    store: GraphStore,
+    store: IngestStore,
     llm: LLM,
     embedder: Embedder,
     options: IngestOptions,
@@ -51,7 +51,7 @@ async def refresh_summaries(
     return updated, built
 
 
-async def _any_episode(store: GraphStore, group_id: str) -> Episode:
+async def _any_episode(store: GraphReads, group_id: str) -> Episode:
     found = await store.episodes(group_id, limit=1)
     if not found:
         raise LookupError(f"group {group_id!r} has entities but no episode to write them with")

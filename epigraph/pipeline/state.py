@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..graph.model import Episode
-from ..graph.store import GraphStore
+from ..graph.store import IngestStore
 from ..ingestion.events import ProgressEvent
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.runtime import PromptResult
@@ -40,7 +40,7 @@ class Prefetched:
 @dataclass
 class EpisodeRun:
     episode: Episode
-    store: GraphStore
+    store: IngestStore
     llm: MeteredLLM
     embedder: MeteredEmbedder
     options: IngestOptions

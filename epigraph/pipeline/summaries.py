@@ -14,7 +14,7 @@ from datetime import datetime
 
 from ..errors import StructuredOutputError
 from ..graph.model import Entity, Fact
-from ..graph.store import FactFilter, GraphStore
+from ..graph.store import FactFilter, GraphReads
 from ..graph.temporal import EVERYTHING, is_current
 from ..prompts import summarize_entities as sp
 from ..prompts.protocol import LLM
@@ -36,7 +36,7 @@ def compose(facts: Sequence[Fact], limit: int) -> str:
 
 
 async def current_facts(
-    store: GraphStore,
+    store: GraphReads,
     group_id: str,
     uuids: Iterable[str],
     now: datetime,

@@ -21,14 +21,14 @@ from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, GraphSlice
 from ..graph.derived import community_text
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
-from ..graph.store import GraphStore, GroupDump
+from ..graph.store import GroupDump, TransferStore, WholeGroups
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
 
 T = TypeVar("T", Episode, Entity, Fact, Mention)
 
 
 async def export_lines(
-    store: GraphStore,
+    store: WholeGroups,
     group_ids: Sequence[str],
     *,
     vectors: bool = False,
@@ -62,7 +62,7 @@ class LoadReport:
 
 
 async def load(
-    store: GraphStore, embedder: Embedder | None, dump: Dump, *, into: str | None = None
+    store: TransferStore, embedder: Embedder | None, dump: Dump, *, into: str | None = None
 ) -> LoadReport:
     """Write ``dump`` into ``store`` (see the module docstring); ``into`` loads a one-group dump as that
     group. ConflictError (nothing written) when a target group holds anything."""
@@ -103,7 +103,7 @@ def _targets(dump: Dump, into: str | None) -> dict[str, str]:
     return {next(iter(dump.groups)): into}
 
 
-async def _holds(store: GraphStore, group_id: str) -> bool:
+async def _holds(store: TransferStore, group_id: str) -> bool:
     stats = await store.stats(group_id)
     if stats.episodes or stats.entities or stats.facts or await store.corrections(group_id, limit=1):
         return True

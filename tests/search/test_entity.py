@@ -1,4 +1,5 @@
-"""entity_view(), closest names and the subgraph picture, on the small graph of search_graph."""
+"""entity_view(), closest names and an entity's neighbourhood (``explore.gather.entity_graph``, what
+``kg.subgraph`` shows), on the small graph of search_graph."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from rich.console import Console
 from search_graph import Graph, t
 
 from epigraph.errors import EntityNotFound
-from epigraph.graph.search import closest_names, entity_view, subgraph
+from epigraph.explore import GraphView
+from epigraph.explore.gather import entity_graph
+from epigraph.graph.search import closest_names, entity_view
 
 
 async def test_entity_view_current_history_and_episodes(graph: Graph) -> None:
@@ -90,14 +93,19 @@ async def test_entity_view_draws(graph: Graph, tmp_path: Path) -> None:
     assert len(view.draw(include_retired=False).edges) == 3
 
 
-async def test_subgraph_two_hops(graph: Graph) -> None:
-    one = await subgraph(graph.store, "g", "Carol")
-    assert {n.label for n in one.nodes} == {"Carol", "Bob"}
-    two = await subgraph(graph.store, "g", "Carol", depth=2)
-    assert {n.label for n in two.nodes} == {"Carol", "Bob", "Alice", "Globex", "Berlin"}
-    assert all(not e.retired for e in two.edges)
-    everything = await subgraph(graph.store, "g", "Alice", include_retired=True)
-    assert sum(e.retired for e in everything.edges) == 2
+async def test_entity_graph_two_hops(graph: Graph) -> None:
+    def names(view: GraphView) -> set[str]:
+        drawn = [f for f in view.facts if f.uuid in view.shown]
+        return {view.entities[u].name for f in drawn for u in (f.source_uuid, f.target_uuid)}
+
+    one = await entity_graph(graph.store, "g", "Carol", around=0)
+    assert names(one) == {"Carol", "Bob"}
+    two = await entity_graph(graph.store, "g", "Carol", depth=2, around=0)
+    assert names(two) == {"Carol", "Bob", "Alice", "Globex", "Berlin"}
+    assert two.focus == (graph.e("carol").uuid,) and not two.show_retired
+    everything = await entity_graph(graph.store, "g", "Alice", include_retired=True, around=0)
+    assert everything.show_retired
+    assert sum(e.retired for e in everything.drawing().edges) == 2
     ET.fromstring(everything.to_svg())
     with pytest.raises(EntityNotFound):
-        await subgraph(graph.store, "g", "Nobody")
+        await entity_graph(graph.store, "g", "Nobody")

@@ -197,12 +197,6 @@ def episodes_mentioning(
 # --- entities and facts by key ------------------------------------------------------------------------
 
 
-def get_episodes(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Episode]:
-    sql = f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.uuid IN {IN_LIST}"
-    found = [decode_episode(row) for row in conn.execute(sql, (group_id, as_json(uuids)))]
-    return in_order(found, uuids, lambda e: e.uuid)
-
-
 def get_entities(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> list[Entity]:
     sql = f"SELECT {_E} FROM entities AS e WHERE e.group_id = ? AND e.uuid IN {IN_LIST}"
     found = [decode_entity(row) for row in conn.execute(sql, (group_id, as_json(uuids)))]

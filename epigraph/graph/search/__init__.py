@@ -2,7 +2,6 @@
 
 - :func:`search` — facts (with endpoints), entities and episodes for a query, per a :class:`SearchConfig`;
 - :func:`entity_view` — one entity: summary, aliases, current facts, retired history, episodes;
-- :func:`subgraph` — a picture of an entity's neighbourhood (SVG / self-contained HTML);
 - recipes (frozen, module-level): ``COMBINED`` (the default), ``FACTS_HYBRID``, ``FACTS_HYBRID_RRF``,
   ``ENTITIES_HYBRID``, ``EPISODES_HYBRID``, ... and :data:`RECIPES` by name;
 - :mod:`.fusion` — the pure ranking functions (RRF, score fusion, MMR, node distance, mentions).
@@ -43,7 +42,7 @@ from .config import (
     recipe,
 )
 from .engine import search
-from .entity import EntityView, RetiredFact, closest_names, entity_view, subgraph
+from .entity import EntityView, RetiredFact, closest_names, entity_view
 from .fusion import Normalization
 from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
 
@@ -89,5 +88,4 @@ __all__ = [
     "entity_view",
     "recipe",
     "search",
-    "subgraph",
 ]

@@ -24,7 +24,7 @@ from ...embed import Embedder
 from ...errors import UsageError
 from ..derived import Community
 from ..model import Entity, Episode, Fact, speaker_of
-from ..store import GraphStore, Hit
+from ..store import GraphReads, Hit, ViewStore
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links
@@ -49,7 +49,7 @@ class Ranked:
 
 
 async def search(
-    store: GraphStore,
+    store: ViewStore,
     embedder: Embedder,
     query: str,
     *,
@@ -125,7 +125,7 @@ async def embed_query(embedder: Embedder, text: str) -> list[float]:
 
 
 async def _run_scope(
-    store: GraphStore, scope: Scope, sc: ScopeConfig, req: Request, limit: int
+    store: ViewStore, scope: Scope, sc: ScopeConfig, req: Request, limit: int
 ) -> list[Ranked]:
     """Retrieve (retrievers concurrently), fuse, post-filter, rerank and cut one kind of result."""
     pool = max(sc.candidates, limit) * (3 if req.filters.post_filters else 1)
@@ -158,7 +158,7 @@ def fuse(sc: ScopeConfig, lists: Sequence[Sequence[Hit[Any]]]) -> list[Ranked]:
 
 
 async def episode_context(
-    store: GraphStore, sc: ScopeConfig, query: str, candidates: list[Ranked]
+    store: GraphReads, sc: ScopeConfig, query: str, candidates: list[Ranked]
 ) -> list[Ranked]:
     """Re-score fused episode hits by their session neighbours, then by their speakers (see :mod:`.context`).
 
@@ -204,7 +204,7 @@ async def episode_context(
 
 
 async def _post_filter(
-    store: GraphStore, scope: Scope, filters: Filters, candidates: list[Ranked]
+    store: GraphReads, scope: Scope, filters: Filters, candidates: list[Ranked]
 ) -> list[Ranked]:
     if scope == "communities":
         return candidates  # searched as they are now; labels and relations describe facts and entities
@@ -225,7 +225,7 @@ async def _post_filter(
 
 
 async def _rerank(
-    store: GraphStore, scope: Scope, sc: ScopeConfig, req: Request, candidates: list[Ranked]
+    store: GraphReads, scope: Scope, sc: ScopeConfig, req: Request, candidates: list[Ranked]
 ) -> list[Ranked]:
     if sc.reranker is Reranker.NONE or not candidates:
         return candidates
@@ -265,7 +265,7 @@ def _mmr(sc: ScopeConfig, candidates: list[Ranked], query: Sequence[float] | Non
 
 
 async def _distances(
-    store: GraphStore, scope: Scope, sc: ScopeConfig, req: Request, candidates: list[Ranked]
+    store: GraphReads, scope: Scope, sc: ScopeConfig, req: Request, candidates: list[Ranked]
 ) -> dict[str, float]:
     depth = max(sc.bfs_depth, 3)
     dist: dict[str, int] = {}
@@ -280,7 +280,7 @@ async def _distances(
     }
 
 
-async def _mentions(store: GraphStore, scope: Scope, candidates: list[Ranked]) -> dict[str, int]:
+async def _mentions(store: GraphReads, scope: Scope, candidates: list[Ranked]) -> dict[str, int]:
     if scope == "facts":
         return {c.item.uuid: len(c.item.episodes) for c in candidates}
     counts: dict[str, int] = {}
@@ -298,7 +298,7 @@ def _by_group(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-async def fetch_endpoints(store: GraphStore, facts: Sequence[Fact]) -> dict[str, Entity]:
+async def fetch_endpoints(store: GraphReads, facts: Sequence[Fact]) -> dict[str, Entity]:
     """The endpoint entities of ``facts``: one ``get_entities`` call per group (normally one)."""
     wanted = _by_group((f.group_id, uuid) for f in facts for uuid in (f.source_uuid, f.target_uuid))
     if not wanted:
@@ -307,7 +307,7 @@ async def fetch_endpoints(store: GraphStore, facts: Sequence[Fact]) -> dict[str,
     return {e.uuid: e for entities in found for e in entities}
 
 
-async def hydrate_facts(store: GraphStore, ranked: Sequence[Ranked]) -> list[FactResult]:
+async def hydrate_facts(store: GraphReads, ranked: Sequence[Ranked]) -> list[FactResult]:
     """Facts with their endpoint entities (fetched in one call unless a filter already has them)."""
     found = await fetch_endpoints(store, [r.item for r in ranked if r.endpoints is None])
     results = []

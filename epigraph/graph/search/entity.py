@@ -30,7 +30,7 @@ from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..store import FactFilter, GraphStore
+from ..store import EditStore, FactFilter, GraphReads
 from ..temporal import EVERYTHING, interval, is_current
 from .results import retired_uuids
 from .tasks import gather
@@ -196,7 +196,7 @@ def _by_hand(correction: Correction | None) -> str:
     return f"{correction.author}, by hand" if correction is not None else ""
 
 
-async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
+async def find_entities(store: GraphReads, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
     """For each ref (a uuid, a name or an alias) the entities it denotes in the group."""
     by_uuid = {e.uuid: e for e in await store.get_entities(group_id, list(refs))}
     found: dict[str, list[Entity]] = {ref: [by_uuid[ref]] for ref in refs if ref in by_uuid}
@@ -208,7 +208,7 @@ async def find_entities(store: GraphStore, group_id: str, refs: Sequence[str]) -
 
 
 async def closest_names(
-    store: GraphStore, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5
+    store: GraphReads, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5
 ) -> list[str]:
     """Names of the entities closest to ``name`` (fulltext, plus vectors when an embedder is given and
     the groups hold anything: an empty graph has no names to offer, nor a reason to load a model)."""
@@ -230,7 +230,7 @@ async def closest_names(
 
 
 async def resolve_center(
-    store: GraphStore, group_ids: Sequence[str], center: str | Iterable[str]
+    store: GraphReads, group_ids: Sequence[str], center: str | Iterable[str]
 ) -> dict[str, tuple[str, ...]]:
     """Center uuids per group for entity refs (uuids or names); EntityNotFound when a ref matches nothing."""
     refs = [center] if isinstance(center, str) else list(dict.fromkeys(center))
@@ -251,7 +251,7 @@ async def resolve_center(
 
 
 async def most_mentioned(
-    store: GraphStore, group_id: str, candidates: list[Entity]
+    store: GraphReads, group_id: str, candidates: list[Entity]
 ) -> tuple[Entity, tuple[Entity, ...]]:
     """The most mentioned of several same-named entities (ties: the oldest), and the others."""
     if len(candidates) == 1:
@@ -262,7 +262,7 @@ async def most_mentioned(
 
 
 async def entity_view(
-    store: GraphStore,
+    store: EditStore,
     group_id: str,
     name_or_uuid: str,
     *,
@@ -307,7 +307,7 @@ def _newest_first(fact: Fact) -> tuple[float, str]:
 
 
 async def _history_and_neighbours(
-    store: GraphStore,
+    store: GraphReads,
     group_id: str,
     entity: Entity,
     facts: list[Fact],
@@ -337,30 +337,3 @@ async def _history_and_neighbours(
         for f in retired
     ]
     return history, neighbours
-
-
-async def subgraph(
-    store: GraphStore,
-    group_id: str,
-    name_or_uuid: str,
-    *,
-    depth: int = 1,
-    include_retired: bool = False,
-    limit: int = 200,
-) -> GraphDrawing:
-    """A picture of the facts within ``depth`` hops of an entity (current ones unless ``include_retired``)."""
-    found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
-    if not found:
-        raise EntityNotFound(
-            name_or_uuid, group_id, closest=await closest_names(store, [group_id], name_or_uuid)
-        )
-    entity, _ = await most_mentioned(store, group_id, found)
-    flt = FactFilter(EVERYTHING) if include_retired else FactFilter()
-    inner = [entity.uuid]
-    if depth > 1:
-        inner += list(await store.neighbours(group_id, [entity.uuid], depth - 1, flt))
-    facts = await store.facts_around(group_id, inner, flt, limit)
-    ids = sorted({u for f in facts for u in (f.source_uuid, f.target_uuid)} | {entity.uuid})
-    entities = {e.uuid: e for e in await store.get_entities(group_id, ids)}
-    title = f"{entity.name} ({depth} hop{'s' * (depth > 1)})"
-    return subgraph_drawing(entities, facts, center=entity.uuid, title=title, retired=retired_uuids(facts))

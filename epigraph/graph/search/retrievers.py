@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...language import QUERY_STOP_WORDS, words
-from ..store import GraphStore, Hit
+from ..store import GraphReads, Hit, ViewStore
 from . import communities
 from .config import Retriever, Scope
 from .filters import Filters
@@ -45,7 +45,7 @@ class Request:
 
 
 async def retrieve(
-    store: GraphStore, scope: Scope, retriever: Retriever, req: Request, limit: int, depth: int = 2
+    store: ViewStore, scope: Scope, retriever: Retriever, req: Request, limit: int, depth: int = 2
 ) -> list[Hit[Any]]:
     """Run one retriever for one kind of result; best first, at most ``limit`` hits."""
     if retriever is Retriever.BFS:
@@ -71,7 +71,7 @@ async def retrieve(
     return await store.search_episodes_vector(groups, req.vector or (), limit)
 
 
-async def _bfs(store: GraphStore, scope: Scope, req: Request, limit: int, depth: int) -> list[Hit[Any]]:
+async def _bfs(store: GraphReads, scope: Scope, req: Request, limit: int, depth: int) -> list[Hit[Any]]:
     hits: list[Hit[Any]] = []
     for group_id, center in req.center.items():
         if scope == "facts":
@@ -85,7 +85,7 @@ async def _bfs(store: GraphStore, scope: Scope, req: Request, limit: int, depth:
 
 
 async def center_distances(
-    store: GraphStore, group_id: str, center: Sequence[str], req: Request, depth: int
+    store: GraphReads, group_id: str, center: Sequence[str], req: Request, depth: int
 ) -> dict[str, int]:
     """Hop distance from the nearest center entity (the centers themselves at 0)."""
     found = await store.neighbours(group_id, center, depth, req.filters.fact_filter())
@@ -93,7 +93,7 @@ async def center_distances(
 
 
 async def _bfs_facts(
-    store: GraphStore, group_id: str, center: Sequence[str], req: Request, limit: int, depth: int
+    store: GraphReads, group_id: str, center: Sequence[str], req: Request, limit: int, depth: int
 ) -> list[Hit[Any]]:
     dist = (
         await center_distances(store, group_id, center, req, depth - 1)
@@ -108,7 +108,7 @@ async def _bfs_facts(
 
 
 async def _bfs_entities(
-    store: GraphStore, group_id: str, center: Sequence[str], req: Request, depth: int
+    store: GraphReads, group_id: str, center: Sequence[str], req: Request, depth: int
 ) -> list[Hit[Any]]:
     dist = await store.neighbours(group_id, center, depth, req.filters.fact_filter())
     dist = {uuid: d for uuid, d in dist.items() if uuid not in center}
@@ -118,7 +118,7 @@ async def _bfs_entities(
 
 
 async def _bfs_episodes(
-    store: GraphStore, group_id: str, center: Sequence[str], limit: int
+    store: GraphReads, group_id: str, center: Sequence[str], limit: int
 ) -> list[Hit[Any]]:
     counts: dict[str, int] = {}
     episodes: dict[str, Any] = {}
