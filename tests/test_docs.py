@@ -149,3 +149,20 @@ def test_the_site_builds_offline_and_strict() -> None:
     assert config["strict"] is True and config["theme"]["font"] is False
     plugins = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]
     assert plugins == ["search", "mkdocstrings"]
+
+
+BUILT = {"dist/", "site/"}
+"""Folders the README names that a build makes (``python -m build``, ``mkdocs build``)."""
+
+
+def test_every_path_the_readme_and_the_guides_name_exists() -> None:
+    """A module moved or renamed leaves no stale path in the user's pages (the decision records are
+    history, and keep the paths of their day)."""
+    docs = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted((DOCS / "guides").glob("*.md"))]
+    stale = [
+        f"{doc.relative_to(ROOT)}: {p}"
+        for doc in docs
+        for p in sorted(paths_in(doc.read_text(encoding="utf-8")) - BUILT)
+        if not resolves(p) and not resolves(p, base=doc.parent)
+    ]
+    assert not stale, "paths that do not exist:\n" + "\n".join(stale)
