@@ -1,6 +1,6 @@
-"""The worker-thread side of the embedded store: one connection, its in-memory indexes, transactions.
+"""The SQLite-thread side of the embedded store: one connection, its in-memory indexes, transactions.
 
-A :class:`Db` is only ever touched from the store's single worker thread, which serializes every call:
+A :class:`Db` is only ever touched from the store's single SQLite thread, which serializes every call:
 no locks are needed, and a search never observes a write halfway.
 """
 
@@ -24,7 +24,7 @@ _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episode
 
 REBUILD_SHARE = 0.25
 """A term index with more changed rows than this share of its rows (and at least ``REBUILD_ROWS``) is
-reloaded from FTS5 rather than patched: re-tokenizing rows costs ~18 us each, loading ~5 us a row."""
+reloaded from FTS5 rather than patched: re-tokenizing a row costs several times loading one."""
 REBUILD_ROWS = 4096
 
 

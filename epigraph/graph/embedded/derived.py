@@ -1,6 +1,6 @@
 """Derived records in the embedded store: communities, conversation chains and their summaries.
 
-Run on the store's worker thread like ``reads`` and ``writes``. Communities are few (tens to hundreds per
+Run on the store's SQLite thread like ``reads`` and ``writes``. Communities are few (tens to hundreds per
 group), so a community's embedding lives in its own row and is read with it; a community search ranks
 them in memory (``graph.search.communities``).
 """

@@ -12,7 +12,7 @@ table; no ``MATCH`` expression is ever built from user text.
 Three readers, all set-based (one statement each, keys aggregated in SQL):
 
 - :func:`index_tokens`: every token of a table's index, from its ``instance`` vocabulary, to load a
-  ``TermIndex`` (100k facts: 0.4-0.6 s with the load itself);
+  ``TermIndex``;
 - :func:`row_tokens`: the tokens of given rows, made by copying them into a scratch FTS5 table in the
   ``temp`` schema (FTS5 cannot list one row's tokens), to bring a loaded ``TermIndex`` up to date;
 - :func:`Stemmer`: the tokens of query words the same way, cached per word.
@@ -123,7 +123,7 @@ def _scratch(conn: sqlite3.Connection, table: str) -> Iterator[str]:
 
 def _tokens(conn: sqlite3.Connection, vocab: str, table: str) -> Tokens:
     """All instances of an ``instance`` vocabulary over ``table``'s columns, one SQL row per term (its
-    keys joined by commas): a Python tuple per token would cost 3x more than the whole read."""
+    keys joined by commas): a Python tuple per token would cost more than the whole read."""
     column = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(FTS_TABLES[table]))  # col is a name
     key = f"(doc << {COLUMN_BITS}) | CASE col {column} END"
     sql = f"SELECT term, group_concat({key}) FROM {vocab} GROUP BY term"

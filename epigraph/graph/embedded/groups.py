@@ -3,7 +3,7 @@
 A dump reads one snapshot. On a file it has a connection of its own, in one read transaction: SQLite's
 WAL keeps that connection's view as of its first read while the store's writer goes on (nothing waits
 for the dump, and the dump never sees a write halfway). A ``:memory:`` database has no second
-connection, so there the whole dump is read in one call on the store's worker thread.
+connection, so there the whole dump is read in one call on the store's SQLite thread.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ _CORRECTIONS = "SELECT record FROM corrections WHERE group_id = ? ORDER BY creat
 
 
 def read_all(db: Db, group_ids: Sequence[str], vectors: bool) -> list[DumpItem]:
-    """The whole dump in one call on the worker thread (a ``:memory:`` store)."""
+    """The whole dump in one call on the SQLite thread (a ``:memory:`` store)."""
     with db.read() as conn:
         return list(records(conn, group_ids, vectors))
 

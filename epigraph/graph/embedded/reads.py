@@ -1,4 +1,4 @@
-"""Read queries of the embedded store (run on its worker thread).
+"""Read queries of the embedded store (run on its SQLite thread).
 
 Lists of uuids, groups, labels or relations travel as ONE JSON-array parameter
 (``IN (SELECT value FROM json_each(?))``): any length, no SQL built from data. (SQLite's JSON functions

@@ -24,12 +24,12 @@ it was).
 
 - **v1**: the first schema; fulltext tokenizer ``unicode61 remove_diacritics 2`` (no stemming).
 - **v2**: every fulltext index stems English (``TOKENIZER``: Porter over ``unicode61``), so "hiking"
-  finds "hikes" (LoCoMo BM25 hit@10 0.61 -> 0.67). Upgrading drops the three FTS5 tables, creates them
+  finds "hikes". Upgrading drops the three FTS5 tables, creates them
   with the new tokenizer and rebuilds them from their content tables; no other table is touched.
 - **v3**: new rows are indexed by the writer, one ``INSERT ... SELECT`` per upsert (``fts_index_new``),
   instead of by an ``AFTER INSERT`` trigger per row: a trigger writing to FTS5 opens a savepoint per
   row, and FTS5 flushes its pending terms to a new on-disk segment at every savepoint, so a 1,000-fact
-  write made 1,000 tiny segments to merge (insert 72 -> 35 ms per 1,000 facts at 100k rows). Upgrading
+  write made 1,000 tiny segments to merge. Upgrading
   drops the three insert triggers; the update and delete triggers stay.
 - **v4**: facts carry ``stated_at`` (the reference time of the earliest episode that stated them: an
   undated fact starts there, ``graph.temporal.start_of``) and ``start_key`` (``graph.temporal.start_key``,
@@ -99,7 +99,7 @@ CREATE TABLE IF NOT EXISTS entities (
     UNIQUE (group_id, uuid)
 );
 
--- Links between rows use integer row ids, not uuid text: an index of integers is ~8x smaller than one
+-- Links between rows use integer row ids, not uuid text: an index of integers is much smaller than one
 -- of (group_id, uuid) strings, and a bulk write dirties (and writes to the WAL) that many fewer pages.
 CREATE TABLE IF NOT EXISTS entity_names (
     group_id TEXT NOT NULL,
@@ -314,9 +314,9 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
         if path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            # A 1,000-fact episode dirties ~2,300 pages (random index leaves mostly). Checkpointing every
+            # A large episode dirties thousands of pages (random index leaves mostly). Checkpointing every
             # 64 MB instead of SQLite's 4 MB copies an index page shared by many commits once, not per
-            # commit (commit 40-60 -> 24-30 ms at 100k facts); the WAL is cut back to 64 MB after each.
+            # commit; the WAL is cut back to 64 MB after each.
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_PAGES * 4096}")
         conn.execute("PRAGMA temp_store = MEMORY")

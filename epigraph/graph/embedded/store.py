@@ -1,7 +1,7 @@
 """EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy BM25 and vector search.
 
-Threading model: every SQLite call runs on ONE dedicated worker thread that owns the connection and the
-in-memory indexes (BM25 postings, vector matrices; :class:`.worker.Worker`). The event loop only
+Threading model: every SQLite call runs on ONE dedicated SQLite thread that owns the connection and the
+in-memory indexes (BM25 postings, vector matrices; :class:`.sqlite_thread.SqliteThread`). The event loop only
 awaits; it never blocks on disk, and concurrent calls from many tasks are serialized, so they are safe
 without locks and a reader never sees a write halfway. They run in submission order, except that calls
 made inside :func:`epigraph.graph.priority.foreground` (a search someone waits for) go before the
@@ -48,7 +48,7 @@ from ..store import (
 from . import claims, corrections, derived, groups, reads, search, writes
 from .db import Db
 from .schema import why_unwritable
-from .worker import Worker
+from .sqlite_thread import SqliteThread
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,10 +62,10 @@ class EmbeddedStore:
     def __init__(self, path: str = "./epigraph.db", *, create: bool = True) -> None:
         self.path = path
         self.create = create
-        self._worker = Worker("epigraph-sqlite")
-        self._db: Db | None = None  # created and used on the worker thread only
+        self._thread = SqliteThread("epigraph-sqlite")
+        self._db: Db | None = None  # created and used on the SQLite thread only
         self._closed = False  # set by close(); checked on the event loop
-        self._shut = False  # set on the worker thread once the connection is closed
+        self._shut = False  # set on the SQLite thread once the connection is closed
 
     def __repr__(self) -> str:
         return f"EmbeddedStore({self.path!r})"
@@ -80,12 +80,12 @@ class EmbeddedStore:
 
     # --- plumbing -------------------------------------------------------------------------------------
     async def _run(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run ``fn(db, ...)`` on the worker thread (ahead of background calls when made in the
+        """Run ``fn(db, ...)`` on the SQLite thread (ahead of background calls when made in the
         foreground); SQLite errors become StoreError."""
         if self._closed:
             raise StoreUnavailable(f"{self!r} is closed")
         call = partial(self._call, fn, *args, **kwargs)
-        return await asyncio.wrap_future(self._worker.submit(call, urgent=in_foreground()))
+        return await asyncio.wrap_future(self._thread.submit(call, urgent=in_foreground()))
 
     def _call(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
         try:
@@ -108,7 +108,7 @@ class EmbeddedStore:
     async def _read(
         self, fn: Callable[Concatenate[sqlite3.Connection, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        """Run a read query function on the worker thread inside one read transaction."""
+        """Run a read query function on the SQLite thread inside one read transaction."""
 
         def in_read(db: Db) -> R:
             with db.read() as conn:
@@ -123,15 +123,15 @@ class EmbeddedStore:
         await self._run(Db.set_dim, embedding_dim)
 
     async def close(self) -> None:
-        """Close the connection and stop the worker thread once the calls already made have run.
+        """Close the connection and stop the SQLite thread once the calls already made have run.
 
         Idempotent; calls made afterwards raise StoreUnavailable.
         """
         if self._closed:
             return
         self._closed = True
-        await asyncio.wrap_future(self._worker.submit(self._close_db))
-        self._worker.stop()
+        await asyncio.wrap_future(self._thread.submit(self._close_db))
+        self._thread.stop()
 
     def _close_db(self) -> None:
         self._shut = True
@@ -297,7 +297,7 @@ class EmbeddedStore:
         self, group_ids: Sequence[str], *, vectors: bool = False
     ) -> AsyncGenerator[DumpItem, None]:
         """See ``groups``: a file is read through a snapshot connection of its own, page by page in a
-        worker thread; ``:memory:`` in one call on the store's thread."""
+        thread of its own (``asyncio.to_thread``); ``:memory:`` in one call on the store's SQLite thread."""
         wanted = list(group_ids)
         if self.path == ":memory:":
             for item in await self._run(groups.read_all, wanted, vectors):
@@ -326,7 +326,7 @@ class EmbeddedStore:
 
 
 DUMP_PAGE = 500
-"""Records a dump reads per trip to its worker thread."""
+"""Records a dump of a file reads per trip to a thread (``asyncio.to_thread``)."""
 
 
 def _page(rows: Iterable[DumpItem]) -> list[DumpItem]:

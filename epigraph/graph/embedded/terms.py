@@ -6,12 +6,11 @@ a query by exactly the formula of FTS5's ``bm25()``: per term ``idf * tf * (k1 +
 + b * len / avglen))`` with ``idf = ln((N - n + 0.5) / (n + 0.5))`` (1e-6 when not positive), ``tf``
 summed over the columns with their weights, lengths in tokens over all columns, k1 = 1.2, b = 0.75.
 
-Why not ``bm25()`` itself: for its IDF it walks every row of every query word on each call (0.8-1 ms at
-100k rows for words in a sixth of them), and each ranked row costs ~3.5 us more, so a query over common
-words either ranked a bounded window of rows (recency-biased) or took tens of milliseconds. Here the
-document counts are the postings' lengths, scoring is a few numpy passes over them, and each term's
-scores are kept until the index next changes: every matching row is ranked, and a whole fulltext search
-of 100k facts (20k matching rows, records read and decoded) takes 1.2-1.9 ms p50 in the store bench.
+Why not ``bm25()`` itself: for its IDF it walks every row of every query word on each call, and each
+ranked row costs more on top, so a query over common words either ranked a bounded window of rows
+(recency-biased) or was slow. Here the document counts are the postings' lengths, scoring is a few numpy
+passes over them, and each term's scores are kept until the index next changes: every matching row is
+ranked (figures: docs/decisions/2026-11-24-embedded-store.md).
 
 Rows change by generation: replacing or removing a row bumps its generation, and its old postings
 (tagged with the old one) stop counting; they are dropped the next time their term is ranked. The
@@ -64,7 +63,7 @@ class _Postings:
 
 class TermIndex:
     """The postings of one FTS5 index (all groups) and BM25 ranking over them. Not thread-safe: the
-    store's worker thread owns it."""
+    store's SQLite thread owns it."""
 
     def __init__(self, weights: Sequence[float]) -> None:
         if not 1 <= len(weights) <= 1 << COLUMN_BITS:
@@ -199,7 +198,7 @@ class TermIndex:
         total[postings[0].rows] = parts[0]
         for p, part in zip(postings[1:], parts[1:], strict=True):
             total[p.rows] += part
-        rows = np.flatnonzero(total != 0.0)  # a bool mask: flatnonzero on floats is 3x slower
+        rows = np.flatnonzero(total != 0.0)  # a bool mask: flatnonzero on floats is slower
         scores = total[rows]
         total[rows] = 0.0
         return rows, scores

@@ -2,10 +2,10 @@
 
 Vectors are L2-normalized on the way in, so cosine similarity is one matrix-vector product. A matrix
 is loaded from SQLite the first time its group is searched and then kept in step with every committed
-write and delete (the store applies changes only after COMMIT, on the same worker thread as searches,
+write and delete (the store applies changes only after COMMIT, on the same SQLite thread as searches,
 so a search never sees an uncommitted or half-applied change). Brute force is exact; it is memory-bound
-(one pass over 150 MB for 100k x 384: 6-11 ms; large matrices are split over the cores, see
-:func:`scored`) and a matrix costs 4 x dim bytes per vector of RAM. An ANN index (e.g. usearch) is the
+(large matrices are split over the cores, see :func:`scored`) and a matrix costs 4 x dim bytes per
+vector of RAM. An ANN index (e.g. usearch) is the
 path past ~1M rows.
 """
 
@@ -38,8 +38,8 @@ def normalized(vector: np.ndarray) -> np.ndarray:
 
 
 PARALLEL_ROWS = 20_000
-"""From this many rows on, a product is split over the machine's cores (one pass over 100k x 384 float32
-is memory-bound: 10-11 ms on one core of a 2-core EPYC, 6 ms on both)."""
+"""From this many rows on, a product is split over the machine's cores (one pass over a large matrix is
+memory-bound, and a second core's memory bandwidth shortens it)."""
 
 
 @functools.cache
@@ -56,11 +56,11 @@ def scored(
     Rows where ``excluded`` (a boolean mask) is true score ``-inf``: they come last, after every other.
 
     A large matrix is computed in row slices on several threads, and each slice also picks its own best
-    ``first`` rows, beside the others; the best of those candidates are the best overall (100k rows on
-    the 2-core EPYC: 8.3-9.2 -> 6.9-7.1 ms, the selection over all rows took a core 1.5 ms).
-    einsum, not BLAS ``@``: multi-threaded BLAS gemv was 4-7x slower on small shared machines (its
-    threads spin while waiting); here each slice is one einsum (which releases the GIL) and the caller
-    blocks on the others' futures, so a busy core only delays its slice.
+    ``first`` rows, beside the others; the best of those candidates are the best overall (the selection
+    over all rows was a large share of one core's time). einsum, not BLAS ``@``: multi-threaded BLAS gemv
+    was several times slower on small shared machines (its threads spin while waiting); here each slice is
+    one einsum (which releases the GIL) and the caller blocks on the others' futures, so a busy core only
+    delays its slice.
     """
     n = matrix.shape[0]
     slices = max(1, min(os.cpu_count() or 1, n // PARALLEL_ROWS))
@@ -192,7 +192,8 @@ class VectorIndex:
 
 
 class VectorCache:
-    """The loaded :class:`VectorIndex` per (kind, group). Not thread-safe: the store's worker owns it."""
+    """The loaded :class:`VectorIndex` per (kind, group). Not thread-safe: the store's SQLite thread owns
+    it."""
 
     def __init__(self) -> None:
         self._indexes: dict[tuple[Kind, str], VectorIndex] = {}

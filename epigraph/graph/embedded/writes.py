@@ -47,7 +47,7 @@ from .vectors import NO_TIMES, Times
 T = TypeVar("T", bound=Episode | Entity | Fact)
 Record = tuple[T, tuple[Any, ...], bytes | None, bytes]
 """(model, column values, embedding blob, digest): one tuple per written record (fewer allocations, fewer
-garbage collections: a bulk write's collections cost a caller with a big heap ~6% of the write)."""
+garbage collections, which a bulk write pays for a caller with a big heap)."""
 
 _ENTITY_ID = "(SELECT id FROM entities WHERE group_id = ? AND uuid = ?)"
 _FACT_IDS = f"(SELECT id FROM facts WHERE group_id = ? AND uuid IN {IN_LIST})"
@@ -150,7 +150,7 @@ def _times(item: Entity | Fact | Episode) -> Times:
 
 def _digest(values: tuple[Any, ...], blob: bytes | None) -> bytes:
     """A fingerprint of a record (columns and embedding): equal digests = nothing to write."""
-    sha = hashlib.sha256(repr(values).encode())  # SHA-NI: twice blake2b's speed on a 1.5 kB vector
+    sha = hashlib.sha256(repr(values).encode())  # SHA-NI makes it faster than blake2b
     sha.update(b"\x00" + (blob or b""))
     return sha.digest()[:16]
 
@@ -194,7 +194,7 @@ _DONE = f"SELECT uuid FROM episodes WHERE group_id = ? AND uuid = ? AND status =
 
 def insert_mentions(conn: sqlite3.Connection, mentions: Sequence[Mention]) -> None:
     """One statement per mentioned episode (usually one): an unknown episode or entity resolves to NULL,
-    which NOT NULL rejects (set-based: a third cheaper than a statement per mention)."""
+    which NOT NULL rejects (set-based: cheaper than a statement per mention)."""
     by_episode: dict[tuple[str, str], list[str]] = {}
     for m in mentions:
         by_episode.setdefault((m.group_id, m.episode_uuid), []).append(m.entity_uuid)

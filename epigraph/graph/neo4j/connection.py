@@ -98,8 +98,8 @@ class Connection:
         self, query: str, params: dict[str, Any] | None = None, *, what: str = "read"
     ) -> list[Any]:
         """One auto-commit read: RUN and PULL in one round trip (a managed transaction adds BEGIN and
-        COMMIT: ~1 ms of a 4 ms query). Reads are not retried: a single server has no transient read
-        errors worth a retry, and a failure is reported at once."""
+        COMMIT round trips). Reads are not retried: a single server has no transient read errors worth a
+        retry, and a failure is reported at once."""
         driver = await self.driver()
         async with self.errors(what):
             async with driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as s:

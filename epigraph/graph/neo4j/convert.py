@@ -7,15 +7,15 @@ Encoding (what every statement in ``cypher.py`` relies on):
   is a missing property (Cypher ``null``).
 - **embeddings** (entity name, fact text, episode content) are ``LIST<FLOAT>`` (float64 on the wire),
   sent as :class:`Vector` (a ``list[float]`` with a short ``repr``: the driver formats every parameter
-  of a RUN for its debug log even when that log is off, and 384 floats cost ~0.2 ms to ``repr``). Next
+  of a RUN for its debug log even when that log is off, and a long list of floats is slow to ``repr``). Next
   to each one, ``*_embedding_dim`` holds its length when cosine is defined for it (finite, non-zero
   norm) and is absent otherwise, so the exact-scan fallback never feeds ``vector.similarity.cosine`` a
   vector it rejects.
 - **reads return datetimes as epoch microseconds** (``cypher._props``), turned back into UTC datetimes
-  here: exact, and ~100x cheaper than the driver's DATETIME decoding.
+  here: exact, and far cheaper than the driver's DATETIME decoding.
 - **writes send datetimes as ISO-8601 strings** that the statements turn into ``DATETIME`` with
-  ``datetime(...)``: the driver's own datetime encoding costs ~50 us per value (a bulk write holds
-  thousands).
+  ``datetime(...)``: the driver's own datetime encoding is slow per value, and a bulk write holds
+  thousands.
 - **attributes** and the episode's ``report`` are JSON strings; lists of strings stay lists.
 - entities also carry ``norm_names`` (normalized name + aliases) and ``name_keys`` (their hashes: the
   terms ``entities_by_names`` looks up in the entity fulltext index), and ``row_hash``: a digest of the

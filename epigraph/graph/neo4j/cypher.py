@@ -33,8 +33,7 @@ EPISODE_TEXT_FIELDS = (("content", 1.0),)
 # The exact lookups ride in the same indexes, in fields no text search names (lucene.exact_query): an
 # entity's hashed normalized names, and the episodes a fact lists (its provenance). One index per kind
 # instead of a second, keyword-analyzed one halves the Lucene documents a write adds and the indexes its
-# commit refreshes (tools/neo4j/README.md "Fewer fulltext indexes": a 10-fact episode write on a warm
-# server ~25% faster).
+# commit refreshes (tools/neo4j/README.md "Fewer fulltext indexes").
 ENTITY_NAME_KEYS_FIELD = "name_keys"
 FACT_EPISODES_FIELD = "episodes"
 # The analyzer of the three fulltext indexes: Lucene's EnglishAnalyzer (lower-case, English stop words
@@ -75,7 +74,7 @@ def labels_pred(e: str) -> str:
 
 
 # Reads return datetimes as integer microseconds since the epoch (convert.from_micros): the driver's
-# own DATETIME decoding cost ~150 us per value, a third of a hybrid search's client time.
+# own DATETIME decoding was a third of a hybrid search's client time.
 FACT_TIMES = ("valid_at", "invalid_at", "stated_at", "created_at", "expired_at", "previous_invalid_at")
 ENTITY_TIMES = ("created_at",)
 EPISODE_TIMES = ("reference_time", "created_at")
@@ -119,9 +118,9 @@ EPISODE_MAP = episode_map("ep")
 # Rows come from convert.*_row: the (group_id, uuid) key, `props` to set, datetimes as ISO strings.
 # Every MERGE and MATCH on a key is a seek in the (group_id, uuid) uniqueness constraint's index; the
 # MATCHes say so (`USING INDEX SEEK`), because the planner otherwise picks by statistics: on a young
-# graph it chose scans of the whole index per row (millions of rows per 1,000-fact write).
+# graph it chose scans of the whole index per row.
 # All rows travel in ONE map parameter, `$rows`: Neo4j caches a plan per size class of each list
-# parameter (1, 2-10, 11-100, ...), and WRITE_EPISODE takes 0.3-0.6 s to plan; inside a map, one plan.
+# parameter (1, 2-10, 11-100, ...), and WRITE_EPISODE is slow to plan; inside a map, one plan.
 # With every lookup pinned to a seek, a replan can only reproduce the same plan, so the two statements
 # of an episode write skip the replans Neo4j schedules as the graph's counts grow (`replan=skip`).
 _FIXED_PLAN = "CYPHER replan=skip"
@@ -250,7 +249,7 @@ EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uui
 
 # Up to $window episodes on each side of each given one in the group's episode order (reference_time,
 # created_at, uuid), the given ones left out. An ORDER BY over the whole key reads every earlier episode
-# of the group (PROFILE: 6,000 rows for 30 hits in 420 episodes), so each side first takes the $window
+# of the group (PROFILE: rows read grow with the group, not the hits), so each side first takes the $window
 # nearest other reference times in (group_id, reference_time) index order (ordering by both properties
 # is what lets the planner read the index in order and stop), then reads the range from the farthest of
 # them to the hit's own time (the nearest $window and any ties) in full order. The tie test is a CASE so

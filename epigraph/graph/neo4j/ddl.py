@@ -76,8 +76,8 @@ FULLTEXT_INDEXES = (
 )
 # Quantization is off: the contract (and users) expect exact cosine order among the candidates.
 # HNSW build beam 32 instead of Neo4j's 100 (M stays 16): inserting into the graph on commit is most of
-# a write's cost, and 32 writes ~2.5x faster for ~3% less top-10 recall on random 384-d vectors (the
-# hardest case; searches over-fetch and rescore). Measured in tools/neo4j/README.md "Performance".
+# a write's cost, and a narrower beam writes much faster for a little less recall, which searches win
+# back by over-fetching and rescoring (figures: docs/decisions/2026-11-22-neo4j-store.md).
 _VECTOR_OPTIONS = (
     "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
     "`vector.quantization.enabled`: false, `vector.hnsw.m`: 16, `vector.hnsw.ef_construction`: 32}}"

@@ -37,7 +37,7 @@ from .lucene import build_query
 TEXT_OVERFETCH, TEXT_MIN_FETCH, TEXT_GROWTH, TEXT_MAX_FETCH = 5, 50, 8, 1_000_000
 VECTOR_OVERFETCH, VECTOR_MIN_K, VECTOR_MAX_K = 2, 50, 2_000
 # At most this many candidates (e.g. facts begun by an early as_of), and the exact scan answers at once:
-# it reads a fact's vector in ~40 us, so 1,000 of them cost about one index query at k=2,000 (100k facts).
+# reading that many facts' vectors costs about one index query at the largest k.
 SCAN_FIRST_MAX = 1_000
 RESCORE_MARGIN = 5  # extra survivors fetched so float32 near-ties at the cut are settled in float64
 

@@ -1,13 +1,14 @@
 """Retrievers: one store call (or a small BFS) per (kind of result, retriever), returning scored hits.
 
 - ``bm25``: the store's fulltext index, queried with the question's content words (English stopwords
-  dropped: stores treat every query word as significant; on LoCoMo this raised fulltext hit@10 by several
-  points);
+  dropped: stores treat every query word as significant, and dropping them raised fulltext recall, see
+  docs/decisions/2026-11-22-search-fusion-and-fulltext.md);
 - ``cosine``: the store's vector search with the query embedding computed once per search;
 - ``bfs``: the neighbourhood of the ``center`` entities (facts and entities scored ``1 / (1 + hops)``,
   episodes by how many center entities they mention).
 
-Retrievers never see SQL or Cypher, only the :class:`~epigraph.graph.store.GraphStore` Protocol.
+Retrievers never see SQL or Cypher, only the store's Protocols (:class:`~epigraph.graph.store.GraphReads`,
+and :class:`~epigraph.graph.store.DerivedViews` for communities).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ R = TypeVar("R")
 _FIRST, _NEXT, _LAST = 0, 1, 2
 
 
-class Worker:
+class SqliteThread:
     """One daemon thread, started on the first call, serving a priority queue of calls."""
 
     def __init__(self, name: str) -> None:
