@@ -463,6 +463,49 @@ def test_search_shows_current_facts_by_default(graph_db: Path, capsys: Capsys) -
     assert "Alice lives in Paris." in facts and "Alice lives in Berlin." not in facts
 
 
+def test_search_as_of_a_date_lists_no_episode_said_later(graph_db: Path, capsys: Capsys) -> None:
+    """Time travel shows what was said by then: the 2024 message is among the episodes of a search
+    without a date, not of one as of 2023-06-01 (its fact was hidden already)."""
+    argv = ["--db", str(graph_db), "--json", "search", "Alice moved to Berlin", "--recipe", "episodes_hybrid"]
+    code, out, err = run(capsys, argv, OFFLINE)
+    assert code == 0, err
+    said = {r["episode"]["content"]: r["episode"]["reference_time"] for r in json.loads(out)["episodes"]}
+    assert said["Alice: I moved to Berlin last month."].startswith("2024-01-15")
+    code, out, err = run(capsys, [*argv, "--as-of", "2023-06-01"], OFFLINE)
+    assert code == 0, err
+    said = {r["episode"]["content"]: r["episode"]["reference_time"] for r in json.loads(out)["episodes"]}
+    assert said and all(at < "2023-06-01" for at in said.values()), said
+    code, out, _ = run(capsys, [*argv, "--known-at", "2023-06-01"], OFFLINE)  # stored in 2026: none known
+    assert json.loads(out)["episodes"] == []
+
+
+def test_entity_as_of_a_date_shows_it_as_it_was_then(graph_db: Path, capsys: Capsys) -> None:
+    """``entity NAME --as-of DATE``: the facts current then as current, a fact starting later absent,
+    one ended by then as history, and the episodes said by then."""
+
+    def view(*extra: str) -> dict[str, Any]:
+        code, out, err = run(capsys, ["--db", str(graph_db), "--json", "entity", "Alice", *extra], OFFLINE)
+        assert code == 0, err
+        return dict(json.loads(out))
+
+    def texts(facts: list[dict[str, Any]]) -> set[str]:
+        return {f["fact"]["text"] if "fact" in f else f["text"] for f in facts}
+
+    now = view()
+    assert "Alice lives in Berlin." in texts(now["current"]) and now["as_of"] is None
+    assert "Alice lives in Paris." in texts(now["history"])
+    then = view("--as-of", "2023-06-01")
+    assert then["as_of"].startswith("2023-06-01")
+    assert "Alice lives in Paris." in texts(then["current"])
+    assert "Alice lives in Berlin." not in texts(then["current"]) | texts(then["history"])  # begins later
+    assert then["episodes"] and all(e["reference_time"] < "2023-06-01" for e in then["episodes"])
+    later = view("--as-of", "2024-02-01")
+    assert "Alice lives in Berlin." in texts(later["current"])
+    assert "Alice lives in Paris." in texts(later["history"]) - texts(later["current"])
+    code, out, _ = run(capsys, ["--db", str(graph_db), "entity", "Alice", "--as-of", "2023-06-01"], OFFLINE)
+    assert code == 0 and "as of 2023-06-01" in out
+
+
 def facts_table(out: str) -> str:
     """The Facts table of a search's output (entities and episodes follow it)."""
     return out.split("Facts", 1)[1].split("Entities", 1)[0]

@@ -309,6 +309,7 @@ class Lookups:
         results = await search(
             self.store, self.embedder, query, group_ids=self.group_id, config=EPISODES_HYBRID,
             during=(start, end) if start or end else None, limit=limit or self.episodes_limit,
+            as_of=self.as_of, known_at=self.known_at,
         )  # fmt: skip
         return [r.episode for r in results.episodes if self._recorded(r.episode)]
 

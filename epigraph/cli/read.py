@@ -40,6 +40,10 @@ def register(command: AddCommand) -> None:
     )
     p.add_argument("name", metavar="NAME", help="a name, an alias or a uuid; or merge, unmerge, rename")
     edit.entity_options(p)
+    p.add_argument(
+        "--as-of", type=date_arg, metavar="DATE",
+        help="as it was at DATE: the facts current then, the history by then, the episodes said by then",
+    )  # fmt: skip
     picture = p.add_mutually_exclusive_group()
     picture.add_argument("--svg", metavar="FILE", help="also write a static picture of its neighbourhood")
     picture.add_argument(
@@ -93,7 +97,7 @@ async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
     if args.words:
         raise UsageError(f"`epigraph entity NAME` takes one name; got also {' '.join(args.words)!r}")
     async with graph(cli, existing=True) as kg:
-        view = await kg.entity(args.name)
+        view = await kg.entity(args.name, as_of=args.as_of)
         picture = await kg.subgraph(view.entity.uuid, include_retired=True) if args.html is not None else None
     if args.svg:
         cli.note(f"wrote {_write(Path(args.svg), view.draw().to_svg())}")

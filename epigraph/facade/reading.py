@@ -57,10 +57,15 @@ class ReadingMethods(GraphParts):
             during=during,
         )
 
-    async def entity(self, name_or_uuid: str, *, group_id: str | None = None) -> EntityView:
-        """Summary, aliases, current facts, retired history and mentioning episodes of one entity."""
+    async def entity(
+        self, name_or_uuid: str, *, as_of: datetime | str | None = None, group_id: str | None = None
+    ) -> EntityView:
+        """Summary, aliases, current facts, retired history and mentioning episodes of one entity; with
+        ``as_of``, as it was then (the facts current then, the history by then, the episodes said by
+        then)."""
         await self.open()
-        return await entity_view(self.store, group_id or self.group_id, name_or_uuid, embedder=self.embedder)
+        group = group_id or self.group_id
+        return await entity_view(self.store, group, name_or_uuid, embedder=self.embedder, as_of=as_of)
 
     async def subgraph(
         self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, group_id: str | None = None

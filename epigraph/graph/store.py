@@ -23,7 +23,8 @@ Rules every implementation follows:
   in order, each atomically, and stops at the first that fails (the ones before it stay written);
 - upserts are idempotent (by uuid): writing the same thing twice changes nothing;
 - temporal filtering follows ``graph.temporal`` exactly (see :class:`~epigraph.graph.temporal.TimeFilter`,
-  defined there with its one executable definition and re-exported here);
+  defined there with its executable definitions, ``matches`` for facts and ``episode_matches`` for
+  episodes, and re-exported here), inside the store's query;
 - strings are stored verbatim; user text never becomes query syntax;
 - an episode has at most one live claim (``claim_episode``): a lease with an owner and an expiry, taken
   atomically against other processes and connections, judged by the store's own clock.
@@ -268,14 +269,19 @@ class GraphReads(Protocol):
         """Episodes whose reference_time is in ``[since, until)``; ties ordered by created_at."""
 
     async def episodes_mentioning(
-        self, group_id: str, entity_uuid: str, limit: int = 100
-    ) -> list[Episode]: ...
+        self, group_id: str, entity_uuid: str, limit: int = 100, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
+        """The episodes that mention the entity and pass ``time`` (``temporal.episode_matches``), newest
+        first."""
 
-    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
+    async def episodes_around(
+        self, group_id: str, uuids: Sequence[str], window: int = 1, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
         """The neighbours of the episodes ``uuids``: the episodes 1 to ``window`` places before or after
-        one of them in the group's episode order (reference_time, then created_at, then uuid), except
-        ``uuids`` themselves; oldest first, each once. Unknown uuids have none. Search reads the turns
-        around its hits with it (their session neighbours)."""
+        one of them in the group's episode order (reference_time, then created_at, then uuid) among those
+        passing ``time`` (``temporal.episode_matches``), except ``uuids`` themselves; oldest first, each
+        once. Unknown uuids have none. Search reads the turns around its hits with it (their session
+        neighbours)."""
 
     async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]: ...
 
@@ -313,8 +319,9 @@ class GraphReads(Protocol):
     ) -> list[Hit[Fact]]: ...
 
     async def search_episodes_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10
-    ) -> list[Hit[Episode]]: ...
+        self, group_ids: Sequence[str], query: str, limit: int = 10, time: TimeFilter = CURRENT
+    ) -> list[Hit[Episode]]:
+        """Episodes by BM25 of ``content`` among those passing ``time`` (``temporal.episode_matches``)."""
 
     async def search_entities_vector(
         self,
@@ -329,9 +336,10 @@ class GraphReads(Protocol):
     ) -> list[Hit[Fact]]: ...
 
     async def search_episodes_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
-        """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
+        """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates) among those
+        passing ``time`` (``temporal.episode_matches``)."""
 
 
 @runtime_checkable

@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from .model import Fact, Invalidation, to_utc
+from .model import Episode, Fact, Invalidation, to_utc
 
 __all__ = [
     "CURRENT",
@@ -53,6 +53,8 @@ __all__ = [
     "believed_end",
     "believed_interval",
     "effective_valid_at",
+    "episode_bounds",
+    "episode_matches",
     "first_stated",
     "interval",
     "is_current",
@@ -98,6 +100,13 @@ class TimeFilter:
     graph believes it now (a fact retired later still counts for its own interval); ``known_at`` in the
     past shows what the graph believed then (before a contradiction arrived, the old interval).
     :func:`matches` is the executable definition.
+
+    **Episodes** (what was said, never retired) pass a filter by the same two axes
+    (:func:`episode_matches`): said by ``as_of`` (``reference_time <= as_of``: a conversation of 2024
+    is not among what was known as of 2023) and stored by ``known_at`` (``created_at <= known_at``: not
+    what the graph held then otherwise). An unset bound is no bound for an episode (not "now": an
+    episode dated ahead of the clock is still shown by a search that did not ask to travel);
+    ``include_retired`` lets every episode through.
     """
 
     as_of: datetime | None = None
@@ -282,6 +291,25 @@ def latest_creation(flt: TimeFilter, now: datetime) -> datetime | None:
     if flt.include_retired:
         return None
     return _utc(now if flt.known_at is None else flt.known_at)
+
+
+def episode_bounds(flt: TimeFilter) -> tuple[datetime | None, datetime | None]:
+    """The latest ``reference_time`` and the latest ``created_at`` an episode can have and pass ``flt``
+    (``None``: no bound), as :class:`TimeFilter` says for episodes; the stores put them in their queries."""
+    if flt.include_retired:
+        return None, None
+    said = None if flt.as_of is None else _utc(flt.as_of)
+    stored = None if flt.known_at is None else _utc(flt.known_at)
+    return said, stored
+
+
+def episode_matches(episode: Episode, flt: TimeFilter) -> bool:
+    """Whether ``episode`` passes ``flt``: said by its ``as_of`` and stored by its ``known_at`` (see
+    :class:`TimeFilter`); the executable definition the stores' queries implement."""
+    said, stored = episode_bounds(flt)
+    return (said is None or episode.reference_time <= said) and (
+        stored is None or episode.created_at <= stored
+    )
 
 
 def is_current(fact: Fact, now: datetime) -> bool:

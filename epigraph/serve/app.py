@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..client import KnowledgeGraph
@@ -33,7 +33,7 @@ from . import (
     service,
 )
 from .auth import Keys
-from .deps import API_VERSION, state_of
+from .deps import API_VERSION, known_query, state_of
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
@@ -77,26 +77,27 @@ def create_app(
     )
     http_errors.install(app)
 
-    app.include_router(routes_episodes.router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_read.router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_overview.router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_ask.router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_edit.router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_edit.group_router, prefix=f"/{API_VERSION}")
-    app.include_router(routes_transfer.router, prefix=f"/{API_VERSION}")
+    for router in (routes_episodes.router, routes_read.router, routes_overview.router, routes_ask.router,
+                   routes_edit.router, routes_edit.group_router, routes_transfer.router):  # fmt: skip
+        app.include_router(router, prefix=f"/{API_VERSION}", dependencies=CHECKED)
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)
     _health(app)
     return app
 
 
+CHECKED = [Depends(known_query)]
+"""Every ``/v1`` route's: an unknown query parameter is a 422 naming it, never ignored."""
+
+
 def _health(app: FastAPI) -> None:
-    @app.get(f"/{API_VERSION}/health", tags=["health"])
+    @app.get(f"/{API_VERSION}/health", tags=["health"], dependencies=CHECKED)
     async def health() -> dict[str, str]:
         """The process answers."""
         return {"status": "ok"}
 
-    @app.get(f"/{API_VERSION}/ready", tags=["health"], responses={503: {"description": "not ready"}})
+    @app.get(f"/{API_VERSION}/ready", tags=["health"], responses={503: {"description": "not ready"}},
+             dependencies=CHECKED)  # fmt: skip
     async def ready(request: Request) -> JSONResponse:
         """The graph is open and pending episodes were resumed."""
         body = service.readiness(state_of(request))

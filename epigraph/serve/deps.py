@@ -8,6 +8,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
 from fastapi import Path as PathParam
+from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..graph.model import GROUP_ID_RE
@@ -20,7 +23,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "no key or an unknown key"},
     403: {"description": "the key may not use this group"},
     413: {"description": "body or batch too large"},
-    422: {"description": "invalid input; `field` names it"},
+    422: {"description": "invalid input, or a query parameter the route does not take; `field` names it"},
 }
 """The error responses of every route under ``/groups/{group_id}`` (OpenAPI ``responses``)."""
 
@@ -51,3 +54,39 @@ async def authorized_group(request: Request, group_id: Annotated[str, _GROUP_ID]
 
 
 Group = Annotated[str, Depends(authorized_group)]
+
+
+_TAKES: dict[int, frozenset[str]] = {}
+
+
+def _query_names(route: APIRoute) -> frozenset[str]:
+    """The query parameters ``route`` declares (its dependencies' included), by their names in the URL."""
+    names = _TAKES.get(id(route))
+    if names is None:
+        names = frozenset(_declared(route.dependant))
+        _TAKES[id(route)] = names
+    return names
+
+
+def _declared(dependant: Dependant) -> list[str]:
+    return [
+        *(p.alias for p in dependant.query_params),
+        *(n for d in dependant.dependencies for n in _declared(d)),
+    ]
+
+
+async def known_query(request: Request) -> None:
+    """Refuse a query parameter the route does not take (422 naming it), on every ``/v1`` route: a
+    misspelt or unsupported ``as_of`` silently ignored would answer another question than the one asked.
+    (A coroutine for the reason :func:`authorized_group` gives.)"""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    takes = _query_names(route)
+    for name in request.query_params:
+        if name not in takes:
+            allowed = ", ".join(sorted(takes)) or "none"
+            message = f"unknown query parameter {name!r} (this route takes: {allowed})"
+            raise RequestValidationError(
+                [{"type": "extra_forbidden", "loc": ("query", name), "msg": message}]
+            )

@@ -112,9 +112,12 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
         return await guarded(found)
 
     @server.tool()
-    async def read_entity(group_id: str, name: str, ctx: Context) -> dict[str, Any]:
-        """An entity by name, alias or uuid: summary, current facts, history, episodes."""
-        return await guarded(service.entity(state, group(ctx, group_id), name))
+    async def read_entity(
+        group_id: str, name: str, ctx: Context, as_of: Timestamp | None = None
+    ) -> dict[str, Any]:
+        """An entity by name, alias or uuid: summary, current facts, history, episodes; as_of: as it was
+        then (the facts current then, the history by then, the episodes said by then)."""
+        return await guarded(service.entity(state, group(ctx, group_id), name, as_of=as_of))
 
     @server.tool()
     async def ask(

@@ -37,16 +37,22 @@ async def search(
 
 
 @router.get("/entities/{name:path}/history", responses={**ERRORS, 404: {"description": "no such entity"}})
-async def entity_history(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
-    """An entity's retired facts: when each ended, which fact and episode retired it."""
-    data = await service.entity(state_of(request), group_id, name)
-    return {"entity": data["entity"], "history": data["history"]}
+async def entity_history(
+    request: Request, group_id: Group, name: EntityName, as_of: Timestamp | None = None
+) -> dict[str, Any]:
+    """An entity's retired facts: when each ended, which fact and episode retired it (``as_of``: those
+    that had ended by then)."""
+    data = await service.entity(state_of(request), group_id, name, as_of=as_of)
+    return {"entity": data["entity"], "history": data["history"], "as_of": data["as_of"]}
 
 
 @router.get("/entities/{name:path}", responses={**ERRORS, 404: {"description": "no such entity"}})
-async def entity(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
-    """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes."""
-    return await service.entity(state_of(request), group_id, name)
+async def entity(
+    request: Request, group_id: Group, name: EntityName, as_of: Timestamp | None = None
+) -> dict[str, Any]:
+    """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes; ``as_of``:
+    as it was then (the facts current then, the history by then, the episodes said by then)."""
+    return await service.entity(state_of(request), group_id, name, as_of=as_of)
 
 
 @router.get("/episodes", responses=ERRORS)

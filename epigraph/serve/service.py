@@ -174,9 +174,11 @@ async def search(
     return results.to_dict()
 
 
-async def entity(state: ServerState, group_id: str, name: str) -> dict[str, Any]:
+async def entity(
+    state: ServerState, group_id: str, name: str, *, as_of: datetime | None = None
+) -> dict[str, Any]:
     async with state.workers.priority.foreground():
-        view = await state.kg.entity(name, group_id=group_id)
+        view = await state.kg.entity(name, as_of=as_of, group_id=group_id)
     return view.to_dict()
 
 

@@ -51,7 +51,7 @@ from epigraph.graph.store import (
     StoreStats,
     TimeFilter,
 )
-from epigraph.graph.temporal import matches, resolve_contradiction
+from epigraph.graph.temporal import episode_matches, matches, resolve_contradiction
 
 DIM = 384  # = conftest.DIM
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -1305,6 +1305,51 @@ async def test_episodes_mentioning_and_mention_counts(store: GraphStore, group: 
     assert await store.episodes_mentioning(group, c.uuid) == []
     counts = await store.mention_counts(group, [a.uuid, b.uuid, c.uuid])
     assert (counts[a.uuid], counts[b.uuid], counts.get(c.uuid, 0)) == (3, 1, 0)
+
+
+async def test_every_episode_read_of_a_search_passes_the_time_filter(store: GraphStore, group: str) -> None:
+    """Episodes said after ``as_of``, or stored after ``known_at``, are left out by every episode read a
+    search makes (fulltext, vector, mentions, neighbours), in the store's query: exactly
+    ``temporal.episode_matches``, and ``limit`` counts only the episodes that pass."""
+    alice = make_entity(group, "Alice")
+    # said on day i, stored on day 20 + i; one said early (day 1.5) but stored late (day 40)
+    eps = [
+        make_episode(
+            group, f"Alice talks, turn {i}", at=day(i), created_at=day(20 + i), content_embedding=vec(i)
+        )
+        for i in range(6)
+    ]
+    late = make_episode(
+        group, "Alice talks, stored late", at=day(1.5), created_at=day(40), content_embedding=vec(9)
+    )
+    for ep in (*eps, late):
+        await store.write_episode(write_of(ep, [alice]))
+    ordered = sorted([*eps, late], key=lambda e: (e.reference_time, e.created_at, e.uuid))
+    filters = [
+        CURRENT,
+        EVERYTHING,
+        TimeFilter(as_of=day(2.5)),
+        TimeFilter(as_of=day(3)),  # said at as_of: counts
+        TimeFilter(known_at=day(22.5)),
+        TimeFilter(as_of=day(4.5), known_at=day(23.5)),
+        TimeFilter(as_of=day(-1)),
+    ]
+    for flt in filters:
+        passing = [e for e in ordered if episode_matches(e, flt)]
+        want = set(uuids(passing))
+        text = await store.search_episodes_text([group], "Alice talks", 100, flt)
+        assert set(uuids(text)) == want, flt
+        assert len(await store.search_episodes_text([group], "Alice talks", 2, flt)) == min(2, len(want))
+        vector = await store.search_episodes_vector([group], vec(0), 100, flt)
+        assert set(uuids(vector)) == want, flt
+        assert len(await store.search_episodes_vector([group], vec(0), 2, flt)) == min(2, len(want))
+        mentioning = await store.episodes_mentioning(group, alice.uuid, 100, flt)
+        assert uuids(mentioning) == uuids(passing)[::-1], flt
+        if eps[0].uuid in want:  # its neighbours are the next two passing episodes in the group's order
+            around = await store.episodes_around(group, [eps[0].uuid], 2, flt)
+            at = uuids(passing).index(eps[0].uuid)
+            assert uuids(around) == uuids(passing)[at + 1 : at + 3], flt
+    assert eps[0].uuid in uuids(await store.episodes_around(group, [eps[1].uuid], 1))  # the default: all
 
 
 async def test_stats_per_group_and_overall(store: GraphStore, group: str, other_group: str) -> None:

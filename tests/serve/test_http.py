@@ -79,8 +79,22 @@ def test_search_entity_history_range_and_stats(served: Served) -> None:
         assert found["entities"] == [] and found["group_ids"] == ["alpha"]
         past = c.get("/v1/groups/alpha/search", params={"q": "Grace", "as_of": "2000-01-01T00:00:00Z"})
         assert past.status_code == 200 and past.json()["as_of"].startswith("2000-01-01")
+        said = c.get(
+            "/v1/groups/alpha/search", params={"q": "Grace trusts Heidi", "scope": "episodes"}
+        ).json()
+        assert ids[0] in [e["episode"]["uuid"] for e in said["episodes"]]
+        assert past.json()["episodes"] == []  # said in 2024: not among what was said by 2000
         view = c.get("/v1/groups/alpha/entities/Grace").json()
         assert view["entity"]["name"] == "Grace"
+        assert view["current"] and view["episodes"] and view["as_of"] is None
+        before = c.get("/v1/groups/alpha/entities/Grace", params={"as_of": "2000-01-01"})
+        assert before.status_code == 200 and before.json()["as_of"].startswith("2000-01-01")
+        assert before.json()["current"] == before.json()["history"] == before.json()["episodes"] == []
+        for path, name in [("entities/Grace", "asof"), ("search?q=Grace", "as_off"), ("stats", "x")]:
+            unknown = c.get(f"/v1/groups/alpha/{path}", params={name: "2000-01-01"})
+            assert unknown.status_code == 422 and unknown.json()["field"] == name, unknown.text
+            assert f"unknown query parameter {name!r}" in unknown.json()["detail"]
+        assert c.get("/v1/health", params={"verbose": "1"}).status_code == 422
         history = c.get("/v1/groups/alpha/entities/Grace/history").json()
         assert history["entity"]["name"] == "Grace" and history["history"] == []
         assert c.get("/v1/groups/alpha/entities/Nobody").status_code == 404

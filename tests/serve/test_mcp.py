@@ -89,10 +89,16 @@ async def _session_checks(session: ClientSession) -> None:
     assert (await _until_done(session, "alpha", uuid))["status"] == "done"
     ok, found = await _call(session, "search", group_id="alpha", query="Alice Bob", scope="facts")
     assert ok and found["facts"][0]["fact"]["text"] == "Alice knows Bob."
+    ok, found = await _call(session, "search", group_id="alpha", query="Alice met Bob", scope="episodes")
+    assert ok and [e["episode"]["uuid"] for e in found["episodes"]] == [uuid]
+    ok, found = await _call(session, "search", group_id="alpha", query="Alice met Bob", as_of="2024-01-01")
+    assert ok and found["episodes"] == []  # said on 2024-05-02: not among what was said by then
     ok, refused = await _call(session, "search", group_id="alpha", query="Alice", as_of=0)
     assert not ok and "ISO 8601" in refused  # not read as 1970
     ok, view = await _call(session, "read_entity", group_id="alpha", name="Alice")
-    assert ok and view["entity"]["name"] == "Alice"
+    assert ok and view["entity"]["name"] == "Alice" and view["current"] and view["episodes"]
+    ok, then = await _call(session, "read_entity", group_id="alpha", name="Alice", as_of="2024-01-01")
+    assert ok and then["as_of"].startswith("2024-01-01") and then["current"] == then["episodes"] == []
     ok, answer = await _call(session, "ask", group_id="alpha", question="Who does Alice know?")
     assert ok and "Alice knows Bob" in answer["text"]
     assert [a["tool"] for a in answer["actions"]] == CONTEXT_TOOLS and answer["usage"]["calls"] == 1

@@ -5,8 +5,9 @@ Lists of uuids, groups, labels or relations travel as ONE JSON-array parameter
 cut a string at a NUL character; identifiers never hold one, but user text can, so normalized names are
 bound as plain parameters instead, see :func:`entities_by_names`.)
 
-Temporal filters are :func:`time_clause`, the SQL transcription of ``graph.temporal.matches``; the
-contract suite checks every read path against ``matches`` itself.
+Temporal filters are :func:`time_clause`, the SQL transcription of ``graph.temporal.matches``, and
+:func:`episode_clause`, of ``graph.temporal.episode_matches``; the contract suite checks every read path
+against them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 from ..corrections import Correction
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import EntityFilter, FactFilter, StoreStats
-from ..temporal import TimeFilter
+from ..temporal import CURRENT, TimeFilter, episode_bounds
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -72,6 +73,15 @@ def time_clause(flt: TimeFilter, now: datetime, alias: str = "f") -> tuple[str, 
         f" AND coalesce(? < {end}, 1)"
     )
     return sql, [k, k, t, t, k, t, k]
+
+
+def episode_clause(flt: TimeFilter, alias: str = "p") -> tuple[str, list[Any]]:
+    """SQL for ``graph.temporal.episode_matches(episode, flt)`` on the episodes table aliased ``alias``:
+    said by ``as_of``, stored by ``known_at`` (an unset bound is none)."""
+    said, stored = episode_bounds(flt)
+    bounds = [(f"{alias}.reference_time <= ?", said), (f"{alias}.created_at <= ?", stored)]
+    chosen = [(sql, to_us(at)) for sql, at in bounds if at is not None]
+    return " AND ".join(sql for sql, _ in chosen) or "1", [at for _, at in chosen]
 
 
 def fact_clause(flt: FactFilter, now: datetime, alias: str = "f") -> tuple[str, list[Any]]:
@@ -148,21 +158,22 @@ def select_episodes(
 
 
 # The group's episode order is (reference_time, created_at, uuid); `episodes_by_time` covers the first two,
-# so each side is an index range read that stops after `window` rows (uuid only sorts exact ties).
+# so each side is an index range read that stops after `window` rows (uuid only sorts exact ties). Only the
+# episodes passing the time filter (`episode_clause`, the `{}` below) count as neighbours.
 _BEFORE = (
-    "SELECT id FROM episodes WHERE group_id = ? AND reference_time <= ?"
-    " AND (reference_time < ? OR created_at < ? OR (created_at = ? AND uuid < ?))"
-    " ORDER BY reference_time DESC, created_at DESC, uuid DESC LIMIT ?"
+    "SELECT p.id FROM episodes AS p WHERE p.group_id = ? AND p.reference_time <= ?"
+    " AND (p.reference_time < ? OR p.created_at < ? OR (p.created_at = ? AND p.uuid < ?)) AND {}"
+    " ORDER BY p.reference_time DESC, p.created_at DESC, p.uuid DESC LIMIT ?"
 )
 _AFTER = (
-    "SELECT id FROM episodes WHERE group_id = ? AND reference_time >= ?"
-    " AND (reference_time > ? OR created_at > ? OR (created_at = ? AND uuid > ?))"
-    " ORDER BY reference_time, created_at, uuid LIMIT ?"
+    "SELECT p.id FROM episodes AS p WHERE p.group_id = ? AND p.reference_time >= ?"
+    " AND (p.reference_time > ? OR p.created_at > ? OR (p.created_at = ? AND p.uuid > ?)) AND {}"
+    " ORDER BY p.reference_time, p.created_at, p.uuid LIMIT ?"
 )
 
 
 def episodes_around(
-    conn: sqlite3.Connection, group_id: str, uuids: Sequence[str], window: int
+    conn: sqlite3.Connection, group_id: str, uuids: Sequence[str], window: int, time: TimeFilter = CURRENT
 ) -> list[Episode]:
     if window <= 0:
         return []
@@ -170,10 +181,12 @@ def episodes_around(
         f"SELECT id, reference_time, created_at, uuid FROM episodes WHERE group_id = ? AND uuid IN {IN_LIST}",
         (group_id, as_json(uuids)),
     ).fetchall()
+    condition, params = episode_clause(time)
     ids: set[int] = set()
     for _, at, created, uuid in keys:
         for sql in (_BEFORE, _AFTER):
-            ids.update(r[0] for r in conn.execute(sql, (group_id, at, at, created, created, uuid, window)))
+            bound = (group_id, at, at, created, created, uuid, *params, window)
+            ids.update(r[0] for r in conn.execute(sql.format(condition), bound))
     ids -= {row[0] for row in keys}
     sql = (
         f"SELECT {_P} FROM episodes AS p WHERE p.id IN {IN_LIST}"
@@ -183,15 +196,17 @@ def episodes_around(
 
 
 def episodes_mentioning(
-    conn: sqlite3.Connection, group_id: str, entity_uuid: str, limit: int
+    conn: sqlite3.Connection, group_id: str, entity_uuid: str, limit: int, time: TimeFilter = CURRENT
 ) -> list[Episode]:
+    condition, params = episode_clause(time)
     sql = (
         f"SELECT {_P} FROM entities e JOIN mentions m ON m.entity_id = e.id"
         " JOIN episodes p ON p.id = m.episode_id"
-        " WHERE e.group_id = ? AND e.uuid = ?"
+        f" WHERE e.group_id = ? AND e.uuid = ? AND {condition}"
         " ORDER BY p.reference_time DESC, p.created_at DESC, p.uuid DESC LIMIT ?"
     )
-    return [decode_episode(row) for row in conn.execute(sql, (group_id, entity_uuid, max(0, limit)))]
+    bound = (group_id, entity_uuid, *params, max(0, limit))
+    return [decode_episode(row) for row in conn.execute(sql, bound)]
 
 
 # --- entities and facts by key ------------------------------------------------------------------------

@@ -21,11 +21,11 @@ import numpy as np
 
 from ..model import Entity, Episode, Fact
 from ..store import EntityFilter, FactFilter, Hit
-from ..temporal import latest_creation, latest_start
+from ..temporal import TimeFilter, latest_creation, latest_start
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us_or_none
 from .db import Db
 from .fts import query_words
-from .reads import IN_LIST, as_json, fact_clause, label_clause
+from .reads import IN_LIST, as_json, episode_clause, fact_clause, label_clause
 from .vectors import NO_TIMES, Kind, Times
 
 T = TypeVar("T")
@@ -61,8 +61,10 @@ def search_facts_text(
     return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"))
 
 
-def search_episodes_text(db: Db, group_ids: Sequence[str], query: str, limit: int) -> list[Hit[Episode]]:
-    return _text_search(db, _EPISODES, query, limit, group_ids, ("1", []))
+def search_episodes_text(
+    db: Db, group_ids: Sequence[str], query: str, limit: int, time: TimeFilter
+) -> list[Hit[Episode]]:
+    return _text_search(db, _EPISODES, query, limit, group_ids, episode_clause(time, "x"))
 
 
 def _scope(group_ids: Sequence[str], where: str, params: list[Any]) -> Scope:
@@ -127,10 +129,11 @@ def search_facts_vector(
 
 
 def search_episodes_vector(
-    db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int
+    db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, time: TimeFilter
 ) -> list[Hit[Episode]]:
     """Episodes by cosine of ``content_embedding``; episodes without one are not candidates."""
-    return _vector_search(db, "episodes", _EPISODES, group_ids, vector, limit, ("1", []))
+    condition = episode_clause(time, "x")
+    return _vector_search(db, "episodes", _EPISODES, group_ids, vector, limit, condition)
 
 
 def _vector_search(

@@ -33,6 +33,7 @@ from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
     ANY_FACT,
+    CURRENT,
     Chain,
     ChainRead,
     Claim,
@@ -44,6 +45,7 @@ from ..store import (
     GroupDump,
     Hit,
     StoreStats,
+    TimeFilter,
 )
 from . import claims, corrections, derived, groups, reads, search, writes
 from .db import Db
@@ -158,11 +160,15 @@ class EmbeddedStore:
     ) -> list[Episode]:
         return await self._read(reads.episodes, group_id, since, until, status, limit, newest_first)
 
-    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]:
-        return await self._read(reads.episodes_mentioning, group_id, entity_uuid, limit)
+    async def episodes_mentioning(
+        self, group_id: str, entity_uuid: str, limit: int = 100, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
+        return await self._read(reads.episodes_mentioning, group_id, entity_uuid, limit, time)
 
-    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
-        return await self._read(reads.episodes_around, group_id, list(uuids), window)
+    async def episodes_around(
+        self, group_id: str, uuids: Sequence[str], window: int = 1, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
+        return await self._read(reads.episodes_around, group_id, list(uuids), window, time)
 
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         return await self._run(writes.delete_episode, group_id, uuid)
@@ -221,9 +227,9 @@ class EmbeddedStore:
         return await self._run(search.search_facts_text, list(group_ids), query, limit, flt, utc_now())
 
     async def search_episodes_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10
+        self, group_ids: Sequence[str], query: str, limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
-        return await self._run(search.search_episodes_text, list(group_ids), query, limit)
+        return await self._run(search.search_episodes_text, list(group_ids), query, limit, time)
 
     async def search_entities_vector(
         self,
@@ -242,9 +248,9 @@ class EmbeddedStore:
         )
 
     async def search_episodes_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
-        return await self._run(search.search_episodes_vector, list(group_ids), list(vector), limit)
+        return await self._run(search.search_episodes_vector, list(group_ids), list(vector), limit, time)
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         return await self._read(reads.stats, group_id, utc_now())

@@ -69,6 +69,15 @@ def fact_pred(r: str) -> str:
     )
 
 
+def episode_pred(ep: str) -> str:
+    """The TimeFilter predicate over episode variable ``ep`` (graph.temporal.episode_matches): said by
+    ``$said_by``, stored by ``$stored_by``, a null bound being none (filters.episode_params)."""
+    return (
+        f"($said_by IS NULL OR {ep}.reference_time <= $said_by)"
+        f" AND ($stored_by IS NULL OR {ep}.created_at <= $stored_by)"
+    )
+
+
 def labels_pred(e: str) -> str:
     return f"($labels IS NULL OR any(label IN {e}.labels WHERE label IN $labels))"
 
@@ -110,6 +119,7 @@ def episode_map(ep: str, vectors: bool = True) -> str:
 
 
 FACT_PRED = fact_pred("r")
+EPISODE_PRED = episode_pred("ep")
 FACT_MAP = fact_map("r")
 ENTITY_MAP = entity_map("e")
 EPISODE_MAP = episode_map("ep")
@@ -253,7 +263,8 @@ EPISODES_OLDEST = _EPISODES + "ORDER BY ep.reference_time, ep.created_at, ep.uui
 # nearest other reference times in (group_id, reference_time) index order (ordering by both properties
 # is what lets the planner read the index in order and stop), then reads the range from the farthest of
 # them to the hit's own time (the nearest $window and any ties) in full order. The tie test is a CASE so
-# the planner cannot split it into a scan of the uuid index.
+# the planner cannot split it into a scan of the uuid index. Only episodes passing the time filter
+# (episode_pred) are neighbours.
 def _episodes_side(before: bool) -> str:
     """The $window episodes just before (or after) episode ``c``, nearest first."""
     cmp, order = ("<", "DESC") if before else (">", "ASC")
@@ -261,12 +272,12 @@ def _episodes_side(before: bool) -> str:
     return f"""
     WITH c, COLLECT {{
         MATCH (x:Episode {{group_id: $group_id}}) USING INDEX SEEK x:Episode(group_id, reference_time)
-        WHERE x.reference_time {cmp} c.reference_time
+        WHERE x.reference_time {cmp} c.reference_time AND {episode_pred("x")}
         RETURN x.reference_time ORDER BY x.group_id {order}, x.reference_time {order} LIMIT $window
     }} AS nearest
     WITH c, c.reference_time AS at, coalesce(nearest[-1], c.reference_time) AS bound
     MATCH (ep:Episode {{group_id: $group_id}}) USING INDEX SEEK ep:Episode(group_id, reference_time)
-    WHERE ep.reference_time >= {low} AND ep.reference_time <= {high}
+    WHERE ep.reference_time >= {low} AND ep.reference_time <= {high} AND {EPISODE_PRED}
       AND CASE WHEN ep.reference_time = at
           THEN ep.created_at {cmp} c.created_at OR (ep.created_at = c.created_at AND ep.uuid {cmp} c.uuid)
           ELSE true END
@@ -287,6 +298,7 @@ RETURN {EPISODE_MAP} AS ep
 EPISODES_MENTIONING = f"""
 MATCH (e:Entity {{group_id: $group_id, uuid: $entity_uuid}})<-[:MENTIONS]-(ep:Episode {{group_id: $group_id}})
 {_seek("e", "Entity")}
+WHERE {EPISODE_PRED}
 RETURN {EPISODE_MAP} AS ep
 ORDER BY ep.reference_time DESC, ep.created_at DESC, ep.uuid DESC LIMIT $limit
 """

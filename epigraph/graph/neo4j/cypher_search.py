@@ -7,10 +7,12 @@ from __future__ import annotations
 from .cypher import (
     ENTITY_MAP,
     EPISODE_MAP,
+    EPISODE_PRED,
     FACT_MAP,
     FACT_PRED,
     entity_map,
     episode_map,
+    episode_pred,
     fact_map,
     fact_pred,
     labels_pred,
@@ -49,12 +51,12 @@ _HIT_EPISODE = episode_map("hit")
 
 SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", "true", _HIT_EPISODE)
+SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", episode_pred("h.hit"), _HIT_EPISODE)
 # Vector hits are ranked by the index's own similarity: (1 + cos) / 2 of the unquantized vectors in
 # float32, the cosine order up to rounding (search.vector asks for a few more and rescores in float64).
 SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", fact_pred("h.hit"), _HIT_FACT)
-SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", "true", _HIT_EPISODE)
+SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", episode_pred("h.hit"), _HIT_EPISODE)
 
 
 def _vector_scan(match: str, v: str, prop: str, pred: str, item: str) -> str:
@@ -139,4 +141,4 @@ SCAN_FACTS_VECTOR = _scan_facts("start_us", "start_max")  # also the default fac
 COUNT_FACTS_BEGUN = _count_facts("start_us", "start_max")
 SCAN_FACTS_KNOWN_VECTOR = _scan_facts("known_from_us", "known_from_max")
 COUNT_FACTS_KNOWN = _count_facts("known_from_us", "known_from_max")
-SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", "true", EPISODE_MAP)
+SCAN_EPISODES_VECTOR = _vector_scan("(ep:Episode)", "ep", "content_embedding", EPISODE_PRED, EPISODE_MAP)

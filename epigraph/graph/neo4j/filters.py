@@ -1,5 +1,6 @@
-"""What a store filter becomes in a Neo4j statement: the ``$parameters`` of the time, relation and label
-filters (``graph.store.FactFilter``, ``EntityFilter``), and the narrower fact scans a time filter allows."""
+"""What a store filter becomes in a Neo4j statement: the ``$parameters`` of the time (facts and
+episodes), relation and label filters (``graph.store.FactFilter``, ``EntityFilter``), and the narrower
+fact scans a time filter allows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from ..model import epoch_us, to_utc, utc_now
 from ..store import EntityFilter, FactFilter, TimeFilter
-from ..temporal import latest_creation, latest_start
+from ..temporal import episode_bounds, latest_creation, latest_start
 from . import cypher_search as qs
 
 
@@ -44,3 +45,9 @@ def fact_params(flt: FactFilter) -> dict[str, Any]:
 
 def entity_params(flt: EntityFilter) -> dict[str, Any]:
     return {"labels": None if flt.labels is None else list(flt.labels)}
+
+
+def episode_params(flt: TimeFilter) -> dict[str, Any]:
+    """The bounds of ``cypher.episode_pred`` (graph.temporal.episode_bounds; null: no bound)."""
+    said, stored = episode_bounds(flt)
+    return {"said_by": said, "stored_by": stored}

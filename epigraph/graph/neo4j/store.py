@@ -27,6 +27,7 @@ from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
     ANY_FACT,
+    CURRENT,
     Chain,
     ChainRead,
     Claim,
@@ -38,6 +39,7 @@ from ..store import (
     GroupDump,
     Hit,
     StoreStats,
+    TimeFilter,
 )
 from . import claims, convert, derived, groups, lookups, schema, search, writing
 from . import cypher as q
@@ -46,7 +48,7 @@ from . import cypher_search as qs
 from .connection import Connection
 from .corrections import apply_correction_tx
 from .deletion import delete_episode_tx
-from .filters import entity_params, fact_params, narrowings
+from .filters import entity_params, episode_params, fact_params, narrowings
 
 T = TypeVar("T", Entity, Fact)
 
@@ -150,16 +152,21 @@ class Neo4jStore:
         statement = q.EPISODES_NEWEST if newest_first else q.EPISODES_OLDEST
         return [convert.episode_from(r["ep"]) for r in await self._conn.read(statement, params)]
 
-    async def episodes_mentioning(self, group_id: str, entity_uuid: str, limit: int = 100) -> list[Episode]:
+    async def episodes_mentioning(
+        self, group_id: str, entity_uuid: str, limit: int = 100, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
         if limit <= 0:
             return []
-        params = {"group_id": group_id, "entity_uuid": entity_uuid, "limit": limit}
+        params = {"group_id": group_id, "entity_uuid": entity_uuid, "limit": limit, **episode_params(time)}
         return [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_MENTIONING, params)]
 
-    async def episodes_around(self, group_id: str, uuids: Sequence[str], window: int = 1) -> list[Episode]:
+    async def episodes_around(
+        self, group_id: str, uuids: Sequence[str], window: int = 1, time: TimeFilter = CURRENT
+    ) -> list[Episode]:
         if not uuids or window <= 0:
             return []
         params = {"group_id": group_id, "uuids": list(dict.fromkeys(uuids)), "window": window}
+        params.update(episode_params(time))
         found = [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_AROUND, params)]
         return sorted(found, key=lambda e: (e.reference_time, e.created_at, e.uuid))
 
@@ -257,11 +264,12 @@ class Neo4jStore:
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
     async def search_episodes_text(
-        self, group_ids: Sequence[str], query: str, limit: int = 10
+        self, group_ids: Sequence[str], query: str, limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
         pairs = await search.fulltext(
             self._conn, qs.SEARCH_EPISODES_TEXT, index=q.EPISODE_TEXT_INDEX, fields=q.EPISODE_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
+            params=episode_params(time),
         )  # fmt: skip
         return [Hit(convert.episode_from(item), score) for item, score in pairs]
 
@@ -293,14 +301,14 @@ class Neo4jStore:
         return [Hit(convert.fact_from(item), score) for item, score in pairs]
 
     async def search_episodes_vector(
-        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10
+        self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
         pairs = await search.vector(
             self._conn, qs.SEARCH_EPISODES_VECTOR, qs.SCAN_EPISODES_VECTOR, index=q.EPISODE_VECTOR_INDEX,
             index_dim=await self._index_dim(q.EPISODE_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["content_embedding"],
-            uuid_of=lambda item: item["uuid"],
+            uuid_of=lambda item: item["uuid"], params=episode_params(time),
         )  # fmt: skip
         return [Hit(convert.episode_from(item), score) for item, score in pairs]
 

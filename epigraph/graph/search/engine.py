@@ -24,7 +24,7 @@ from ...embed import Embedder
 from ...errors import UsageError
 from ..derived import Community
 from ..model import Entity, Episode, Fact, speaker_of
-from ..store import GraphReads, Hit, ViewStore
+from ..store import CURRENT, GraphReads, Hit, TimeFilter, ViewStore
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links
@@ -132,7 +132,7 @@ async def _run_scope(
     lists = await gather([retrieve(store, scope, r, req, pool, sc.bfs_depth) for r in sc.retrievers])
     candidates = fuse(sc, lists)
     if scope == "episodes" and sc.uses_context:
-        candidates = await episode_context(store, sc, req.text, candidates)
+        candidates = await episode_context(store, sc, req.text, candidates, req.filters.store_time())
     candidates = await _post_filter(store, scope, req.filters, candidates)
     reranked = await _rerank(store, scope, sc, req, candidates)
     return reranked[:limit]
@@ -158,13 +158,14 @@ def fuse(sc: ScopeConfig, lists: Sequence[Sequence[Hit[Any]]]) -> list[Ranked]:
 
 
 async def episode_context(
-    store: GraphReads, sc: ScopeConfig, query: str, candidates: list[Ranked]
+    store: GraphReads, sc: ScopeConfig, query: str, candidates: list[Ranked], when: TimeFilter = CURRENT
 ) -> list[Ranked]:
     """Re-score fused episode hits by their session neighbours, then by their speakers (see :mod:`.context`).
 
     The first ``sc.candidates`` hits share their scores: one ``episodes_around`` call per group fetches
-    the turns within ``sc.context_window`` of them, and the turns that were no hit join the candidates
-    with what their neighbours gave them.
+    the turns within ``sc.context_window`` of them (among the episodes passing ``when``: a later turn is
+    no neighbour of a search as of earlier), and the turns that were no hit join the candidates with what
+    their neighbours gave them.
     """
     if not candidates:
         return candidates
@@ -175,7 +176,7 @@ async def episode_context(
         sharing = candidates[: sc.candidates]
         groups = _by_group((c.item.group_id, c.item.uuid) for c in sharing)
         found = await gather(
-            [store.episodes_around(g, uuids, sc.context_window) for g, uuids in groups.items()]
+            [store.episodes_around(g, uuids, sc.context_window, when) for g, uuids in groups.items()]
         )
         items.update((e.uuid, e) for episodes in found for e in episodes)
         # every group's hits and neighbours in the group's order (around each sharing hit, all of its

@@ -6,6 +6,7 @@
     view.current          # facts valid now, with both endpoints
     view.history          # retired facts: when, and which fact / episode retired them
     view.episodes         # the episodes that mention Alice, newest first
+    await entity_view(store, "acme", "Alice", as_of=datetime(2023, 6, 1, tzinfo=UTC))  # as it was then
     view.draw().save("alice.html")
 
 An unknown name raises :class:`~epigraph.errors.EntityNotFound` carrying the closest names (fulltext,
@@ -31,7 +32,8 @@ from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validit
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
 from ..store import EditStore, FactFilter, GraphReads
-from ..temporal import EVERYTHING, interval, is_current
+from ..temporal import EVERYTHING, TimeFilter, interval, matches
+from .filters import make_filters
 from .results import retired_uuids
 from .tasks import gather
 
@@ -77,6 +79,9 @@ class EntityView(TableView):
     """Other entities that share the looked-up name (the most mentioned one was chosen)."""
     corrections: tuple[Correction, ...] = ()
     """The corrections by hand that touched it or its facts, newest first: who changed what, when."""
+    as_of: datetime | None = None
+    """The time the view looks back to (``None``: now): facts current then, the history by then, the
+    episodes said by then. The summary, the mention count and the corrections are as they are now."""
 
     @property
     def name(self) -> str:
@@ -105,6 +110,7 @@ class EntityView(TableView):
             "episodes": [episode_dict(e) for e in self.episodes],
             "same_name": [entity_dict(e) for e in self.same_name],
             "corrections": [correction_dict(c) for c in self.corrections],
+            "as_of": self.as_of.isoformat() if self.as_of else None,
         }
 
     def _names(self, fact: Fact) -> dict[str, str]:
@@ -164,6 +170,8 @@ class EntityView(TableView):
         if e.aliases:
             parts.append(f"aka {', '.join(e.aliases)}")
         where = f"group {e.group_id!r} · uuid {e.uuid} · mentioned in {self.mentions} episodes"
+        if self.as_of is not None:
+            where += f" · as of {fmt_time(self.as_of)}"
         return " ".join(parts) + (f"\n{e.summary}" if e.summary else "") + f"\n{where}"
 
     def to_pandas(self) -> Any:
@@ -267,11 +275,14 @@ async def entity_view(
     name_or_uuid: str,
     *,
     embedder: Embedder | None = None,
+    as_of: datetime | str | None = None,
     episodes_limit: int = 50,
     facts_limit: int = 500,
     corrections_limit: int = 50,
 ) -> EntityView:
-    """Everything known about one entity (see the module docstring)."""
+    """Everything known about one entity (see the module docstring); ``as_of`` a past time: as it was
+    then (:func:`as_of_split`; a naive datetime or an ISO string read as UTC, as by search)."""
+    as_of = make_filters(group_id, as_of=as_of).as_of
     found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
     if not found:
         closest = await closest_names(store, [group_id], name_or_uuid, embedder)
@@ -280,15 +291,14 @@ async def entity_view(
     facts, episodes, counts = await gather(
         [
             store.facts_around(group_id, [entity.uuid], FactFilter(EVERYTHING), facts_limit),
-            store.episodes_mentioning(group_id, entity.uuid, episodes_limit),
+            store.episodes_mentioning(group_id, entity.uuid, episodes_limit, TimeFilter(as_of=as_of)),
             store.mention_counts(group_id, [entity.uuid]),
         ]
     )
     corrections = await store.corrections(group_id, subject=entity.uuid, limit=corrections_limit)
-    now = utc_now()
-    current = sorted((f for f in facts if is_current(f, now)), key=_newest_first)
-    retired = sorted((f for f in facts if not is_current(f, now)), key=_newest_first)
-    history, neighbours = await _history_and_neighbours(store, group_id, entity, facts, retired, corrections)
+    current, retired = as_of_split(facts, as_of)
+    shown = [*current, *retired]
+    history, neighbours = await _history_and_neighbours(store, group_id, entity, shown, retired, corrections)
     return EntityView(
         entity=entity,
         current=tuple(current),
@@ -298,7 +308,23 @@ async def entity_view(
         neighbours=neighbours,
         same_name=same_name,
         corrections=tuple(corrections),
+        as_of=as_of,
     )
+
+
+def as_of_split(facts: Iterable[Fact], as_of: datetime | None = None) -> tuple[list[Fact], list[Fact]]:
+    """An entity's facts as they stood at ``as_of`` (as the graph believes now), each newest first: the
+    current ones (``temporal.matches``) and the history, those that had begun by ``as_of`` and ended
+    by then; a fact that starts after ``as_of`` is in neither. ``None`` (now): every fact not current is
+    history (a retired fact whose start lies ahead included)."""
+    now = utc_now()
+    current = [f for f in facts if matches(f, TimeFilter(as_of=as_of), now)]
+    kept = {f.uuid for f in current}
+    retired = [
+        f for f in facts
+        if f.uuid not in kept and (as_of is None or (start := interval(f)[0]) is None or start <= as_of)
+    ]  # fmt: skip
+    return sorted(current, key=_newest_first), sorted(retired, key=_newest_first)
 
 
 def _newest_first(fact: Fact) -> tuple[float, str]:

@@ -68,8 +68,8 @@ async def retrieve(
             return await store.search_entities_text(groups, req.keywords, limit, f.entity_filter())
         return await store.search_entities_vector(groups, req.vector or (), limit, f.entity_filter())
     if retriever is Retriever.BM25:
-        return await store.search_episodes_text(groups, req.keywords, limit)
-    return await store.search_episodes_vector(groups, req.vector or (), limit)
+        return await store.search_episodes_text(groups, req.keywords, limit, f.store_time())
+    return await store.search_episodes_vector(groups, req.vector or (), limit, f.store_time())
 
 
 async def _bfs(store: GraphReads, scope: Scope, req: Request, limit: int, depth: int) -> list[Hit[Any]]:
@@ -80,7 +80,7 @@ async def _bfs(store: GraphReads, scope: Scope, req: Request, limit: int, depth:
         elif scope == "entities":
             hits += await _bfs_entities(store, group_id, center, req, depth)
         else:
-            hits += await _bfs_episodes(store, group_id, center, limit)
+            hits += await _bfs_episodes(store, group_id, center, req, limit)
     hits.sort(key=lambda h: -h.score)  # stable: per-group order kept within equal scores
     return hits[:limit]
 
@@ -119,12 +119,12 @@ async def _bfs_entities(
 
 
 async def _bfs_episodes(
-    store: GraphReads, group_id: str, center: Sequence[str], limit: int
+    store: GraphReads, group_id: str, center: Sequence[str], req: Request, limit: int
 ) -> list[Hit[Any]]:
     counts: dict[str, int] = {}
     episodes: dict[str, Any] = {}
     for uuid in center:
-        for episode in await store.episodes_mentioning(group_id, uuid, limit):
+        for episode in await store.episodes_mentioning(group_id, uuid, limit, req.filters.store_time()):
             counts[episode.uuid] = counts.get(episode.uuid, 0) + 1
             episodes.setdefault(episode.uuid, episode)
     return sorted((Hit(item=episodes[u], score=float(c)) for u, c in counts.items()), key=lambda h: -h.score)
