@@ -112,12 +112,15 @@ def test_the_wheel_holds_the_package_its_assets_and_nothing_else(built: Built) -
         meta = archive.read(f"epigraph-{__version__}.dist-info/METADATA").decode()
         scripts = archive.read(f"epigraph-{__version__}.dist-info/entry_points.txt").decode()
     assert f"Version: {__version__}\n" in meta and "Provides-Extra: serve" in meta
+    assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
+    assert f"epigraph-{__version__}.dist-info/licenses/LICENSE" in files, "the wheel lacks the license text"
     assert "epigraph = epigraph.cli:main" in scripts
 
 
 def test_the_sdist_holds_the_sources_and_the_changelog_not_the_tests(built: Built) -> None:
     files = built.sdist_files()
-    missing = [p for p in (*NEEDED, "pyproject.toml", "README.md", "CHANGELOG.md") if p not in files]
+    wanted = (*NEEDED, "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE")
+    missing = [p for p in wanted if p not in files]
     assert not missing, f"the sdist lacks {missing}"
     stray = sorted(f for f in files if f.split("/")[0] in ("tests", "bench", "docs", "examples", "tools"))
     assert not stray, f"the sdist holds files a user does not need: {stray[:10]}"
