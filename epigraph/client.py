@@ -19,10 +19,10 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import aclosing
 from datetime import datetime
-from typing import Any, Literal, overload
+from typing import Any, Literal, cast, overload
 
 from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from .config import Settings
@@ -37,12 +37,9 @@ from .graph.store import GraphStore
 from .ingestion.claims import Leases
 from .ingestion.events import EpisodeResult, ProgressEvent
 from .ingestion.ingestor import Ingestor, Item, RemovalResult
+from .ingestion.pacing import PacedLLM, PacedStore, Priority
 from .local_model import LocalModel
-from .overview import (
-    OverviewOptions,
-    OverviewUpdated,
-    upkeep,
-)
+from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, Mode, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
@@ -113,6 +110,9 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
         if self._local is not None:  # the 1.5B model's own options (``pipeline.options.for_small_model``)
             self.options = for_small_model(options)
         self._ingestor: Ingestor | None = None
+        self.priority = Priority()
+        """Reads first: what the ingestion queue is paced by (idle, it never waits: the server marks the
+        reads someone waits for with ``priority.foreground()``)."""
         self._producer: EpisodeProducer | None = None
         self._opened = False
         self.overview = overview or OverviewOptions()
@@ -134,8 +134,6 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
         self.settings = local.settings_for(state)
         self.llm = OpenAIChat.from_settings(self.settings)
         self._owns_llm = True
-        if self._ingestor is not None:
-            self._ingestor.llm = self.llm
 
     async def close(self) -> None:
         self._opened = False
@@ -149,9 +147,7 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
                 await aclose()
         if self._local is not None and self._lease is not None:
             lease, self._lease = self._lease, None
-            self.llm, self._owns_llm = None, False
-            if self._ingestor is not None:
-                self._ingestor.llm = None
+            self.llm, self._owns_llm, self._ingestor = None, False, None  # a new model, a new queue
             await asyncio.to_thread(self._local.release, lease)
 
     async def __aenter__(self) -> KnowledgeGraph:
@@ -163,13 +159,20 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
     @property
     def ingestor(self) -> Ingestor:
         """The graph's one ingestion queue: every door (these methods, the server, MCP, the Kafka worker)
-        goes through it, and it ends each batch with :meth:`_after_batch`. Without an LLM it accepts
-        episodes but running one raises ConfigError."""
+        goes through it. Built once the model is known (the local model: when the graph is opened), over
+        the store and model paced by :attr:`priority`; it ends each batch with the conversations and
+        communities brought up to date (``overview.Upkeep``). Without an LLM it accepts episodes but
+        running one raises ConfigError."""
         if self._ingestor is None:
+            if self._local is not None and self.llm is None:
+                raise ConfigError("the local model starts when the graph is opened: open it first")
+            store = cast(GraphStore, PacedStore(self.store, self.priority))
+            llm = PacedLLM(self.llm, self.priority) if self.llm is not None else None
+            leases = Leases(seconds=self.settings.claim_seconds)
+            upkeep = Upkeep(self.embedder, self.overview)
             self._ingestor = Ingestor(
-                self.store, self.llm, self.embedder, self.options,
-                leases=Leases(seconds=self.settings.claim_seconds), after_batch=self._after_batch,
-            )  # fmt: skip
+                store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep
+            )
         return self._ingestor
 
     # --- ingestion ------------------------------------------------------------------------------
@@ -253,13 +256,6 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
                 yield {**item, "group_id": self.group_id}
             else:
                 yield item
-
-    async def _after_batch(
-        self, store: GraphStore, llm: LLM, results: Sequence[EpisodeResult]
-    ) -> list[OverviewUpdated]:
-        """What the ingestion queue runs after each batch, whatever door it came by: the conversations and
-        communities of its groups brought up to date (``overview.upkeep``)."""
-        return await upkeep(store, llm, self.embedder, self.overview, results)
 
     # --- asking ---------------------------------------------------------------------------------
     @overload

@@ -22,7 +22,7 @@ README_MAX_LINES = 250
 MAX_LINES = 250
 
 PATH = re.compile(r"(?<![\w/.-])((?:[A-Za-z_][\w.]*/)+(?:\w+\.(?:py|md|json|js|css|txt))?|\w+\.py)(?![\w/])")
-"""A path in the map: ``epigraph/ingestion/road.py``, ``ingestion/road.py``, ``serve/``, ``road.py``."""
+"""A path in the map: ``epigraph/ingestion/runner.py``, ``ingestion/runner.py``, ``serve/``, ``runner.py``."""
 
 LINK = re.compile(r"\]\(([^)#\s]+)\)")
 
@@ -51,7 +51,7 @@ def test_every_path_the_map_names_exists() -> None:
     text = MAP.read_text(encoding="utf-8")
     named = paths_in(text)
     missing = sorted(p for p in named if not resolves(p))
-    assert "epigraph/serve/deps.py" in named and "ingestion/road.py" in named
+    assert "epigraph/serve/deps.py" in named and "ingestion/runner.py" in named
     assert not missing, f"ARCHITECTURE.md names paths that do not exist: {missing}"
 
 
@@ -92,10 +92,10 @@ def test_the_decision_log_is_indexed_and_dated() -> None:
 
 def test_the_checker_sees_paths() -> None:
     text = (
-        "`epigraph/ingestion/road.py`, ingestion/claims.py, drains.py and `serve/`; not `a.b`, 1/2, ../x.md"
+        "`epigraph/ingestion/runner.py`, ingestion/claims.py, retry.py and `serve/`; not `a.b`, 1/2, ../x.md"
     )
-    assert paths_in(text) == {"epigraph/ingestion/road.py", "ingestion/claims.py", "drains.py", "serve/"}
-    assert resolves("ingestion/road.py") and resolves("drains.py") and resolves("static/")
+    assert paths_in(text) == {"epigraph/ingestion/runner.py", "ingestion/claims.py", "retry.py", "serve/"}
+    assert resolves("ingestion/runner.py") and resolves("retry.py") and resolves("static/")
     assert not resolves("pipeline/nowhere.py") and not resolves("nowhere.py")
 
 

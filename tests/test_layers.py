@@ -323,7 +323,7 @@ def test_three_rooms_of_ingestion() -> None:
                 broken.append(f"{imp.importer} imports {imp.imported}")
     assert not broken, "\n".join(broken)
     assert not imports_of(PACKAGE / "ingestion" / "__init__.py")
-    queue = {"ingestor", "road", "drains", "claims", "pacing", "inputs", "events", "reports"}
+    queue = {"ingestor", "runner", "retry", "claims", "pacing", "inputs", "events", "reports"}
     assert not {p.stem for p in (PACKAGE / "pipeline").rglob("*.py")} & queue
     assert not (PACKAGE / "pipeline" / "importers").exists()
 
@@ -340,9 +340,9 @@ def _calls(path: Path) -> list[str]:
 
 def test_one_ingestion_queue() -> None:
     """The road of an episode (ARCHITECTURE.md): every door connects to ``KnowledgeGraph.ingestor``, the one
-    queue, which ``client`` alone builds; an episode's status is written only on that road (``road``; the
+    queue, which ``client`` alone builds; an episode's status is written only on that road (``runner``; the
     run's own done write in ``episode``; a summary refresh re-upserting a done episode in ``refresh``)."""
-    status_writers = {"epigraph.ingestion.road", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
+    status_writers = {"epigraph.ingestion.runner", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
     stores = ("epigraph.graph.embedded", "epigraph.graph.neo4j")
     writes = {"save_episode", "write_episode", "write_episodes"}
     builders, writers = set(), set()
@@ -356,17 +356,33 @@ def test_one_ingestion_queue() -> None:
     assert writers == status_writers, f"stored off the queue's road: {sorted(writers ^ status_writers)}"
 
 
+def test_the_queue_is_built_once() -> None:
+    """Nothing sets a part of the ingestion queue after it is built (``kg.ingestor.llm = ...``): it holds
+    one store and one model, paced or not as given, and its after-batch work, from construction."""
+    broken = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets += [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []
+            for target in targets:
+                owner = target.value if isinstance(target, ast.Attribute) else None
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if name in {"ingestor", "_ingestor", "queue"}:
+                    broken.append(f"{module_name(path)}:{node.lineno}")
+    assert not broken, "a part of the ingestion queue set after it was built: " + ", ".join(broken)
+
+
 def test_one_after_batch_step() -> None:
-    """What runs after a batch (conversations, communities: ``overview.upkeep``) is wired once, by
+    """What runs after a batch (conversations, communities: ``overview.Upkeep``) is built once, by
     ``client`` as the queue's ``after_batch``; the queue ends its own batches, and the Kafka worker, whose
     lanes alone know where a batch of deliveries ends, is the only door that ends one from outside."""
-    callers: dict[str, set[str]] = {"upkeep": set(), "after_batch": set()}
+    callers: dict[str, set[str]] = {"Upkeep": set(), "after_batch": set()}
     for path in PACKAGE.rglob("*.py"):
         module, called = module_name(path), set(_calls(path))
         for name, found in callers.items():
             if name in called:
                 found.add(module)
-    assert callers["upkeep"] == {"epigraph.client"}
+    assert callers["Upkeep"] == {"epigraph.client"}
     assert callers["after_batch"] == {"epigraph.ingestion.ingestor", "epigraph.scale.worker"}
 
 

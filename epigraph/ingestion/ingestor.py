@@ -5,13 +5,18 @@ Doors (each only connects to this class):
 - run now, results back: ``add_episode(s)`` / ``ingest`` / ``retry_failed`` (``KnowledgeGraph``: library
   and CLI) and :meth:`Ingestor.process` (the Kafka worker, one delivered episode);
 - run in the background: :meth:`Ingestor.accept` (the HTTP server and MCP: answered once stored), run by
-  the group's drain once :meth:`Ingestor.start` was called; :meth:`Ingestor.requeue_failed` (retry route).
+  the group's background task once :meth:`Ingestor.start` was called; :meth:`Ingestor.requeue_failed`
+  (retry route).
 
-Every door takes the same steps (``road``): accepted (stored ``pending``), settled under the group's lock
+The queue is built once with everything it uses: one store and one model (paced or not, as given: the
+server's are paced, reads first), the embedder, the options, the claims' leases and the work that ends a
+batch. Nothing of it changes afterwards, and it calls nothing back.
+
+Every door takes the same steps (``runner``): accepted (stored ``pending``), run under the group's lock
 (claimed, run if still pending, released), the status decided in one place. A door that ingests in
-batches ends each one with :meth:`Ingestor.after_batch` (the ``after_batch`` work ``KnowledgeGraph`` wires:
-conversation summaries and communities, ``overview.upkeep``): ``add_episodes`` / ``ingest`` and
-``retry_failed`` after their episodes, a background drain after each pass, the Kafka worker when a lane
+batches ends each one with :meth:`Ingestor.after_batch` (the :class:`AfterBatch` work it was built with:
+conversation summaries and communities, ``overview.Upkeep``): ``add_episodes`` / ``ingest`` and
+``retry_failed`` after their episodes, a background pass after each pass, the Kafka worker when a lane
 has run what it had fetched. Never per episode: ``add_episode`` and ``process`` alone do not.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
@@ -27,14 +32,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from typing import Any, cast
+from typing import Any, Protocol
 
 from ..embed import Embedder
-from ..errors import ConfigError
 from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
 from ..graph.store import DeletionResult, GraphStore
 from ..pipeline.bulk import extract_window
@@ -43,7 +47,6 @@ from ..pipeline.refresh import refresh_summaries
 from ..pipeline.state import Emit, Prefetched
 from ..prompts.protocol import LLM
 from .claims import Leases
-from .drains import Drains, StoreRetry
 from .events import (
     EpisodeDone,
     EpisodeFailed,
@@ -54,22 +57,24 @@ from .events import (
     SummaryUpdated,
 )
 from .inputs import EpisodeInput
-from .pacing import PacedLLM, PacedStore, Pacer
 from .reports import merge_reports
-from .road import ALL, Road, Trip, ignore, requeue, save_pending
+from .retry import StoreRetry
+from .runner import ALL, NO_LLM, EpisodeRunner, Job, ignore, requeue, save_pending
 
 log = logging.getLogger("epigraph.ingest")
 
 Item = EpisodeInput | Mapping[str, Any]
 
-AfterBatch = Callable[[GraphStore, LLM, Sequence[EpisodeResult]], Awaitable[Sequence[ProgressEvent]]]
-"""What runs once a batch of episodes ran (the store and model as the queue's runs see them: paced in the
-server; the episodes that ran here), and its progress events."""
+__all__ = ["NO_LLM", "AfterBatch", "Ingestor", "Item", "RemovalResult"]
 
-NO_LLM = (
-    "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
-    "or pass llm= to KnowledgeGraph"
-)
+
+class AfterBatch(Protocol):
+    """What runs once a batch of episodes ran, given the queue's own store and model and the episodes that
+    ran here; returns its progress events."""
+
+    def __call__(
+        self, store: GraphStore, llm: LLM, results: Sequence[EpisodeResult]
+    ) -> Awaitable[Sequence[ProgressEvent]]: ...
 
 
 @dataclass(frozen=True)
@@ -81,8 +86,9 @@ class RemovalResult:
 
 
 class Ingestor:
-    """The ingestion queue over ``store`` with ``llm`` and ``embedder`` (see the module docstring).
-    Without an LLM it still accepts episodes (they wait ``pending``); running one raises ConfigError."""
+    """The ingestion queue over ``store`` with ``llm`` and ``embedder`` (see the module docstring), built
+    once: what it is given is what it uses. Without an LLM it still accepts episodes (they wait
+    ``pending``); running one raises ConfigError."""
 
     def __init__(
         self,
@@ -94,17 +100,35 @@ class Ingestor:
         leases: Leases | None = None,
         after_batch: AfterBatch | None = None,
     ) -> None:
-        self.store, self.llm, self.embedder = store, llm, embedder
-        self.options = options or IngestOptions()
-        self.leases = leases or Leases()
+        self._options_given = options or IngestOptions()
+        self._runner = EpisodeRunner(store, llm, embedder, leases or Leases())
         self._after_batch = after_batch
-        self._pacer: Pacer | None = None
-        self._road = Road(store, embedder, self.leases, self._llm)
         self._accepting: dict[str, asyncio.Lock] = {}
         # strictly increasing, so episodes sharing a reference time keep their given order
-        self._created_at = IncreasingClock(lambda: self.options.clock())
-        self._drains = Drains(self._drain)
+        self._created_at = IncreasingClock(lambda: self._options_given.clock())
         self._background: Emit | None = None
+        self._wake: dict[str, asyncio.Event] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def store(self) -> GraphStore:
+        return self._runner.store
+
+    @property
+    def llm(self) -> LLM | None:
+        return self._runner.llm
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._runner.embedder
+
+    @property
+    def options(self) -> IngestOptions:
+        return self._options_given
+
+    @property
+    def leases(self) -> Leases:
+        return self._runner.leases
 
     # --- doors that run now -----------------------------------------------------------------------
 
@@ -124,7 +148,7 @@ class Ingestor:
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
         :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
-        self._llm()
+        self._runner.model()
         item = EpisodeInput(
             content=content,
             reference_time=to_utc(reference_time),
@@ -135,10 +159,10 @@ class Ingestor:
             source_description=source_description,
             episode_id=episode_id,
         )
-        trip = Trip(self._options(mode, None))
-        result, _ = await self._road.settle_new(self._episode(item), trip)
-        if trip.errors and raise_on_failure:
-            raise trip.errors[0]
+        job = Job(self._options(mode, None))
+        result, _ = await self._runner.accept_and_run(self._episode(item), job)
+        if job.errors and raise_on_failure:
+            raise job.errors[0]
         return result
 
     async def add_episodes(
@@ -162,7 +186,7 @@ class Ingestor:
         ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for it). The
         batch's ``after_batch`` events come last. Closing the iterator early cancels the run; an
         interrupted episode stays ``pending`` and :meth:`retry_failed` picks it up."""
-        self._llm()
+        self._runner.model()
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
         options = self._options(mode, summary_mode)
         episodes = [self._episode(EpisodeInput.coerce(item)) for item in items]
@@ -180,14 +204,14 @@ class Ingestor:
 
     async def retry_failed(self, group_id: str, *, mode: Mode | None = None) -> list[EpisodeResult]:
         """Run again, in order, the group's failed episodes and those left pending by a crash."""
-        self._llm()
+        self._runner.model()
         await requeue(self.store, group_id)
         options = self._options(mode, None)
         results = []
         for index, episode in enumerate(await self._pending(group_id)):
-            settled = await self._road.settle(episode, Trip(options, index=index))
-            if settled is not None:
-                results.append(settled[0])
+            outcome = await self._runner.run(episode, Job(options, index=index))
+            if outcome is not None:
+                results.append(outcome[0])
         await self.after_batch(results)
         return results
 
@@ -200,11 +224,11 @@ class Ingestor:
         store_retry: StoreRetry | None = None,
     ) -> EpisodeResult:
         """Ingest one episode already built (e.g. decoded from a Kafka message), as any other: stored
-        pending, then settled under the group's lock, its progress events sent to ``emit``; never raises
+        pending, then run under the group's lock, its progress events sent to ``emit``; never raises
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
         failure is raised, or with ``store_retry`` tried again until the store takes it."""
-        self._llm()
-        step = partial(self._road.settle_new, episode, Trip(self._options(mode, None), emit or ignore))
+        self._runner.model()
+        step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
         result, _ = await (store_retry.run(step) if store_retry else step())
         return result
 
@@ -216,18 +240,12 @@ class Ingestor:
         ran = [r for r in results if r.ok and not r.skipped]
         if not ran or self._after_batch is None or self.llm is None:
             return []
-        events = list(await self._after_batch(self._road.store, self._llm(), ran))
+        events = list(await self._after_batch(self.store, self.llm, ran))
         for event in events:
             emit(event)
         return events
 
     # --- doors that run in the background -------------------------------------------------------------
-
-    def pace(self, pacer: Pacer) -> None:
-        """From now on every store and LLM call of a run waits for ``pacer.turn()`` (the server: reads
-        first). Accepting does not: someone waits for its answer."""
-        self._pacer = pacer
-        self._road.store = cast(GraphStore, PacedStore(self.store, pacer))
 
     async def start(self, groups: Iterable[str], emit: Emit) -> list[str]:
         """Run accepted episodes in the background from now on, each group in its own task, their progress
@@ -240,14 +258,20 @@ class Ingestor:
         resumed = []
         for group_id in sorted(set(groups)):
             if await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1):
-                self._drains.kick(group_id)
+                self._wake_group(group_id)
                 resumed.append(group_id)
         return resumed
 
     async def stop(self) -> None:
         """Stop the background runs; an interrupted episode stays ``pending`` (resumed at the next start)."""
         self._background = None
-        await self._drains.close()
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
         """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
@@ -263,51 +287,37 @@ class Ingestor:
                         stored[i] = done or saved
                         if done is None and self._background is not None:
                             self._background(EpisodeSaved(group_id, saved.uuid, 0))
-            self._kick(group_id)
+            self._wake_group(group_id)
         return [stored[i] for i in range(len(episodes))]
 
     async def requeue_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the background run runs them."""
         again = await requeue(self.store, group_id)
         if again:
-            self._kick(group_id)
+            self._wake_group(group_id)
         return again
 
     # --- changing what was ingested -------------------------------------------------------------------
 
     def group_lock(self, group_id: str) -> asyncio.Lock:
-        """The group's one lock (held while one of its episodes is settled here): what other changes of
+        """The group's one lock (held while one of its episodes is run here): what other changes of
         the group take so that they never run beside one of its episodes (corrections by hand)."""
-        return self._road.lock(group_id)
+        return self._runner.lock(group_id)
 
     async def remove_episode(self, group_id: str, uuid: str) -> RemovalResult:
         """Delete an episode with provenance cleanup (facts it retired are restored) and regenerate
         the summaries of the entities it touched. Waits for a run of the group in flight here: an
         episode removed while it waited is not stored again by its run."""
-        llm = self._llm()
-        async with self._road.lock(group_id):
+        llm = self._runner.model()
+        async with self._runner.lock(group_id):
             deletion = await self.store.delete_episode(group_id, uuid)
             entities, report = await refresh_summaries(
                 self.store, llm, self.embedder, self.options, group_id, deletion.touched_entities,
-                carrier=None,
+                charged_to=None,
             )  # fmt: skip
         return RemovalResult(deletion, entities, report)
 
-    async def refresh_summaries(self, group_id: str, entity_uuids: Iterable[str]) -> list[Entity]:
-        """Regenerate summaries from currently believed facts (e.g. lazily, before showing them)."""
-        llm = self._llm()
-        async with self._road.lock(group_id):
-            entities, _ = await refresh_summaries(
-                self.store, llm, self.embedder, self.options, group_id, list(entity_uuids), carrier=None
-            )
-        return entities
-
     # --- internals ------------------------------------------------------------------------------------
-
-    def _llm(self) -> LLM:
-        if self.llm is None:
-            raise ConfigError(NO_LLM)
-        return self.llm if self._pacer is None else PacedLLM(self.llm, self._pacer)
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
         options = self.options
@@ -327,21 +337,37 @@ class Ingestor:
         )
         return sorted(pending, key=lambda e: (e.created_at, e.uuid))
 
-    def _kick(self, group_id: str) -> None:
-        if self._background is not None:
-            self._drains.kick(group_id)
+    def _wake_group(self, group_id: str) -> None:
+        """The group has new pending episodes: when running in the background, start its task or wake it."""
+        if self._background is None:
+            return
+        self._wake.setdefault(group_id, asyncio.Event()).set()
+        task = self._tasks.get(group_id)
+        if task is None or task.done():
+            self._tasks[group_id] = asyncio.create_task(
+                self._background_run(group_id), name=f"ingest:{group_id}"
+            )
 
-    async def _drain(self, group_id: str) -> bool:
-        """One background pass over the group's pending episodes, then the batch's ``after_batch``; whether
-        it found any. A store failure is retried with backoff (the episode stays pending meanwhile)."""
+    async def _background_run(self, group_id: str) -> None:
+        """The group's background task: a pass over its pending episodes, again while a pass found some,
+        else asleep until the group is woken."""
+        wake = self._wake[group_id]
+        while True:
+            wake.clear()
+            if not await self._background_pass(group_id):
+                await wake.wait()
+
+    async def _background_pass(self, group_id: str) -> bool:
+        """One pass over the group's pending episodes, then the batch's ``after_batch``; whether it found
+        any. A store failure is retried with backoff (the episode stays pending meanwhile)."""
         retry = StoreRetry(partial(_store_failed, group_id))
         pending = await retry.run(partial(self._pending, group_id))
         emit = self._background or ignore
         results = []
         for episode in pending:
-            settled = await retry.run(partial(self._road.settle, episode, Trip(self.options, emit)))
-            if settled is not None:
-                results.append(settled[0])
+            outcome = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
+            if outcome is not None:
+                results.append(outcome[0])
         await self.after_batch(results, emit)
         return bool(pending)
 
@@ -372,9 +398,9 @@ class Ingestor:
             if options.mode == "bulk" and episode.uuid not in windowed:
                 window = [e for _, e in members[position : position + max(1, options.window)]]
                 windowed.update(e.uuid for e in window)
-                prefetched.update(await extract_window(self._road.store, self._llm(), options, window))
-            trip = Trip(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
-            result, wants = await self._road.settle_new(episode, trip)
+                prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
+            job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
+            result, wants = await self._runner.accept_and_run(episode, job)
             results.append(result)
             if result.ok and not result.skipped:
                 wanting |= wants
@@ -387,15 +413,15 @@ class Ingestor:
         cost is added to the report of the group's last episode (written with the summaries)."""
         index, result = last
         episode = result.episode
-        group_id, llm = episode.group_id, self._llm()
-        async with self._road.lock(group_id):
+        group_id, llm = episode.group_id, self._runner.model()
+        async with self._runner.lock(group_id):
             entities, report = await refresh_summaries(
-                self._road.store, llm, self.embedder, self.options, group_id, uuids, carrier=episode
+                self.store, llm, self.embedder, self.options, group_id, uuids, charged_to=episode
             )
         for entity in entities:
             emit(SummaryUpdated(episode.group_id, episode.uuid, index, entity_uuid=entity.uuid))
-        carrier = episode.model_copy(update={"report": merge_reports(episode.report, report)})
-        emit(EpisodeUpdated(episode.group_id, episode.uuid, index, result=replace(result, episode=carrier)))
+        charged = episode.model_copy(update={"report": merge_reports(episode.report, report)})
+        emit(EpisodeUpdated(episode.group_id, episode.uuid, index, result=replace(result, episode=charged)))
 
 
 def _store_failed(group_id: str, exc: Exception, wait_s: float) -> None:

@@ -9,7 +9,7 @@ source, each with a running summary folded from its new episodes only).
 from .communities import Communities, CommunityUpdate, CommunityView
 from .conversations import ChainView, Conversation, Conversations, ConversationUpdate
 from .options import OverviewOptions
-from .upkeep import OverviewUpdated, upkeep
+from .upkeep import OverviewUpdated, Upkeep
 
 __all__ = [
     "ChainView",
@@ -21,5 +21,5 @@ __all__ = [
     "Conversations",
     "OverviewOptions",
     "OverviewUpdated",
-    "upkeep",
+    "Upkeep",
 ]

@@ -1,5 +1,5 @@
 """Keeping the derived records up to date after each batch of ingestion: what the ingestion queue runs
-at the end of a batch (``KnowledgeGraph`` wires it as the queue's ``after_batch``), whatever door the
+at the end of a batch (:class:`Upkeep`, built by ``KnowledgeGraph`` into its queue), whatever door the
 batch came by: ``add_episodes`` / ``ingest`` / ``retry_failed``, a pass of the server's background drain
 (HTTP and MCP), a Kafka worker's lane once it ran what it had fetched.
 
@@ -52,21 +52,28 @@ class OverviewUpdated(ProgressEvent):
                 "error": self.error}  # fmt: skip
 
 
-async def upkeep(
-    store: ViewStore,
-    llm: LLM | None,
-    embedder: Embedder,
-    options: OverviewOptions,
-    results: Sequence[EpisodeResult],
-) -> list[OverviewUpdated]:
-    """Bring the derived records of the groups of ``results`` up to date (see the module docstring)."""
-    fresh: dict[str, list[Episode]] = {}
-    for result in results:
-        if result.ok and not result.skipped:
-            fresh.setdefault(result.episode.group_id, []).append(result.episode)
-    if llm is None:
-        return []
-    return [await _group(store, llm, embedder, options, group, episodes) for group, episodes in fresh.items()]
+@dataclass(frozen=True)
+class Upkeep:
+    """The ingestion queue's after-batch work (``ingestion.ingestor.AfterBatch``): with this embedder and
+    these options, through the queue's own store and model."""
+
+    embedder: Embedder
+    options: OverviewOptions
+
+    async def __call__(
+        self, store: ViewStore, llm: LLM | None, results: Sequence[EpisodeResult]
+    ) -> list[OverviewUpdated]:
+        """Bring the derived records of the groups of ``results`` up to date (see the module docstring)."""
+        fresh: dict[str, list[Episode]] = {}
+        for result in results:
+            if result.ok and not result.skipped:
+                fresh.setdefault(result.episode.group_id, []).append(result.episode)
+        if llm is None:
+            return []
+        return [
+            await _group(store, llm, self.embedder, self.options, group, episodes)
+            for group, episodes in fresh.items()
+        ]
 
 
 async def _group(

@@ -1,5 +1,5 @@
 """Summaries regenerated outside an episode's run: at the end of a group (``summary_mode="batch"``), after
-a removal, or on request (``Ingestor.refresh_summaries``). The caller holds the group's lock."""
+or after a removal. The caller holds the group's lock."""
 
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ async def refresh_summaries(
     group_id: str,
     uuids: list[str],
     *,
-    carrier: Episode | None,
+    charged_to: Episode | None,
 ) -> tuple[list[Entity], IngestReport]:
     """Model summaries for ``uuids`` (composed ones for small entities), written in one write that
-    re-upserts ``carrier`` (an existing episode of the group; the store writes per episode) with the
-    refresh's cost added to its report. Returns the entities whose summary changed and that cost."""
+    re-upserts ``charged_to`` (an existing episode of the group, any when None: the store writes per
+    episode) with the refresh's cost added to its report. Returns the entities whose summary changed and
+    that cost."""
     metered = MeteredLLM(llm)
     report = ReportBuilder(metered, MeteredEmbedder(embedder))
     entities = await store.get_entities(group_id, uuids)
@@ -43,11 +44,11 @@ async def refresh_summaries(
     ]
     built = report.build()
     if updated:
-        if carrier is None:
-            carrier = await _any_episode(store, group_id)
+        if charged_to is None:
+            charged_to = await _any_episode(store, group_id)
         else:
-            carrier = carrier.model_copy(update={"report": merge_reports(carrier.report, built)})
-        await store.write_episode(EpisodeWrite(episode=carrier, entities=updated))
+            charged_to = charged_to.model_copy(update={"report": merge_reports(charged_to.report, built)})
+        await store.write_episode(EpisodeWrite(episode=charged_to, entities=updated))
     return updated, built
 
 

@@ -9,7 +9,7 @@ import signal
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import ConfigError
-from ..ingestion.ingestor import NO_LLM
+from ..ingestion.runner import NO_LLM
 from .logs import json_logging, note
 from .worker import KafkaWorker, WorkerConfig, share_llm_limits
 

@@ -52,8 +52,8 @@ from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import InputError
 from ..graph.model import Episode
-from ..ingestion.drains import StoreRetry
 from ..ingestion.events import DUPLICATE, EpisodeResult
+from ..ingestion.retry import StoreRetry
 from ..overview import OverviewUpdated
 from ..publish.envelope import decode
 from ..publish.producer import DEFAULT_TOPIC

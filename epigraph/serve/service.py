@@ -26,7 +26,7 @@ from ..graph.search import (
     SearchConfig,
     recipe,
 )
-from ..ingestion.road import ALL
+from ..ingestion.runner import ALL
 from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys

@@ -2,11 +2,12 @@
 
 ``accept`` records the group (:class:`GroupRegistry`), then hands the episodes to the queue, which answers
 once every one is stored ``pending`` (an episode the server answered 202 for survives a crash) and runs
-them in the background, each group in order. On start the queue is paced (reads first, ``priority``) and
-resumes every group of the registry (a small append-only file: the store has no list of groups) that
-still has ``pending`` episodes; an episode another process is ingesting is left to it (claims). After each
-pass over a group's pending episodes the queue brings its conversations (and communities, if it has some)
-up to date (``Ingestor.after_batch``), as a library batch does.
+them in the background, each group in order, paced by the graph's ``priority`` (reads first: the server
+runs the reads someone waits for in its foreground). On start the queue resumes every group of the
+registry (a small append-only file: the store has no list of groups) that still has ``pending``
+episodes; an episode another process is ingesting is left to it (claims). After each pass over a group's
+pending episodes the queue brings its conversations (and communities, if it has some) up to date
+(``Ingestor.after_batch``), as a library batch does.
 
 Progress events of a group go to the subscribers of its event stream (bounded queues; a subscriber too
 slow to keep up loses events, never blocks ingestion).
@@ -28,7 +29,6 @@ from ..graph.model import Episode
 from ..ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..ingestion.inputs import EpisodeInput
 from ..overview import OverviewUpdated
-from .priority import Priority
 
 
 def event_dict(event: ProgressEvent) -> dict[str, Any]:
@@ -71,20 +71,18 @@ class GroupRegistry:
 
 
 class Workers:
-    """The server's ingestion: ``kg.ingestor`` paced by :attr:`priority`, its events fanned out per group."""
+    """The server's ingestion: ``kg.ingestor``, paced by :attr:`priority`, its events fanned out per group."""
 
     def __init__(self, kg: KnowledgeGraph, registry: GroupRegistry, *, queue_size: int = 1000) -> None:
         self.kg, self.registry, self.queue_size = kg, registry, queue_size
         self._subscribers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
-        self.priority = Priority()
+        self.priority = kg.priority
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def resume(self) -> list[str]:
         """Start ingesting in the background (reads first) and resume every known group that has
         pending episodes; returns those groups."""
-        queue = self.kg.ingestor
-        queue.pace(self.priority)
-        return await queue.start(self.registry.groups, self._publish)
+        return await self.kg.ingestor.start(self.registry.groups, self._publish)
 
     async def close(self) -> None:
         await self.kg.ingestor.stop()

@@ -60,7 +60,7 @@ def test_the_checker_sees_a_route_that_goes_around_the_service() -> None:
 
 
 def test_no_unnamed_limit_for_every_record() -> None:
-    """A read of "all of them" names its bound (``ingestion.road.ALL``); no literal ``limit=1_000_000``."""
+    """A read of "all of them" names its bound (``ingestion.runner.ALL``); no literal ``limit=1_000_000``."""
     literal = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):

@@ -1,4 +1,4 @@
-"""Reads first (``epigraph.serve.priority``): while a search is in flight, the server's ingestion steps
+"""Reads first (``epigraph.ingestion.pacing``): while a search is in flight, the server's ingestion steps
 wait for their turn (at most ``max_wait_s``), through the real embedded store and a scripted LLM."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import pytest
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
 from epigraph.graph.priority import in_foreground
-from epigraph.ingestion.pacing import PacedLLM, PacedStore
+from epigraph.ingestion.pacing import PacedLLM, PacedStore, Priority
 from epigraph.prompts.protocol import ChatRequest
-from epigraph.serve.priority import Priority
 from epigraph.testing import ScriptedLLM
 
 GROUP = "g"

@@ -1,10 +1,10 @@
-"""The road of one episode, the same from every door of the ingestion queue (``ingestor``):
+"""How the ingestion queue (``ingestor``) runs one episode, the same from every door:
 
 1. **accepted**: stored ``pending`` (:func:`save_pending`; one already ``done`` is left as it is, a
    ``failed`` one is set pending again; :func:`requeue` sets a group's failed ones pending to retry them);
-2. **settled** (:meth:`Road.settle`), under its group's lock: claimed (``claims``; an episode another live
-   process holds is looked at again later, not run), its status read, run if still ``pending``
-   (``episode.ingest_episode``, the per-episode step), the claim released;
+2. **run** (:meth:`EpisodeRunner.run`), under its group's lock: claimed (``claims``; an episode another
+   live process holds is looked at again later, not run), its status read, run if still ``pending``
+   (``pipeline.episode.ingest_episode``, the per-episode algorithm), the claim released;
 3. its **status** decided, here and nowhere else: ``done`` by the run's one atomic write (``unless_done``:
    of two writers exactly one takes effect), or ``failed`` with the reason; a ``done`` episode is skipped.
 """
@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
+from ..errors import ConfigError
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, GraphStore, IngestStore
 from ..pipeline.episode import ingest_episode
@@ -26,10 +26,14 @@ from ..prompts.protocol import LLM
 from .claims import Leases, holding
 from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
 
-Settled = tuple[EpisodeResult, set[str]]
+Outcome = tuple[EpisodeResult, set[str]]
 """An episode's result and the entities still wanting a model summary."""
 
 REMOVED = "removed before it ran"
+NO_LLM = (
+    "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
+    "or pass llm= to KnowledgeGraph"
+)
 ALL = 1_000_000
 """A limit that lists every episode of a group."""
 
@@ -39,9 +43,9 @@ def ignore(_: ProgressEvent) -> None:
 
 
 @dataclass
-class Trip:
-    """How one episode travels: its options, where its events go, its position in its batch, and where
-    its run's exception is kept (``add_episode`` raises it)."""
+class Job:
+    """One episode's run as a door asks for it: its options, where its events go, its position in its
+    batch, and where its run's exception is kept (``add_episode`` raises it)."""
 
     options: IngestOptions
     emit: Emit = ignore
@@ -77,27 +81,34 @@ async def requeue(store: IngestStore, group_id: str) -> list[Episode]:
     return again
 
 
-class Road:
-    """Settles episodes through ``store`` (as runs see it: paced in the server) with the LLM that
-    ``llm()`` gives, under one lock per group and the claims of ``leases``."""
+class EpisodeRunner:
+    """Runs episodes through ``store`` with ``llm`` and ``embedder`` (as constructed: paced in the
+    server), under one lock per group and the claims of ``leases``. Without an LLM running one raises
+    ConfigError."""
 
-    def __init__(self, store: GraphStore, embedder: Embedder, leases: Leases, llm: Callable[[], LLM]) -> None:
-        self.store, self.embedder, self.leases, self._llm = store, embedder, leases, llm
+    def __init__(self, store: GraphStore, llm: LLM | None, embedder: Embedder, leases: Leases) -> None:
+        self.store, self.llm, self.embedder, self.leases = store, llm, embedder, leases
         self._locks: dict[str, asyncio.Lock] = {}
 
+    def model(self) -> LLM:
+        """The LLM runs use; ConfigError without one."""
+        if self.llm is None:
+            raise ConfigError(NO_LLM)
+        return self.llm
+
     def lock(self, group_id: str) -> asyncio.Lock:
-        """The group's one lock: held while one of its episodes is settled, and by a removal."""
+        """The group's one lock: held while one of its episodes is run, and by a removal."""
         return self._locks.setdefault(group_id, asyncio.Lock())
 
-    async def settle_new(self, episode: Episode, trip: Trip) -> Settled:
-        """Accept ``episode`` and settle it (the doors that run now): its result, whatever happens."""
-        settled = await self.settle(episode, trip, new=True)
-        if settled is None:
+    async def accept_and_run(self, episode: Episode, job: Job) -> Outcome:
+        """Accept ``episode`` and run it (the doors that run now): its result, whatever happens."""
+        outcome = await self.run(episode, job, new=True)
+        if outcome is None:
             gone = episode.model_copy(update={"status": EpisodeStatus.FAILED, "error": REMOVED})
-            return self._finished(gone, trip), set()
-        return settled
+            return self._finished(gone, job), set()
+        return outcome
 
-    async def settle(self, episode: Episode, trip: Trip, *, new: bool = False) -> Settled | None:
+    async def run(self, episode: Episode, job: Job, *, new: bool = False) -> Outcome | None:
         """Stored pending first when ``new``, then claimed, run if still pending, released, all under the
         group's lock. Claimed by another live owner, it is looked at again every ``leases.poll_s`` (the lock
         let go meanwhile). None when the episode is no longer stored."""
@@ -108,18 +119,18 @@ class Road:
                     new = False
                     episode, done = await save_pending(self.store, episode)
                     if done is not None:
-                        return self._finished(done, trip), set()
-                    trip.emit(EpisodeSaved(episode.group_id, episode.uuid, trip.index))
-                outcome = await self._claim_and_run(episode, trip)
+                        return self._finished(done, job), set()
+                    job.emit(EpisodeSaved(episode.group_id, episode.uuid, job.index))
+                outcome = await self._claim_and_run(episode, job)
             if not isinstance(outcome, Claim):
                 return outcome
             if not waiting:
                 waiting = True
-                trip.emit(EpisodeWaiting(episode.group_id, episode.uuid, trip.index, owner=outcome.owner,
+                job.emit(EpisodeWaiting(episode.group_id, episode.uuid, job.index, owner=outcome.owner,
                                          until=outcome.expires_at))  # fmt: skip
             await asyncio.sleep(self.leases.poll_s)
 
-    async def _claim_and_run(self, episode: Episode, trip: Trip) -> Settled | Claim | None:
+    async def _claim_and_run(self, episode: Episode, job: Job) -> Outcome | Claim | None:
         """Another owner's claim; or, holding our own: None (gone), the episode as it is (done: skipped;
         failed by another run since it was stored pending), or its run (pending)."""
         store, leases = self.store, self.leases
@@ -131,40 +142,40 @@ class Road:
             if current is None:
                 return None
             if current.status != EpisodeStatus.PENDING:
-                return self._finished(current, trip), set()
-            return await self._run(current, trip)
+                return self._finished(current, job), set()
+            return await self._run_claimed(current, job)
 
-    def _finished(self, episode: Episode, trip: Trip) -> EpisodeResult:
+    def _finished(self, episode: Episode, job: Job) -> EpisodeResult:
         """The result of an episode not run here: ``done`` (skipped) or ``failed`` as it is."""
-        where = (episode.group_id, episode.uuid, trip.index)
+        where = (episode.group_id, episode.uuid, job.index)
         if episode.status == EpisodeStatus.DONE:
             result = EpisodeResult(episode=episode, skipped=True)
-            trip.emit(EpisodeDone(*where, result=result))
+            job.emit(EpisodeDone(*where, result=result))
         else:
             result = EpisodeResult(episode=episode)
-            trip.emit(EpisodeFailed(*where, error=episode.error or "", result=result))
+            job.emit(EpisodeFailed(*where, error=episode.error or "", result=result))
         return result
 
-    async def _run(self, episode: Episode, trip: Trip) -> Settled:
+    async def _run_claimed(self, episode: Episode, job: Job) -> Outcome:
         """Run a pending, claimed episode: ``done`` by its write, or saved ``failed`` with the reason."""
-        llm, embedder = MeteredLLM(self._llm()), MeteredEmbedder(self.embedder)
-        if trip.prefetched is not None:  # the window call is charged to its first turn
-            llm.records.extend(trip.prefetched.records)
+        llm, embedder = MeteredLLM(self.model()), MeteredEmbedder(self.embedder)
+        if job.prefetched is not None:  # the window call is charged to its first turn
+            llm.records.extend(job.prefetched.records)
         report = ReportBuilder(llm, embedder)
-        options, emit, index = trip.options, trip.emit, trip.index
+        options, emit, index = job.options, job.emit, job.index
         now = options.clock()
         run = EpisodeRun(
-            episode, self.store, llm, embedder, options, report, emit, index, now, trip.prefetched
+            episode, self.store, llm, embedder, options, report, emit, index, now, job.prefetched
         )
         try:
             return await ingest_episode(run)
         except Exception as exc:
-            trip.errors.append(exc)
+            job.errors.append(exc)
             reason = f"{type(exc).__name__}: {exc}"
             failed = episode.model_copy(
                 update={"status": EpisodeStatus.FAILED, "error": reason, "report": report.build()}
             )
             await self.store.save_episode(failed)
             result = EpisodeResult(episode=failed)
-            trip.emit(EpisodeFailed(episode.group_id, episode.uuid, trip.index, error=reason, result=result))
+            job.emit(EpisodeFailed(episode.group_id, episode.uuid, job.index, error=reason, result=result))
             return result, set()
