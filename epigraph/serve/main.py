@@ -23,6 +23,13 @@ def groups_file(settings: Settings, given: str | None) -> Path | None:
     return Path("epigraph-serve.groups")
 
 
+KEEP_ALIVE_S = 75
+"""How long an idle connection stays open. uvicorn's default (5 s) is the idle time after which httpx
+drops a pooled connection too: a client reusing one just as the server closed it got a read error (1 of
+3,287 requests with 50 clients, bench/serve_bench.py's mixed phase). A server must keep a connection
+longer than its clients do (75 s, as common proxies)."""
+
+
 def keys_for(settings: Settings, host: str) -> Keys:
     """The keys, checked against the address; says at start whether keys are on (never the keys)."""
     keys = Keys(api_keys(settings))
@@ -55,7 +62,7 @@ async def serve(
     # a request still running 5 s into shutdown is cancelled
     config = uvicorn.Config(
         app, host=host, port=port, log_level="info", lifespan="on", timeout_graceful_shutdown=5,
-        h11_max_incomplete_event_size=limits.max_head_bytes,
+        h11_max_incomplete_event_size=limits.max_head_bytes, timeout_keep_alive=KEEP_ALIVE_S,
     )  # fmt: skip
     await Server(config).serve()
     return 0
