@@ -20,8 +20,7 @@ from epigraph.config import Settings
 from epigraph.graph.model import Fact
 from epigraph.pipeline.options import small_model_options
 from epigraph.testing import HashEmbedder
-
-from .test_local_model import _require_local_model
+from tests.live.test_local_model import _require_local_model
 
 pytestmark = pytest.mark.live
 
