@@ -8,16 +8,21 @@ corrections by hand (``add_fact``, ``retire_fact``, ``edit_fact``, ``delete_fact
 ``export_group`` / ``load_group`` (a dump as text, up to ``Limits.max_dump_bytes``).
 Over HTTP the key comes with each request (``Authorization: Bearer KEY``); over stdio the host that
 starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 401/403, nothing more.
+Every tool's ``group_id`` defaults to the server's own group when it was started with one (``--group``
+/ ``EPIGRAPH_GROUP``), and is required otherwise.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from ..ask import AskMode
 from ..client import KnowledgeGraph
@@ -51,18 +56,29 @@ async def guarded(call: Awaitable[T]) -> T:
         raise ToolError(f"409: {exc}") from None
 
 
-GroupOf = Callable[[Context, str], str]
+GroupOf = Callable[[Context, str | None], str]
 
 
-def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
-    """The MCP server's tools over ``state``; ``stdio_key``: the key of a stdio session."""
-    server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS, version=__version__)
+def build_server(
+    state: ServerState, stdio_key: str | None = None, default_group: str | None = None
+) -> MCPServer:
+    """The MCP server's tools over ``state``; ``stdio_key``: the key of a stdio session;
+    ``default_group``: the server's own group (``--group`` / ``EPIGRAPH_GROUP``), which a tool call
+    without ``group_id`` uses (without one, every tool requires ``group_id``). The key is checked for
+    it like for any group."""
+    mcp_server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS, version=__version__)
+    server = _Tools(mcp_server, group_required=default_group is None)
 
-    def group(ctx: Context, group_id: str) -> str:
+    def group(ctx: Context, group_id: str | None) -> str:
         headers = ctx.headers
         key = key_from_headers({k.lower(): v for k, v in headers.items()}) if headers else stdio_key
+        chosen = default_group if group_id is None else group_id
+        if chosen is None:
+            raise ToolError(
+                "422 group_id: required (this server was started without --group / EPIGRAPH_GROUP)"
+            )
         try:
-            return state.keys.group(key, group_id)
+            return state.keys.group(key, chosen)
         except AuthError as exc:
             raise ToolError(f"{exc.status}: {exc.detail}") from None
         except BadGroup as exc:
@@ -73,31 +89,73 @@ def build_server(state: ServerState, stdio_key: str | None = None) -> MCPServer:
     _overview_tools(server, state, group)
     _correcting_tools(server, state, group)
     _moving_tools(server, state, group)
-    return server
+    return mcp_server
 
 
-def _writing_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+GroupArg = Annotated[
+    str | None, Field(description="the group (default: the server's own, when it was started with --group)")
+]
+"""Every tool's ``group_id``: optional when the server has a group, else required (``_Tools``)."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Tools:
+    """Registers the tools on ``server``, with ``group_id`` required in their schema when
+    ``group_required`` (a server without a group of its own)."""
+
+    def __init__(self, server: MCPServer, *, group_required: bool) -> None:
+        self.server, self.group_required = server, group_required
+
+    def tool(self) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            self.server.tool()(_group_required(fn) if self.group_required else fn)
+            return fn
+
+        return register
+
+
+def _group_required(fn: F) -> F:
+    """``fn`` as a tool whose ``group_id`` has no default (its schema then lists it as required)."""
+    signature = inspect.signature(fn, eval_str=True)
+    required = Annotated[str, Field(description="the group")]
+    parameters = [
+        p.replace(annotation=required, default=inspect.Parameter.empty) if p.name == "group_id" else p
+        for p in signature.parameters.values()
+    ]
+
+    @functools.wraps(fn)
+    async def tool(**kwargs: Any) -> Any:
+        return await fn(**kwargs)
+
+    tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return cast(F, tool)
+
+
+def _writing_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
-    async def add_episodes(group_id: str, episodes: list[EpisodeIn], ctx: Context) -> dict[str, Any]:
+    async def add_episodes(
+        *, group_id: GroupArg = None, episodes: list[EpisodeIn], ctx: Context
+    ) -> dict[str, Any]:
         """Add episodes to a group, in order; returns their ids once each is stored (status pending)."""
         accepted = await guarded(service.add(state, group(ctx, group_id), episodes))
         return accepted.model_dump()
 
     @server.tool()
-    async def episode_status(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
+    async def episode_status(*, group_id: GroupArg = None, uuid: str, ctx: Context) -> dict[str, Any]:
         """An episode's status (pending, done, failed), error and ingestion report."""
         return await guarded(service.episode(state, group(ctx, group_id), uuid))
 
     @server.tool()
-    async def remove_episode(group_id: str, uuid: str, ctx: Context) -> dict[str, Any]:
+    async def remove_episode(*, group_id: GroupArg = None, uuid: str, ctx: Context) -> dict[str, Any]:
         """Delete an episode; facts only it supported go, facts it retired come back."""
         return await guarded(service.remove(state, group(ctx, group_id), uuid))
 
 
-def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def search(
-        group_id: str,
+        *,
+        group_id: GroupArg = None,
         query: str,
         ctx: Context,
         scope: Literal["all", "facts", "entities", "episodes", "communities"] = "all",
@@ -113,7 +171,7 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
 
     @server.tool()
     async def read_entity(
-        group_id: str, name: str, ctx: Context, as_of: Timestamp | None = None
+        *, group_id: GroupArg = None, name: str, ctx: Context, as_of: Timestamp | None = None
     ) -> dict[str, Any]:
         """An entity by name, alias or uuid: summary, current facts, history, episodes; as_of: as it was
         then (the facts current then, the history by then, the episodes said by then)."""
@@ -121,7 +179,7 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
 
     @server.tool()
     async def ask(
-        group_id: str, question: str, ctx: Context, as_of: Timestamp | None = None,
+        *, group_id: GroupArg = None, question: str, ctx: Context, as_of: Timestamp | None = None,
         known_at: Timestamp | None = None, mode: AskMode | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """Answer a question from the group's graph, citing the facts and episodes used. ``mode``:
@@ -136,43 +194,51 @@ def _reading_tools(server: MCPServer, state: ServerState, group: GroupOf) -> Non
         return await guarded(answered())
 
 
-def _overview_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+def _overview_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def communities(
-        group_id: str, ctx: Context, as_of: Timestamp | None = None, known_at: Timestamp | None = None
+        *,
+        group_id: GroupArg = None,
+        ctx: Context,
+        as_of: Timestamp | None = None,
+        known_at: Timestamp | None = None,
     ) -> dict[str, Any]:
         """The group's communities (groups of entities the facts connect), with names, summaries and
         members; as_of / known_at: the clusters of the facts that held then."""
         return await guarded(service.communities(state, group(ctx, group_id), as_of=as_of, known_at=known_at))
 
     @server.tool()
-    async def update_communities(group_id: str, ctx: Context, rebuild: bool = False) -> dict[str, Any]:
+    async def update_communities(
+        *, group_id: GroupArg = None, ctx: Context, rebuild: bool = False
+    ) -> dict[str, Any]:
         """Bring the communities up to date (or rebuild them); costs model calls."""
         return await guarded(service.update_communities(state, group(ctx, group_id), rebuild=rebuild))
 
     @server.tool()
-    async def conversations(group_id: str, ctx: Context) -> dict[str, Any]:
+    async def conversations(*, group_id: GroupArg = None, ctx: Context) -> dict[str, Any]:
         """The group's conversations (episodes sharing a source), each with its running summary."""
         return await guarded(service.conversations(state, group(ctx, group_id)))
 
     @server.tool()
-    async def conversation(group_id: str, key: str, ctx: Context, limit: int = 50) -> dict[str, Any]:
+    async def conversation(
+        *, group_id: GroupArg = None, key: str, ctx: Context, limit: int = 50
+    ) -> dict[str, Any]:
         """One conversation: its summary and latest episodes in order (each with previous and next)."""
         found = service.conversation(state, group(ctx, group_id), key, limit=max(1, min(limit, 1000)))
         return await guarded(found)
 
     @server.tool()
     async def update_conversations(
-        group_id: str, ctx: Context, keys: list[str] | None = None, rebuild: bool = False
+        *, group_id: GroupArg = None, ctx: Context, keys: list[str] | None = None, rebuild: bool = False
     ) -> dict[str, Any]:
         """Fold new episodes into the summaries of the conversations named (default: every one behind)."""
         return await guarded(service.update_conversations(state, group(ctx, group_id), keys, rebuild=rebuild))
 
 
-def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+def _correcting_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def add_fact(
-        group_id: str, source: str, relation: str, target: str, author: str, ctx: Context,
+        *, group_id: GroupArg = None, source: str, relation: str, target: str, author: str, ctx: Context,
         text: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
         create: bool = False, reason: str = "",
     ) -> dict[str, Any]:  # fmt: skip
@@ -186,7 +252,13 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def retire_fact(
-        group_id: str, uuid: str, author: str, ctx: Context, at: Timestamp | None = None, reason: str = ""
+        *,
+        group_id: GroupArg = None,
+        uuid: str,
+        author: str,
+        ctx: Context,
+        at: Timestamp | None = None,
+        reason: str = "",
     ) -> dict[str, Any]:
         """The fact stopped being true at ``at`` (default: now)."""
         body = editing.RetireIn(author=author, at=at, reason=reason)
@@ -194,7 +266,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def edit_fact(
-        group_id: str, uuid: str, author: str, ctx: Context, text: str | None = None,
+        *, group_id: GroupArg = None, uuid: str, author: str, ctx: Context, text: str | None = None,
         relation: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
         clear_valid_at: bool = False, clear_invalid_at: bool = False, reason: str = "",
     ) -> dict[str, Any]:  # fmt: skip
@@ -209,14 +281,14 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def delete_fact(
-        group_id: str, uuid: str, author: str, ctx: Context, reason: str = ""
+        *, group_id: GroupArg = None, uuid: str, author: str, ctx: Context, reason: str = ""
     ) -> dict[str, Any]:
         """Delete a fact (the facts it retired come back); undo restores it."""
         return await guarded(editing.delete_fact(state, group(ctx, group_id), uuid, author, reason))
 
     @server.tool()
     async def merge_entities(
-        group_id: str, keep: str, merge: str, author: str, ctx: Context, reason: str = ""
+        *, group_id: GroupArg = None, keep: str, merge: str, author: str, ctx: Context, reason: str = ""
     ) -> dict[str, Any]:
         """Fold the entity ``merge`` into ``keep`` (names, facts, mentions); undoable."""
         body = editing.MergeIn(keep=keep, merge=merge, author=author, reason=reason)
@@ -224,7 +296,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def unmerge_entities(
-        group_id: str, entity: str, author: str, ctx: Context, reason: str = ""
+        *, group_id: GroupArg = None, entity: str, author: str, ctx: Context, reason: str = ""
     ) -> dict[str, Any]:
         """Undo the latest merge into the entity."""
         body = editing.UnmergeIn(entity=entity, author=author, reason=reason)
@@ -232,8 +304,8 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def rename_entity(
-        group_id: str, entity: str, name: str, author: str, ctx: Context, keep_alias: bool = True,
-        reason: str = "",
+        *, group_id: GroupArg = None, entity: str, name: str, author: str, ctx: Context,
+        keep_alias: bool = True, reason: str = "",
     ) -> dict[str, Any]:  # fmt: skip
         """Rename an entity (the old name stays an alias unless keep_alias is false)."""
         body = editing.RenameIn(entity=entity, name=name, keep_alias=keep_alias, author=author, reason=reason)
@@ -241,7 +313,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def undo_correction(
-        group_id: str, correction: str, author: str, ctx: Context, reason: str = ""
+        *, group_id: GroupArg = None, correction: str, author: str, ctx: Context, reason: str = ""
     ) -> dict[str, Any]:
         """Apply a correction backwards (refused when the graph changed since)."""
         body = editing.UndoIn(correction=correction, author=author, reason=reason)
@@ -249,7 +321,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
 
     @server.tool()
     async def list_corrections(
-        group_id: str, ctx: Context, entity: str | None = None, limit: int = 50
+        *, group_id: GroupArg = None, ctx: Context, entity: str | None = None, limit: int = 50
     ) -> dict[str, Any]:
         """The corrections by hand, newest first (of one entity, if named): who, when, what, why."""
         return await guarded(
@@ -257,7 +329,7 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
         )
 
     @server.tool()
-    async def delete_group(group_id: str, confirm: str, ctx: Context) -> dict[str, Any]:
+    async def delete_group(*, group_id: GroupArg = None, confirm: str, ctx: Context) -> dict[str, Any]:
         """Delete everything in the group (not undoable): confirm must repeat the group's id."""
         chosen = group(ctx, group_id)
         if confirm != chosen:
@@ -265,9 +337,11 @@ def _correcting_tools(server: MCPServer, state: ServerState, group: GroupOf) -> 
         return await guarded(editing.delete_group(state, chosen))
 
 
-def _moving_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None:
+def _moving_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
-    async def export_group(group_id: str, ctx: Context, vectors: bool = False) -> dict[str, Any]:
+    async def export_group(
+        *, group_id: GroupArg = None, ctx: Context, vectors: bool = False
+    ) -> dict[str, Any]:
         """The group as a JSON Lines dump (docs/dump-format.md), from one consistent read."""
         chosen = group(ctx, group_id)
 
@@ -284,7 +358,7 @@ def _moving_tools(server: MCPServer, state: ServerState, group: GroupOf) -> None
         return await guarded(collect())
 
     @server.tool()
-    async def load_group(group_id: str, dump: str, ctx: Context) -> dict[str, Any]:
+    async def load_group(*, group_id: GroupArg = None, dump: str, ctx: Context) -> dict[str, Any]:
         """Load a one-group dump (the text export_group returns) into the empty group ``group_id``."""
         chosen = group(ctx, group_id)
         if len(dump.encode("utf-8")) > state.limits.max_dump_bytes:
@@ -299,8 +373,9 @@ async def run_mcp(
     stdio_key = settings.api_key.get_secret_value() if settings.api_key else None
     kg = KnowledgeGraph(settings)
     state = ServerState(kg, keys, Limits(), Workers(kg, GroupRegistry(groups_file)))
+    own_group = settings.group_id if "group_id" in settings.model_fields_set else None
     async with running(state):
-        server = build_server(state, stdio_key)
+        server = build_server(state, stdio_key, own_group)
         if transport == "stdio":
             await server.run_stdio_async()
         else:

@@ -82,6 +82,10 @@ async def _overview_checks(session: ClientSession, uuid: str) -> None:
 async def _session_checks(session: ClientSession) -> None:
     tools = await session.list_tools()
     assert {t.name for t in tools.tools} == TOOLS | CORRECTING | MOVING
+    for tool in tools.tools:  # a server without a group of its own: every tool asks for one
+        assert "group_id" in tool.input_schema["required"], tool
+    ok, refused = await _call(session, "search", query="Alice")
+    assert not ok and "group_id" in refused and "required" in refused
     episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z", "source": "chat"}]
     ok, accepted = await _call(session, "add_episodes", group_id="alpha", episodes=episodes)
     assert ok and accepted["episodes"][0]["status"] == "pending", accepted
@@ -174,3 +178,41 @@ async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> 
                 await _session_checks(session)
     log = (tmp_path / "mcp.log").read_text(encoding="utf-8")
     assert "API keys on" in log and "k-alpha" not in log
+
+
+async def test_a_server_started_with_a_group_does_not_ask_for_it(tmp_path: Path) -> None:
+    """``epigraph --group alpha mcp`` (or ``EPIGRAPH_GROUP=alpha``): no tool requires ``group_id``; a
+    call without one is on alpha, one naming another group is on that group, the key checked for both."""
+    with LLMThread(World()) as llm:
+        for argv, extra in [(["--group", "alpha"], {}), ([], {"EPIGRAPH_GROUP": "beta"})]:
+            own = "alpha" if argv else "beta"
+            env = server_env(tmp_path / f"{own}.db", llm.url, EPIGRAPH_API_KEYS="k-alpha=alpha;k-beta=beta",
+                             EPIGRAPH_API_KEY="k-alpha", **extra)  # fmt: skip
+            args = ["-m", "epigraph", *argv, "mcp"]
+            params = StdioServerParameters(command=sys.executable, args=args, env=env)
+            with (tmp_path / "mcp.log").open("a") as errlog:
+                async with (
+                    stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    tools = await session.list_tools()
+                    for tool in tools.tools:
+                        assert "group_id" not in tool.input_schema.get("required", []), tool
+                        assert "group_id" in tool.input_schema["properties"], tool
+                    episodes = [{"content": "Alice met Bob.", "reference_time": "2024-05-02T10:00:00Z"}]
+                    ok, accepted = await _call(session, "add_episodes", episodes=episodes)
+                    if own == "beta":  # the server's group, but the session's key may not use it
+                        assert not ok and "403" in accepted
+                        ok, accepted = await _call(
+                            session, "add_episodes", group_id="alpha", episodes=episodes
+                        )
+                        assert ok and accepted["group_id"] == "alpha"
+                        continue
+                    assert ok and accepted["group_id"] == "alpha", accepted
+                    uuid = accepted["episodes"][0]["uuid"]
+                    assert (await _until_done(session, "alpha", uuid))["status"] == "done"
+                    ok, found = await _call(session, "search", query="Alice Bob", scope="facts")
+                    assert ok and found["group_ids"] == ["alpha"] and found["facts"], found
+                    ok, refused = await _call(session, "search", group_id="beta", query="Alice")
+                    assert not ok and "403" in refused
