@@ -77,6 +77,7 @@ bench: install chromium neo4j-build kafka-build
 	$(PY) bench/view_bench.py
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) bench/scale_bench.py
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/fault_bench.py
+	$(PY) bench/fuzz_bench.py
 
 lint: install
 	$(PY) -m ruff check epigraph tests bench examples tools

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..ask import DEFAULT_MODE, AskMode
+from ..graph.derived import CHAIN_KEY_RE
 from ..graph.model import Episode, EpisodeKind
 from ..graph.search import RECIPES
 from ..ingestion.inputs import EpisodeInput
@@ -79,9 +80,14 @@ API takes no center: the library and the CLI have them)."""
 
 EpisodeId = Annotated[str, Path(min_length=1, max_length=256, description="the episode's uuid or own id")]
 EntityName = Annotated[str, Path(min_length=1, max_length=1000, description="a name, an alias or a uuid")]
+CONVERSATION_KEY = f"^{CHAIN_KEY_RE.pattern}$"
+"""What the server takes as a conversation key (``graph.derived.CHAIN_KEY_RE``: 1-512 characters without
+control characters), as a pattern JSON Schema and pydantic read alike."""
 ConversationKey = Annotated[
-    str, Path(min_length=1, max_length=512, description="the conversation's key: its episodes' source")
-]
+    str,
+    Path(min_length=1, max_length=512, pattern=CONVERSATION_KEY,
+         description="the conversation's key: its episodes' source"),
+]  # fmt: skip
 
 
 class LimitExceeded(Exception):
@@ -181,7 +187,7 @@ SearchScope = Literal["all", "facts", "entities", "episodes", "communities"]
 class ConversationsUpdateIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    keys: list[Annotated[str, Field(min_length=1, max_length=512)]] | None = Field(
+    keys: list[Annotated[str, Field(min_length=1, max_length=512, pattern=CONVERSATION_KEY)]] | None = Field(
         default=None, max_length=100, description="the conversations to update (default: every one behind)"
     )
     rebuild: bool = Field(default=False, strict=True, description="fold every episode again, from the start")

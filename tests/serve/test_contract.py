@@ -89,3 +89,20 @@ def test_a_request_that_is_not_http_is_a_documented_400(served: Served) -> None:
         spec = c.get("/openapi.json").json()
     operations = [op for path in spec["paths"].values() for op in path.values()]
     assert operations and all("400" in op["responses"] for op in operations)
+
+
+def test_a_conversation_key_with_a_control_character_is_refused_as_the_schema_says(served: Served) -> None:
+    """The schema states what the server takes as a conversation key (1-512 characters without control
+    characters, ``graph.derived.CHAIN_KEY_RE``), and a key outside it is refused naming the key."""
+    with served.client(key=None) as c:
+        spec = c.get("/openapi.json").json()
+    body = spec["components"]["schemas"]["ConversationsUpdateIn"]["properties"]["keys"]["anyOf"][0]["items"]
+    path = spec["paths"]["/v1/groups/{group_id}/conversations/{key}"]["get"]["parameters"]
+    documented = next(p for p in path if p["name"] == "key")["schema"]
+    assert body["pattern"] == documented["pattern"] == "^[^\\x00-\\x1f\\x7f-\\x9f]{1,512}$"
+    with served.client() as c:
+        for key in ("chat\x01", "\x7f", "tab\there", "\x85"):
+            refused = c.post("/v1/groups/alpha/conversations/update", json={"keys": ["chat", key]})
+            assert refused.status_code == 422 and refused.json()["field"] == "keys.1", (key, refused.text)
+        taken = c.post("/v1/groups/alpha/conversations/update", json={"keys": ["chat:ünïcode ☃"]})
+        assert taken.status_code == 200, taken.text
