@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..client import KnowledgeGraph
@@ -33,7 +33,7 @@ from . import (
     service,
 )
 from .auth import Keys
-from .deps import API_VERSION, known_query, state_of
+from .deps import API_VERSION, QUERY_CHECKED, state_of
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
 from .worker import GroupRegistry, Workers
@@ -79,25 +79,21 @@ def create_app(
 
     for router in (routes_episodes.router, routes_read.router, routes_overview.router, routes_ask.router,
                    routes_edit.router, routes_edit.group_router, routes_transfer.router):  # fmt: skip
-        app.include_router(router, prefix=f"/{API_VERSION}", dependencies=CHECKED)
+        app.include_router(router, prefix=f"/{API_VERSION}", dependencies=QUERY_CHECKED)
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)
     _health(app)
     return app
 
 
-CHECKED = [Depends(known_query)]
-"""Every ``/v1`` route's: an unknown query parameter is a 422 naming it, never ignored."""
-
-
 def _health(app: FastAPI) -> None:
-    @app.get(f"/{API_VERSION}/health", tags=["health"], dependencies=CHECKED)
+    @app.get(f"/{API_VERSION}/health", tags=["health"], dependencies=QUERY_CHECKED)
     async def health() -> dict[str, str]:
         """The process answers."""
         return {"status": "ok"}
 
     @app.get(f"/{API_VERSION}/ready", tags=["health"], responses={503: {"description": "not ready"}},
-             dependencies=CHECKED)  # fmt: skip
+             dependencies=QUERY_CHECKED)  # fmt: skip
     async def ready(request: Request) -> JSONResponse:
         """The graph is open and pending episodes were resumed."""
         body = service.readiness(state_of(request))

@@ -90,3 +90,8 @@ async def known_query(request: Request) -> None:
             raise RequestValidationError(
                 [{"type": "extra_forbidden", "loc": ("query", name), "msg": message}]
             )
+
+
+QUERY_CHECKED = [Depends(known_query)]
+"""The dependencies of every ``/v1`` route (its routers' and the health routes'): an unknown query
+parameter is a 422 naming it, never ignored."""

@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 from ..explore import page, payload
 from ..explore.gather import AROUND
 from . import service
-from .deps import API_VERSION, ERRORS, Group, state_of
+from .deps import API_VERSION, ERRORS, QUERY_CHECKED, Group, state_of
 from .schemas import EntityName, SearchText
 
 router = APIRouter(prefix=f"/{API_VERSION}/groups/{{group_id}}/explore", tags=["explore"])
@@ -26,7 +26,7 @@ _NOT_FOUND = {**ERRORS, 404: {"description": "no such entity"}}
 
 def register(app: FastAPI) -> None:
     """Add the page and its JSON routes to the app (``create_app`` calls this)."""
-    app.include_router(router)
+    app.include_router(router, dependencies=QUERY_CHECKED)
     app.add_api_route("/", index, methods=["GET"], response_class=HTMLResponse, include_in_schema=False)
 
 

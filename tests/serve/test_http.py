@@ -95,6 +95,8 @@ def test_search_entity_history_range_and_stats(served: Served) -> None:
             assert unknown.status_code == 422 and unknown.json()["field"] == name, unknown.text
             assert f"unknown query parameter {name!r}" in unknown.json()["detail"]
         assert c.get("/v1/health", params={"verbose": "1"}).status_code == 422
+        explored = c.get("/v1/groups/alpha/explore/search", params={"q": "Grace", "as_of": "2000-01-01"})
+        assert explored.status_code == 422 and explored.json()["field"] == "as_of"
         history = c.get("/v1/groups/alpha/entities/Grace/history").json()
         assert history["entity"]["name"] == "Grace" and history["history"] == []
         assert c.get("/v1/groups/alpha/entities/Nobody").status_code == 404
