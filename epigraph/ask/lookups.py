@@ -283,7 +283,9 @@ class Lookups:
         if not name.strip():
             return Found(note="entity needs a name")
         try:
-            view = await entity_view(self.store, self.group_id, name.strip(), embedder=self.embedder)
+            view = await entity_view(
+                self.store, self.group_id, name.strip(), embedder=self.embedder, as_of=self.as_of
+            )
         except EntityNotFound as exc:
             closest = f"; closest names: {', '.join(exc.closest)}" if exc.closest else ""
             return Found(note=f"no entity named {name!r}{closest}")
