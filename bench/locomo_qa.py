@@ -71,7 +71,7 @@ from epigraph.ask.observations import day
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
 from epigraph.graph.model import to_utc
-from epigraph.graph.search import EPISODES_HYBRID, EpisodeResult
+from epigraph.graph.search import EPISODES_HYBRID, EpisodeHit
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
@@ -232,7 +232,7 @@ def conversation_lines(conversation: Conversation, window: int) -> list[str]:
     return [f"E{i} {line}" for i, line in enumerate(reversed(kept), 1)]
 
 
-async def top_episodes(kg: KnowledgeGraph, question: str, group: str) -> list[EpisodeResult]:
+async def top_episodes(kg: KnowledgeGraph, question: str, group: str) -> list[EpisodeHit]:
     """The ``episodes`` baseline's context: the top episodes of a hybrid episode search."""
     found = await kg.search(question, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=group)
     return list(found.episodes)

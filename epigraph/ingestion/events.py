@@ -113,9 +113,3 @@ class EpisodeUpdated(ProgressEvent):
 class EpisodeFailed(ProgressEvent):
     error: str = ""
     result: EpisodeResult | None = None
-
-
-EVENT_TYPES = (
-    EpisodeSaved, EpisodeWaiting, EntityExtracted, EntityResolved, FactExtracted, FactInvalidated,
-    SummaryUpdated, EpisodeDone, EpisodeUpdated, EpisodeFailed,
-)  # fmt: skip

@@ -25,7 +25,7 @@ from .weights import QWEN_CODER_1_5B, Progress, WeightsSpec, ensure_weights, is_
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
 API_KEY = "local"
 LOCAL_TIMEOUT = 900.0
-"""Seconds one call may take: a long reply at ~14 tokens/s on 2 cores takes minutes."""
+"""Seconds one call may take: a long reply on a small CPU takes minutes."""
 
 __all__ = ["MODEL_NAME", "LocalModel", "ServerState", "WeightsSpec"]
 

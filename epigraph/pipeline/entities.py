@@ -13,7 +13,7 @@ added, and each entity is decided:
   "Jon's business" 0.62, "dance session" / "dance class" 0.77 with all-MiniLM-L6-v2, where names of
   different things reach 0.87: "Melanie's family" / "Melanie's kids"; the model decides);
 - otherwise it is *ambiguous*: kept as a provisional new entity with its candidates (``questions``, at
-  most ``max_entity_candidates``) until the episode's one resolve_episode call (``pipeline.resolution``)
+  most ``max_entity_candidates``) until the episode's one resolve_episode call (``pipeline.resolve_call``)
   answers, and :meth:`EntityResolver.settle` merges it or keeps it. A reply naming an id that was not
   offered is ignored and reported there.
 """
@@ -30,7 +30,7 @@ from ..graph.store import Hit
 from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
-from .names import NameVeto, plausible_duplicate, share_a_word
+from .name_matching import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
 from .state import EpisodeRun
 

@@ -29,14 +29,15 @@ from ..ingestion.events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpd
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp
+from ..prompts.base import Prompt
 from ..prompts.extraction import ExtractedEntity, ExtractedFact, ExtractionInput
 from ..prompts.runtime import PromptResult, stream
 from .context import context_block, context_text, previous_episodes
 from .entities import EntityResolver
 from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts
-from .naming import possessor, titled
-from .resolution import Decision
+from .name_repair import possessor, titled
+from .resolve_call import Decision
 from .speaker import owned, undecided
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
@@ -74,10 +75,12 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
             await _timed(run, "resolve_entities", resolver.finish())
         elif run.options.mode in ("combined", "bulk"):
             _window_failed(run)
-            lines = await _extract_combined(run, resolver, entity_context)
+            combined = cp.ExtractCombinedInput(**_inputs(run, entity_context))
+            lines = await _extract(run, cp.PROMPT, combined, _Reply(run, resolver))
             await _timed(run, "resolve_entities", resolver.finish())
         else:
-            await _extract_entities(run, resolver, entity_context)
+            names = ep.ExtractEntitiesInput(**_inputs(run, entity_context))
+            await _extract(run, ep.PROMPT, names, _Reply(run, resolver))
             lines, _ = await together(
                 _extract_facts(run, resolver.names, fact_context),
                 _timed(run, "resolve_entities", resolver.finish()),
@@ -150,7 +153,7 @@ def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
 class _Reply:
     """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
     speaker's (``speaker.owned``), and a quoted title or a bare possessive as what it names
-    (``naming``). An entity is handed on to the resolver at once, unless whether it is owned depends
+    (``name_repair``). An entity is handed on to the resolver at once, unless whether it is owned depends
     on names later in the reply (``speaker.undecided``: "my dance crew took ..." for "dance"); those,
     and the fact lines, are settled when the reply has ended. A fact-only reply (extract_facts) has no
     resolver: its names are the ``known`` entities'."""
@@ -190,41 +193,26 @@ class _Reply:
         return owned(name, self.text, self.speaker, self.names)
 
 
-async def _extract_entities(run: EpisodeRun, resolver: EntityResolver, context: str) -> None:
+async def _extract(
+    run: EpisodeRun, prompt: Prompt[Any, Any], data: Any, reply: _Reply
+) -> list[ExtractedFact]:
+    """One extraction call, whichever prompt: its lines taken into ``reply`` as they stream, settled when
+    it ends, timed as the prompt's stage; the fact lines returned."""
     started = time.perf_counter()
-    lines = stream(run.llm, ep.PROMPT, ep.ExtractEntitiesInput(**_inputs(run, context)))
-    reply = _Reply(run, resolver)
-    async for entity in lines:
-        reply.take(entity)
-    reply.settle()
+    lines = stream(run.llm, prompt, data)
+    async for line in lines:
+        reply.take(line)
+    facts = reply.settle()
     _absorb(run, lines.result)
-    run.report.stage("extract_entities", started)
+    run.report.stage(prompt.name, started)
+    return facts
 
 
 async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
-    started = time.perf_counter()
-    lines = stream(run.llm, fp.PROMPT, fp.ExtractFactsInput(**_inputs(run, context), entities=names))
-    reply = _Reply(run, None, known=names)
-    async for line in lines:
-        reply.take(line)
-    facts = reply.settle()
-    _absorb(run, lines.result)
-    run.report.stage("extract_facts", started)
-    return facts
-
-
-async def _extract_combined(run: EpisodeRun, resolver: EntityResolver, context: str) -> list[ExtractedFact]:
-    started = time.perf_counter()
-    lines = stream(run.llm, cp.PROMPT, cp.ExtractCombinedInput(**_inputs(run, context)))
-    reply = _Reply(run, resolver)
-    async for line in lines:
-        reply.take(line)
-    facts = reply.settle()
-    _absorb(run, lines.result)
-    run.report.stage("extract_combined", started)
-    return facts
+    data = fp.ExtractFactsInput(**_inputs(run, context), entities=names)
+    return await _extract(run, fp.PROMPT, data, _Reply(run, None, known=names))
 
 
 def _window_failed(run: EpisodeRun) -> None:

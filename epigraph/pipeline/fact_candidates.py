@@ -27,8 +27,8 @@ object and those on the pair are three lists, each best first; each shared endpo
 when their residual cosine reaches ``fact_similarity_floor``), and the pair facts take the remaining
 slots, round robin, at most ``max_fact_candidates``: one ranking over all of them let a busy endpoint
 take every slot. A user's ``relation_families`` put the same-subject facts of a compatible relation first
-in the subject's list. The measurements behind both rules (cosines, the LoCoMo 30 case that ranked 58th
-of 62): docs/decisions/2026-11-25-contradiction-candidates.md.
+in the subject's list. The measurements behind both rules:
+docs/decisions/2026-11-25-contradiction-candidates.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from ..graph.search.fusion import rrf
 from ..graph.store import FactFilter
 from ..graph.temporal import EVERYTHING
 from ..language import LUCENE_STOP_WORDS, singular, words
-from .names import compatible_relations
+from .name_matching import compatible_relations
 from .state import EpisodeRun
 
 Vector = Sequence[float]

@@ -25,8 +25,8 @@ from ..ingestion.events import FactInvalidated
 from .entities import EntityResolver
 from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
 from .facts import DraftFact
-from .names import normalize_text
-from .resolution import Decision, resolve_episode
+from .name_matching import normalize_text
+from .resolve_call import Decision, resolve_episode
 from .state import EpisodeRun
 
 

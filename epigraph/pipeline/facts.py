@@ -24,12 +24,11 @@ from ..prompts.extraction import ExtractedFact
 from .dating import among, sentence_dates, stated_dates, without_iso_dates
 from .entities import EntityResolver
 from .grounding import grounded_facts
-from .names import normalize_relation, normalize_text
+from .name_matching import normalize_relation, normalize_text
 from .ontology import clean_attributes
 from .state import EpisodeRun
 
 _ARTICLES = ("the ", "a ", "an ")
-_NULLS = frozenset({"", "null", "none", "n/a", "unknown", "not specified", "nil"})
 
 
 @dataclass

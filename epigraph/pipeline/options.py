@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..graph.model import utc_now
-from .names import NameVeto, never_same
+from .name_matching import NameVeto, never_same
 from .ontology import Ontology
 from .policy import GroundingPolicy
 
@@ -63,31 +63,30 @@ class IngestOptions:
     """Of each shared endpoint's facts, the closest this many are shown whatever their score."""
     retire_all_guard: int = 0
     """When > 0: a resolve decision that retires EVERY candidate shown for a fact, when at least this
-    many were shown, retires none (reported; ``pipeline.retirements``). The local 1.5B model mostly
-    answered so on a session holding no contradiction; a strong model rarely does, and rightly when a plan
-    done ends every step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
+    many were shown, retires none (reported; ``pipeline.retirements``). The small local model answers so
+    where nothing was contradicted; a strong model rarely does, and rightly when a plan done ends every
+    step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
     docs/decisions/2026-11-25-contradiction-candidates.md)."""
     retire: bool = True
-    """Apply the retirements resolve_episode's decisions ask for. The local 1.5B model's are noise
-    (measured: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md), so its options turn it
-    off (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
+    """Apply the retirements resolve_episode's decisions ask for. The small local model's are noise
+    (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md), so its options turn it off
+    (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
     restatements (a decision that ends a fact saying the same thing) still count as duplicates."""
     resolve: bool = True
     """Ask resolve_episode about the episode's ambiguous names and its facts that have candidates. Off:
     no call; a name the deterministic rules did not match is new, and a fact is a duplicate only when it
     repeats a candidate's endpoints, relation and words (``fact_resolution.deterministic_duplicate``).
-    The local 1.5B model's options turn it off: in 85 calls on LoCoMo 26 and 30 session 1 it answered
-    ``new`` for all 312 names and facts asked but six ``ends`` (never applied, ``retire`` is off), plain
-    restatements included, and the calls were two fifths to one half of its seconds a message
-    (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    The small local model's options turn it off: it answered ``new`` to nearly everything it was asked,
+    plain restatements included, and the call was a large part of its time a message
+    (the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
     dates_stated_only: bool = False
     """A fact line's date must agree with one its own message states (any time expression of it, or
     its present: the reference day); another is left unknown and reported (``dating.stated_dates``).
-    On for the local 1.5B model, which copies the prompt's time words ("since 2019", "last Monday")
+    On for the small local model, which copies the prompt's time words ("since 2019", "last Monday")
     into facts of messages that give no time. Off by default: a model shown earlier messages dates
     from them ("the stories" of the support group it went to "yesterday", a turn before) and infers
-    ("5 years already!": five years ago); on the ingest bench's hand-made answers the check would
-    leave 16 such right dates unknown."""
+    ("5 years already!": five years ago), and the check would leave such right dates unknown (how many:
+    docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
     fact_batch: int = 6
     """New facts per resolve_episode call (each with its own candidate block); an episode with more
     facts to resolve makes further calls of facts only."""
@@ -99,7 +98,7 @@ class IngestOptions:
     summary_mode: SummaryMode = "episode"
     """``episode``: at most one summarize call per episode; ``batch``: one per group at the end of
     ``add_episodes`` / ``ingest`` (entities get composed summaries in between; ``add_episode`` alone
-    then leaves composed summaries, see ``Ingestor.refresh_summaries``); ``off``: composed only.
+    then leaves composed summaries until the entity's next model summary); ``off``: composed only.
     ``add_episodes`` and ``ingest`` use ``batch`` unless told otherwise."""
     summary_compose_max: int = 4
     """An entity with at most this many current facts gets its facts joined as the summary, no model."""
@@ -114,26 +113,26 @@ class IngestOptions:
     """The hallucination check's word lists (``pipeline.policy``: synonyms, types that name no entity):
     replace them, empty them (the name's own words only), or None: no check, every extracted name kept."""
     never_same: NameVeto | None = never_same
-    """Name pairs never offered as duplicates whatever the vectors say (``names.never_same``: different
-    possessors, a possession and its possessor, a lone proper noun and a description mentioning it);
-    a function of your own, or None: no veto."""
+    """Name pairs never offered as duplicates whatever the vectors say (``name_matching.never_same``:
+    different possessors, a possession and its possessor, a lone proper noun and a description mentioning
+    it); a function of your own, or None: no veto."""
 
 
 SMALL_MODEL_RETIRE_ALL_GUARD = 3
 
 
 def small_model_options(**changes: object) -> IngestOptions:
-    """The options the local 1.5B model ingests with unless the caller chooses its own (measured on
-    ``bench/live_bench.py``, LoCoMo 26 and 30 session 1; docs/decisions):
+    """The options the small local model ingests with unless the caller chooses its own (chosen with
+    ``bench/live_bench.py``; the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md):
 
     - no previous-episodes window (``context_tokens=0``): shown earlier messages, it wrote their facts
-      again under the current speaker (entity recall 0.18 with the window, 0.53 without);
+      again under the current speaker;
     - candidates only by meaning (``fact_candidates_always=0``): each fact it is shown is one more
       chance to retire something unrelated, and a fact with no close candidate needs no resolve call;
     - no retirements from its decisions (``retire=False``: they are noise, see that option); its
       blanket ones are refused too when a caller turns them back on (``retire_all_guard``);
     - no resolve_episode call (``resolve=False``): it answered ``new`` to every name and fact it was
-      asked about, duplicates included, and the call was up to half of its time;
+      asked about, duplicates included, and the call was a large part of its time;
     - only dates its message states (``dates_stated_only``): it copied the prompt's time words.
     """
     chosen = IngestOptions(
@@ -149,7 +148,7 @@ def small_model_options(**changes: object) -> IngestOptions:
 
 
 def for_small_model(options: IngestOptions | None = None) -> IngestOptions:
-    """The options to ingest with on the local 1.5B model: ``small_model_options()`` when the caller
+    """The options to ingest with on the small local model: ``small_model_options()`` when the caller
     chose none, else the caller's with its blanket retirements refused (``retire_all_guard`` 3, unless
     the caller set one)."""
     if options is None:

@@ -1,6 +1,6 @@
 """Meaning the pipeline is told rather than computes: the word lists of the hallucination check, as a
 policy a user replaces or switches off (``IngestOptions.grounding``; the name vetoes are
-``IngestOptions.never_same``, :func:`epigraph.pipeline.names.never_same` by default).
+``IngestOptions.never_same``, :func:`epigraph.pipeline.name_matching.never_same` by default).
 
 ::
 
@@ -9,11 +9,10 @@ policy a user replaces or switches off (``IngestOptions.grounding``; the name ve
     IngestOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))  # words only
     IngestOptions(grounding=None)                              # no hallucination check at all
 
-English, and written for chat about people's lives (LoCoMo): another language or domain wants its own.
-Measured on the ingest bench's gold sets (the hand-made answers of LoCoMo 26 and 30, scripted), the
-lists change nothing there: gold names are grounded by their own words; they matter for what a real
-model paraphrases ("Caroline's mother" after "my mom"). The figures, and why no embedding check replaces
-the lists: docs/decisions/2026-11-25-grounding.md.
+English, and written for chat about people's lives: another language or domain wants its own. Names
+grounded by their own words do not need them; they matter for what a real model paraphrases
+("Caroline's mother" after "my mom"). The figures, and why no embedding check replaces the lists:
+docs/decisions/2026-11-25-grounding.md.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 ``resolve_episode`` names, for each new fact, the candidates it ``contradicts``; each one named is retired
 (``invalid_at`` set, ``invalidated_by`` recorded). Run live, a small model names nearly every candidate
-it is shown and retires restatements of the new fact (what the local 1.5B model did:
-docs/decisions/2026-11-25-contradiction-candidates.md). Two checks, both reported in the episode's
+it is shown and retires restatements of the new fact
+(docs/decisions/2026-11-25-contradiction-candidates.md). Two checks, both reported in the episode's
 warnings:
 
 - **a restatement is not a retirement** (always): a candidate whose sentence has the same words as the

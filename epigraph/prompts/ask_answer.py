@@ -6,8 +6,8 @@ names, from the one-call context or an entity lookup) and, last, the running sum
 conversations the facts and episodes come from (a block only when there are some).
 
 The episodes (what was said, in the speakers' words) come before the facts (short dated notes drawn from
-them): with the facts first, the 1.5B model answered "what did X say / do" from a lossy fact line where
-the episode beside it had the words (v7; see docs/decisions/2026-11-25-ask.md).
+them): with the facts first, the small local model answered "what did X say / do" from a lossy fact
+line where the episode beside it had the words (v7; docs/decisions/2026-11-25-ask.md).
 
 The facts block lists each fact with its validity window and whether it still holds "now" (the
 dialog's ``as_of``), so the model answers a question about the past from what held then and never

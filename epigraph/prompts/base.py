@@ -30,7 +30,7 @@ class OutputShape:
     ``per_item`` tokens each, plus ``base`` tokens around them; never fewer than ``floor`` tokens. The
     caller's configured maximum (``EPIGRAPH_LLM_MAX_TOKENS``) stays the ceiling. A prompt whose honest
     answer is a few lines must not be allowed 4,096 tokens: a small model that starts repeating itself
-    runs to the cap (2,700-4,035 tokens at 13 tokens/s on the local 1.5B model, minutes per call).
+    runs to the cap, minutes per call (docs/decisions/2026-11-25-bounded-model-output.md).
     """
 
     per_item: int
@@ -76,24 +76,8 @@ Reasoning = Annotated[str, BeforeValidator(_clip(200)), StringConstraints(max_le
 """A decision's reasoning: one short sentence. The schema says ``maxLength`` 200, so a grammar-constrained
 model must close it there; a longer one from an unconstrained model is clipped, not refused."""
 ShortName = Annotated[str, BeforeValidator(_clip(80)), StringConstraints(max_length=80)]
-"""A name a model proposes (clipped like ``Reasoning``): the local 1.5B model filled a free name field
-with "Melanie, Caroline, Mel, Caroline, Mel, ..." until the token cap."""
-
-
-def every_field_required(schema: dict[str, Any]) -> None:
-    """``json_schema_extra`` of a decision model: the schema the MODEL writes to lists every field as
-    required, ``id`` first, so a grammar built from it (llama.cpp's ``json_schema``) writes them all in
-    that order (the id, the reasoning, then the decision); without it a small model skipped straight to
-    the last field. Parsing still accepts a reply that leaves fields out (their defaults apply)."""
-    properties = schema.get("properties", {})
-    order = sorted(properties, key=lambda name: name != "id")
-    schema["properties"] = {name: properties[name] for name in order}
-    schema["required"] = order
-
-
-def attributes_unless_declared(types_text: str) -> frozenset[str]:
-    """``{"attributes"}`` unless the rendered custom types declare attributes (``grammar_omit``)."""
-    return frozenset() if "Attributes:" in types_text else frozenset({"attributes"})
+"""A name a model proposes (clipped like ``Reasoning``): a small model fills a free name field with a
+list of names until the token cap (docs/decisions/2026-11-25-bounded-model-output.md)."""
 
 
 def words(text: str) -> int:

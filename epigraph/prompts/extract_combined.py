@@ -57,7 +57,7 @@ def names_part(line: str) -> str | None:
 
 def max_facts(text: str) -> int:
     """The most facts an honest reply finds in ``text``: one per six words, plus one (every turn of the
-    LoCoMo 26 and 30 gold sets fits: 177 turns, at most 6 facts in 32 words)."""
+    ingest bench's gold sets fits: docs/decisions/2026-11-25-bounded-model-output.md)."""
     return 1 + words(text) // 6
 
 

@@ -29,7 +29,7 @@ class NameLines:
 
 def max_names(text: str) -> int:
     """The most names an honest list finds in ``text``: one per four words, plus one (the speaker; every
-    turn of the LoCoMo 26 and 30 gold sets fits: 177 turns)."""
+    turn of the ingest bench's gold sets fits: docs/decisions/2026-11-25-bounded-model-output.md)."""
     return 1 + words(text) // 4
 
 

@@ -165,9 +165,9 @@ def read_names(line: str, types: Sequence[str] = ()) -> list[NamePart]:
 def unseen_scripts(text: str) -> str:
     """The wide scripts' character ranges (:data:`_WIDE_SCRIPTS`) when ``text`` has none of their
     characters, as the inside of a GBNF character class; "" when it has some. The grammars bar them from
-    a reply's free text: on English turns the 1.5B model drifted into Chinese mid-line ("thankful for
-    all the support and感恩ness", "[Jon's group's skill and grace in表演]"), words no reader of the turn
-    wrote or can match. A text written in one of them keeps them all."""
+    a reply's free text: on English turns a small model drifts into Chinese mid-line, words no reader of
+    the turn wrote or can match (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md). A text
+    written in one of them keeps them all."""
     if any(low <= ch <= high for ch in text for low, high in _WIDE_SCRIPTS):
         return ""
     return "".join(f"{low}-{high}" for low, high in _WIDE_SCRIPTS)

@@ -13,8 +13,8 @@ The reply is one line per item, in the order asked::
     1 ends 1.1       new fact 1 ends candidate 1.1 (or: 1 same 1.2 / 1 same 1.2 ends 1.3 / 1 new)
 
 A grammar (for endpoints that take one) allows exactly these lines, each naming only the ids offered
-for its item, so a reply is a handful of tokens and never names an id that was not shown. A JSON
-decision with a reasoning took ~60 tokens an item on the local model; a line takes 3-6.
+for its item, so a reply is a handful of tokens and never names an id that was not shown (a JSON
+decision with a reasoning took ten times as many: docs/decisions/2026-11-25-bounded-model-output.md).
 """
 
 from __future__ import annotations

@@ -58,8 +58,8 @@ OutT = TypeVar("OutT")
 _TRUNCATED = "truncated"
 REPEAT_STOP = 1
 """Repeated lines after which a streamed jsonl or lines reply is stopped: a line a reply already holds
-adds nothing, and a small model that repeats one has begun a loop (one ran to its cap, 4,035 tokens);
-the lines before it stand."""
+adds nothing, and a small model that repeats one has begun a loop that runs to its cap; the lines
+before it stand."""
 INVALID_STOP = 2
 """Unreadable lines after which a streamed ``lines`` reply is stopped (one may be a slip of a model
 that takes no grammar; a model held by the grammar writes none)."""

@@ -2,10 +2,10 @@
 ``/openapi.json``, docs at ``/docs`` and ``/redoc``, served offline by :mod:`.docs`), every route under
 ``/v1``.
 
-The app owns the ingestion workers (:mod:`.worker`); its lifespan opens the graph, resumes every group's
-``pending`` episodes and, at shutdown, stops the workers (an interrupted episode stays ``pending`` and is
-resumed at the next start). Errors map to status codes in :mod:`.http_errors`; every body is
-``{"detail": ..., "field": ...}``.
+The app owns the intake into the ingestion queue (:mod:`.intake`); its lifespan opens the graph, resumes
+every group's ``pending`` episodes and, at shutdown, stops the queue's background runs (an interrupted
+episode stays ``pending`` and is resumed at the next start). Errors map to status codes in
+:mod:`.http_errors`; every body is ``{"detail": ..., "field": ...}``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from . import (
 )
 from .auth import Keys
 from .deps import API_VERSION, QUERY_CHECKED, state_of
+from .intake import GroupRegistry, Intake
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
-from .worker import GroupRegistry, Workers
 
 log = logging.getLogger("epigraph.serve")
 
@@ -53,8 +53,8 @@ def create_app(
     """The API over ``kg``. ``groups_file``: where the groups to resume are recorded (None: nowhere,
     for a graph in memory); ``close_graph``: close ``kg`` when the app stops; ``publish``: added episodes
     go to Kafka (``kg.settings.kafka_bootstrap``) for ``epigraph worker`` processes."""
-    workers = Workers(kg, GroupRegistry(groups_file))
-    state = ServerState(kg, keys or Keys({}), limits or Limits(), workers, publish=publish)
+    intake = Intake(kg, GroupRegistry(groups_file))
+    state = ServerState(kg, keys or Keys({}), limits or Limits(), intake, publish=publish)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

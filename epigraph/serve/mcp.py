@@ -1,5 +1,5 @@
 """``epigraph mcp``: the graph as an MCP server (the official MCP Python SDK), over stdio or streamable
-HTTP, with the same keys, groups, limits and ingestion workers as the HTTP API.
+HTTP, with the same keys, groups, limits and intake as the HTTP API.
 
 Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``,
 ``communities``, ``update_communities``, ``conversations``, ``conversation``, ``update_conversations``;
@@ -31,9 +31,9 @@ from ..errors import ConflictError, NotFound, UsageError
 from ..version import __version__
 from . import editing, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
+from .intake import GroupRegistry, Intake
 from .schemas import AskIn, EpisodeIn, LimitExceeded, Limits, Timestamp
 from .service import ServerState, running
-from .worker import GroupRegistry, Workers
 
 T = TypeVar("T")
 
@@ -372,7 +372,7 @@ async def run_mcp(
     """Serve until stopped: ``transport`` is ``stdio`` or ``http`` (streamable HTTP at ``/mcp``)."""
     stdio_key = settings.api_key.get_secret_value() if settings.api_key else None
     kg = KnowledgeGraph(settings)
-    state = ServerState(kg, keys, Limits(), Workers(kg, GroupRegistry(groups_file)))
+    state = ServerState(kg, keys, Limits(), Intake(kg, GroupRegistry(groups_file)))
     own_group = settings.group_id if "group_id" in settings.model_fields_set else None
     async with running(state):
         server = build_server(state, stdio_key, own_group)

@@ -30,8 +30,8 @@ from ..ingestion.runner import ALL
 from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys
+from .intake import Intake
 from .schemas import Accepted, AcceptedEpisode, AskIn, EpisodeIn, LimitExceeded, Limits, checked_inputs
-from .worker import Workers
 
 log = logging.getLogger("epigraph.serve")
 
@@ -47,15 +47,15 @@ class ServerStopping(Exception):
 
 @dataclass
 class ServerState:
-    """What the routes and tools use: the graph, the keys, the limits and the ingestion workers."""
+    """What the routes and tools use: the graph, the keys, the limits and the intake into the queue."""
 
     kg: KnowledgeGraph
     keys: Keys
     limits: Limits
-    workers: Workers
+    intake: Intake
     ready: bool = False
     publish: bool = False
-    """Adds go to Kafka (``kg.enqueue``: ``epigraph worker`` processes ingest them), not to ``workers``."""
+    """Adds go to Kafka (``kg.enqueue``: ``epigraph worker`` processes ingest them), not to ``intake``."""
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the process is told to stop (``epigraph serve``'s signal handler): open event streams
     end at once, before uvicorn's graceful-shutdown wait would cancel them."""
@@ -71,14 +71,14 @@ async def running(state: ServerState, *, close_graph: bool = True) -> AsyncItera
     # under load scans only what requests made (it paused the loop for 100-250 ms before).
     gc.freeze()
     try:
-        resumed = await state.workers.resume()
+        resumed = await state.intake.resume()
         if resumed:
             log.info("resuming the pending episodes of %d group(s)", len(resumed))
         state.ready = True
         yield state
     finally:
         state.ready = False
-        await state.workers.close()
+        await state.intake.close()
         if close_graph:
             await state.kg.close()
         # back in the collector's sight: frozen objects are never freed, and at exit nanobind modules
@@ -98,11 +98,11 @@ async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> A
     if state.publish:
         queued = [AcceptedEpisode(uuid=p.uuid, status="queued") for p in await state.kg.enqueue(inputs)]
         return Accepted(group_id=group_id, episodes=queued)
-    return Accepted.of(group_id, await state.workers.accept(group_id, inputs))
+    return Accepted.of(group_id, await state.intake.accept(group_id, inputs))
 
 
 async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         found = await state.kg.store.get_episode(group_id, uuid)
     if found is None:
         raise EpisodeNotFound(uuid, group_id)
@@ -119,12 +119,12 @@ async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]
 
 async def retry_failed(state: ServerState, group_id: str) -> Accepted:
     """Set the group's failed episodes pending again, in their order; the queue runs them."""
-    return Accepted.of(group_id, await state.workers.retry_failed(group_id))
+    return Accepted.of(group_id, await state.intake.retry_failed(group_id))
 
 
 def events(state: ServerState, group_id: str) -> AsyncGenerator[dict[str, Any], None]:
-    """The group's progress events as they happen (see ``Workers.events``)."""
-    return state.workers.events(group_id)
+    """The group's progress events as they happen (see ``Intake.events``)."""
+    return state.intake.events(group_id)
 
 
 async def episodes(
@@ -136,7 +136,7 @@ async def episodes(
     status: EpisodeStatus | None = None,
     limit: int = 100,
 ) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         found = await state.kg.episodes(
             group_id=group_id, since=since, until=until, status=status, limit=limit
         )
@@ -145,7 +145,7 @@ async def episodes(
 
 async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
     """The group's counts, and how many of its episodes are pending and failed."""
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         counts = asdict(await state.kg.stats(group_id=group_id))
         for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
             found = await state.kg.episodes(group_id=group_id, status=status, limit=ALL)
@@ -166,7 +166,7 @@ async def search(
     limit: int = 10,
 ) -> dict[str, Any]:
     config = recipe(recipe_name) if recipe_name else _SCOPES[scope]
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         results = await state.kg.search(
             query, group_ids=group_id, config=config, as_of=as_of, known_at=known_at,
             include_retired=include_retired, limit=max(1, min(limit, state.limits.max_results)),
@@ -177,7 +177,7 @@ async def search(
 async def entity(
     state: ServerState, group_id: str, name: str, *, as_of: datetime | None = None
 ) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         view = await state.kg.entity(name, as_of=as_of, group_id=group_id)
     return view.to_dict()
 
@@ -194,7 +194,7 @@ def _question(state: ServerState, body: AskIn) -> str:
 async def answer(state: ServerState, group_id: str, body: AskIn) -> dict[str, Any]:
     """The answer in one piece (cited facts and episodes), as a read someone waits on."""
     question = _question(state, body)
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         found = await state.kg.ask(question, streaming=False, as_of=body.as_of, known_at=body.known_at,
                                    group_id=group_id, mode=body.mode)  # fmt: skip
     return found.to_dict()
@@ -208,7 +208,7 @@ def ask(state: ServerState, group_id: str, body: AskIn) -> AsyncIterator[AskChun
 
 
 async def _in_foreground(state: ServerState, chunks: AsyncIterator[AskChunk]) -> AsyncIterator[AskChunk]:
-    async with state.workers.priority.foreground(), aclosing(chunks) as dialog:  # type: ignore[type-var]
+    async with state.intake.priority.foreground(), aclosing(chunks) as dialog:  # type: ignore[type-var]
         async for chunk in dialog:
             yield chunk
 
@@ -228,7 +228,7 @@ def readiness(state: ServerState) -> dict[str, bool]:
 
 async def explore_search(state: ServerState, group_id: str, query: str, *, limit: int = 20) -> dict[str, Any]:
     """What a search finds (retired facts too) and its neighbourhood, as the view's data."""
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         view = await state.kg.explore(query, group_id=group_id, limit=limit)
     return view.to_data()
 
@@ -237,7 +237,7 @@ async def explore_entity(
     state: ServerState, group_id: str, name: str, *, depth: int = 1, around: int = AROUND
 ) -> dict[str, Any]:
     """An entity's neighbourhood (retired facts embedded) as the view's data."""
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         view = await entity_graph(state.kg.store, group_id, name, depth=depth, include_retired=True,
                                   around=around, embedder=state.kg.embedder)  # fmt: skip
     return view.to_data()
@@ -245,7 +245,7 @@ async def explore_entity(
 
 async def explore_facts(state: ServerState, group_id: str, uuids: Sequence[str]) -> dict[str, Any]:
     """Just these facts and their endpoints, as the view's data."""
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         view = await facts_graph(state.kg.store, group_id, list(uuids))
     return view.to_data()
 
@@ -256,7 +256,7 @@ async def explore_facts(state: ServerState, group_id: str, uuids: Sequence[str])
 async def communities(
     state: ServerState, group_id: str, *, as_of: datetime | None = None, known_at: datetime | None = None
 ) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         views = await state.kg.communities(as_of=as_of, known_at=known_at, group_id=group_id)
     return {"group_id": group_id, "communities": [v.to_dict() for v in views]}
 
@@ -272,13 +272,13 @@ async def update_communities(state: ServerState, group_id: str, *, rebuild: bool
 
 
 async def conversations(state: ServerState, group_id: str) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         views = await state.kg.chains(group_id=group_id)
     return {"group_id": group_id, "conversations": [v.to_dict() for v in views]}
 
 
 async def conversation(state: ServerState, group_id: str, key: str, *, limit: int = 50) -> dict[str, Any]:
-    async with state.workers.priority.foreground():
+    async with state.intake.priority.foreground():
         found = await state.kg.conversation(key, group_id=group_id, limit=limit)
     return {"group_id": group_id, **found.to_dict()}
 

@@ -3,7 +3,7 @@ tools, ingested through a model that obeys it (a ScriptedLLM answering as a comp
 
 What holds whatever the model answers: the episode is stored as its speaker said it; a fact retires only
 when it shares an endpoint with a new fact of the episode and the decision names it among that fact's own
-candidates (``pipeline.resolution``: ids not offered for that item are ignored and reported); a name merges
+candidates (``pipeline.resolve_call``: ids not offered for that item are ignored and reported); a name merges
 only into a candidate offered for it; and no other group is read or written.
 """
 

@@ -19,13 +19,13 @@ from epigraph.pipeline.dating import (
 )
 from epigraph.pipeline.facts import outside_names
 from epigraph.pipeline.metering import CallRecord, round_trips
-from epigraph.pipeline.names import (
+from epigraph.pipeline.name_matching import (
     compatible_relations,
     normalize_relation,
     normalize_text,
     plausible_duplicate,
 )
-from epigraph.pipeline.naming import possessor, titled
+from epigraph.pipeline.name_repair import possessor, titled
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
 from epigraph.pipeline.speaker import owned
 from epigraph.prompts.extraction import ExtractedFact

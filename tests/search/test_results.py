@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.graph.search.results import EntityResult, EpisodeResult, FactResult, SearchResults, is_retired
+from epigraph.graph.search.results import EntityResult, EpisodeHit, FactResult, SearchResults, is_retired
 
 ALICE = Entity(
     group_id="g", name="Alice", labels=["Person"], summary="Engineer at Acme.", name_embedding=[1.0, 0.0]
@@ -51,7 +51,7 @@ def results() -> SearchResults:
             FactResult(OLD, ALICE, None, 0.2),
         ),
         entities=(EntityResult(ALICE, 0.7),),
-        episodes=(EpisodeResult(EPISODE, 0.5),),
+        episodes=(EpisodeHit(EPISODE, 0.5),),
         as_of=datetime(2022, 1, 1, tzinfo=UTC),
     )
 

@@ -44,7 +44,7 @@ from .config import (
 from .engine import search
 from .entity import EntityView, RetiredFact, closest_names, entity_view
 from .fusion import Normalization
-from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
+from .results import CommunityResult, EntityResult, EpisodeHit, FactResult, SearchResults
 
 __all__ = [
     "COMBINED",
@@ -74,7 +74,7 @@ __all__ = [
     "CommunityResult",
     "EntityResult",
     "EntityView",
-    "EpisodeResult",
+    "EpisodeHit",
     "FactResult",
     "Fusion",
     "Normalization",

@@ -30,7 +30,7 @@ from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links
 from .entity import resolve_center
 from .filters import Filters, make_filters
-from .results import CommunityResult, EntityResult, EpisodeResult, FactResult, SearchResults
+from .results import CommunityResult, EntityResult, EpisodeHit, FactResult, SearchResults
 from .retrievers import Request, center_distances, retrieve
 from .tasks import gather
 
@@ -102,7 +102,7 @@ async def search(
         recipe=cfg.name,
         facts=tuple(facts),
         entities=tuple(EntityResult(r.item, r.score, r.scores) for r in ranked.get("entities", [])),
-        episodes=tuple(EpisodeResult(r.item, r.score, r.scores) for r in ranked.get("episodes", [])),
+        episodes=tuple(EpisodeHit(r.item, r.score, r.scores) for r in ranked.get("episodes", [])),
         communities=tuple(CommunityResult(r.item, r.score, r.scores) for r in ranked.get("communities", [])),
         as_of=filters.as_of,
         known_at=filters.known_at,

@@ -136,7 +136,10 @@ class EntityResult:
 
 
 @dataclass(frozen=True, slots=True)
-class EpisodeResult:
+class EpisodeHit:
+    """An episode a search found, with its score (what ingesting an episode gave is
+    ``ingestion.events.EpisodeResult``)."""
+
     episode: Episode
     score: float
     scores: Mapping[str, float] = field(default_factory=dict)
@@ -215,7 +218,7 @@ def entities_table(entities: Sequence[EntityResult], title: str = "Entities") ->
     return Table(title, ("score", "name", "labels", "summary"), rows, numeric=frozenset({"score"}))
 
 
-def episodes_table(episodes: Sequence[EpisodeResult], title: str = "Episodes") -> Table:
+def episodes_table(episodes: Sequence[EpisodeHit], title: str = "Episodes") -> Table:
     rows = tuple(
         (fmt_score(r.score), fmt_time(r.episode.reference_time), shorten(r.content, 110)) for r in episodes
     )
@@ -244,7 +247,7 @@ class SearchResults(TableView):
     recipe: str
     facts: tuple[FactResult, ...] = ()
     entities: tuple[EntityResult, ...] = ()
-    episodes: tuple[EpisodeResult, ...] = ()
+    episodes: tuple[EpisodeHit, ...] = ()
     as_of: datetime | None = None
     known_at: datetime | None = None
     include_retired: bool = False
@@ -254,7 +257,7 @@ class SearchResults(TableView):
     def __len__(self) -> int:
         return len(self.facts) + len(self.entities) + len(self.episodes) + len(self.communities)
 
-    def __iter__(self) -> Iterator[FactResult | EntityResult | EpisodeResult | CommunityResult]:
+    def __iter__(self) -> Iterator[FactResult | EntityResult | EpisodeHit | CommunityResult]:
         yield from self.facts
         yield from self.entities
         yield from self.episodes

@@ -70,8 +70,9 @@ class GroupRegistry:
         self.groups.add(group_id)
 
 
-class Workers:
-    """The server's ingestion: ``kg.ingestor``, paced by :attr:`priority`, its events fanned out per group."""
+class Intake:
+    """The server's intake: episodes taken into ``kg.ingestor`` (paced by :attr:`priority`), their
+    progress events fanned out per group."""
 
     def __init__(self, kg: KnowledgeGraph, registry: GroupRegistry, *, queue_size: int = 1000) -> None:
         self.kg, self.registry, self.queue_size = kg, registry, queue_size
