@@ -42,6 +42,7 @@ from ..embed import Embedder
 from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
 from ..graph.store import DeletionResult, GraphStore
 from ..pipeline.bulk import extract_window
+from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
 from ..pipeline.refresh import refresh_summaries
 from ..pipeline.state import Emit, Prefetched
@@ -376,9 +377,9 @@ class Ingestor:
         for index, episode in enumerate(episodes):
             by_group.setdefault(episode.group_id, []).append((index, episode))
         results: list[EpisodeResult] = []
-        async with asyncio.TaskGroup() as tasks:
-            for members in by_group.values():
-                tasks.create_task(self._run_group(members, options, emit, results))
+        # A group's failure that is not its episode's (the store unavailable) stops the batch with that
+        # error itself, not an ExceptionGroup; the other groups' runs are cancelled, their episodes pending.
+        await together(*(self._run_group(members, options, emit, results) for members in by_group.values()))
         await self.after_batch(results, emit)
 
     async def _run_group(

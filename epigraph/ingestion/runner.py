@@ -7,6 +7,10 @@
    (``pipeline.episode.ingest_episode``, the per-episode algorithm), the claim released;
 3. its **status** decided, here and nowhere else: ``done`` by the run's one atomic write (``unless_done``:
    of two writers exactly one takes effect), or ``failed`` with the reason; a ``done`` episode is skipped.
+   When the store itself is unavailable (``StoreUnavailable``: unreachable, or a database still
+   starting) the episode is not the cause: it stays ``pending`` and the error is raised, so nothing of its
+   group runs ahead of it (a ``failed`` one retried later would land after the group's later episodes,
+   out of order: ``bench/fault_bench.py``'s ``neo4j_restart``); the queue's ``StoreRetry`` runs it again.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreUnavailable
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, GraphStore, IngestStore
 from ..pipeline.episode import ingest_episode
@@ -169,6 +173,8 @@ class EpisodeRunner:
         )
         try:
             return await ingest_episode(run)
+        except StoreUnavailable:
+            raise  # the store failed, not the episode: it stays pending (module docstring)
         except Exception as exc:
             job.errors.append(exc)
             reason = f"{type(exc).__name__}: {exc}"

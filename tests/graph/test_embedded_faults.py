@@ -44,7 +44,8 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], capture_output=True)
+        if subprocess.run(["umount", str(mount)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mount)], capture_output=True)  # still busy: detach it
 
 
 def _remount(mount: Path, mode: str) -> None:

@@ -309,6 +309,9 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
         target, uri = Path(path).resolve().as_uri() + "?mode=rw", True
     try:
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=uri)
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"cannot open SQLite database {path!r}: {exc}{why_unwritable(path)}") from exc
+    try:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
         if path != ":memory:":
@@ -322,6 +325,7 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
     except sqlite3.Error as exc:
+        conn.close()  # a file it could not set up (read-only, ...) is not held open
         raise StoreUnavailable(f"cannot open SQLite database {path!r}: {exc}{why_unwritable(path)}") from exc
     return conn
 

@@ -5,8 +5,8 @@
 - ``write``: one ``session.execute_write`` transaction running an async function; the function may run
   more than once (driver retries), so it must not leak state between attempts.
 - Every ``neo4j`` exception becomes a :class:`~epigraph.errors.StoreError`: ``StoreUnavailable`` when the
-  server cannot be reached or refuses the credentials, ``StoreError`` otherwise. Messages name the server
-  and the failure, never the password.
+  server cannot be reached, refuses the credentials or its database is not available (still starting),
+  ``StoreError`` otherwise. Messages name the server and the failure, never the password.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ T = TypeVar("T")
 
 _UNAVAILABLE = (
     nx.ServiceUnavailable,
+    nx.DatabaseUnavailable,  # the server is up but its database is still starting (or stopping)
     nx.SessionExpired,
     nx.AuthError,
     nx.ConnectionAcquisitionTimeoutError,
