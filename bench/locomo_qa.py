@@ -210,7 +210,7 @@ async def ask_graph(
     kg: KnowledgeGraph, row: str, q: Question, group: str, now: str, mode: AskMode, options: AskOptions
 ) -> Row:
     started = time.perf_counter()
-    answer = await kg.ask(q.text, as_of=now, streaming=False, group_id=group, mode=mode, options=options)
+    answer = await kg.group(group).ask(q.text, as_of=now, streaming=False, mode=mode, options=options)
     latency = (time.perf_counter() - started) * 1000
     u = answer.usage
     return Row(
@@ -234,7 +234,7 @@ def conversation_lines(conversation: Conversation, window: int) -> list[str]:
 
 async def top_episodes(kg: KnowledgeGraph, question: str, group: str) -> list[EpisodeHit]:
     """The ``episodes`` baseline's context: the top episodes of a hybrid episode search."""
-    found = await kg.search(question, config=EPISODES_HYBRID, limit=TOP_EPISODES, group_ids=group)
+    found = await kg.group(group).search(question, config=EPISODES_HYBRID, limit=TOP_EPISODES)
     return list(found.episodes)
 
 
@@ -301,7 +301,7 @@ class _AtTemperature:
 
 async def ingest(kg: KnowledgeGraph, conversation: Conversation) -> dict[str, float]:
     """Ingest the turns the store does not hold yet (done ones are skipped by the pipeline)."""
-    stored = await kg.episodes(group_id=conversation.group, limit=len(conversation.turns) + 1000)
+    stored = await kg.group(conversation.group).episodes(limit=len(conversation.turns) + 1000)
     done = {e.name for e in stored if e.status.value == "done"}
     if all(t.name in done for t in conversation.turns):
         return {"ingested_episodes": 0}
@@ -346,7 +346,7 @@ async def gold_graph(
         for t in conversation.turns
         if t.name in covered
     ]
-    stored = await kg.episodes(group_id=group, limit=len(turns) + 1000)
+    stored = await kg.group(group).episodes(limit=len(turns) + 1000)
     if len({e.name for e in stored if e.status.value == "done"}) < len(turns):
         script = GoldScript(gold, load_turns(conversation.path, gold), latency=0.0, chunk_ms=0.0)
         ingestor = Ingestor(kg.store, ScriptedLLM(script), kg.embedder, IngestOptions())

@@ -19,28 +19,20 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterable
-from contextlib import aclosing
-from datetime import datetime
-from typing import Any, Literal, cast, overload
+from collections.abc import Iterable
+from typing import cast
 
-from .ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
-from .facade.corrections import CorrectionMethods
-from .facade.overview import OverviewMethods
-from .facade.reading import ReadingMethods
-from .facade.transfer import TransferMethods
-from .graph.derived import chain_key
+from .facade.group import GroupHandle
 from .graph.store import GraphStore
 from .ingestion.claims import Leases
-from .ingestion.events import EpisodeResult, ProgressEvent
-from .ingestion.ingestor import Ingestor, Item, RemovalResult
+from .ingestion.ingestor import Ingestor, Item
 from .ingestion.pacing import PacedLLM, PacedStore, Priority
 from .local_model import LocalModel
 from .overview import OverviewOptions, Upkeep
-from .pipeline.options import IngestOptions, Mode, for_small_model
+from .pipeline.options import IngestOptions, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
 
@@ -76,14 +68,13 @@ def _local_model(settings: Settings) -> LocalModel | None:
     return LocalModel(settings) if settings.llm_local else None
 
 
-class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, TransferMethods):
+class KnowledgeGraph(GroupHandle):
     """A temporal knowledge graph: ingest episodes, search, explore, ask. An async context manager.
 
-    Its method groups live in :mod:`epigraph.facade`: reading (search, entities, pictures:
-    :class:`~epigraph.facade.reading.ReadingMethods`), communities and conversations
-    (:class:`~epigraph.facade.overview.OverviewMethods`), corrections by hand
-    (:class:`~epigraph.facade.corrections.CorrectionMethods`), export and load
-    (:class:`~epigraph.facade.transfer.TransferMethods`)."""
+    The graph is the handle (:class:`~epigraph.facade.group.GroupHandle`) of its default group
+    (``group_id``, default ``EPIGRAPH_GROUP_ID``): ``kg.add_episode``, ``kg.search``, ``kg.entity``,
+    ``kg.ask`` and the namespaces ``kg.corrections``, ``kg.overview``, ``kg.transfer`` work on it;
+    ``kg.group("alice")`` gives the same methods for another group."""
 
     def __init__(
         self,
@@ -99,7 +90,7 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
         """``overview``: how communities and conversation summaries are built, and whether bulk
         ingestion keeps them up to date (:class:`~epigraph.overview.OverviewOptions`)."""
         self.settings = settings if settings is not None else Settings.from_env()
-        self.group_id = group_id or self.settings.group_id
+        super().__init__(self, group_id or self.settings.group_id)
         self.store = store if store is not None else store_from_settings(self.settings)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._local = _local_model(self.settings) if llm is None else None
@@ -115,7 +106,7 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
         reads someone waits for with ``priority.foreground()``)."""
         self._producer: EpisodeProducer | None = None
         self._opened = False
-        self.overview = overview or OverviewOptions()
+        self.overview_options = overview or OverviewOptions()
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def open(self) -> KnowledgeGraph:
@@ -169,57 +160,17 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
             store = cast(GraphStore, PacedStore(self.store, self.priority))
             llm = PacedLLM(self.llm, self.priority) if self.llm is not None else None
             leases = Leases(seconds=self.settings.claim_seconds)
-            upkeep = Upkeep(self.embedder, self.overview)
+            upkeep = Upkeep(self.embedder, self.overview_options)
             self._ingestor = Ingestor(
                 store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep
             )
         return self._ingestor
 
-    # --- ingestion ------------------------------------------------------------------------------
-    async def add_episode(
-        self,
-        content: str,
-        *,
-        reference_time: datetime,
-        group_id: str | None = None,
-        kind: str = "message",
-        name: str = "",
-        source_description: str = "",
-        episode_id: str | None = None,
-        speaker: str | None = None,
-        mode: Mode | None = None,
-        raise_on_failure: bool = True,
-    ) -> EpisodeResult:
-        """Ingest one episode; returns the episode, its entities, facts, invalidations and report."""
-        await self.open()
-        return await self.ingestor.add_episode(
-            content,
-            group_id=group_id or self.group_id,
-            reference_time=reference_time,
-            kind=kind,
-            name=name,
-            source_description=source_description,
-            episode_id=episode_id,
-            speaker=speaker,
-            mode=mode,
-            raise_on_failure=raise_on_failure,
-        )
-
-    async def add_episodes(self, items: Iterable[Item], *, mode: Mode | None = None) -> list[EpisodeResult]:
-        """Bulk ingestion: groups concurrently, each group's episodes in order; failures come back as
-        results with ``ok == False``."""
-        await self.open()
-        return await self.ingestor.add_episodes(self._grouped(items), mode=mode)
-
-    async def ingest(
-        self, items: Iterable[Item], *, mode: Mode | None = None
-    ) -> AsyncIterator[ProgressEvent]:
-        """Like :meth:`add_episodes`, as an async stream of typed progress events; the last ones, one per
-        group, are :class:`~epigraph.overview.OverviewUpdated` (conversations and communities brought up
-        to date, with their cost)."""
-        await self.open()
-        async for event in self.ingestor.ingest(self._grouped(items), mode=mode):
-            yield event
+    # --- groups and Kafka -------------------------------------------------------------------------
+    def group(self, group_id: str) -> GroupHandle:
+        """The handle of another group of this graph, with every group-scoped method (the graph itself
+        is its default group's): ``await kg.group("alice").search("where does Alice live?")``."""
+        return GroupHandle(self, group_id)
 
     async def enqueue(self, items: Iterable[Item]) -> list[Published]:
         """Hand episodes to ``epigraph worker`` processes through Kafka (``settings.kafka_bootstrap``,
@@ -233,105 +184,3 @@ class KnowledgeGraph(ReadingMethods, OverviewMethods, CorrectionMethods, Transfe
         if self._producer is None:
             self._producer = EpisodeProducer(self.settings.kafka_bootstrap, self.settings.kafka_topic)
         return await self._producer.publish(self._grouped(items))
-
-    async def remove_episode(self, uuid: str, *, group_id: str | None = None) -> RemovalResult:
-        """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh."""
-        await self.open()
-        group = group_id or self.group_id
-        episode = await self.store.get_episode(group, uuid)
-        removed = await self.ingestor.remove_episode(group, uuid)
-        if episode is not None and chain_key(episode.source_description) is not None:
-            await self._conversations().reset(group, episode.source_description)
-        return removed
-
-    async def retry_failed(
-        self, *, group_id: str | None = None, mode: Mode | None = None
-    ) -> list[EpisodeResult]:
-        await self.open()
-        return await self.ingestor.retry_failed(group_id or self.group_id, mode=mode)
-
-    def _grouped(self, items: Iterable[Item]) -> Iterable[Item]:
-        for item in items:
-            if isinstance(item, dict) and not item.get("group_id") and not item.get("group"):
-                yield {**item, "group_id": self.group_id}
-            else:
-                yield item
-
-    # --- asking ---------------------------------------------------------------------------------
-    @overload
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: Literal[True] = True,
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-        mode: AskMode | None = None,
-    ) -> AsyncIterator[AskChunk]: ...
-
-    @overload
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: Literal[False],
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-        mode: AskMode | None = None,
-    ) -> Coroutine[Any, Any, Answer]: ...
-
-    def ask(
-        self,
-        question: str,
-        *,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-        streaming: bool = True,
-        group_id: str | None = None,
-        options: AskOptions | None = None,
-        mode: AskMode | None = None,
-    ) -> AsyncIterator[AskChunk] | Coroutine[Any, Any, Answer]:
-        """Answer ``question`` from the graph, citing the facts (with their validity windows) and episodes
-        used. ``as_of``: answer as of that time (its "now"); ``known_at``: from what the graph knew then.
-
-        ``mode``: ``"context"`` (one context assembled without the model, one answering call),
-        ``"agent"`` (the bounded agent: planned lookups, then the answer) or ``"auto"`` (the context
-        first, the agent when its answer declares that nothing shown answers the question); None:
-        :data:`epigraph.ask.DEFAULT_MODE` (``"auto"``). See :mod:`epigraph.ask.options`.
-
-        ``streaming=True``: ``async for chunk in kg.ask(q)`` yields thought / action / observation /
-        answer / error chunks as they happen (the last one carries citations, usage and latency);
-        ``streaming=False``: ``await kg.ask(q, streaming=False)`` returns one :class:`Answer` with the
-        same content. See :mod:`epigraph.ask`.
-        """
-        ask_mode(mode)  # a bad mode raises here, before anything runs
-        chunks = self._ask(question, as_of, known_at, streaming, group_id, options, mode)
-        return chunks if streaming else collect(question, chunks)
-
-    async def _ask(
-        self,
-        question: str,
-        as_of: datetime | str | None,
-        known_at: datetime | str | None,
-        streaming: bool,
-        group_id: str | None,
-        options: AskOptions | None,
-        mode: AskMode | None,
-    ) -> AsyncIterator[AskChunk]:
-        await self.open()
-        if self.llm is None:
-            raise ConfigError(
-                "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
-                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
-            )
-        chunks = dialog(
-            self.store, self.embedder, self.llm, group_id or self.group_id, question,
-            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming, mode=mode,
-        )  # fmt: skip
-        async with aclosing(chunks) as dialog_chunks:
-            async for chunk in dialog_chunks:
-                yield chunk

@@ -67,7 +67,7 @@ LAYERS: dict[str, int] = {
     "epigraph.ingestion": 4,
     # 5: wiring, and the package surface
     "epigraph.client": 5,
-    "epigraph.facade": 5,  # the method groups KnowledgeGraph is assembled from (client imports them)
+    "epigraph.facade": 5,  # a group's handle and its namespaces (client imports them; KnowledgeGraph is one)
     "epigraph": 5,  # the root __init__ only
     # 6: the ways in
     "epigraph.cli": 6,

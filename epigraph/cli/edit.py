@@ -118,7 +118,7 @@ async def cmd_fact(cli: Cli, args: argparse.Namespace) -> int:
         who = {"author": args.by, "reason": args.reason}
         if action == "add":
             source, relation, target = _words(args, 3, "fact add SOURCE RELATION TARGET")
-            made = await kg.add_fact(
+            made = await kg.corrections.add_fact(
                 source, relation, target, text=args.text, valid_at=_given(_time(args.valid_at), "--valid-at"),
                 invalid_at=_given(_time(args.invalid_at), "--invalid-at"), create=args.create,
                 retires=args.retires, **who,
@@ -126,14 +126,14 @@ async def cmd_fact(cli: Cli, args: argparse.Namespace) -> int:
         else:
             [uuid] = _words(args, 1, f"fact {action} FACT")
             if action == "retire":
-                made = await kg.retire_fact(uuid, at=args.at, **who)
+                made = await kg.corrections.retire_fact(uuid, at=args.at, **who)
             elif action == "edit":
-                made = await kg.edit_fact(
+                made = await kg.corrections.edit_fact(
                     uuid, text=args.text, relation=args.relation, valid_at=_time(args.valid_at),
                     invalid_at=_time(args.invalid_at), **who,
                 )  # fmt: skip
             else:
-                made = await kg.delete_fact(uuid, **who)
+                made = await kg.corrections.delete_fact(uuid, **who)
     return _show(cli, made)
 
 
@@ -144,19 +144,19 @@ async def entity_action(cli: Cli, args: argparse.Namespace) -> int:
         who = {"author": args.by, "reason": args.reason}
         if action == "merge":
             keep, other = _words(args, 2, "entity merge KEEP OTHER")
-            made = await kg.merge_entities(keep, other, **who)
+            made = await kg.corrections.merge_entities(keep, other, **who)
         elif action == "unmerge":
             [name] = _words(args, 1, "entity unmerge NAME")
-            made = await kg.unmerge_entities(name, **who)
+            made = await kg.corrections.unmerge_entities(name, **who)
         else:
             name, new = _words(args, 2, "entity rename NAME NEW")
-            made = await kg.rename_entity(name, new, keep_alias=not args.drop_alias, **who)
+            made = await kg.corrections.rename_entity(name, new, keep_alias=not args.drop_alias, **who)
     return _show(cli, made)
 
 
 async def cmd_corrections(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
-        found = await kg.corrections(entity=args.entity, limit=args.limit)
+        found = await kg.corrections.history(entity=args.entity, limit=args.limit)
     listing = CorrectionList(kg.group_id, found)
     cli.show(listing, listing.records())
     return 0
@@ -164,7 +164,7 @@ async def cmd_corrections(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_undo(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
-        made = await kg.undo(args.correction, author=args.by, reason=args.reason)
+        made = await kg.corrections.undo(args.correction, author=args.by, reason=args.reason)
     return _show(cli, made)
 
 

@@ -40,8 +40,9 @@ async def cmd_communities(cli: Cli, args: argparse.Namespace) -> int:
         update: CommunityUpdate | None = None
         if args.update or args.rebuild:
             require_llm(kg, "communities --update")
-            update = await (kg.build_communities() if args.rebuild else kg.update_communities())
-        views = await kg.communities(as_of=args.as_of, known_at=args.known_at)
+            overview = kg.overview
+            update = await (overview.build_communities() if args.rebuild else overview.update_communities())
+        views = await kg.overview.communities(as_of=args.as_of, known_at=args.known_at)
     if cli.as_json:
         data = {"group_id": kg.group_id, "communities": [v.to_dict() for v in views]}
         cli.print_json({**data, "update": update.to_dict()} if update else data)
@@ -58,16 +59,17 @@ async def cmd_conversations(cli: Cli, args: argparse.Namespace) -> int:
         updates: list[ConversationUpdate] = []
         if args.update:
             require_llm(kg, "conversations --update")
-            updates = await kg.update_conversations([args.key] if args.key else None, rebuild=args.rebuild)
+            keys = [args.key] if args.key else None
+            updates = await kg.overview.update_conversations(keys, rebuild=args.rebuild)
         if args.key:
-            one = await kg.conversation(args.key, limit=args.limit)
+            one = await kg.overview.conversation(args.key, limit=args.limit)
             if cli.as_json:
                 cli.print_json({**one.to_dict(), "updates": [u.to_dict() for u in updates]})
             else:
                 _notes(cli, updates)
                 cli.out.print(conversation_renderable(one))
             return 0
-        views = await kg.chains()
+        views = await kg.overview.conversations()
     if cli.as_json:
         data = {"group_id": kg.group_id, "conversations": [v.to_dict() for v in views]}
         cli.print_json({**data, "updates": [u.to_dict() for u in updates]})

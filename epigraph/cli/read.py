@@ -21,8 +21,6 @@ from . import edit
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg
 
-STATUS_CAP = 100_000
-
 
 def register(command: AddCommand) -> None:
     p = command("search", cmd_search, "hybrid search (current facts unless told otherwise)")
@@ -121,7 +119,7 @@ async def cmd_stats(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         stats = await kg.stats()
         stuck = {
-            f"{s.value}_episodes": len(await kg.episodes(status=s, limit=STATUS_CAP))
+            f"{s.value}_episodes": len(await kg.episodes(status=s, limit=None))
             for s in (EpisodeStatus.FAILED, EpisodeStatus.PENDING)
         }
     where = {"group_id": kg.group_id, "store": cli.settings.store_kind}

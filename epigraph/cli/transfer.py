@@ -40,11 +40,11 @@ async def cmd_export(cli: Cli, args: argparse.Namespace) -> int:
         groups = [g.strip() for g in args.groups.split(",") if g.strip()]
     async with graph(cli, existing=True) as kg:
         if args.file == "-":
-            async for line in kg.export_lines(groups=groups, vectors=args.vectors):
+            async for line in kg.transfer.export_lines(groups=groups, vectors=args.vectors):
                 sys.stdout.write(line + "\n")
             sys.stdout.flush()
             return 0
-        counts = await kg.export(Path(args.file), groups=groups, vectors=args.vectors)
+        counts = await kg.transfer.export(Path(args.file), groups=groups, vectors=args.vectors)
     if cli.as_json:
         cli.print_json({"file": args.file, "counts": counts})
     else:
@@ -55,7 +55,7 @@ async def cmd_export(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_load(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli) as kg:
-        report = await kg.load(Path(args.file), into=args.into)
+        report = await kg.transfer.load(Path(args.file), into=args.into)
     if cli.as_json:
         cli.print_json(_report_dict(report))
     else:

@@ -1,11 +1,12 @@
-"""What every method group of the facade reads from the graph it is part of: the attributes that
-:class:`~epigraph.client.KnowledgeGraph` sets, and its ``open`` and ``ingestor``."""
+"""What a group's handle and its namespaces read of the graph they belong to: the parts
+:class:`~epigraph.client.KnowledgeGraph` wires (a Protocol, so the facade never imports the client)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import Settings
+from ..edit import Editor
 from ..embed import Embedder
 from ..graph.store import GraphStore
 from ..ingestion.ingestor import Ingestor
@@ -14,22 +15,31 @@ from ..pipeline.options import IngestOptions
 from ..prompts.protocol import LLM
 
 
-class GraphParts:
-    """The shared state of the facade's method groups (set by ``KnowledgeGraph.__init__``)."""
+class Graph(Protocol):
+    """The wired parts of one graph, shared by every handle of it."""
 
     settings: Settings
-    group_id: str
     store: GraphStore
     embedder: Embedder
     llm: LLM | None
     options: IngestOptions
-    overview: OverviewOptions
+    overview_options: OverviewOptions
 
     async def open(self) -> Any:
         """Set the store up (once) and start the local model when the settings ask for it."""
-        raise NotImplementedError
 
     @property
     def ingestor(self) -> Ingestor:
         """The graph's one ingestion queue (its group locks serialize corrections with episodes)."""
-        raise NotImplementedError
+
+
+def editor_of(graph: Graph) -> Editor:
+    """The corrections' editor over ``graph``: a correction never runs beside one of the group's episodes
+    (it takes the queue's group lock)."""
+    return Editor(graph.store, graph.embedder, graph.llm, graph.options, lock=graph.ingestor.group_lock)
+
+
+async def opened(graph: Graph) -> Graph:
+    """``graph``, once it is open (every method of a handle begins here)."""
+    await graph.open()
+    return graph

@@ -1,4 +1,4 @@
-"""Export and load (:mod:`epigraph.transfer`), as methods of :class:`~epigraph.client.KnowledgeGraph`:
+"""Export and load (:mod:`epigraph.transfer`), as ``kg.transfer`` (or ``kg.group("alice").transfer``):
 groups as a JSON Lines dump (docs/dump-format.md), and a dump into this graph's store."""
 
 from __future__ import annotations
@@ -10,28 +10,31 @@ from pathlib import Path
 
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
-from .parts import GraphParts
+from .parts import Graph, opened
 
 
-class TransferMethods(GraphParts):
-    """A graph's groups written out as a dump, and a dump loaded in."""
+class Transfer:
+    """The handle's group (or others named) written out as a dump, and a dump loaded in."""
+
+    def __init__(self, graph: Graph, group_id: str) -> None:
+        self._graph, self.group_id = graph, group_id
 
     async def _groups(self, groups: str | Sequence[str] | None) -> list[str]:
         if groups is None:
             return [self.group_id]
         if groups == "*":
-            return await self.store.groups()
+            return await self._graph.store.groups()
         return [groups] if isinstance(groups, str) else list(dict.fromkeys(groups))
 
     async def export_lines(
         self, *, groups: str | Sequence[str] | None = None, vectors: bool = False
     ) -> AsyncGenerator[str, None]:
-        """The dump of ``groups`` (default: this graph's group; ``"*"``: every group) as JSON Lines, line
+        """The dump of ``groups`` (default: the handle's group; ``"*"``: every group) as JSON Lines, line
         by line, from one consistent read of the store (docs/dump-format.md); embeddings with
         ``vectors``."""
-        await self.open()
+        g = await opened(self._graph)
         chosen = await self._groups(groups)
-        lines = export_lines(self.store, chosen, vectors=vectors, embedder=self.embedder)
+        lines = export_lines(g.store, chosen, vectors=vectors, embedder=g.embedder)
         async with aclosing(lines) as dump:
             async for line in dump:
                 yield line
@@ -47,7 +50,8 @@ class TransferMethods(GraphParts):
         """Load a dump (a file, or one already read with ``epigraph.transfer.read``) into this graph's
         store: every line is checked first (InputError naming the line and field), every target group
         must be empty, and each group is written in one transaction. ``into``: load a one-group dump as
-        that group. Embeddings are the dump's when it has this graph's embedder's, else computed."""
-        await self.open()
+        that group (default: the groups the dump names). Embeddings are the dump's when it has this
+        graph's embedder's, else computed."""
+        g = await opened(self._graph)
         dump = source if isinstance(source, Dump) else await asyncio.to_thread(read_dump, Path(source))
-        return await load(self.store, self.embedder, dump, into=into)
+        return await load(g.store, g.embedder, dump, into=into)

@@ -13,6 +13,8 @@ from datetime import datetime
 
 from ..ask import Answer
 from ..client import KnowledgeGraph
+from ..errors import EpisodeNotFound
+from ..facade.group import GroupHandle
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
 from ..graph.search import SearchResults
@@ -35,6 +37,11 @@ class GroupMemory:
     def __post_init__(self) -> None:
         check_group_id(self.group_id)
 
+    @property
+    def group(self) -> GroupHandle:
+        """The graph's handle of the group."""
+        return self.kg.group(self.group_id)
+
     async def remember(
         self,
         content: str,
@@ -47,10 +54,9 @@ class GroupMemory:
         name: str = "",
     ) -> EpisodeResult:
         """Ingest one episode into the group now (it raises when ingestion fails)."""
-        return await self.kg.add_episode(
+        return await self.group.add_episode(
             content,
             reference_time=reference_time,
-            group_id=self.group_id,
             kind=kind.value,
             speaker=speaker,
             source_description=source,
@@ -60,15 +66,17 @@ class GroupMemory:
 
     async def forget(self, episode_uuid: str) -> RemovalResult:
         """Remove an episode: facts only it supported go, facts it retired come back."""
-        return await self.kg.remove_episode(episode_uuid, group_id=self.group_id)
+        return await self.group.remove_episode(episode_uuid)
 
     async def episode(self, uuid: str) -> Episode | None:
-        await self.kg.open()
-        return await self.kg.store.get_episode(self.group_id, uuid)
+        try:
+            return await self.group.episode(uuid)
+        except EpisodeNotFound:
+            return None
 
     async def episodes(self, *, limit: int) -> list[Episode]:
         """The group's latest ``limit`` episodes, oldest first (the group's episode order)."""
-        newest_first = await self.kg.episodes(group_id=self.group_id, limit=limit)
+        newest_first = await self.group.episodes(limit=limit)
         return newest_first[::-1]
 
     async def search(
@@ -79,22 +87,16 @@ class GroupMemory:
         as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> SearchResults:
-        return await self.kg.search(
-            query, group_ids=self.group_id, limit=limit, as_of=as_of, include_retired=include_retired
-        )
+        return await self.group.search(query, limit=limit, as_of=as_of, include_retired=include_retired)
 
     async def ask(self, question: str, *, as_of: datetime | str | None = None) -> Answer:
-        return await self.kg.ask(question, as_of=as_of, group_id=self.group_id, streaming=False)
+        return await self.group.ask(question, as_of=as_of, streaming=False)
 
     async def retire_fact(self, uuid: str, *, at: datetime | str | None, reason: str) -> Correction:
-        return await self.kg.retire_fact(
-            uuid, at=at, author=self.author, reason=reason, group_id=self.group_id
-        )
+        return await self.group.corrections.retire_fact(uuid, at=at, author=self.author, reason=reason)
 
     async def edit_fact(self, uuid: str, *, text: str, reason: str) -> Correction:
-        return await self.kg.edit_fact(
-            uuid, text=text, author=self.author, reason=reason, group_id=self.group_id
-        )
+        return await self.group.corrections.edit_fact(uuid, text=text, author=self.author, reason=reason)
 
 
 async def groups_of(kg: KnowledgeGraph) -> list[str]:

@@ -1,7 +1,8 @@
 """Corrections by hand as they are shown: one line saying what a correction did (:func:`describe`), its
 JSON shapes (:func:`correction_dict`, the short form an entity's view lists; :func:`correction_record`,
 the whole record a correction command answers with) and :class:`CorrectionList`, the listing
-``epigraph corrections`` prints and a notebook shows (``CorrectionList(group_id, await kg.corrections())``).
+``epigraph corrections`` prints and a notebook shows
+(``CorrectionList(group_id, await kg.corrections.history())``).
 """
 
 from __future__ import annotations

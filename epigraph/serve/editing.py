@@ -15,12 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..edit import UNSET
 from ..edit.build import MaybeTime
-from ..edit.refs import require_correction
 from ..graph.corrections import AUTHOR_GIVEN
 from ..present.corrections import correction_dict, correction_record
 from ..transfer import read
 from .schemas import NOT_BLANK, Timestamp
-from .service import ServerState
+from .service import ServerState, group
 
 
 class _Body(BaseModel):
@@ -109,25 +108,25 @@ class UndoIn(Authored):
 
 
 async def add_fact(state: ServerState, group_id: str, body: FactIn) -> dict[str, Any]:
-    made = await state.kg.add_fact(
+    made = await group(state, group_id).corrections.add_fact(
         body.source, body.relation, body.target, text=body.text, valid_at=body.valid_at,
         invalid_at=body.invalid_at, create=body.create, retires=body.retires, author=body.author,
-        reason=body.reason, group_id=group_id,
+        reason=body.reason,
     )  # fmt: skip
     return correction_record(made)
 
 
 async def retire_fact(state: ServerState, group_id: str, uuid: str, body: RetireIn) -> dict[str, Any]:
-    made = await state.kg.retire_fact(
-        uuid, at=body.at, author=body.author, reason=body.reason, group_id=group_id
+    made = await group(state, group_id).corrections.retire_fact(
+        uuid, at=body.at, author=body.author, reason=body.reason
     )
     return correction_record(made)
 
 
 async def edit_fact(state: ServerState, group_id: str, uuid: str, body: FactEdit) -> dict[str, Any]:
-    made = await state.kg.edit_fact(
+    made = await group(state, group_id).corrections.edit_fact(
         uuid, text=body.text, relation=body.relation, valid_at=body.time("valid_at"),
-        invalid_at=body.time("invalid_at"), author=body.author, reason=body.reason, group_id=group_id,
+        invalid_at=body.time("invalid_at"), author=body.author, reason=body.reason,
     )  # fmt: skip
     return correction_record(made)
 
@@ -135,60 +134,62 @@ async def edit_fact(state: ServerState, group_id: str, uuid: str, body: FactEdit
 async def delete_fact(
     state: ServerState, group_id: str, uuid: str, author: str, reason: str = ""
 ) -> dict[str, Any]:
-    made = await state.kg.delete_fact(uuid, author=author, reason=reason, group_id=group_id)
+    made = await group(state, group_id).corrections.delete_fact(uuid, author=author, reason=reason)
     return correction_record(made)
 
 
 async def merge(state: ServerState, group_id: str, body: MergeIn) -> dict[str, Any]:
-    made = await state.kg.merge_entities(
-        body.keep, body.merge, author=body.author, reason=body.reason, group_id=group_id
+    made = await group(state, group_id).corrections.merge_entities(
+        body.keep, body.merge, author=body.author, reason=body.reason
     )
     return correction_record(made)
 
 
 async def unmerge(state: ServerState, group_id: str, body: UnmergeIn) -> dict[str, Any]:
-    made = await state.kg.unmerge_entities(
-        body.entity, author=body.author, reason=body.reason, group_id=group_id
+    made = await group(state, group_id).corrections.unmerge_entities(
+        body.entity, author=body.author, reason=body.reason
     )
     return correction_record(made)
 
 
 async def rename(state: ServerState, group_id: str, body: RenameIn) -> dict[str, Any]:
-    made = await state.kg.rename_entity(
+    made = await group(state, group_id).corrections.rename_entity(
         body.entity, body.name, keep_alias=body.keep_alias, author=body.author, reason=body.reason,
-        group_id=group_id,
     )  # fmt: skip
     return correction_record(made)
 
 
 async def undo(state: ServerState, group_id: str, body: UndoIn) -> dict[str, Any]:
-    made = await state.kg.undo(body.correction, author=body.author, reason=body.reason, group_id=group_id)
+    corrections = group(state, group_id).corrections
+    made = await corrections.undo(body.correction, author=body.author, reason=body.reason)
     return correction_record(made)
 
 
 async def corrections(
     state: ServerState, group_id: str, entity: str | None = None, limit: int = 50
 ) -> dict[str, Any]:
-    found = await state.kg.corrections(entity=entity, limit=limit, group_id=group_id)
+    async with state.intake.priority.foreground():
+        found = await group(state, group_id).corrections.history(entity=entity, limit=limit)
     return {"group_id": group_id, "corrections": [correction_dict(c) for c in found]}
 
 
 async def correction(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
-    return correction_record(await require_correction(state.kg.store, group_id, uuid))
+    async with state.intake.priority.foreground():
+        return correction_record(await group(state, group_id).corrections.get(uuid))
 
 
 async def delete_group(state: ServerState, group_id: str) -> dict[str, Any]:
     """Everything in the group (the caller made sure it is meant: confirm=yes, or the group's id)."""
-    held = await state.kg.delete_group(group_id)
+    held = await group(state, group_id).delete_group()
     return {"group_id": group_id, "deleted": asdict(held)}
 
 
 def export_lines(state: ServerState, group_id: str, vectors: bool) -> AsyncIterator[str]:
-    return state.kg.export_lines(groups=[group_id], vectors=vectors)
+    return group(state, group_id).transfer.export_lines(vectors=vectors)
 
 
 async def load(state: ServerState, group_id: str, text: str) -> dict[str, Any]:
     """Load a dump's one group as ``group_id`` (checked whole first: InputError naming the line)."""
     dump = await asyncio.to_thread(read, text.splitlines(), "body")
-    report = await state.kg.load(dump, into=group_id)
+    report = await group(state, group_id).transfer.load(dump, into=group_id)
     return {"group_id": group_id, **asdict(report)}

@@ -14,8 +14,8 @@ from typing import Any
 
 from ..ask import AskChunk
 from ..client import KnowledgeGraph
-from ..errors import EpisodeNotFound
-from ..explore.gather import AROUND, entity_graph, facts_graph
+from ..explore.gather import AROUND
+from ..facade.group import GroupHandle
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.search import (
     COMBINED,
@@ -26,7 +26,6 @@ from ..graph.search import (
     SearchConfig,
     recipe,
 )
-from ..ingestion.runner import ALL
 from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys
@@ -101,19 +100,21 @@ async def add(state: ServerState, group_id: str, episodes: list[EpisodeIn]) -> A
     return Accepted.of(group_id, await state.intake.accept(group_id, inputs))
 
 
+def group(state: ServerState, group_id: str) -> GroupHandle:
+    """The graph's handle of an (authorized) group: the one way from here to the graph."""
+    return state.kg.group(group_id)
+
+
 async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        found = await state.kg.store.get_episode(group_id, uuid)
-    if found is None:
-        raise EpisodeNotFound(uuid, group_id)
-    return episode_body(found)
+        return episode_body(await group(state, group_id).episode(uuid))
 
 
 async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
     """Delete through the queue, which waits for the group's run in flight."""
-    if await state.kg.store.get_episode(group_id, uuid) is None:
-        raise EpisodeNotFound(uuid, group_id)
-    result = await state.kg.remove_episode(uuid, group_id=group_id)
+    chosen = group(state, group_id)
+    await chosen.episode(uuid)  # EpisodeNotFound (404) before the queue waits for anything
+    result = await chosen.remove_episode(uuid)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
 
 
@@ -137,18 +138,17 @@ async def episodes(
     limit: int = 100,
 ) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        found = await state.kg.episodes(
-            group_id=group_id, since=since, until=until, status=status, limit=limit
-        )
+        found = await group(state, group_id).episodes(since=since, until=until, status=status, limit=limit)
     return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
 
 
 async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
     """The group's counts, and how many of its episodes are pending and failed."""
     async with state.intake.priority.foreground():
-        counts = asdict(await state.kg.stats(group_id=group_id))
+        chosen = group(state, group_id)
+        counts = asdict(await chosen.stats())
         for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
-            found = await state.kg.episodes(group_id=group_id, status=status, limit=ALL)
+            found = await chosen.episodes(status=status, limit=None)
             counts[f"{status.value}_episodes"] = len(found)
     return {"group_id": group_id, **counts}
 
@@ -167,8 +167,8 @@ async def search(
 ) -> dict[str, Any]:
     config = recipe(recipe_name) if recipe_name else _SCOPES[scope]
     async with state.intake.priority.foreground():
-        results = await state.kg.search(
-            query, group_ids=group_id, config=config, as_of=as_of, known_at=known_at,
+        results = await group(state, group_id).search(
+            query, config=config, as_of=as_of, known_at=known_at,
             include_retired=include_retired, limit=max(1, min(limit, state.limits.max_results)),
         )  # fmt: skip
     return results.to_dict()
@@ -178,7 +178,7 @@ async def entity(
     state: ServerState, group_id: str, name: str, *, as_of: datetime | None = None
 ) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        view = await state.kg.entity(name, as_of=as_of, group_id=group_id)
+        view = await group(state, group_id).entity(name, as_of=as_of)
     return view.to_dict()
 
 
@@ -195,15 +195,17 @@ async def answer(state: ServerState, group_id: str, body: AskIn) -> dict[str, An
     """The answer in one piece (cited facts and episodes), as a read someone waits on."""
     question = _question(state, body)
     async with state.intake.priority.foreground():
-        found = await state.kg.ask(question, streaming=False, as_of=body.as_of, known_at=body.known_at,
-                                   group_id=group_id, mode=body.mode)  # fmt: skip
+        found = await group(state, group_id).ask(
+            question, streaming=False, as_of=body.as_of, known_at=body.known_at, mode=body.mode
+        )
     return found.to_dict()
 
 
 def ask(state: ServerState, group_id: str, body: AskIn) -> AsyncIterator[AskChunk]:
     """The dialog's chunks as they happen, as a read someone waits on."""
-    chunks = state.kg.ask(_question(state, body), streaming=True, as_of=body.as_of, known_at=body.known_at,
-                          group_id=group_id, mode=body.mode)  # fmt: skip
+    chunks = group(state, group_id).ask(
+        _question(state, body), streaming=True, as_of=body.as_of, known_at=body.known_at, mode=body.mode
+    )
     return _in_foreground(state, chunks)
 
 
@@ -229,7 +231,7 @@ def readiness(state: ServerState) -> dict[str, bool]:
 async def explore_search(state: ServerState, group_id: str, query: str, *, limit: int = 20) -> dict[str, Any]:
     """What a search finds (retired facts too) and its neighbourhood, as the view's data."""
     async with state.intake.priority.foreground():
-        view = await state.kg.explore(query, group_id=group_id, limit=limit)
+        view = await group(state, group_id).explore(query, limit=limit)
     return view.to_data()
 
 
@@ -238,15 +240,14 @@ async def explore_entity(
 ) -> dict[str, Any]:
     """An entity's neighbourhood (retired facts embedded) as the view's data."""
     async with state.intake.priority.foreground():
-        view = await entity_graph(state.kg.store, group_id, name, depth=depth, include_retired=True,
-                                  around=around, embedder=state.kg.embedder)  # fmt: skip
+        view = await group(state, group_id).subgraph(name, depth=depth, include_retired=True, around=around)
     return view.to_data()
 
 
 async def explore_facts(state: ServerState, group_id: str, uuids: Sequence[str]) -> dict[str, Any]:
     """Just these facts and their endpoints, as the view's data."""
     async with state.intake.priority.foreground():
-        view = await facts_graph(state.kg.store, group_id, list(uuids))
+        view = await group(state, group_id).facts_graph(uuids)
     return view.to_data()
 
 
@@ -257,29 +258,26 @@ async def communities(
     state: ServerState, group_id: str, *, as_of: datetime | None = None, known_at: datetime | None = None
 ) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        views = await state.kg.communities(as_of=as_of, known_at=known_at, group_id=group_id)
+        views = await group(state, group_id).overview.communities(as_of=as_of, known_at=known_at)
     return {"group_id": group_id, "communities": [v.to_dict() for v in views]}
 
 
 async def update_communities(state: ServerState, group_id: str, *, rebuild: bool = False) -> dict[str, Any]:
     """Update (or rebuild) the group's communities: model calls, while ingestion goes on."""
-    update = await (
-        state.kg.build_communities(group_id=group_id)
-        if rebuild
-        else state.kg.update_communities(group_id=group_id)
-    )
+    overview = group(state, group_id).overview
+    update = await (overview.build_communities() if rebuild else overview.update_communities())
     return {"group_id": group_id, "update": update.to_dict(), **await communities(state, group_id)}
 
 
 async def conversations(state: ServerState, group_id: str) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        views = await state.kg.chains(group_id=group_id)
+        views = await group(state, group_id).overview.conversations()
     return {"group_id": group_id, "conversations": [v.to_dict() for v in views]}
 
 
 async def conversation(state: ServerState, group_id: str, key: str, *, limit: int = 50) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        found = await state.kg.conversation(key, group_id=group_id, limit=limit)
+        found = await group(state, group_id).overview.conversation(key, limit=limit)
     return {"group_id": group_id, **found.to_dict()}
 
 
@@ -287,5 +285,5 @@ async def update_conversations(
     state: ServerState, group_id: str, keys: list[str] | None = None, *, rebuild: bool = False
 ) -> dict[str, Any]:
     """Fold new episodes into the summaries of ``keys`` (every conversation with some, when None)."""
-    updates = await state.kg.update_conversations(keys, group_id=group_id, rebuild=rebuild)
+    updates = await group(state, group_id).overview.update_conversations(keys, rebuild=rebuild)
     return {"group_id": group_id, "updates": [u.to_dict() for u in updates]}

@@ -39,7 +39,7 @@ async def current_texts(kg: KnowledgeGraph, name: str, **when: Any) -> set[str]:
 
 async def test_a_fact_added_by_hand_is_dated_sourced_and_in_the_history(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
-    made = await kg.add_fact("Bob", "knows", "caro", text="Bob has known Carol since school.",
+    made = await kg.corrections.add_fact("Bob", "knows", "caro", text="Bob has known Carol since school.",
                              valid_at="2001-09-01", reason="told me at lunch")  # fmt: skip
     assert made.author == "person:alice" and made.operation == CorrectionOp.ADD_FACT
     fact = made.after.facts[0]
@@ -57,7 +57,7 @@ async def test_a_fact_added_by_hand_is_dated_sourced_and_in_the_history(quicksta
     history = bob.to_dict()["corrections"]
     assert history[0]["author"] == "person:alice" and history[0]["reason"] == "told me at lunch"
     assert history[0]["description"] == "added 'Bob has known Carol since school.'"
-    assert [c.uuid for c in await kg.corrections(entity="Carol")] == [made.uuid]
+    assert [c.uuid for c in await kg.corrections.history(entity="Carol")] == [made.uuid]
     found = await kg.search("known since school", limit=3)
     assert fact.uuid in [f.fact.uuid for f in found.facts]
 
@@ -66,21 +66,21 @@ async def test_naming_an_unknown_entity_is_an_error_unless_creating(quickstart: 
     kg = quickstart
     before = await dump_of(kg, corrections=True)
     with pytest.raises(EntityNotFound, match="no entity 'Dave'"):
-        await kg.add_fact("Dave", "lives in", "Berlin")
+        await kg.corrections.add_fact("Dave", "lives in", "Berlin")
     with pytest.raises(UsageError, match="both ends are 'Alice'"):
-        await kg.add_fact("Alice", "knows", "alice")
+        await kg.corrections.add_fact("Alice", "knows", "alice")
     with pytest.raises(UsageError, match="both ends are 'Zed'"):  # one new entity, not two of one name
-        await kg.add_fact("Zed", "knows", "zed", create=True)
+        await kg.corrections.add_fact("Zed", "knows", "zed", create=True)
     with pytest.raises(UsageError, match="relation"):
-        await kg.add_fact("Alice", "!!", "Bob")
+        await kg.corrections.add_fact("Alice", "!!", "Bob")
     with pytest.raises(UsageError, match="valid_at: not an ISO date"):
-        await kg.add_fact("Alice", "knows", "Bob", valid_at="last year")
+        await kg.corrections.add_fact("Alice", "knows", "Bob", valid_at="last year")
     with pytest.raises(UsageError, match="invalid_at"):
-        await kg.add_fact("Alice", "knows", "Bob", valid_at="2024-01-02", invalid_at="2024-01-01")
+        await kg.corrections.add_fact("Alice", "knows", "Bob", valid_at="2024-01-02", invalid_at="2024-01-01")
     with pytest.raises(UsageError, match="author must be kind:name"):
-        await kg.add_fact("Alice", "knows", "Bob", author="a\x01b")
+        await kg.corrections.add_fact("Alice", "knows", "Bob", author="a\x01b")
     assert await dump_of(kg, corrections=True) == before
-    made = await kg.add_fact("Dave", "lives in", "Berlin", create=True, author="team:data")
+    made = await kg.corrections.add_fact("Dave", "lives in", "Berlin", create=True, author="team:data")
     dave = await kg.entity("Dave")
     assert dave.entity.uuid == made.after.entities[0].uuid and made.author == "team:data"
     assert {f.text for f in dave.current} == {"Dave lives in Berlin"}
@@ -90,7 +90,7 @@ async def test_naming_an_unknown_entity_is_an_error_unless_creating(quickstart: 
 async def test_retiring_a_fact_by_hand_keeps_its_past(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
     fact = await fact_named(kg, "Bob teaches at the Sorbonne.")
-    made = await kg.retire_fact(fact.uuid, at="2024-05-01", reason="he retired")
+    made = await kg.corrections.retire_fact(fact.uuid, at="2024-05-01", reason="he retired")
     assert "Bob teaches at the Sorbonne." not in await current_texts(kg, "Bob")
     assert "Bob teaches at the Sorbonne." in await current_texts(
         kg, "Bob", as_of=datetime(2024, 4, 1, tzinfo=UTC)
@@ -102,18 +102,18 @@ async def test_retiring_a_fact_by_hand_keeps_its_past(quickstart: KnowledgeGraph
     assert "person:alice, by hand" in str(view.tables()[1].rows)
     assert view.summary == ""  # no believed fact is left to say
     with pytest.raises(UsageError, match="already retired"):
-        await kg.retire_fact(fact.uuid)
+        await kg.corrections.retire_fact(fact.uuid)
     other = await fact_named(kg, "Carol lives in Berlin.")
     with pytest.raises(UsageError, match="cannot end before"):
-        await kg.retire_fact(other.uuid, at="2020-01-01")
+        await kg.corrections.retire_fact(other.uuid, at="2020-01-01")
     with pytest.raises(FactNotFound):
-        await kg.retire_fact("no-such-fact")
+        await kg.corrections.retire_fact("no-such-fact")
 
 
 async def test_editing_a_fact_rewords_and_redates_it_in_place(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
     fact = await fact_named(kg, "Carol founded Globex in 2019.")
-    made = await kg.edit_fact(fact.uuid, text="Carol founded Globex in 2018.", valid_at="2018-01-01")
+    made = await kg.corrections.edit_fact(fact.uuid, text="Carol founded Globex in 2018.", valid_at="2018-01-01")
     [edited] = await kg.store.get_facts(kg.group_id, [fact.uuid])
     assert edited.text == "Carol founded Globex in 2018." and edited.valid_at == datetime(
         2018, 1, 1, tzinfo=UTC
@@ -125,10 +125,10 @@ async def test_editing_a_fact_rewords_and_redates_it_in_place(quickstart: Knowle
         in (await kg.entity("Globex")).to_dict()["corrections"][0]["description"]
     )
     with pytest.raises(UsageError, match="nothing to change"):
-        await kg.edit_fact(fact.uuid, text="Carol founded Globex in 2018.")
+        await kg.corrections.edit_fact(fact.uuid, text="Carol founded Globex in 2018.")
     with pytest.raises(UsageError, match="before valid_at"):
-        await kg.edit_fact(fact.uuid, invalid_at="2017-01-01")
-    await kg.edit_fact(fact.uuid, valid_at=None)
+        await kg.corrections.edit_fact(fact.uuid, invalid_at="2017-01-01")
+    await kg.corrections.edit_fact(fact.uuid, valid_at=None)
     assert (await kg.store.get_facts(kg.group_id, [fact.uuid]))[0].valid_at is None
 
 
@@ -138,17 +138,17 @@ async def test_deleting_a_fact_restores_what_it_retired_and_undo_takes_it_back(
     kg = quickstart
     before = await dump_of(kg)
     berlin = await fact_named(kg, "Alice lives in Berlin.")
-    made = await kg.delete_fact(berlin.uuid, reason="she never moved")
+    made = await kg.corrections.delete_fact(berlin.uuid, reason="she never moved")
     assert made.operation == CorrectionOp.DELETE_FACT
     assert await kg.store.get_facts(kg.group_id, [berlin.uuid]) == []
     texts = await current_texts(kg, "Alice")
     assert "Alice lives in Paris." in texts and "Alice lives in Berlin." not in texts
-    await kg.undo(made.uuid, author="bob")
+    await kg.corrections.undo(made.uuid, author="bob")
     assert await dump_of(kg) == before
-    kinds = [(c.operation, c.author) for c in await kg.corrections()]
+    kinds = [(c.operation, c.author) for c in await kg.corrections.history()]
     assert kinds == [(CorrectionOp.UNDO, "person:bob"), (CorrectionOp.DELETE_FACT, "person:alice")]
     with pytest.raises(UsageError, match="already undone"):
-        await kg.undo(made.uuid)
+        await kg.corrections.undo(made.uuid)
 
 
 async def test_a_merge_moves_names_facts_and_mentions_and_unmerge_restores_them_exactly(
@@ -159,7 +159,7 @@ async def test_a_merge_moves_names_facts_and_mentions_and_unmerge_restores_them_
     acme = (await kg.entity("Acme")).entity
     globex = await kg.entity("Globex")
     acme_mentions = await kg.store.mentions(kg.group_id, [acme.uuid])
-    made = await kg.merge_entities("Globex", "Acme", reason="the same company")
+    made = await kg.corrections.merge_entities("Globex", "Acme", reason="the same company")
     merged = await kg.entity("acme")  # the old name is an alias now
     assert merged.entity.uuid == globex.entity.uuid and merged.aliases == ["Acme"]
     assert {f.text for f in merged.current} >= {"Acme is located in Paris.", "Carol founded Globex in 2019."}
@@ -170,21 +170,21 @@ async def test_a_merge_moves_names_facts_and_mentions_and_unmerge_restores_them_
         merged.to_dict()["corrections"][0]["description"] == "merged 'Acme' into 'Globex' (2 fact(s) moved)"
     )
 
-    undone = await kg.unmerge_entities("Globex", reason="they are not")
+    undone = await kg.corrections.unmerge_entities("Globex", reason="they are not")
     assert undone.undoes == made.uuid
     assert await dump_of(kg) == before  # entities, facts, mentions, summaries, vectors: all as they were
     with pytest.raises(UsageError, match="nothing was merged into 'Globex'"):
-        await kg.unmerge_entities("Globex")
+        await kg.corrections.unmerge_entities("Globex")
 
 
 async def test_an_undo_refused_after_a_later_change_names_it(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
-    made = await kg.merge_entities("Globex", "Acme")
+    made = await kg.corrections.merge_entities("Globex", "Acme")
     fact = await fact_named(kg, "Acme is located in Paris.")
-    await kg.edit_fact(fact.uuid, text="Acme was located in Paris.")
+    await kg.corrections.edit_fact(fact.uuid, text="Acme was located in Paris.")
     now = await dump_of(kg, corrections=True)
     with pytest.raises(ConflictError, match=f"fact '{fact.uuid}' changed since"):
-        await kg.undo(made.uuid)
+        await kg.corrections.undo(made.uuid)
     assert await dump_of(kg, corrections=True) == now
 
 
@@ -192,28 +192,28 @@ async def test_merge_and_rename_refuse_bad_input(quickstart: KnowledgeGraph, oth
     kg = quickstart
     before = await dump_of(kg, corrections=True)
     with pytest.raises(UsageError, match="are the same entity"):
-        await kg.merge_entities("Carol", "Caro")
+        await kg.corrections.merge_entities("Carol", "Caro")
     with pytest.raises(EntityNotFound, match="no entity 'Globx' in group"):
-        await kg.merge_entities("Globx", "Acme")
+        await kg.corrections.merge_entities("Globx", "Acme")
     elsewhere = (await kg.entity("Acme")).entity.model_copy(update={"group_id": other_group})
     with pytest.raises(UsageError, match="corrections never cross groups"):
-        await kg.merge_entities("Globex", elsewhere)
+        await kg.corrections.merge_entities("Globex", elsewhere)
     with pytest.raises(UsageError, match=r"already names .Globex..*merge the two entities"):
-        await kg.rename_entity("Acme", "globex")
+        await kg.corrections.rename_entity("Acme", "globex")
     with pytest.raises(UsageError, match="nothing to change"):
-        await kg.rename_entity("Acme", "Acme")
+        await kg.corrections.rename_entity("Acme", "Acme")
     assert await dump_of(kg, corrections=True) == before
 
 
 async def test_rename_keeps_the_old_name_as_an_alias(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
-    made = await kg.rename_entity("Sorbonne", "Sorbonne University")
+    made = await kg.corrections.rename_entity("Sorbonne", "Sorbonne University")
     view = await kg.entity("sorbonne")
     assert view.name == "Sorbonne University" and view.aliases == ["Sorbonne"]
     assert view.entity.name_embedding != made.before.entities[0].name_embedding
-    await kg.undo(made.uuid)
+    await kg.corrections.undo(made.uuid)
     assert (await kg.entity("Sorbonne")).aliases == []
-    await kg.rename_entity("Sorbonne", "La Sorbonne", keep_alias=False)
+    await kg.corrections.rename_entity("Sorbonne", "La Sorbonne", keep_alias=False)
     with pytest.raises(EntityNotFound):
         await kg.entity("Sorbonne")
 
@@ -250,7 +250,7 @@ async def test_a_correction_raced_by_a_write_is_built_again(quickstart: Knowledg
     raced = KnowledgeGraph(
         kg.settings, store=interfering, llm=kg.llm, embedder=kg.embedder, group_id=kg.group_id
     )  # type: ignore[arg-type]
-    made = await raced.retire_fact(fact.uuid, at=T)
+    made = await raced.corrections.retire_fact(fact.uuid, at=T)
     assert interfering.applies == 2
     assert made.before.facts[0].text == "Carol lives in Berlin-Mitte."  # built again from the new state
     [retired] = await kg.store.get_facts(kg.group_id, [fact.uuid])

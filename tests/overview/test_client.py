@@ -58,19 +58,19 @@ async def test_bulk_ingestion_folds_each_conversation_and_leaves_communities_alo
     assert all(r.ok for r in results)
     assert len(llm.calls_for("summarize_conversation")) == 1  # one call for the batch's one conversation
     assert llm.calls_for("summarize_communities") == []  # never built: nobody pays for them unasked
-    (view,) = await graph.chains()
+    (view,) = await graph.overview.conversations()
     assert view.key == CHAT and view.unsummarized == 0 and view.summary is not None
-    conversation = await graph.conversation(CHAT)
+    conversation = await graph.overview.conversation(CHAT)
     assert [e.content for e in conversation.episodes] == [f"{a}: hi {b}" for a, b in FAMILY.items()]
     with pytest.raises(ConversationNotFound):
-        await graph.conversation("nothing")
+        await graph.overview.conversation("nothing")
 
-    built = await graph.build_communities()
+    built = await graph.overview.build_communities()
     assert built.rebuilt and len(built.communities) == 1 and len(llm.calls_for("summarize_communities")) == 1
     await graph.add_episodes([turn("Eve: hi Ann", 9)])  # now they exist: the batch updates them
     assert len(llm.calls_for("summarize_communities")) == 2
     assert len(llm.calls_for("summarize_conversation")) == 2
-    (community,) = await graph.communities()
+    (community,) = await graph.overview.communities()
     assert community.size == 4 and community.community.uuid == built.communities[0].uuid
 
 
@@ -78,9 +78,9 @@ async def test_removing_an_episode_resets_its_conversation(kg: tuple[KnowledgeGr
     graph, llm = kg
     results = await graph.add_episodes(family())
     await graph.remove_episode(results[0].episode.uuid)
-    (view,) = await graph.chains()
+    (view,) = await graph.overview.conversations()
     assert view.summary is not None and view.summary.episodes == 0 and view.unsummarized == 2
-    (update,) = await graph.update_conversations()
+    (update,) = await graph.overview.update_conversations()
     assert update.folded == 2 and "Ann: hi Bob" not in str(llm.calls[-1].variables["episodes"])
 
 
@@ -102,11 +102,11 @@ async def test_a_retried_episode_is_folded_in_although_it_was_recorded_first() -
     ) as graph:
         results = await graph.add_episodes(family())
         assert [r.ok for r in results] == [True, False, True]
-        (view,) = await graph.chains()
+        (view,) = await graph.overview.conversations()
         assert view.summary is not None and view.summary.episodes == 2
         retried = await graph.retry_failed()
         assert [r.ok for r in retried] == [True]
-        (view,) = await graph.chains()
+        (view,) = await graph.overview.conversations()
         assert view.summary is not None and view.summary.episodes == 3 and view.unsummarized == 0
         assert llm.calls_for("summarize_conversation")[-1].variables["summary"] == "(none yet)"
 
@@ -120,8 +120,8 @@ async def test_the_batch_ends_the_stream_and_a_lone_episode_ends_no_batch(
     assert sum(isinstance(e, OverviewUpdated) for e in events) == 1  # one group, one batch
     await graph.add_episode("Eve: hi Ann", reference_time=T0 + timedelta(minutes=9), source_description=CHAT)
     assert len(llm.calls_for("summarize_conversation")) == 1  # add_episode alone folds nothing
-    (view,) = await graph.chains()
+    (view,) = await graph.overview.conversations()
     assert view.unsummarized == 1
     await graph.add_episodes([turn("Ann: hi Bob", 10)])  # the next batch of the chain catches it up
-    (view,) = await graph.chains()
+    (view,) = await graph.overview.conversations()
     assert view.unsummarized == 0 and len(llm.calls_for("summarize_conversation")) == 2

@@ -122,7 +122,7 @@ async def test_enqueue_publishes_when_kafka_is_configured(kafka_bootstrap: str, 
         items = [{"content": "Ann: hi", "reference_time": WHEN}, {"content": "Bo: yo", "reference_time": WHEN,
                  "group": "bo"}, *_episodes(1, 2)]  # fmt: skip
         published = await kg.enqueue(items)
-        assert await kg.episodes(group_id="team") == []
+        assert await kg.group("team").episodes() == []
     assert llm.calls == []
     messages = await read_all(kafka_bootstrap, topic, 2)
     assert sorted((m.group, m.uuid) for _, _, _, m in messages) == sorted(
@@ -143,6 +143,6 @@ async def test_enqueue_without_kafka_ingests_here() -> None:
         )
         assert published.partition is None and published.result is not None
         assert published.result.episode.status == EpisodeStatus.DONE
-        [stored] = await kg.episodes(group_id="default")
+        [stored] = await kg.group("default").episodes()
         assert stored.uuid == published.uuid
-        assert [e.uuid for e in await kg.episodes(group_id="bo")] == [other.uuid]
+        assert [e.uuid for e in await kg.group("bo").episodes()] == [other.uuid]

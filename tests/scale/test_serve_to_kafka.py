@@ -48,7 +48,7 @@ async def test_the_add_routes_publish_and_refuse_bad_episodes(
         bad = await http.post("/v1/groups/ann/episodes/batch", headers=KEY, json={"episodes": [
             {"content": "fine", "reference_time": "2024-05-04T10:00:00Z"}, {"content": "no time"},
         ]})  # fmt: skip
-        stored = await kg.episodes(group_id="ann")
+        stored = await kg.group("ann").episodes()
     assert one.status_code == batch.status_code == 202
     accepted = one.json()["episodes"] + batch.json()["episodes"]
     assert [e["status"] for e in accepted] == ["queued"] * 3

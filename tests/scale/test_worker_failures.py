@@ -109,7 +109,7 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
         assert stored["Alice moved to Paris."].status == EpisodeStatus.DONE
         failed = stored["Unanswerable Bob moved to Rome."]
         assert failed.status == EpisodeStatus.FAILED and "cannot be answered" in (failed.error or "")
-        current = await kg.search("Alice lives in", group_ids=group, limit=10)
+        current = await kg.group(group).search("Alice lives in", limit=10)
         assert [f.fact.text for f in current.facts if f.fact.text.startswith("Alice")] == [
             "Alice lives in Lisbon."
         ]
@@ -150,7 +150,7 @@ async def test_a_lane_folds_its_batch_into_the_conversation_not_each_episode(
         running = asyncio.create_task(worker.run(stop))
         folded = 0
         for _ in range(1800):  # up to 180 s: a fresh broker creates its offsets topic first
-            views = await kg.chains(group_id=group)
+            views = await kg.group(group).overview.conversations()
             summary = views[0].summary if views else None
             folded = summary.episodes if summary is not None else 0
             if folded == len(texts) or running.done():

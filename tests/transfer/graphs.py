@@ -92,21 +92,21 @@ async def quickstart_with_corrections(kg: KnowledgeGraph) -> None:
     """The quickstart graph, then a fact added by hand, a merge and its undo, a retirement; then its
     communities."""
     await ingest_quickstart(kg)
-    await kg.add_fact("Bob", "knows", "Carol", valid_at="2001-09-01", author="alice")
-    merge = await kg.merge_entities("Globex", "Acme", author="alice")
-    await kg.undo(merge.uuid, author="bob")
+    await kg.corrections.add_fact("Bob", "knows", "Carol", valid_at="2001-09-01", author="alice")
+    merge = await kg.corrections.merge_entities("Globex", "Acme", author="alice")
+    await kg.corrections.undo(merge.uuid, author="bob")
     sorbonne = next(iter((await kg.entity("Sorbonne")).current))
-    await kg.retire_fact(sorbonne.uuid, at="2024-05-01", author="alice", reason="he retired")
-    await kg.build_communities()
+    await kg.corrections.retire_fact(sorbonne.uuid, at="2024-05-01", author="alice", reason="he retired")
+    await kg.overview.build_communities()
 
 
 async def locomo_with_corrections(kg: KnowledgeGraph) -> None:
     """The tiny LoCoMo graph (its conversation summarized), then a rename and a merge; then its
     communities."""
     await ingest_locomo(kg)
-    await kg.rename_entity("Pixel", "Pixel the cat", author="mia")
-    await kg.merge_entities("Lisbon marathon", "marathon", author="mia", reason="one marathon")
-    await kg.build_communities()  # the conversation's summary was folded by the ingestion itself
+    await kg.corrections.rename_entity("Pixel", "Pixel the cat", author="mia")
+    await kg.corrections.merge_entities("Lisbon marathon", "marathon", author="mia", reason="one marathon")
+    await kg.overview.build_communities()  # the conversation's summary was folded by the ingestion itself
 
 
 BUILDERS = {

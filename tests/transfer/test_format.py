@@ -45,7 +45,7 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
     epigraph must load it, or refuse it saying why (docs/dump-format.md, "Versions")."""
     async with EmbeddedStore(":memory:") as store:
         kg = graph(store, "v1-fixture")
-        report = await kg.load(FIXTURE)
+        report = await kg.transfer.load(FIXTURE)
         assert report.groups == {
             "v1-fixture": {
                 "episode": 2,
@@ -66,11 +66,11 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
         assert [c.operation for c in ana.corrections] == [CorrectionOp.ADD_FACT]
         porto = await kg.entity("Porto")  # renamed by hand; the old name is an alias
         assert porto.name == "Porto, Portugal"
-        await kg.undo(porto.corrections[0].uuid, author="mia")
+        await kg.corrections.undo(porto.corrections[0].uuid, author="mia")
         assert (await kg.entity("Porto")).aliases == []
-        [community] = await kg.communities()
+        [community] = await kg.overview.communities()
         assert community.community.name == "Ana and Braga" and community.size == 2
-        conversation = await kg.conversation("chat:ana")
+        conversation = await kg.overview.conversation("chat:ana")
         assert conversation.summary is not None and conversation.summary.version == 1
         found = await kg.search("where does Ana work")
         assert "Ana works in Braga." in [f.fact.text for f in found.facts]
@@ -80,7 +80,7 @@ async def test_a_dump_is_a_header_records_and_an_end_line(tmp_path: Path) -> Non
     async with EmbeddedStore(":memory:") as store:
         kg = graph(store)
         await ingest_locomo(kg)
-        counts = await kg.export(tmp_path / "g.jsonl")
+        counts = await kg.transfer.export(tmp_path / "g.jsonl")
         lines = [json.loads(line) for line in lines_of(tmp_path / "g.jsonl")]
     head, end = lines[0], lines[-1]
     assert head["record"] == "header" and head["format"] == "epigraph-dump" and head["version"] == VERSION
@@ -162,7 +162,7 @@ async def test_a_malformed_dump_is_refused_with_its_line_and_field_and_nothing_i
     assert (error.file, error.line, error.field) == (str(bad), line, field)
     async with EmbeddedStore(str(tmp_path / "g.db")) as store:
         with pytest.raises(InputError, match=str(bad)):
-            await graph(store, "v1-fixture").load(bad)
+            await graph(store, "v1-fixture").transfer.load(bad)
         assert await store.groups() == []
 
 
@@ -230,18 +230,18 @@ async def test_a_load_writes_nothing_when_one_target_group_holds_data(tmp_path: 
     async with EmbeddedStore(str(tmp_path / "g.db")) as store:
         kg = graph(store, "a")
         await ingest_locomo(kg)
-        await kg.add_fact("Mia", "knows", "Noah")
-        await graph(store, "b").load(FIXTURE, into="b")
-        await kg.export(tmp_path / "both.jsonl", groups=["a", "b"], vectors=True)
+        await kg.corrections.add_fact("Mia", "knows", "Noah")
+        await graph(store, "b").transfer.load(FIXTURE, into="b")
+        await kg.transfer.export(tmp_path / "both.jsonl", groups=["a", "b"], vectors=True)
         held = await store.stats("b")
         await store.delete_group("a")
         with pytest.raises(ConflictError, match="'b' already hold"):
-            await kg.load(tmp_path / "both.jsonl")
+            await kg.transfer.load(tmp_path / "both.jsonl")
         assert await store.stats("a") == StoreStats(0, 0, 0, 0, 0)  # not even the group that was empty
         assert await store.stats("b") == held
         with pytest.raises(UsageError, match="only a one-group dump"):
-            await kg.load(tmp_path / "both.jsonl", into="c")
+            await kg.transfer.load(tmp_path / "both.jsonl", into="c")
         await store.delete_group("b")
-        report = await kg.load(tmp_path / "both.jsonl")
+        report = await kg.transfer.load(tmp_path / "both.jsonl")
         assert report.embeddings == "dump" and set(report.groups) == {"a", "b"}
         assert len(await store.corrections("a")) == 1

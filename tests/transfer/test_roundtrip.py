@@ -49,14 +49,14 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
     try:
         kg = await graph(first, group, name).open()
         await BUILDERS[name][0](kg)
-        await kg.export(dumps[0], vectors=vectors)
+        await kg.transfer.export(dumps[0], vectors=vectors)
         middle = await graph(neo4j, group, name).open()
-        report = await middle.load(dumps[0])
+        report = await middle.transfer.load(dumps[0])
         assert report.embeddings == ("dump" if vectors else "computed")
-        await middle.export(dumps[1], vectors=vectors)
+        await middle.transfer.export(dumps[1], vectors=vectors)
         again = await graph(last, group, name).open()
-        await again.load(dumps[1])
-        await again.export(dumps[2], vectors=vectors)
+        await again.transfer.load(dumps[1])
+        await again.transfer.export(dumps[2], vectors=vectors)
 
         assert records(dumps[0]) == records(dumps[1]) == records(dumps[2])
         kinds = {line["record"] for line in records(dumps[0])}
@@ -68,10 +68,10 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
         moved = graph(last, group, name)
         for ref in ("Bob", "Globex") if name == "quickstart" else ("Mia", "Pixel the cat"):
             assert (await moved.entity(ref)).to_dict() == (await kg.entity(ref)).to_dict()
-        assert await moved.communities() == await kg.communities()
+        assert await moved.overview.communities() == await kg.overview.communities()
         if name == "locomo":
-            [chain] = await kg.chains()
-            assert (await moved.conversation(chain.key)) == (await kg.conversation(chain.key))
+            [chain] = await kg.overview.conversations()
+            assert (await moved.overview.conversation(chain.key)) == (await kg.overview.conversation(chain.key))
         query = "where does Alice live" if name == "quickstart" else "marathon"
         found = [{**(await g.search(query)).to_dict(), "elapsed_ms": None} for g in (moved, kg)]
         assert found[0] == found[1]

@@ -1,0 +1,288 @@
+"""One group of a graph, and every method scoped to it: ``kg.group("alice")`` (the graph itself is the
+handle of its default group, so ``kg.search(...)`` searches that one). Ingestion goes to the graph's one
+queue, reads go through :mod:`epigraph.graph.search` and :mod:`epigraph.explore`, questions through
+:mod:`epigraph.ask`; corrections, the overview (communities, conversations) and transfer (export, load)
+are namespaces of the handle: ``alice.corrections.add_fact(...)``, ``alice.overview.communities()``,
+``alice.transfer.export(path)``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from contextlib import aclosing
+from datetime import datetime
+from typing import Any, Literal, overload
+
+from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
+from ..errors import ConfigError, EpisodeNotFound
+from ..explore import GraphView
+from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
+from ..graph.derived import chain_key
+from ..graph.model import Episode, EpisodeKind, EpisodeStatus, check_group_id
+from ..graph.search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
+from ..graph.store import StoreStats
+from ..ingestion.events import EpisodeResult, ProgressEvent
+from ..ingestion.ingestor import Item, RemovalResult
+from ..ingestion.inputs import EpisodeInput
+from ..ingestion.runner import ALL
+from ..overview import Conversations
+from ..pipeline.options import Mode
+from .corrections import Corrections
+from .overview import Overview
+from .parts import Graph, opened
+from .transfer import Transfer
+
+
+class GroupHandle:
+    """The group ``group_id`` of ``graph``: ingest into it, read it, ask it, correct it, move it."""
+
+    def __init__(self, graph: Graph, group_id: str) -> None:
+        self._graph = graph
+        self.group_id = check_group_id(group_id)
+
+    # --- namespaces ---------------------------------------------------------------------------------
+    @property
+    def corrections(self) -> Corrections:
+        """Corrections by hand: ``add_fact``, ``retire_fact``, ``edit_fact``, ``delete_fact``,
+        ``merge_entities``, ``unmerge_entities``, ``rename_entity``, ``undo``, ``history``, ``get``."""
+        return Corrections(self._graph, self.group_id)
+
+    @property
+    def overview(self) -> Overview:
+        """Communities and conversation summaries: read, built, brought up to date."""
+        return Overview(self._graph, self.group_id)
+
+    @property
+    def transfer(self) -> Transfer:
+        """Export (this group by default) and load a JSON Lines dump."""
+        return Transfer(self._graph, self.group_id)
+
+    # --- ingestion ----------------------------------------------------------------------------------
+    async def add_episode(
+        self,
+        content: str,
+        *,
+        reference_time: datetime,
+        kind: EpisodeKind | str = EpisodeKind.MESSAGE,
+        name: str = "",
+        source_description: str = "",
+        episode_id: str | None = None,
+        speaker: str | None = None,
+        mode: Mode | None = None,
+        raise_on_failure: bool = True,
+    ) -> EpisodeResult:
+        """Ingest one episode into the group; returns the episode, its entities, facts, invalidations
+        and report (the fields are :class:`~epigraph.ingestion.inputs.EpisodeInput`'s)."""
+        g = await opened(self._graph)
+        return await g.ingestor.add_episode(
+            content, group_id=self.group_id, reference_time=reference_time, kind=kind, name=name,
+            source_description=source_description, episode_id=episode_id, speaker=speaker, mode=mode,
+            raise_on_failure=raise_on_failure,
+        )  # fmt: skip
+
+    async def add_episodes(self, items: Iterable[Item], *, mode: Mode | None = None) -> list[EpisodeResult]:
+        """Bulk ingestion (an item that names no ``group_id`` is the handle's group's): groups
+        concurrently, each group's episodes in order; failures come back as results with ``ok == False``."""
+        g = await opened(self._graph)
+        return await g.ingestor.add_episodes(self._grouped(items), mode=mode)
+
+    async def ingest(
+        self, items: Iterable[Item], *, mode: Mode | None = None
+    ) -> AsyncIterator[ProgressEvent]:
+        """Like :meth:`add_episodes`, as an async stream of typed progress events; the last ones, one per
+        group, are :class:`~epigraph.overview.OverviewUpdated` (conversations and communities brought up
+        to date, with their cost)."""
+        g = await opened(self._graph)
+        async for event in g.ingestor.ingest(self._grouped(items), mode=mode):
+            yield event
+
+    async def retry_failed(self, *, mode: Mode | None = None) -> list[EpisodeResult]:
+        """Run again, in order, the group's failed episodes and those left pending by a crash."""
+        g = await opened(self._graph)
+        return await g.ingestor.retry_failed(self.group_id, mode=mode)
+
+    async def remove_episode(self, uuid: str) -> RemovalResult:
+        """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh
+        (its conversation's summary is folded again from the start)."""
+        g = await opened(self._graph)
+        episode = await g.store.get_episode(self.group_id, uuid)
+        removed = await g.ingestor.remove_episode(self.group_id, uuid)
+        if episode is not None and chain_key(episode.source_description) is not None:
+            conversations = Conversations(g.store, g.llm, g.embedder, g.overview_options)
+            await conversations.reset(self.group_id, episode.source_description)
+        return removed
+
+    def _grouped(self, items: Iterable[Item]) -> Iterable[EpisodeInput]:
+        for item in items:
+            if isinstance(item, EpisodeInput):
+                yield item
+            else:  # the file's spelling ("group") is an alias of group_id (EpisodeInput.coerce)
+                named = item.get("group_id") or item.get("group")
+                yield EpisodeInput.coerce({**item, "group_id": named or self.group_id})
+
+    async def delete_group(self) -> StoreStats:
+        """Delete everything of the group (episodes, entities, facts, corrections) in one transaction;
+        returns what it held. Not undoable: export it first (``transfer.export``)."""
+        g = await opened(self._graph)
+        async with g.ingestor.group_lock(self.group_id):
+            return await g.store.delete_group(self.group_id)
+
+    # --- reading ------------------------------------------------------------------------------------
+    async def episode(self, uuid: str) -> Episode:
+        """One episode with its status, error and report; :class:`~epigraph.errors.EpisodeNotFound`
+        when the group has none so named."""
+        found = await (await opened(self._graph)).store.get_episode(self.group_id, uuid)
+        if found is None:
+            raise EpisodeNotFound(uuid, self.group_id)
+        return found
+
+    async def episodes(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: EpisodeStatus | None = None,
+        limit: int | None = 100,
+    ) -> list[Episode]:
+        """The group's episodes whose reference time is in ``[since, until)``, newest first (``limit``
+        None: every one)."""
+        g = await opened(self._graph)
+        return await g.store.episodes(
+            self.group_id, since=since, until=until, status=status, limit=ALL if limit is None else limit
+        )
+
+    async def stats(self) -> StoreStats:
+        """Counts of the group's episodes, entities, facts and mentions."""
+        return await (await opened(self._graph)).store.stats(self.group_id)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: str | Sequence[str] | None = None,
+        config: SearchConfig = DEFAULT,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        include_retired: bool = False,
+        limit: int | None = None,
+        labels: str | Iterable[str] | None = None,
+        relations: str | Iterable[str] | None = None,
+        center: str | Sequence[str] | None = None,
+        during: tuple[datetime | str | None, datetime | str | None] | None = None,
+    ) -> SearchResults:
+        """Hybrid search of the group (or ``group_ids``); by default only facts valid now.
+
+        ``as_of``: facts true then (event time); ``known_at``: as the graph knew it then (system time);
+        ``include_retired``: every fact, with its interval; ``labels``: entities with one of these labels
+        (facts: an endpoint with one); ``relations``: facts with one of these relations; ``center``: entity
+        uuids or names to rank around; ``during=(start, end)``: facts valid at some time in it, episodes
+        of it; ``limit``: results per kind; ``group_ids``: search these groups instead (several at once).
+        See :func:`epigraph.graph.search.search`."""
+        g = await opened(self._graph)
+        return await search(
+            g.store, g.embedder, query, group_ids=group_ids or self.group_id, config=config, as_of=as_of,
+            known_at=known_at, include_retired=include_retired, limit=limit, labels=labels,
+            relations=relations, center=center, during=during,
+        )  # fmt: skip
+
+    async def entity(self, name_or_uuid: str, *, as_of: datetime | str | None = None) -> EntityView:
+        """Summary, aliases, current facts, retired history and mentioning episodes of one entity; with
+        ``as_of``, as it was then (the facts current then, the history by then, the episodes said by
+        then)."""
+        g = await opened(self._graph)
+        return await entity_view(g.store, self.group_id, name_or_uuid, embedder=g.embedder, as_of=as_of)
+
+    async def subgraph(
+        self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, around: int = AROUND
+    ) -> GraphView:
+        """The facts around an entity as an interactive view (a notebook cell, ``.save("x.html")``; a
+        static picture with ``.save("x.svg")``). Retired facts are embedded for the time slider and drawn
+        at first only with ``include_retired``; ``around``: how many neighbourhood facts to embed."""
+        g = await opened(self._graph)
+        return await entity_graph(g.store, self.group_id, name_or_uuid, depth=depth,
+                                  include_retired=include_retired, around=around,
+                                  embedder=g.embedder)  # fmt: skip
+
+    async def explore(self, query: str, *, limit: int = 20) -> GraphView:
+        """What a search finds (retired facts too, dashed) and its neighbourhood, as an interactive view."""
+        g = await opened(self._graph)
+        return await search_graph(g.store, g.embedder, self.group_id, query, limit=limit)
+
+    async def facts_graph(self, uuids: Sequence[str]) -> GraphView:
+        """Just these facts and their endpoints as an interactive view (e.g. the facts an answer cited)."""
+        return await facts_graph((await opened(self._graph)).store, self.group_id, list(uuids))
+
+    # --- asking -------------------------------------------------------------------------------------
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: Literal[True] = True,
+        options: AskOptions | None = None,
+        mode: AskMode | None = None,
+    ) -> AsyncIterator[AskChunk]: ...
+
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: Literal[False],
+        options: AskOptions | None = None,
+        mode: AskMode | None = None,
+    ) -> Coroutine[Any, Any, Answer]: ...
+
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        streaming: bool = True,
+        options: AskOptions | None = None,
+        mode: AskMode | None = None,
+    ) -> AsyncIterator[AskChunk] | Coroutine[Any, Any, Answer]:
+        """Answer ``question`` from the group's graph, citing the facts (with their validity windows) and
+        episodes used. ``as_of``: answer as of that time (its "now"); ``known_at``: from what the graph
+        knew then.
+
+        ``mode``: ``"context"`` (one context assembled without the model, one answering call),
+        ``"agent"`` (the bounded agent: planned lookups, then the answer) or ``"auto"`` (the context
+        first, the agent when its answer declares that nothing shown answers the question); None:
+        :data:`epigraph.ask.DEFAULT_MODE` (``"auto"``). See :mod:`epigraph.ask.options`.
+
+        ``streaming=True``: ``async for chunk in kg.ask(q)`` yields thought / action / observation /
+        answer / error chunks as they happen (the last one carries citations, usage and latency);
+        ``streaming=False``: ``await kg.ask(q, streaming=False)`` returns one :class:`Answer` with the
+        same content. See :mod:`epigraph.ask`.
+        """
+        ask_mode(mode)  # a bad mode raises here, before anything runs
+        chunks = self._ask(question, as_of, known_at, streaming, options, mode)
+        return chunks if streaming else collect(question, chunks)
+
+    async def _ask(
+        self,
+        question: str,
+        as_of: datetime | str | None,
+        known_at: datetime | str | None,
+        streaming: bool,
+        options: AskOptions | None,
+        mode: AskMode | None,
+    ) -> AsyncIterator[AskChunk]:
+        g = await opened(self._graph)
+        if g.llm is None:
+            raise ConfigError(
+                "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
+                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
+            )
+        chunks = dialog(
+            g.store, g.embedder, g.llm, self.group_id, question,
+            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming, mode=mode,
+        )  # fmt: skip
+        async with aclosing(chunks) as dialog_chunks:
+            async for chunk in dialog_chunks:
+                yield chunk
