@@ -33,7 +33,7 @@ async def test_messages_become_episodes_and_read_back_in_order(kg: KnowledgeGrap
         (AIMessage, "Noted: Paris."),
         (HumanMessage, SAID["berlin"]),
     ]
-    episodes = await kg.episodes(group_id="alice")
+    episodes = await kg.group("alice").episodes()
     assert {e.uuid for e in episodes} == {m.additional_kwargs["episode_uuid"] for m in messages}
     assert {e.source_description for e in episodes} == {"chat-1"}
     found = await kg.search("where does Alice live", group_ids="alice", include_retired=True)
@@ -46,7 +46,7 @@ async def test_a_human_message_keeps_its_speaker(kg: KnowledgeGraph) -> None:
     first, second = await history.aget_messages()
     assert (first.name, first.content) == ("Alice", SAID["acme"])
     assert (second.name, second.content) == (None, "hello")
-    assert [e.content for e in (await kg.episodes(group_id="team"))[::-1]] == [
+    assert [e.content for e in (await kg.group("team").episodes())[::-1]] == [
         f"Alice: {SAID['acme']}",
         "user: hello",
     ]
@@ -120,7 +120,7 @@ async def test_the_retriever_returns_facts_with_their_windows(kg: KnowledgeGraph
     lisbon = now[LISBON]
     assert lisbon["valid_at"] == "2024-02-01T00:00:00+00:00" and lisbon["invalid_at"] is None
     assert (lisbon["source"], lisbon["relation"], lisbon["target"]) == ("Alice", "LIVES_IN", "Lisbon")
-    episodes = {e.uuid: e.content for e in await kg.episodes(group_id="alice")}
+    episodes = {e.uuid: e.content for e in await kg.group("alice").episodes()}
     assert [episodes[u] for u in lisbon["episodes"]] == [f"Alice: {SAID['lisbon']}"]
     assert docs[0].id == docs[0].metadata["uuid"]
 

@@ -33,7 +33,7 @@ async def test_put_get_replace_delete(kg: KnowledgeGraph) -> None:
     assert (await store.aget(ALICE, "home")).value == NOTES["lisbon"]  # type: ignore[union-attr]
     found = await kg.search("Alice lives", group_ids="memories.alice", include_retired=True)
     assert [f.text for f in found.facts] == [LISBON]
-    assert len(await kg.episodes(group_id="memories.alice")) == 1
+    assert len(await kg.group("memories.alice").episodes()) == 1
 
     await store.adelete(ALICE, "home")
     assert await store.aget(ALICE, "home") is None
@@ -64,7 +64,7 @@ async def test_namespaces_are_the_graphs_groups(kg: KnowledgeGraph) -> None:
     store = EpigraphStore(kg)
     await store.aput(ALICE, "a", NOTES["paris"])
     await store.aput(("memories", "bob", "work"), "b", NOTES["acme"])
-    await kg.add_episode(f"Alice: {SAID['acme']}", reference_time=utc_now(), group_id="chat")
+    await kg.group("chat").add_episode(f"Alice: {SAID['acme']}", reference_time=utc_now())
 
     assert await store.alist_namespaces() == [("chat",), ("memories", "alice"), ("memories", "bob", "work")]
     assert await store.alist_namespaces(prefix=("memories",), max_depth=2) == [
