@@ -113,7 +113,9 @@ async def test_retiring_a_fact_by_hand_keeps_its_past(quickstart: KnowledgeGraph
 async def test_editing_a_fact_rewords_and_redates_it_in_place(quickstart: KnowledgeGraph) -> None:
     kg = quickstart
     fact = await fact_named(kg, "Carol founded Globex in 2019.")
-    made = await kg.corrections.edit_fact(fact.uuid, text="Carol founded Globex in 2018.", valid_at="2018-01-01")
+    made = await kg.corrections.edit_fact(
+        fact.uuid, text="Carol founded Globex in 2018.", valid_at="2018-01-01"
+    )
     [edited] = await kg.store.get_facts(kg.group_id, [fact.uuid])
     assert edited.text == "Carol founded Globex in 2018." and edited.valid_at == datetime(
         2018, 1, 1, tzinfo=UTC

@@ -71,7 +71,9 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
         assert await moved.overview.communities() == await kg.overview.communities()
         if name == "locomo":
             [chain] = await kg.overview.conversations()
-            assert (await moved.overview.conversation(chain.key)) == (await kg.overview.conversation(chain.key))
+            assert (await moved.overview.conversation(chain.key)) == (
+                await kg.overview.conversation(chain.key)
+            )
         query = "where does Alice live" if name == "quickstart" else "marathon"
         found = [{**(await g.search(query)).to_dict(), "elapsed_ms": None} for g in (moved, kg)]
         assert found[0] == found[1]
