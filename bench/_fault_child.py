@@ -67,8 +67,9 @@ async def ingest(kg: KnowledgeGraph, rows: list[dict[str, Any]]) -> list[Episode
     results = []
     for row in rows:
         when = datetime.fromisoformat(row["reference_time"])
-        results.append(await kg.add_episode(row["content"], reference_time=when, group_id=row["group"],
-                                            episode_id=row["id"], raise_on_failure=False))  # fmt: skip
+        group = kg.group(row["group"])
+        results.append(await group.add_episode(row["content"], reference_time=when, episode_id=row["id"],
+                                               raise_on_failure=False))  # fmt: skip
     return results
 
 

@@ -68,7 +68,7 @@ async def test_an_agent_remembers_then_searches(kg: KnowledgeGraph) -> None:
     assert final.startswith(f"Noted. - {ACME} (valid 2021-05-01 → now; id ")
     remembered = tool_outputs(server.chat_requests[-1].body)[0]
     assert remembered.startswith("remembered (episode ") and ACME in remembered
-    (episode,) = await kg.episodes(group_id="alice")
+    (episode,) = await kg.group("alice").episodes()
     assert episode.content == f"Alice: {SAID['acme']}"
     offered = {t["function"]["name"] for t in server.chat_requests[0].body["tools"]}
     assert offered == {"remember", "search", "ask", "correct"}
@@ -76,7 +76,7 @@ async def test_an_agent_remembers_then_searches(kg: KnowledgeGraph) -> None:
 
 async def test_an_agent_asks_and_corrects_by_the_id_it_read(kg: KnowledgeGraph) -> None:
     for topic in ("paris", "berlin", "lisbon"):
-        await kg.add_episode(f"Alice: {SAID[topic]}", reference_time=utc_now(), group_id="alice")
+        await kg.group("alice").add_episode(f"Alice: {SAID[topic]}", reference_time=utc_now())
 
     def model(body: dict[str, Any]) -> Reply:
         done = tool_outputs(body)
@@ -103,5 +103,5 @@ async def test_an_agent_asks_and_corrects_by_the_id_it_read(kg: KnowledgeGraph) 
     assert LISBON not in [r.fact.text for r in found.facts]
     then = await kg.search("Alice lives", group_ids="alice", as_of="2023-01-01")
     assert BERLIN in [r.fact.text for r in then.facts]
-    (log,) = await kg.corrections(group_id="alice")
+    (log,) = await kg.group("alice").corrections.history()
     assert log.author == "agent:assistant" and log.reason == "she moved back"

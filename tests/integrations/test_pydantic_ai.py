@@ -39,7 +39,7 @@ def replies(messages: list[ModelMessage]) -> list[str]:
 
 
 async def test_a_scripted_model_remembers_searches_the_past_and_is_told_to_retry(kg: KnowledgeGraph) -> None:
-    await kg.add_episode(f"Alice: {SAID['paris']}", reference_time=utc_now(), group_id="alice")
+    await kg.group("alice").add_episode(f"Alice: {SAID['paris']}", reference_time=utc_now())
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         done = replies(messages)
@@ -63,13 +63,13 @@ async def test_a_scripted_model_remembers_searches_the_past_and_is_told_to_retry
     assert f"no longer true:\n- {PARIS} (valid 2020-03-01 → 2022-01-10; id " in remembered
     assert re.fullmatch(rf"- {re.escape(PARIS)} \(valid 2020-03-01 → 2022-01-10; id [\w-]+\)", past)
     assert retried.startswith("retry: ") and "last year" in retried
-    latest = (await kg.episodes(group_id="alice", limit=1))[0]
+    latest = (await kg.group("alice").episodes(limit=1))[0]
     assert latest.content == f"Alice: {SAID['berlin']}"
 
 
 async def test_pydantic_ais_test_model_calls_the_tools(kg: KnowledgeGraph) -> None:
     agent = Agent(TestModel(call_tools=["remember", "ask"]), toolsets=[memory_toolset(kg, "notes")])
     result = await agent.run("remember this")
-    episodes = await kg.episodes(group_id="notes")
+    episodes = await kg.group("notes").episodes()
     assert len(episodes) == 1 and episodes[0].kind == "text"
     assert "remember" in result.output and "ask" in result.output  # TestModel's summary of the calls

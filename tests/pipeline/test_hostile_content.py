@@ -76,7 +76,7 @@ async def _facts(kg: KnowledgeGraph) -> dict[str, Fact]:
 
 async def _dump(kg: KnowledgeGraph, group_id: str) -> list[str]:
     """A group's dump without its header (which holds the time of the export)."""
-    return [line async for line in kg.export_lines(groups=group_id)][1:]
+    return [line async for line in kg.transfer.export_lines(groups=group_id)][1:]
 
 
 def _compromised_resolution(foreign: list[str]):  # type: ignore[no-untyped-def]
