@@ -51,7 +51,7 @@ async def test_a_dump_naming_another_group_loads_only_as_the_group_asked_for(
 ) -> None:
     victim = dump_of(other_group)
     try:
-        report = await graph(store, group).load(read(text_of(victim).splitlines(), "f.jsonl"), into=group)
+        report = await graph(store, group).transfer.load(read(text_of(victim).splitlines(), "f.jsonl"), into=group)
         assert report.renamed == {other_group: group} and report.groups[group]["entity"] == 3
         assert await held(store, other_group) == 0, "the group the file names was not written"
         assert await held(store, group) == 3 + 2 + 3 + 5 + 2
@@ -69,7 +69,7 @@ async def test_a_record_of_a_group_the_header_does_not_name_is_refused_before_an
     number = next(i for i, r in enumerate(lines) if r["record"] == "entity")
     lines[number]["group_id"] = other_group
     with pytest.raises(InputError) as refused:
-        await graph(store, group).load(read(text_of(lines).splitlines(), "f.jsonl"))
+        await graph(store, group).transfer.load(read(text_of(lines).splitlines(), "f.jsonl"))
     assert (refused.value.line, refused.value.field) == (number + 1, "group_id")
     assert other_group in str(refused.value)
     assert (await held(store, group), await held(store, other_group)) == (0, 0)
@@ -85,7 +85,7 @@ async def test_a_correction_holding_records_of_another_group_is_refused(
     lines[number][side]["entities"][0]["group_id"] = other_group
     for into in (None, group):
         with pytest.raises(InputError) as refused:
-            await graph(store, group).load(read(text_of(lines).splitlines(), "f.jsonl"), into=into)
+            await graph(store, group).transfer.load(read(text_of(lines).splitlines(), "f.jsonl"), into=into)
         assert refused.value.line == number + 1
         assert refused.value.field == f"{side}.entities.0.group_id"
         assert other_group in str(refused.value)
