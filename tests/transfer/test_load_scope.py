@@ -51,7 +51,9 @@ async def test_a_dump_naming_another_group_loads_only_as_the_group_asked_for(
 ) -> None:
     victim = dump_of(other_group)
     try:
-        report = await graph(store, group).transfer.load(read(text_of(victim).splitlines(), "f.jsonl"), into=group)
+        report = await graph(store, group).transfer.load(
+            read(text_of(victim).splitlines(), "f.jsonl"), into=group
+        )
         assert report.renamed == {other_group: group} and report.groups[group]["entity"] == 3
         assert await held(store, other_group) == 0, "the group the file names was not written"
         assert await held(store, group) == 3 + 2 + 3 + 5 + 2
