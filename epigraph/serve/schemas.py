@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..ask import DEFAULT_MODE, AskMode
+from ..errors import InputError
 from ..graph.derived import CHAIN_KEY_RE
 from ..graph.model import Episode, EpisodeKind
 from ..graph.search import RECIPES
@@ -112,16 +113,8 @@ class EpisodeIn(BaseModel):
     id: str | None = Field(default=None, description="your own id: re-adding it is a no-op")
 
     def to_input(self, group_id: str) -> EpisodeInput:
-        return EpisodeInput(
-            content=self.content,
-            reference_time=self.reference_time,
-            group_id=group_id,
-            kind=self.kind,
-            speaker=self.speaker,
-            name=self.name,
-            source_description=self.source,
-            episode_id=self.id,
-        )
+        """The library's input: the fields of an episode file's line (``FIELDS``), read the same way."""
+        return EpisodeInput.coerce({**self.model_dump(), "group_id": group_id})
 
 
 class EpisodeBatch(BaseModel):
@@ -143,7 +136,7 @@ def checked_inputs(group_id: str, episodes: list[EpisodeIn], limits: Limits) -> 
         try:
             out.append(episode.to_input(group_id))
             out[-1].to_episode()  # the model's own checks (ids, names), before anything is stored
-        except ValueError as exc:
+        except (ValueError, InputError) as exc:
             raise LimitExceeded(422, f"episodes[{i}]", str(exc).splitlines()[0]) from None
     return out
 

@@ -3,7 +3,9 @@ namespaces (corrections, overview, transfer) follow the handle's group; the faca
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +21,8 @@ from epigraph.facade.group import GroupHandle
 from epigraph.facade.overview import Overview
 from epigraph.facade.transfer import Transfer
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.ingestion.inputs import FIELDS, EpisodeInput, parse_episode_lines
+from epigraph.serve.schemas import EpisodeIn
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import read
 from tests.edit.conftest import DIM, ingest_quickstart, quickstart_llm
@@ -94,3 +98,14 @@ def test_the_group_is_said_once_not_defaulted_everywhere() -> None:
     pattern = re.compile(r"group_id or self\.group_id")
     found = [p.name for p in PACKAGE.rglob("*.py") for _ in pattern.finditer(p.read_text("utf-8"))]
     assert len(found) <= 2, found
+
+
+def test_the_http_episode_is_an_episode_files_line_without_its_group() -> None:
+    """One episode, one set of fields: the HTTP body is the file's line minus the group (in the path),
+    and both become the same library input."""
+    assert set(EpisodeIn.model_fields) == set(FIELDS) - {"group"}
+    line = {"content": "I moved.", "reference_time": "2024-05-02T10:00:00Z", "kind": "message",
+            "speaker": "Alice", "name": "n", "source": "chat", "id": "m-1"}  # fmt: skip
+    (parsed,) = parse_episode_lines([json.dumps({**line, "group": "bob"})])
+    assert isinstance(parsed, EpisodeInput)
+    assert EpisodeIn.model_validate(line).to_input("bob") == dataclasses.replace(parsed, line=None)
