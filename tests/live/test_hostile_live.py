@@ -37,7 +37,7 @@ T0 = datetime(2024, 3, 1, 12, tzinfo=UTC)
 
 
 async def _dump(kg: KnowledgeGraph, group: str) -> list[str]:
-    return [line async for line in kg.export_lines(groups=group)][1:]  # the header holds the time
+    return [line async for line in kg.transfer.export_lines(groups=group)][1:]  # the header holds the time
 
 
 async def test_an_injected_episode_on_the_local_model_stays_in_its_scope() -> None:
@@ -48,7 +48,7 @@ async def test_an_injected_episode_on_the_local_model_stays_in_its_scope() -> No
     async with KnowledgeGraph(settings, embedder=HashEmbedder(), group_id=group, options=options) as kg:
         for i, text in enumerate(SEED):
             assert (await kg.add_episode(text, reference_time=T0 + timedelta(hours=i))).ok
-        assert (await kg.add_episode(SEED[0], reference_time=T0, group_id=other)).ok
+        assert (await kg.group(other).add_episode(SEED[0], reference_time=T0)).ok
         before = {f.uuid: f for f in await _facts(kg, group)}
         theirs = await _dump(kg, other)
 
