@@ -10,15 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from epigraph.client import KnowledgeGraph
-from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
 from epigraph.graph.priority import in_foreground
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.ingestion.pacing import PacedLLM, PacedStore, Priority
 from epigraph.prompts.protocol import ChatRequest
-from epigraph.testing import HashEmbedder, ScriptedLLM
+from epigraph.testing import ScriptedLLM
 
 GROUP = "g"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -91,23 +88,3 @@ async def test_an_llm_call_starts_only_when_the_search_is_answered() -> None:
     assert await streamed == "hello there"
     assert (await yielding.complete(request())).text == "hello there"
     assert len(llm.calls) == 2
-
-
-async def test_the_graphs_queue_is_built_paced_by_its_priority(store: EmbeddedStore) -> None:
-    """``KnowledgeGraph`` builds its queue once, over a store paced by ``kg.priority``: an episode accepted
-    while a read is in flight is stored only once the read ends; the queue's parts cannot be swapped."""
-    kg = KnowledgeGraph(Settings(), store=store, llm=None, embedder=HashEmbedder(8))
-    kg.priority.max_wait_s = 600
-    queue = kg.ingestor
-    item = EpisodeInput("Alice moved to Paris", T0, group_id=GROUP)
-    async with kg.priority.foreground():
-        accept = asyncio.create_task(queue.accept([item]))
-        for _ in range(LOOKS):
-            assert await store.episodes(GROUP) == []
-        assert not accept.done()
-    [stored] = await accept
-    assert kg.priority.yielded >= 1
-    assert [e.uuid for e in await store.episodes(GROUP)] == [stored.uuid]
-    assert kg.ingestor is queue
-    with pytest.raises(AttributeError):
-        queue.llm = ScriptedLLM([])  # type: ignore[misc]
