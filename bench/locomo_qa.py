@@ -7,8 +7,9 @@ whose evidence lies in the ingested sessions, and answers each one in several wa
 
 - ``graph``: ``kg.ask`` on the path ``--ask-mode`` names (default: the library's ``DEFAULT_MODE``);
   ``--also-ask-mode agent`` adds a row ``graph_agent`` (and so on), so the paths can be compared;
-- ``full_context``: the whole ingested conversation in the answering prompt, cut to the model's context
-  (the newest turns that fit; the notes say how many);
+- ``full_context``: the conversation as a user would paste it: the most recent turns that fit the model's
+  ``--context-window`` less the prompt and answer budget (``full_context.turns_included`` of
+  ``.turns_total``, ``.truncated`` 1 when cut; the notes say how many per conversation);
 - ``episodes``: the top 10 episodes of a hybrid episode search, and nothing else;
 - ``gold_graph``: ``kg.ask`` (same path as ``graph``) on a graph built from a gold extraction set
   (``bench/data/``) by scripted answers, for the questions whose evidence lies in the sessions the set
@@ -29,6 +30,17 @@ answer, context and input tokens, model calls, latency p50/p95 per question; the
         --conversation ../shared/datasets/locomo/30.json --sessions 6 --db qa.db
     python bench/locomo_qa.py --conversation ... --sessions 2 --scripted   # offline, no model: plumbing
     python bench/locomo_qa.py --conversation ... --votes 3 --rejudge answers.jsonl   # judge a run again
+
+Whole conversations (LoCoMo 26 and 30, every session, no ``--sessions``): ingest once into one store
+file per run (both conversations, each in its group), resumable (``--ingest-only`` ingests and stops;
+killed and started again, it skips the episodes already done), then ask::
+
+    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation ../shared/datasets/locomo/26.json \
+        --conversation ../shared/datasets/locomo/30.json --db qa-full.db --ingest-only
+    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \
+        --db qa-full.db --details bench/results/qa.answers.jsonl
+
+``graph.ingest.*`` sums the ingestion over every run that wrote the store, from each episode's report.
 
 ``--rejudge`` takes the answers a run wrote with ``--details`` and only judges them again, with
 ``--votes`` votes each, into ``qa_votes.json`` (the judge's agreement with itself and with the run).
@@ -300,7 +312,8 @@ class _AtTemperature:
 
 
 async def ingest(kg: KnowledgeGraph, conversation: Conversation) -> dict[str, float]:
-    """Ingest the turns the store does not hold yet (done ones are skipped by the pipeline)."""
+    """Ingest the turns the store does not hold yet (done ones are skipped by the queue: their ids are
+    deterministic, so an interrupted run continues where it stopped and nothing is wiped)."""
     stored = await kg.group(conversation.group).episodes(limit=len(conversation.turns) + 1000)
     done = {e.name for e in stored if e.status.value == "done"}
     if all(t.name in done for t in conversation.turns):
@@ -312,6 +325,30 @@ async def ingest(kg: KnowledgeGraph, conversation: Conversation) -> dict[str, fl
         "ingested_episodes": len(fresh),
         "ingest_failed": sum(not r.ok for r in fresh),
         "ingest_s": round(time.perf_counter() - started, 2),
+    }
+
+
+async def ingestion_record(kg: KnowledgeGraph, conversations: Sequence[Conversation]) -> dict[str, float]:
+    """What the graph's ingestion cost in all, summed over every run that wrote to the store (resumed
+    runs included), from the reports the store keeps with each episode: ``graph.ingest.*``."""
+    turns = sum(len(c.turns) for c in conversations)
+    episodes = []
+    for c in conversations:
+        read = {t.name for t in c.turns}  # the sessions this run reads, not a later run's
+        stored = await kg.group(c.group).episodes(limit=len(c.turns) + 1000)
+        episodes += [e for e in stored if e.name in read]
+    done = [e for e in episodes if e.status.value == "done"]
+    seconds = sum(sum(e.report.stage_ms.values()) for e in done) / 1000
+    per = max(len(done), 1)
+    return {
+        "graph.ingest.turns": turns,
+        "graph.ingest.episodes_done": len(done),
+        "graph.ingest.episodes_failed": sum(e.status.value == "failed" for e in episodes),
+        "graph.ingest.seconds_total": round(seconds, 1),
+        "graph.ingest.seconds_per_turn": round(seconds / per, 2),
+        "graph.ingest.calls_per_turn": round(sum(e.report.llm_calls for e in done) / per, 2),
+        "graph.ingest.input_tokens_per_turn": round(sum(e.report.input_tokens for e in done) / per, 1),
+        "graph.ingest.output_tokens_per_turn": round(sum(e.report.output_tokens for e in done) / per, 1),
     }
 
 
@@ -355,6 +392,42 @@ async def gold_graph(
             raise SystemExit(f"{path.name}: {len(failed)} gold turns failed to ingest: {failed[0].error}")
     questions = [q for q in asked if q.conversation == conversation.name and set(q.evidence) <= covered]
     return GoldGraph(name, conversation, group, questions, len(turns))
+
+
+def full_context_fields(
+    conversations: Sequence[Conversation], full: dict[str, list[str]], skipped: bool
+) -> dict[str, float]:
+    """How much of each conversation the ``full_context`` row pasted: ``turns_included`` of
+    ``turns_total`` (summed over the conversations), ``truncated`` 1 when any was cut."""
+    if skipped:
+        return {}
+    included = sum(len(full[c.name]) for c in conversations)
+    total = sum(len(c.turns) for c in conversations)
+    return {
+        "full_context.turns_included": included,
+        "full_context.turns_total": total,
+        "full_context.truncated": int(included < total),
+    }
+
+
+def ingest_notes(args: argparse.Namespace, conversations: Sequence[Conversation], llm: LLM) -> list[str]:
+    model = "scripted (offline plumbing run)" if args.scripted else getattr(llm, "model", "?")
+    read = "; ".join(
+        f"{c.path.name} sessions 1-{c.sessions or 'all'} ({len(c.turns)} turns)" for c in conversations
+    )
+    return [
+        f"ingestion only (--ingest-only): {read} into {args.db or 'memory'} by {model}"
+        + (f", {args.mode} mode" if args.mode else ""),
+        INGEST_NOTE,
+    ]
+
+
+INGEST_NOTE = (
+    "graph.ingest.*: the whole graph's ingestion, summed over every run that wrote to the store (an "
+    "interrupted run resumes: episode ids are deterministic and done episodes are skipped), from the "
+    "report each episode keeps: seconds are the pipeline's stage times, calls and tokens the model's; "
+    "ingest_s / ingested_episodes: this run's wall-clock time and the episodes it ingested"
+)
 
 
 # -- measures ----------------------------------------------------------------------------------------
@@ -520,6 +593,9 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         for c in conversations:
             for key, value in (await ingest(kg, c)).items():
                 ingested[key] = round(ingested.get(key, 0) + value, 2)
+        ingested.update(await ingestion_record(kg, conversations))
+        if args.ingest_only:
+            return ingested, ingest_notes(args, conversations, llm), []
         golds = [
             g
             for gold_set in gold_sets(args, conversations)
@@ -556,6 +632,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         "episodes": sum(len(c.turns) for c in conversations),
         **ingested,
         **metrics_of(rows, judge, args.bootstrap),
+        **full_context_fields(conversations, full, args.no_baselines),
     }
     notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
     return metrics, notes, rows
@@ -642,11 +719,14 @@ def notes_of(
         "rows: "
         + ", ".join(f"{name} = KnowledgeGraph.ask mode {mode}" for name, mode in modes)
         + f" (as_of the day after the last session; one_call_tokens {budget});"
-        f" full_context = the whole ingested conversation, cut to the model's context of {window} tokens "
-        f"less {CONTEXT_RESERVE} ({cut}); episodes = top {TOP_EPISODES} episodes of EPISODES_HYBRID; "
+        f" full_context = the conversation as a user would paste it: the most recent turns that fit the "
+        f"model's context of {window} tokens less {CONTEXT_RESERVE} for the prompt and the answer ({cut}; "
+        "full_context.turns_included, .truncated); "
+        f"episodes = top {TOP_EPISODES} episodes of EPISODES_HYBRID; "
         "all answer with the ask_answer prompt",
         f"gold_graph: the graph built from the gold extraction by scripted answers ({gold}), answered like "
         "graph, on the questions whose evidence is in the sessions the set covers",
+        INGEST_NOTE,
         "latency: per question, the answering only (judging not counted), each row over every question "
         "before the next row (a row's prompts follow each other, so the server's prompt cache serves it as "
         "in use); input tokens: the model's count where the server gives one",
@@ -665,6 +745,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "--questions", type=int, help="at most N questions (taken from the conversations in turn)"
     )
     parser.add_argument("--db", type=Path, help="ingest into / reuse this embedded store file")
+    parser.add_argument(
+        "--ingest-only", action="store_true",
+        help="ingest into --db and stop (writes qa_ingest.json); a later run resumes or asks",
+    )  # fmt: skip
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--mode", choices=("separate", "combined"), help="extraction mode of the ingestion")
     parser.add_argument("--ask-mode", choices=ASK_MODES, default=DEFAULT_MODE, help="the graph row's path")
@@ -694,12 +778,16 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "--rejudge", type=Path, help="judge a run's --details again (--votes each); writes qa_votes.json"
     )
     args = parser.parse_args(argv)
+    if args.ingest_only and not args.db:
+        parser.error("--ingest-only needs --db (the graph it keeps)")
     if args.votes < 1 or args.bootstrap < 1:
         parser.error("--votes and --bootstrap must be at least 1")
     if args.rejudge:
         votes, notes = asyncio.run(rejudge(args))
         return write_results("qa_votes", votes, notes, results_dir=args.results_dir)
     metrics, notes, rows = asyncio.run(run_bench(args))
+    if args.ingest_only:
+        return write_results("qa_ingest", metrics, notes, results_dir=args.results_dir)
     print_table(metrics, list(dict.fromkeys(r.row for r in rows)))
     if args.details:
         args.details.parent.mkdir(parents=True, exist_ok=True)

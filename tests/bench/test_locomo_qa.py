@@ -246,3 +246,29 @@ def test_the_gold_script_resolves_a_fact_by_the_sentence_the_graph_stores() -> N
     candidate = {"id": "1.1", "fact": "Noah adopted Pixel"}
     asked = {"entities": [], "facts": [{"id": "1", "fact": "Noah adopted Pixel", "candidates": [candidate]}]}
     assert script.resolve_episode(asked) == verdict_line("1", ["1.1"])
+
+
+def test_ingestion_alone_is_resumable_and_summed_from_the_stored_reports(tmp_path: Path) -> None:
+    """--ingest-only keeps the graph in --db; a later run over more sessions ingests only the new turns,
+    and graph.ingest.* counts every episode done, by whichever run."""
+    path, _ = files(tmp_path)
+    db = ["--db", str(tmp_path / "qa.db"), "--scripted", "--results-dir", str(tmp_path)]
+    first = locomo_qa.main(["--conversation", str(path), "--sessions", "1", "--ingest-only", *db])
+    metrics = json.loads(first.read_text(encoding="utf-8"))["metrics"]
+    assert first.name == "qa_ingest.json" and not (tmp_path / "qa.json").exists()
+    assert metrics["ingested_episodes"] == 3 and metrics["graph.ingest.episodes_done"] == 3
+    assert metrics["graph.ingest.seconds_total"] > 0 and metrics["graph.ingest.calls_per_turn"] >= 1
+    run = locomo_qa.main(["--conversation", str(path), "--no-gold", *db])
+    result = json.loads(run.read_text(encoding="utf-8"))
+    metrics = result["metrics"]
+    assert metrics["ingested_episodes"] == 3, "sessions 2 and 3 only: session 1 was done"
+    assert metrics["graph.ingest.episodes_done"] == metrics["graph.ingest.turns"] == 6
+    assert metrics["full_context.turns_included"] == metrics["full_context.turns_total"] == 6
+    assert metrics["full_context.truncated"] == 0
+    assert "as a user would paste it" in " ".join(result["notes"])
+    cut = locomo_qa.main(["--conversation", str(path), "--no-gold", "--context-window", "1060", *db])
+    metrics = json.loads(cut.read_text(encoding="utf-8"))["metrics"]
+    assert metrics["ingested_episodes"] == 0 and metrics["full_context.truncated"] == 1
+    assert 0 < metrics["full_context.turns_included"] < 6
+    with pytest.raises(SystemExit):
+        locomo_qa.main(["--conversation", str(path), "--ingest-only", "--scripted"])
