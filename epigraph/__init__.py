@@ -6,6 +6,7 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
     async with KnowledgeGraph() as kg:          # ./epigraph.db; LLM and store from EPIGRAPH_* variables
         result = await kg.add_episode("Alice: I moved to Lisbon", reference_time=when)
         print(await kg.entity("Alice"))
+        await kg.group("bob").search("where does Bob work?")   # another group: a GroupHandle
 
 The Protocols you implement to bring your own parts are here too: :class:`GraphStore` (a store),
 :class:`LLM` (a chat model) and :class:`Embedder` (``KnowledgeGraph(store=..., llm=..., embedder=...)``).
@@ -33,6 +34,7 @@ from .errors import (
     StructuredOutputError,
     UsageError,
 )
+from .facade.group import GroupHandle
 from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
@@ -76,6 +78,7 @@ __all__ = [
     "GraphReads",
     "GraphStore",
     "GroundingPolicy",
+    "GroupHandle",
     "IngestOptions",
     "IngestReport",
     "InputError",
