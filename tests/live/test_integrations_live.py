@@ -116,6 +116,6 @@ async def test_the_four_adapters_on_the_real_local_model() -> None:
         assert all(line.endswith(f"; id {d.id})") for line, d in zip(lines, docs, strict=True))
 
         statuses = {
-            e.status for g in ("alice", "memories.bob", "carol") for e in await kg.episodes(group_id=g)
+            e.status for g in ("alice", "memories.bob", "carol") for e in await kg.group(g).episodes()
         }
         assert statuses == {EpisodeStatus.DONE}
