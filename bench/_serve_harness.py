@@ -114,9 +114,9 @@ class LLMThread:
     """The test server served by an event loop of its own in a background thread, so that threads and
     subprocesses reach it while the caller blocks."""
 
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self.server = FakeOpenAIServer(world, api_key=LLM_KEY)
+    def __init__(self, world: Any, *, embed_dim: int = 8, api_key: str | None = LLM_KEY) -> None:
+        self.world = world  # a World, or any handler of the test server
+        self.server = FakeOpenAIServer(world, api_key=api_key, embed_dim=embed_dim)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 

@@ -15,6 +15,13 @@ whose evidence lies in the ingested sessions, and answers each one in several wa
   (``bench/data/``) by scripted answers, for the questions whose evidence lies in the sessions the set
   covers: extraction and answering measured apart (``gold_graph`` against ``graph`` on those questions).
 
+- ``mem0`` (``--mem0-dir DIR``): Mem0's open-source package (``pip install -e ".[bench]"``, mem0ai 2.2.1)
+  on the same model and MiniLM embedder, its own ``add`` over the turns of the first ``--mem0-sessions``
+  (3) sessions of each conversation and its ``search``'s top memories as the context, on the questions whose
+  evidence lies in those sessions (``_mem0_row.py``: its store in DIR, resumable; every setting that
+  differs from Mem0's defaults in the notes). Its prompt is about 8,000 tokens: start the local model
+  with ``EPIGRAPH_LOCAL_MODEL_CTX=16384``.
+
 All answer with the same ``ask_answer`` prompt. Each answer is scored two ways (``_qa_metrics``):
 LoCoMo's own token-level F1 against the gold answer, and the generous CORRECT/WRONG "J" judge of the
 Mem0 and Zep papers (``qa_judge``), asked ``--votes`` times (at ``--judge-temperature``) once per
@@ -66,6 +73,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _gold import GoldScript, load_turns, set_name
+from _mem0_row import Mem0Memory, Mem0Settings, Turn, adding_record, changed_settings
 from _qa_metrics import (
     bootstrap_ci,
     locomo_f1,
@@ -86,6 +94,7 @@ from epigraph.graph.model import to_utc
 from epigraph.graph.search import EPISODES_HYBRID, EpisodeHit
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.ingestion.inputs import EpisodeInput
+from epigraph.local_model import API_KEY as LOCAL_API_KEY
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import ask_answer, qa_judge
 from epigraph.prompts.protocol import LLM
@@ -264,6 +273,62 @@ async def ask_baseline(
     return Row(row, q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)
 
 
+def mem0_of(args: argparse.Namespace, llm: LLM, settings: Settings) -> Mem0Memory | None:
+    """The mem0 row's memory (``--mem0-dir``), on the graph's model server unless told otherwise (its
+    key: the graph's, the local model's, or none)."""
+    if not args.mem0_dir:
+        return None
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    if settings.llm_local and not args.scripted:
+        key = LOCAL_API_KEY
+    base_url = args.mem0_base_url or getattr(llm, "base_url", None)
+    model = args.mem0_model or getattr(llm, "model", None)
+    if not base_url or not model:
+        raise SystemExit(
+            "--mem0-dir: the graph's model has no base URL; give --mem0-base-url and --mem0-model"
+        )
+    chosen = Mem0Settings(
+        args.mem0_dir, str(base_url), str(model), max_tokens=args.mem0_max_tokens, top_k=args.mem0_top_k,
+        api_key=key or "none",
+    )  # fmt: skip
+    return Mem0Memory(chosen)
+
+
+def mem0_turn_names(conversation: Conversation, sessions: int) -> set[str]:
+    """The turns (``D3:12``) of the first ``sessions`` sessions: what Mem0 is given."""
+    return {str(t.name) for t in conversation.turns if int(str(t.name)[1:].split(":")[0]) <= sessions}
+
+
+async def add_to_mem0(
+    mem0: Mem0Memory, conversations: Sequence[Conversation], sessions: int
+) -> dict[str, float]:
+    """Mem0's own ``add`` over the turns of the first ``sessions`` sessions (those not added yet)."""
+    turns = [
+        Turn(str(t.episode_id), c.group, t.speaker or "someone", t.content, day(t.reference_time))
+        for c in conversations
+        for t in c.turns
+        if t.name in mem0_turn_names(c, sessions)
+    ]
+    started = time.perf_counter()
+    fresh = await asyncio.to_thread(mem0.add, turns)
+    record = adding_record(mem0.added(), {t.key for t in turns})
+    return {
+        **record,
+        "mem0.add.this_run": fresh,
+        "mem0.add.this_run_s": round(time.perf_counter() - started, 2),
+    }
+
+
+async def ask_mem0(mem0: Mem0Memory, llm: LLM, q: Question, conversation: Conversation) -> Row:
+    """The mem0 row: Mem0's top memories for the question, answered by the same prompt."""
+    started = time.perf_counter()
+    found = await asyncio.to_thread(mem0.search, q.text, conversation.group)
+    lines = [f"E{i} {line}" for i, line in enumerate(found, 1)]
+    text, context, input_tokens = await answer_with(llm, q.text, conversation.now, lines)
+    latency = (time.perf_counter() - started) * 1000
+    return Row("mem0", q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)
+
+
 # -- judging -----------------------------------------------------------------------------------------
 
 
@@ -419,6 +484,19 @@ def ingest_notes(args: argparse.Namespace, conversations: Sequence[Conversation]
         f"ingestion only (--ingest-only): {read} into {args.db or 'memory'} by {model}"
         + (f", {args.mode} mode" if args.mode else ""),
         INGEST_NOTE,
+    ]
+
+
+def mem0_notes(mem0: Mem0Memory, sessions: int) -> list[str]:
+    return [
+        changed_settings(mem0.settings),
+        f"mem0 row: Mem0's add over the turns of sessions 1-{sessions} of each conversation, its search's "
+        f"top {mem0.settings.top_k} memories as the context (E<i> [session date]: memory), answered by the "
+        "same ask_answer prompt and judged the same way, on the questions whose evidence is in those "
+        "sessions; graph_minus_mem0 pairs the graph's answers to the same questions",
+        "mem0.add.*: every turn Mem0 has added in its store directory, summed over runs (added.jsonl): "
+        "seconds per turn (wall, one add call), the model's calls and tokens per turn (its response "
+        "callback), replies cut at max_tokens; compare graph.ingest.*",
     ]
 
 
@@ -594,8 +672,13 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
             for key, value in (await ingest(kg, c)).items():
                 ingested[key] = round(ingested.get(key, 0) + value, 2)
         ingested.update(await ingestion_record(kg, conversations))
+        mem0 = mem0_of(args, llm, settings)
+        if mem0 is not None:
+            await asyncio.to_thread(mem0.open)
+            ingested.update(await add_to_mem0(mem0, conversations, args.mem0_sessions))
         if args.ingest_only:
-            return ingested, ingest_notes(args, conversations, llm), []
+            notes = ingest_notes(args, conversations, llm)
+            return ingested, notes + (mem0_notes(mem0, args.mem0_sessions) if mem0 else []), []
         golds = [
             g
             for gold_set in gold_sets(args, conversations)
@@ -616,6 +699,12 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
             for q in questions:
                 c = by_name[q.conversation]
                 rows.append(await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
+        if mem0 is not None:
+            for q in questions:
+                c = by_name[q.conversation]
+                if set(q.evidence) <= mem0_turn_names(c, args.mem0_sessions):
+                    rows.append(await ask_mem0(mem0, llm, q, c))
+            await asyncio.to_thread(mem0.close)
         for q in questions:
             if (g := gold_of.get(q.key)) is not None:
                 c = by_name[q.conversation]
@@ -635,6 +724,8 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         **full_context_fields(conversations, full, args.no_baselines),
     }
     notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
+    if mem0 is not None:
+        notes += mem0_notes(mem0, args.mem0_sessions)
     return metrics, notes, rows
 
 
@@ -749,6 +840,15 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "--ingest-only", action="store_true",
         help="ingest into --db and stop (writes qa_ingest.json); a later run resumes or asks",
     )  # fmt: skip
+    parser.add_argument(
+        "--mem0-dir", type=Path,
+        help="add a mem0 row (pip install -e '.[bench]'): Mem0's store directory, made or reused",
+    )  # fmt: skip
+    parser.add_argument("--mem0-sessions", type=int, default=3, help="the sessions Mem0 adds (first N)")
+    parser.add_argument("--mem0-max-tokens", type=int, default=512, help="Mem0's LLM reply cap")
+    parser.add_argument("--mem0-top-k", type=int, default=10, help="Mem0's search: memories in the context")
+    parser.add_argument("--mem0-base-url", help="Mem0's model server (default: the graph's)")
+    parser.add_argument("--mem0-model", help="Mem0's model name (default: the graph's)")
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--mode", choices=("separate", "combined"), help="extraction mode of the ingestion")
     parser.add_argument("--ask-mode", choices=ASK_MODES, default=DEFAULT_MODE, help="the graph row's path")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -272,3 +273,45 @@ def test_ingestion_alone_is_resumable_and_summed_from_the_stored_reports(tmp_pat
     assert 0 < metrics["full_context.turns_included"] < 6
     with pytest.raises(SystemExit):
         locomo_qa.main(["--conversation", str(path), "--ingest-only", "--scripted"])
+
+
+def mem0_extraction(body: dict[str, Any]) -> str:
+    """Mem0's extraction call answered offline: each new message becomes one memory, as it was said."""
+    prompt = body["messages"][-1]["content"]
+    new = prompt.split("## New Messages", 1)[1].split("##", 1)[0]
+    said = [line.split(": ", 1)[1] for line in new.splitlines() if ": " in line]
+    return json.dumps({"memory": [{"id": str(i), "text": text} for i, text in enumerate(said)]})
+
+
+@pytest.mark.slow
+def test_a_mem0_row_adds_searches_and_is_paired_with_the_graph(tmp_path: Path) -> None:
+    """The mem0 row offline: Mem0's own add over session 1 (its model the local test server, its
+    embedder the real MiniLM, as in the bench), its search as the context, the same answer prompt and
+    judge; its store reused by a second run (nothing added again)."""
+    if importlib.util.find_spec("mem0") is None:  # not imported here: _mem0_row turns telemetry off first
+        pytest.skip("the mem0 row needs the bench extra (mem0ai)")
+    from _serve_harness import LLMThread
+
+    path, _ = files(tmp_path)
+    with LLMThread(mem0_extraction, embed_dim=384, api_key=None) as server:
+        argv = ["--conversation", str(path), "--scripted", "--no-gold", "--results-dir", str(tmp_path),
+                "--mem0-dir", str(tmp_path / "mem0"), "--mem0-sessions", "1", "--mem0-base-url", server.url,
+                "--mem0-model", "fake-model", "--mem0-max-tokens", "300"]  # fmt: skip
+        first = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))
+        extraction = [r for r in server.server.chat_requests if "New Messages" in str(r.body)]
+        again = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
+    metrics = first["metrics"]
+    assert len(extraction) == 3 and all(r.body["max_tokens"] == 300 for r in extraction), "one add per turn"
+    assert metrics["mem0.add.turns"] == metrics["mem0.add.turns_added"] == metrics["mem0.add.this_run"] == 3
+    assert metrics["mem0.add.calls_per_turn"] == 1 and metrics["mem0.add.input_tokens_per_turn"] > 0
+    assert metrics["mem0.add.memories"] == 3 and metrics["mem0.questions"] == 2, "session 1's questions"
+    for key in ("j", "f1", "context_tokens_mean", "latency_p50_ms", "j.category1", "j.category2"):
+        assert f"mem0.{key}" in metrics, key
+    assert metrics["mem0.context_tokens_mean"] > 0, "its memories were the context"
+    for key in ("j", "j_ci_low", "j_ci_high", "f1", "f1_ci_low", "f1_ci_high"):
+        assert f"graph_minus_mem0.{key}" in metrics
+    assert metrics["mem0.j"] == 1.0, "the memory that answers each question was found and shown"
+    notes = " ".join(first["notes"])
+    assert "mem0ai 2.2.1" in notes and "max_tokens 300" in notes and "EPIGRAPH_LOCAL_MODEL_CTX=16384" in notes
+    assert again["mem0.add.this_run"] == 0 and again["mem0.add.turns_added"] == 3
+    assert again["mem0.j"] == metrics["mem0.j"]
