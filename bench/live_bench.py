@@ -17,6 +17,7 @@ OpenAI-compatible endpoint::
     python bench/live_bench.py --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key $KEY \\
         --structured json_schema
     python bench/live_bench.py --replay replies.jsonl   # a saved run's replies again, no model (_live_replay)
+    python bench/live_bench.py --profile full           # the local model with IngestOptions() (full.* keys)
 
 How the graph is compared (pure functions in ``_live_metrics``): a gold entity is found when a built
 entity has its name or alias, or the same content words (``entity_recall``; ``entity_recall_exact``
@@ -70,6 +71,7 @@ from epigraph.llm import EndpointProfile, OpenAIChat
 from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline.metering import CallRecord
 from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, IngestOptions, small_model_options
+from epigraph.pipeline.tagging import thing_check
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 
@@ -132,7 +134,7 @@ async def run_mode(
     may not finish in the time there is: what it did is written as it goes)."""
     chat: LLM
     if args.replay:
-        chat = replayed(replay_file(args.replay, gold_set.name, mode))
+        chat = replayed(replay_file(args.replay, f"{profile_tag(args)}{gold_set.name}", mode))
     else:
         chat = OpenAIChat(
             model=endpoint.model,
@@ -158,7 +160,7 @@ async def run_mode(
             await stack.enter_async_context(chat)
         store = await stack.enter_async_context(EmbeddedStore(":memory:"))
         await store.setup(embedder.dim)
-        base = IngestOptions() if args.base_url else small_model_options()
+        base = IngestOptions() if args.profile == "full" else small_model_options()
         options = replace(
             base,
             mode=mode,  # type: ignore[arg-type]
@@ -344,9 +346,19 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--option", action="append", default=[], help="an IngestOptions field, NAME=VALUE (repeatable)"
     )
+    parser.add_argument(
+        "--profile",
+        choices=("small", "full"),
+        help="the options: small (small_model_options, the local model's default) or full (IngestOptions(): "
+        "resolve and retire on, as a larger model runs it; an --base-url's default). Given as full, the "
+        "keys are written as full.* beside the others and the replies as <save>.full.<set>.<mode>.jsonl",
+    )
     args = parser.parse_args(argv)
-    if args.retire_all_guard is None:  # the local model gets the small model's options (for_small_model)
-        args.retire_all_guard = 0 if args.base_url else SMALL_MODEL_RETIRE_ALL_GUARD
+    args.explicit_profile = args.profile
+    if args.profile is None:
+        args.profile = "full" if args.base_url else "small"
+    if args.retire_all_guard is None:  # the small profile refuses blanket retirements (for_small_model)
+        args.retire_all_guard = 0 if args.profile == "full" else SMALL_MODEL_RETIRE_ALL_GUARD
     golds = args.gold or [DEFAULT_GOLD]
     sets = load_sets(golds, args.conversation or [DATASETS])
     bench = "live_replay" if args.replay else "live"  # a replay never writes over the live figures
@@ -361,6 +373,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         endpoint = local_endpoint(args.context)
     embedder: Embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder()
     metrics: dict[str, float] = {}
+    merge = bool(profile_tag(args))  # the full.* keys are written beside the small profile's
     default_mode = small_model_options().mode
     notes = [
         f"model: {endpoint.described}; profile {endpoint.profile}",
@@ -368,6 +381,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"embedder: {args.embedder}",
         f"default: the keys of {default_mode} mode, the mode EPIGRAPH_LLM=local ingests with "
         "(pipeline.options.small_model_options)",
+        f"options: the {args.profile} profile ("
+        + ("IngestOptions(): resolve and retire on" if args.profile == "full" else "small_model_options()")
+        + (", keys full.*" if profile_tag(args) else "")
+        + ")",
         f"retire_all_guard: {args.retire_all_guard} (a decision retiring every candidate shown, when at "
         "least that many were, retires none; 0: off)",
         f"fact match: same endpoint pair, or MiniLM cosine of the sentences >= {args.threshold}",
@@ -377,12 +394,14 @@ async def main(argv: Sequence[str] | None = None) -> None:
     ]
     for number, gold_set in enumerate(sets):
         turns = _slice(gold_set, args)
-        prefix = "" if number == 0 else f"{gold_set.name}."
+        prefix = profile_tag(args) + ("" if number == 0 else f"{gold_set.name}.")
         shown = len(gold_set.turns) if turns is None else turns
         notes.append(f"{gold_set.name}: {_describe(gold_set, turns, args.full)}")
         for mode in args.modes.split(","):
             if args.replay:  # the turns the recorded run ingested
-                turns = shown = recorded_turns(replay_file(args.replay, gold_set.name, mode))
+                turns = shown = recorded_turns(
+                    replay_file(args.replay, f"{profile_tag(args)}{gold_set.name}", mode)
+                )
             print(f"{gold_set.name} {mode}: {shown} turns on {endpoint.described}", flush=True)
 
             def record(run: ModeRun, name: str = gold_set.name, mode: str = mode, pre: str = prefix) -> None:
@@ -391,17 +410,22 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 if mode == default_mode:
                     metrics.update(default_copies(metrics, mode, pre))
                 if args.save_replies:
-                    path = args.save_replies.with_suffix(f".{name}.{mode}.jsonl")
+                    path = replay_file(args.save_replies, f"{profile_tag(args)}{name}", mode)
                     rows = [json.dumps(r) for r in reply_rows(run.calls, run.ends)]
                     path.write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
-                write_results(bench, metrics, notes, results_dir=args.results_dir)
+                write_results(bench, metrics, notes, results_dir=args.results_dir, merge=merge)
 
             run = await run_mode(gold_set, turns, mode, endpoint, embedder, args, record)
             record(run)
             print_prompt_table(metrics, f"{prefix}{mode}.", len(run.ends))
             print(f"  wrote {mode}", flush=True)
         print_table({f"x.{k}" if not prefix else k: v for k, v in metrics.items()}, prefix or "x.")
-    print(f"\nwrote {write_results(bench, metrics, notes, results_dir=args.results_dir)}")
+    print(f"\nwrote {write_results(bench, metrics, notes, results_dir=args.results_dir, merge=merge)}")
+
+
+def profile_tag(args: Any) -> str:
+    """``full.`` when ``--profile full`` was asked for (its keys and replies beside the others), else ""."""
+    return "full." if args.explicit_profile == "full" else ""
 
 
 def _option_overrides(pairs: Sequence[str]) -> dict[str, Any]:
@@ -422,6 +446,8 @@ def _option_overrides(pairs: Sequence[str]) -> dict[str, Any]:
                 continue
         if raw in ("true", "false"):
             value = raw == "true"
+        if name == "things":  # a names check by name: tagger, words, off
+            value = thing_check(raw)
         chosen[name] = value
     return chosen
 

@@ -183,6 +183,8 @@ class IngestReport(_Frozen):
     round_trips: int = 0
     stage_ms: dict[str, float] = Field(default_factory=dict)
     dropped_lines: int = 0
+    names_refused: int = 0
+    """Extracted names ``IngestOptions.things`` refused (not a thing the message names)."""
     truncated: bool = False
     warnings: list[str] = Field(default_factory=list)
 

@@ -28,6 +28,7 @@ def merge_reports(first: IngestReport, later: IngestReport) -> IngestReport:
         round_trips=first.round_trips + later.round_trips,
         stage_ms=stage_ms,
         dropped_lines=first.dropped_lines + later.dropped_lines,
+        names_refused=first.names_refused + later.names_refused,
         truncated=first.truncated or later.truncated,
         warnings=[*first.warnings, *(w for w in later.warnings if w not in first.warnings)],
     )

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph.model import Entity, normalize_name
+from ..graph.model import Entity, normalize_name, speaker_of
 from ..graph.store import Hit
 from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
@@ -105,6 +105,12 @@ class EntityResolver:
             return
         if grounding is not None and not grounding.grounded(surface):
             report_ungrounded(self.run, "entity", surface)
+            return
+        things = self.run.options.things
+        episode = self.run.episode
+        if things is not None and (why := things.refusal(surface, episode.content, speaker_of(episode))):
+            self.run.report.names_refused += 1
+            self.run.report.warn(f"entity dropped: {why}")
             return
         ontology = self.run.options.ontology
         label = ontology.label_for(extracted.entity_type)

@@ -38,6 +38,7 @@ from .fact_resolution import FactChanges, apply, decide
 from .facts import DraftFact, build_drafts
 from .name_repair import possessor, titled
 from .resolve_call import Decision
+from .restatements import without_repeats
 from .speaker import owned, undecided
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
@@ -242,9 +243,12 @@ def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[Extracte
 async def _resolve_facts(
     run: EpisodeRun, drafts: list[DraftFact], resolver: EntityResolver
 ) -> tuple[dict[str, Decision], dict[str, list[float]]]:
-    """The facts' one embedding batch first (their candidates are ranked by meaning), then the one
-    resolve call, which also settles the ambiguous entities."""
+    """The facts' one embedding batch first (their candidates are ranked by meaning; with
+    ``restated_similarity`` a draft restating an earlier one of the episode is removed from ``drafts``
+    here), then the one resolve call, which also settles the ambiguous entities."""
     vectors = await _embed_facts(run, drafts)
+    if run.options.restated_similarity is not None:
+        drafts[:] = without_repeats(run, drafts, vectors, run.options.restated_similarity)
     return await decide(run, drafts, vectors, resolver), vectors
 
 

@@ -27,6 +27,7 @@ from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
 from .facts import DraftFact
 from .name_matching import normalize_text
 from .resolve_call import Decision, resolve_episode
+from .restatements import restated
 from .state import EpisodeRun
 
 
@@ -127,7 +128,7 @@ async def decide(
     ask: list[tuple[DraftFact, list[Fact]]] = []
     for draft in drafts:
         found = candidates[draft.key]
-        duplicate = deterministic_duplicate(draft.fact, found)
+        duplicate = deterministic_duplicate(draft.fact, found) or _restated(run, draft, vectors, found)
         if duplicate is not None:
             decisions[draft.key] = Decision(duplicate_of=[duplicate])
         elif not found:
@@ -141,6 +142,15 @@ async def decide(
     for draft, _ in ask:
         decisions[draft.key] = _still_in_scope(run, draft.fact, answers.facts.get(draft.key, Decision()))
     return decisions
+
+
+def _restated(
+    run: EpisodeRun, draft: DraftFact, vectors: Mapping[str, Sequence[float]], found: Sequence[Fact]
+) -> Fact | None:
+    threshold = run.options.restated_similarity
+    if threshold is None:
+        return None
+    return restated(draft.fact, vectors.get(draft.fact.uuid), found, threshold)
 
 
 def _repointed(fact: Fact, moved: Mapping[str, str]) -> Fact:

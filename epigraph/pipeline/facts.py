@@ -104,7 +104,8 @@ def _draft(
     where = f"fact {line.fact!r}"
     if source is None or target is None:
         missing = line.source if source is None else line.target
-        run.report.warn(f"{where} dropped: entity {missing!r} was not extracted")
+        run.report.dropped_lines += 1
+        run.report.warn(f"{where} dropped: {missing!r} is no entity of the episode")
         return None
     if source == target:
         run.report.warn(f"{where} dropped: both ends are the same entity")

@@ -152,6 +152,7 @@ class ReportBuilder:
     stage_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     dropped_lines: int = 0
+    names_refused: int = 0
     truncated: bool = False
 
     def warn(self, message: str) -> None:
@@ -180,6 +181,7 @@ class ReportBuilder:
             round_trips=round_trips(self.llm.records),
             stage_ms=dict(self.stage_ms),
             dropped_lines=self.dropped_lines,
+            names_refused=self.names_refused,
             truncated=self.truncated,
             warnings=list(self.warnings),
         )

@@ -11,6 +11,8 @@ from ..graph.model import utc_now
 from .name_matching import NameVeto, never_same
 from .ontology import Ontology
 from .policy import GroundingPolicy
+from .tagging import noun_phrases
+from .things import ThingCheck
 
 Mode = Literal["separate", "combined", "bulk"]
 SummaryMode = Literal["episode", "batch", "off"]
@@ -79,6 +81,12 @@ class IngestOptions:
     The small local model's options turn it off: it answered ``new`` to nearly everything it was asked,
     plain restatements included, and the call was a large part of its time a message
     (the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    restated_similarity: float | None = None
+    """Facts said again merged without a model (``pipeline.restatements``): a new fact on the same two
+    entities as an earlier fact of its episode, or as a believed candidate of the graph, whose sentence
+    cosine reaches this is that fact said again (dropped, or its episode added as a source). None (the
+    default): only word-for-word repeats merge without a model, the resolve call decides the rest; the
+    local model's options set it (they make no resolve call)."""
     dates_stated_only: bool = False
     """A fact line's date must agree with one its own message states (any time expression of it, or
     its present: the reference day); another is left unknown and reported (``dating.stated_dates``).
@@ -112,6 +120,13 @@ class IngestOptions:
     grounding: GroundingPolicy | None = field(default_factory=GroundingPolicy)
     """The hallucination check's word lists (``pipeline.policy``: synonyms, types that name no entity):
     replace them, empty them (the name's own words only), or None: no check, every extracted name kept."""
+    things: ThingCheck | None = None
+    """Names that are things (``pipeline.things``): an extracted name is kept only when it is the
+    speaker or a noun phrase of its message (a speaker's possessive judged by what it owns), not a
+    clause, a question, an adjective, a time expression or the reply's own wording; a name refused is
+    counted in the report (``names_refused``). ``things.message_words()`` (word lists, no dependency)
+    or ``tagging.noun_phrases()`` (spaCy's tagger, ``epigraph[local-model]``), or a check of your own.
+    Off (None) by default: a larger model names things; ``small_model_options`` turns it on."""
     never_same: NameVeto | None = never_same
     """Name pairs never offered as duplicates whatever the vectors say (``name_matching.never_same``:
     different possessors, a possession and its possessor, a lone proper noun and a description mentioning
@@ -119,6 +134,9 @@ class IngestOptions:
 
 
 SMALL_MODEL_RETIRE_ALL_GUARD = 3
+SMALL_MODEL_RESTATED_SIMILARITY = 0.8
+"""MiniLM cosine at which the local model's fact is a restatement (measured: docs/decisions/
+2026-11-28-names-that-are-things.md)."""
 
 
 def small_model_options(**changes: object) -> IngestOptions:
@@ -133,7 +151,11 @@ def small_model_options(**changes: object) -> IngestOptions:
       blanket ones are refused too when a caller turns them back on (``retire_all_guard``);
     - no resolve_episode call (``resolve=False``): it answered ``new`` to every name and fact it was
       asked about, duplicates included, and the call was a large part of its time;
-    - only dates its message states (``dates_stated_only``): it copied the prompt's time words.
+    - only dates its message states (``dates_stated_only``): it copied the prompt's time words;
+    - only names that are noun phrases of the message (``things``: spaCy's tagger, ``pipeline.tagging``):
+      it named clauses, questions, adjectives and times;
+    - facts said again merged by meaning (``restated_similarity``): with no resolve call, it wrote
+      each restatement as one more fact.
     """
     chosen = IngestOptions(
         context_tokens=0,
@@ -143,6 +165,8 @@ def small_model_options(**changes: object) -> IngestOptions:
         resolve=False,
         dates_stated_only=True,
         retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
+        things=noun_phrases(),
+        restated_similarity=SMALL_MODEL_RESTATED_SIMILARITY,
     )
     return replace(chosen, **changes)  # type: ignore[arg-type]
 

@@ -13,6 +13,9 @@ from collections.abc import Sequence
 
 from ..language import LUCENE_STOP_WORDS, plain_words, same_word
 
+FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine"})
+"""A fact end the speaker writes of themself: the speaker."""
+
 _POSSESSED = re.compile(r"['’]s\b")
 
 
@@ -20,13 +23,16 @@ def owned(name: str, text: str, speaker: str | None, others: Sequence[str] = ())
     """``name`` as the speaker's when ``text`` (the speaker's message) says "my <name>" or "my own
     <name>", each word of the name there as itself or up to endings or a shortening
     (``language.same_word``): "business" -> "Jon's business", "education" after "my edu" ->
-    "Caroline's education". Names that already have an owner, or are the speaker, stay.
+    "Caroline's education". Names that already have an owner, or are the speaker, stay; "I", "me",
+    "my" (a fact end the model wrote in the speaker's words) are the speaker.
 
     When a content word follows the phrase it is a verb ("my team won": Gina's team) or the rest of a
     longer name ("my dance crew" when the model named "dance"), which words alone cannot tell apart;
     ``others`` (the other names of the same reply) can: the name is owned unless another of them holds
     it as a part ("dance" beside "dance crew" is the crew's kind, not Jon's). :func:`undecided` says
     when the answer depends on them."""
+    if speaker and name.strip().casefold() in FIRST_PERSON:
+        return speaker
     followed = _followed(name, text, speaker)
     mine = f"{speaker}'s {name}"
     longer = [other for other in others if plain_words(other) != plain_words(mine)]  # not itself, owned

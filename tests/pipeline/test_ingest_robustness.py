@@ -105,7 +105,7 @@ async def test_a_truncated_reply_keeps_its_valid_lines_and_says_so(
 
     assert result.ok
     assert sorted(e.name for e in result.entities) == ["Ann", "Oslo"]
-    assert result.report.truncated and result.report.dropped_lines == 1
+    assert result.report.truncated and result.report.dropped_lines == 2, "the cut line, then Bo's fact"
     assert [f.text for f in result.facts] == ["Ann lives in Oslo."]
     assert any("extract_entities" in w and "token limit" in w for w in result.report.warnings)
     assert any("'Bo'" in w for w in result.report.warnings), "the fact about Bo is dropped, and said so"
