@@ -117,3 +117,32 @@ def test_a_replay_that_no_longer_matches_the_pipeline_says_so(tmp_path: Path) ->
         llm._script(ChatRequest([], prompt_name="extract_combined", variables={"message": "Something else"}))  # type: ignore[operator]
     with pytest.raises(ScriptError, match="no recorded resolve_episode reply"):
         llm._script(ChatRequest([], prompt_name="resolve_episode", variables={"episode": "Hey Mel!"}))  # type: ignore[operator]
+
+
+@pytest.mark.skipif(not DATASETS.is_dir(), reason="LoCoMo datasets not present")
+async def test_the_full_profile_runs_beside_the_small_one(tmp_path: Path) -> None:
+    """--profile full: IngestOptions() (resolve and retire on) on the same endpoint, its keys written as
+    full.* into the same results beside the small profile's, its replies saved apart."""
+    sys.path.insert(0, str(BENCH))
+    import live_bench
+
+    common = [
+        "--turns", "3", "--embedder", "hash", "--results-dir", str(tmp_path), "--modes", "separate",
+        "--gold", str(DATASETS / "annotations" / "locomo26_s1-3.json"), "--conversation", str(DATASETS),
+    ]  # fmt: skip
+    async with FakeOpenAIServer(_answer) as srv:
+        for profile in ("small", "full"):
+            await live_bench.main(
+                ["--base-url", srv.base_url, "--profile", profile, *common,
+                 "--save-replies", str(tmp_path / "replies.jsonl")]
+            )  # fmt: skip
+    data = json.loads((tmp_path / "live.json").read_text())
+    metrics = data["metrics"]
+    assert metrics["default.episodes"] == 3 and metrics["full.default.episodes"] == 3, "both, one file"
+    assert "full.separate.entity_precision" in metrics and "separate.entity_precision" in metrics
+    assert any(
+        "the full profile (IngestOptions(): resolve and retire on, keys full.*)" in n for n in data["notes"]
+    )
+    assert any("retire_all_guard: 0" in n for n in data["notes"]), "a larger model's: no guard"
+    assert (tmp_path / "replies.full.locomo26.separate.jsonl").is_file()
+    assert (tmp_path / "replies.locomo26.separate.jsonl").is_file()
