@@ -29,7 +29,8 @@ DISTINCT answer to a question (the same words after LoCoMo's normalization, cita
 majority being the verdict. Per row: J and F1
 overall and per category with bootstrap intervals (``<row>.j_ci_low`` / ``<row>.j_ci_high``, ``.f1_...``),
 answer, context and input tokens, model calls, latency p50/p95 per question; the paired difference of
-``graph`` and each baseline (``graph_minus_<row>.j`` with its interval); the votes' agreement
+``graph`` and each other row on the questions both answered (``graph_minus_<row>.j`` / ``.f1`` with
+their intervals, overall and per category: ``graph_minus_<row>.j.category1_ci_low``); the votes' agreement
 (``judge.*``). Prints a table and writes ``bench/results/qa.json`` with its notes::
 
     EPIGRAPH_LLM_BASE_URL=... EPIGRAPH_LLM_MODEL=... python bench/locomo_qa.py \\
@@ -551,6 +552,16 @@ def paired_metrics(name: str, a: list[Row], b: list[Row], resamples: int) -> dic
         out[f"{name}.{measure}"] = round(statistics.mean(x) - statistics.mean(y), 4)
         low, high = paired_bootstrap_ci(x, y, resamples=resamples)
         out[f"{name}.{measure}_ci_low"], out[f"{name}.{measure}_ci_high"] = round(low, 4), round(high, 4)
+        for c in CATEGORIES:
+            of_c = [(u, v) for u, v, (p, _) in zip(x, y, pairs, strict=True) if p.category == c]
+            if of_c:
+                key = f"{name}.{measure}.category{c}"
+                out[key] = round(statistics.mean(u - v for u, v in of_c), 4)
+                low, high = paired_bootstrap_ci(
+                    [u for u, _ in of_c], [v for _, v in of_c], resamples=resamples
+                )
+                out[f"{key}_ci_low"], out[f"{key}_ci_high"] = round(low, 4), round(high, 4)
+    out[f"{name}.questions"] = len(pairs)
     return out
 
 

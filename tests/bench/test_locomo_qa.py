@@ -115,6 +115,15 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     assert metrics["gold_graph.questions"] == 2, "only the questions whose evidence the gold set covers"
     for pair in ("graph_minus_full_context", "graph_minus_episodes", "gold_graph_minus_graph"):
         assert {f"{pair}.j", f"{pair}.j_ci_low", f"{pair}.j_ci_high", f"{pair}.f1"} <= set(metrics)
+    for pair in ("graph_minus_full_context", "graph_minus_episodes"):
+        assert metrics[f"{pair}.questions"] == 4
+        for c in (1, 2, 3, 4):  # one question each: the difference is its interval
+            diff = (
+                metrics[f"graph.j.category{c}"]
+                - metrics[f"{pair.removeprefix('graph_minus_')}.j.category{c}"]
+            )
+            assert metrics[f"{pair}.j.category{c}"] == metrics[f"{pair}.j.category{c}_ci_low"] == diff
+    assert metrics["gold_graph_minus_graph.questions"] == 2
     rows = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4 * 3 + 2
     assert {r["row"] for r in rows} == {"graph", "full_context", "episodes", "gold_graph"}
@@ -310,6 +319,7 @@ def test_a_mem0_row_adds_searches_and_is_paired_with_the_graph(tmp_path: Path) -
     assert metrics["mem0.context_tokens_mean"] > 0, "its memories were the context"
     for key in ("j", "j_ci_low", "j_ci_high", "f1", "f1_ci_low", "f1_ci_high"):
         assert f"graph_minus_mem0.{key}" in metrics
+    assert metrics["graph_minus_mem0.questions"] == 2, "paired on mem0's questions only"
     assert metrics["mem0.j"] == 1.0, "the memory that answers each question was found and shown"
     notes = " ".join(first["notes"])
     assert "mem0ai 2.2.1" in notes and "max_tokens 300" in notes and "EPIGRAPH_LOCAL_MODEL_CTX=16384" in notes
