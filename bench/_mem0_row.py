@@ -6,9 +6,9 @@ SQLAlchemy and posthog). Telemetry is switched off (``MEM0_TELEMETRY=False``) an
 (``MEM0_DIR``) is the store's directory before the package is imported.
 
 - **Store**: one directory (``--mem0-dir``): Qdrant in local-path mode (``qdrant/``, on disk), Mem0's
-  history (``history.db``) and ``added.jsonl``, one line per turn added (its id, seconds, the model's
-  calls and tokens). A turn listed there is not added again: an interrupted run resumes, and a later run
-  reuses the store.
+  history (``history.db``) and ``added.jsonl``, one line per turn tried (its id, seconds, the model's
+  calls and tokens, its error if the add raised). A turn listed without an error is not added again: an
+  interrupted run resumes, and a later run reuses the store; a turn that failed is tried again.
 - **Adding**: Mem0's own ``add``, one call per turn (``{"role": "user", "name": speaker, "content":
   "Speaker: text"}``, ``user_id`` the conversation's group, the session's date in ``metadata``), with
   ``infer`` on (its one extraction call per add, 2.2.1's additive pipeline).
@@ -183,8 +183,9 @@ class Mem0Memory:
         return out
 
     def add(self, turns: Sequence[Turn]) -> int:
-        """Add the turns not added yet, one Mem0 ``add`` each, logged as they finish; the count added."""
-        done = {a["turn"] for a in self.added()}
+        """Add the turns not added yet, one Mem0 ``add`` each, logged as they finish; the count tried. A
+        turn whose add raised is logged with its error and tried again by the next run."""
+        done = {a["turn"] for a in self.added() if not a.get("error")}
         fresh = [t for t in turns if t.key not in done]
         with self._log.open("a", encoding="utf-8") as log:
             for t in fresh:
@@ -192,7 +193,11 @@ class Mem0Memory:
                 truncated = self.usage.truncated
                 started = time.perf_counter()
                 message = {"role": "user", "name": _actor(t.speaker), "content": f"{t.speaker}: {t.text}"}
-                result = self._memory.add([message], user_id=t.group, metadata={"said": t.said})
+                error = None
+                try:
+                    result = self._memory.add([message], user_id=t.group, metadata={"said": t.said})
+                except Exception as exc:  # Mem0's LLMError and the like: logged, the run goes on
+                    result, error = {}, f"{type(exc).__name__}: {exc}"[:500]
                 record = {
                     "turn": t.key,
                     "seconds": round(time.perf_counter() - started, 3),
@@ -201,6 +206,7 @@ class Mem0Memory:
                     "output_tokens": self.usage.output_tokens - before[2],
                     "truncated": self.usage.truncated - truncated,
                     "memories": len(result.get("results", [])),
+                    **({"error": error} if error else {}),
                 }
                 log.write(json.dumps(record) + "\n")
                 log.flush()
@@ -222,11 +228,13 @@ def _actor(speaker: str) -> str:
 
 def adding_record(added: Sequence[dict[str, Any]], keys: set[str]) -> dict[str, float]:
     """``mem0.add.*``: the turns of ``keys`` added so far (every run), their seconds, calls and tokens."""
-    mine = [a for a in added if a["turn"] in keys]
+    latest = {a["turn"]: a for a in added if a["turn"] in keys}  # a turn tried again: its last try
+    mine = [a for a in latest.values() if not a.get("error")]
     per = max(len(mine), 1)
     return {
         "mem0.add.turns": len(keys),
         "mem0.add.turns_added": len(mine),
+        "mem0.add.errors": len(latest) - len(mine),
         "mem0.add.seconds_total": round(sum(a["seconds"] for a in mine), 3),
         "mem0.add.seconds_per_turn": round(sum(a["seconds"] for a in mine) / per, 3),
         "mem0.add.calls_per_turn": round(sum(a["calls"] for a in mine) / per, 2),

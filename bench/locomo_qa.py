@@ -13,8 +13,7 @@ whose evidence lies in the ingested sessions, and answers each one in several wa
 - ``episodes``: the top 10 episodes of a hybrid episode search, and nothing else;
 - ``gold_graph``: ``kg.ask`` (same path as ``graph``) on a graph built from a gold extraction set
   (``bench/data/``) by scripted answers, for the questions whose evidence lies in the sessions the set
-  covers: extraction and answering measured apart (``gold_graph`` against ``graph`` on those questions).
-
+  covers: extraction and answering measured apart (``gold_graph`` against ``graph`` on those questions);
 - ``mem0`` (``--mem0-dir DIR``): Mem0's open-source package (``pip install -e ".[bench]"``, mem0ai 2.2.1)
   on the same model and MiniLM embedder, its own ``add`` over the turns of the first ``--mem0-sessions``
   (3) sessions of each conversation and its ``search``'s top memories as the context, on the questions whose
@@ -39,16 +38,25 @@ their intervals, overall and per category: ``graph_minus_<row>.j.category1_ci_lo
     python bench/locomo_qa.py --conversation ... --sessions 2 --scripted   # offline, no model: plumbing
     python bench/locomo_qa.py --conversation ... --votes 3 --rejudge answers.jsonl   # judge a run again
 
-Whole conversations (LoCoMo 26 and 30, every session, no ``--sessions``): ingest once into one store
-file per run (both conversations, each in its group), resumable (``--ingest-only`` ingests and stops;
-killed and started again, it skips the episodes already done), then ask::
+Whole conversations (LoCoMo 26 and 30, every session: no ``--sessions``): one store file for the run
+(each conversation in its own group) and one Mem0 directory, both resumable (killed and started again,
+a run skips the episodes done and the turns Mem0 added; a crashed run's claims lapse within a minute).
+Three steps, the first two with ``--ingest-only`` (writes ``qa_ingest.json``)::
 
-    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation ../shared/datasets/locomo/26.json \
+    # 1. the graph, at the local model's default context
+    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation ../shared/datasets/locomo/26.json \\
         --conversation ../shared/datasets/locomo/30.json --db qa-full.db --ingest-only
-    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \
-        --db qa-full.db --details bench/results/qa.answers.jsonl
+    # 2. Mem0's adds (sessions 1-3), its prompt needing a 16k context
+    epigraph model stop; EPIGRAPH_LOCAL_MODEL_CTX=16384 epigraph model start
+    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \\
+        --db qa-full.db --mem0-dir qa-mem0 --ingest-only
+    # 3. the questions, every row, back at the default context (the full_context row fits 8192 tokens)
+    epigraph model stop; epigraph model start
+    EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \\
+        --db qa-full.db --mem0-dir qa-mem0 --context-window 8192 --details bench/results/qa.answers.jsonl
 
-``graph.ingest.*`` sums the ingestion over every run that wrote the store, from each episode's report.
+``graph.ingest.*`` sums the graph's ingestion over every run that wrote the store, from each episode's
+report; ``mem0.add.*`` sums Mem0's adds the same way, from its ``added.jsonl``.
 
 ``--rejudge`` takes the answers a run wrote with ``--details`` and only judges them again, with
 ``--votes`` votes each, into ``qa_votes.json`` (the judge's agreement with itself and with the run).

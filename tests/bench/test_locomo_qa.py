@@ -23,6 +23,7 @@ from _gold import GoldScript
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
+from epigraph.testing.server import Reply
 
 S1 = [
     {"speaker": "Mia", "dia_id": "D1:1", "text": "Noah, I finished the Boston marathon yesterday."},
@@ -284,9 +285,16 @@ def test_ingestion_alone_is_resumable_and_summed_from_the_stored_reports(tmp_pat
         locomo_qa.main(["--conversation", str(path), "--ingest-only", "--scripted"])
 
 
-def mem0_extraction(body: dict[str, Any]) -> str:
+FAILS: list[str] = []
+"""Texts whose next extraction call the test server refuses (once each)."""
+
+
+def mem0_extraction(body: dict[str, Any]) -> str | Reply:
     """Mem0's extraction call answered offline: each new message becomes one memory, as it was said."""
     prompt = body["messages"][-1]["content"]
+    if failing := [text for text in FAILS if text in prompt]:
+        FAILS.remove(failing[0])
+        return Reply.bad_request("the context is full")
     new = prompt.split("## New Messages", 1)[1].split("##", 1)[0]
     said = [line.split(": ", 1)[1] for line in new.splitlines() if ": " in line]
     return json.dumps({"memory": [{"id": str(i), "text": text} for i, text in enumerate(said)]})
@@ -325,3 +333,22 @@ def test_a_mem0_row_adds_searches_and_is_paired_with_the_graph(tmp_path: Path) -
     assert "mem0ai 2.2.1" in notes and "max_tokens 300" in notes and "EPIGRAPH_LOCAL_MODEL_CTX=16384" in notes
     assert again["mem0.add.this_run"] == 0 and again["mem0.add.turns_added"] == 3
     assert again["mem0.j"] == metrics["mem0.j"]
+
+
+@pytest.mark.slow
+def test_a_failed_mem0_add_is_logged_and_tried_again(tmp_path: Path) -> None:
+    if importlib.util.find_spec("mem0") is None:
+        pytest.skip("the mem0 row needs the bench extra (mem0ai)")
+    from _serve_harness import LLMThread
+
+    path, _ = files(tmp_path)
+    FAILS.append("Pixel knocked")
+    with LLMThread(mem0_extraction, embed_dim=384, api_key=None) as server:
+        argv = ["--conversation", str(path), "--scripted", "--no-gold", "--results-dir", str(tmp_path),
+                "--mem0-dir", str(tmp_path / "mem0"), "--mem0-sessions", "2", "--mem0-base-url", server.url,
+                "--mem0-model", "fake-model", "--no-baselines"]  # fmt: skip
+        first = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
+        again = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))["metrics"]
+    assert (first["mem0.add.this_run"], first["mem0.add.turns_added"], first["mem0.add.errors"]) == (5, 4, 1)
+    assert (again["mem0.add.this_run"], again["mem0.add.turns_added"], again["mem0.add.errors"]) == (1, 5, 0)
+    assert not FAILS
