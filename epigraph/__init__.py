@@ -10,8 +10,10 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
 
 The Protocols you implement to bring your own parts are here too: :class:`GraphStore` (a store),
 :class:`LLM` (a chat model) and :class:`Embedder` (``KnowledgeGraph(store=..., llm=..., embedder=...)``).
-A store is the union of roles (:class:`EpisodeLog`, :class:`GraphReads`, :class:`DerivedViews`,
-:class:`CorrectionLog`, :class:`WholeGroups`); code that takes a store asks only for the roles it calls.
+A store is the union of roles (:class:`EpisodeLog`, :class:`GraphLookups`, :class:`GraphSearch`,
+:class:`ViewReads`, :class:`ViewUpkeep`, :class:`CorrectionReads`, :class:`CorrectionWrites`,
+:class:`WholeGroups`; :class:`GraphReads`, :class:`DerivedViews` and :class:`CorrectionLog` name common
+pairs); code that takes a store asks only for the roles it calls.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
@@ -38,7 +40,20 @@ from .facade.group import GroupHandle
 from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
-from .graph.store import CorrectionLog, DerivedViews, EpisodeLog, GraphReads, GraphStore, WholeGroups
+from .graph.store import (
+    CorrectionLog,
+    CorrectionReads,
+    CorrectionWrites,
+    DerivedViews,
+    EpisodeLog,
+    GraphLookups,
+    GraphReads,
+    GraphSearch,
+    GraphStore,
+    ViewReads,
+    ViewUpkeep,
+    WholeGroups,
+)
 from .ingestion.events import EpisodeResult, ProgressEvent
 from .ingestion.inputs import EpisodeInput
 from .overview import OverviewOptions
@@ -61,6 +76,8 @@ __all__ = [
     "ConversationNotFound",
     "ConversationSummary",
     "CorrectionLog",
+    "CorrectionReads",
+    "CorrectionWrites",
     "DerivedViews",
     "Embedder",
     "Entity",
@@ -75,7 +92,9 @@ __all__ = [
     "EpisodeResult",
     "EpisodeStatus",
     "Fact",
+    "GraphLookups",
     "GraphReads",
+    "GraphSearch",
     "GraphStore",
     "GroundingPolicy",
     "GroupHandle",
@@ -96,6 +115,8 @@ __all__ = [
     "StoreError",
     "StructuredOutputError",
     "UsageError",
+    "ViewReads",
+    "ViewUpkeep",
     "WholeGroups",
     "__version__",
 ]

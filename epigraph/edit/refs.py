@@ -9,7 +9,7 @@ from ..errors import CorrectionNotFound, EntityNotFound, FactNotFound, UsageErro
 from ..graph.corrections import Correction
 from ..graph.model import Entity, Fact, check_relation, normalize_name
 from ..graph.search.entity import closest_names, find_entities
-from ..graph.store import CorrectionLog, GraphReads
+from ..graph.store import CorrectionReads, GraphReads
 
 EntityRef = str | Entity
 """An entity as a person names it: its uuid, its name or an alias (exact, case-insensitive), or the
@@ -66,7 +66,7 @@ async def require_fact(store: GraphReads, group_id: str, uuid: str) -> Fact:
     return found[0]
 
 
-async def require_correction(store: CorrectionLog, group_id: str, uuid: str) -> Correction:
+async def require_correction(store: CorrectionReads, group_id: str, uuid: str) -> Correction:
     found = await store.get_correction(group_id, uuid)
     if found is None:
         raise CorrectionNotFound(uuid, group_id)

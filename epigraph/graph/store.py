@@ -1,16 +1,22 @@
 """The store's Protocols: the only thing the pipeline, search and the rest know about storage.
 
-Async Protocols in domain types, one per role, so a consumer asks only for what it calls (and a fake
-implements only that):
+Async Protocols in domain types, one per role, cut along what consumers call, so a consumer asks only
+for what it calls (and a fake implements only that):
 
 - :class:`EpisodeLog`: an episode saved, written atomically, removed, claimed (the ingestion queue);
-- :class:`GraphReads`: episodes, entities, facts and mentions read and searched;
-- :class:`DerivedViews`: communities and conversation summaries;
-- :class:`CorrectionLog`: corrections by hand, applied and listed;
-- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted;
-- :class:`GraphStore`: all of them, plus ``setup`` and ``close``, for the one that owns the store;
-  :class:`IngestStore`, :class:`ViewStore`, :class:`EditStore`, :class:`AskStore` and
-  :class:`TransferStore` name the roles their consumers combine (each declares nothing of its own).
+- :class:`GraphLookups`: episodes, entities, facts and mentions looked up by key, name, time, neighbourhood;
+- :class:`GraphSearch`: the fulltext and vector search of entities, facts and episodes;
+- :class:`ViewReads`: the derived views read (communities, conversation summaries);
+- :class:`ViewUpkeep`: what keeping them reads and writes (fact endpoints, chains, the writes);
+- :class:`CorrectionReads` and :class:`CorrectionWrites`: corrections by hand listed, and applied;
+- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted.
+
+Unions name the roles a consumer combines and declare nothing of their own: :class:`GraphReads`
+(lookups and search), :class:`DerivedViews`, :class:`CorrectionLog`, :class:`IngestStore`,
+:class:`ViewStore`, :class:`OverviewStore`, :class:`EditStore`, :class:`EntityViewStore`,
+:class:`AskStore` (reads only) and :class:`TransferStore`; each has at most 25 methods.
+:class:`GraphStore` is every role plus ``setup`` and ``close``: the composition the two store classes
+implement, for the one that owns the store and wires every consumer (``KnowledgeGraph``).
 
 Two implementations pass one contract suite (``tests/graph``): ``graph.embedded.EmbeddedStore``
 (SQLite, the default) and ``graph.neo4j.Neo4jStore``; each implements every role.
@@ -250,9 +256,9 @@ class EpisodeLog(Protocol):
 
 
 @runtime_checkable
-class GraphReads(Protocol):
-    """Reads and search of a group's episodes, entities, facts and mentions: lookups by key, name and
-    neighbourhood, and the fulltext and vector search (``graph.search`` fuses them)."""
+class GraphLookups(Protocol):
+    """Lookups of a group's episodes, entities, facts and mentions: by key, name, time and
+    neighbourhood."""
 
     async def get_episode(self, group_id: str, uuid: str) -> Episode | None: ...
 
@@ -310,6 +316,12 @@ class GraphReads(Protocol):
     async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
         """The mentions of these entities (by any episode of the group)."""
 
+
+@runtime_checkable
+class GraphSearch(Protocol):
+    """The fulltext (BM25) and vector search of entities, facts and episodes, across groups
+    (``graph.search`` fuses them)."""
+
     async def search_entities_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]: ...
@@ -343,18 +355,29 @@ class GraphReads(Protocol):
 
 
 @runtime_checkable
-class DerivedViews(Protocol):
-    """Records derived from the graph (``graph.derived``): communities, computed from the facts'
-    endpoints, and conversation chains with their summaries."""
-
-    async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
-        """``(source_uuid, target_uuid)`` of every fact of the group passing ``flt``, one pair per fact, in
-        no particular order: the graph communities are computed from (no text or vector is read)."""
+class ViewReads(Protocol):
+    """The derived views (``graph.derived``) as their readers see them: a group's communities and its
+    conversations' summaries."""
 
     async def communities(self, group_id: str) -> list[Community]:
         """The group's communities, each with its members as stored (an entity deleted since is no longer
         listed; a community left without members is not returned); most members first, then by name and
         uuid."""
+
+    async def conversation_summaries(
+        self, group_id: str, keys: Sequence[str] | None = None
+    ) -> list[ConversationSummary]:
+        """The stored summaries of the chains ``keys`` (every chain's when None), ordered by key."""
+
+
+@runtime_checkable
+class ViewUpkeep(Protocol):
+    """What keeping the derived views reads and writes (the overview): the facts' endpoints communities
+    are computed from, the conversation chains, and the communities and summaries written back."""
+
+    async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
+        """``(source_uuid, target_uuid)`` of every fact of the group passing ``flt``, one pair per fact, in
+        no particular order: the graph communities are computed from (no text or vector is read)."""
 
     async def replace_communities(self, group_id: str, communities: Sequence[Community]) -> None:
         """Make ``communities`` the group's communities, atomically: the group's others are deleted, these
@@ -370,26 +393,14 @@ class DerivedViews(Protocol):
         with ``read.newest_first``), however they arrived; only those recorded after
         ``read.recorded_after`` and of ``read.status``, when given; at most ``read.limit``."""
 
-    async def conversation_summaries(
-        self, group_id: str, keys: Sequence[str] | None = None
-    ) -> list[ConversationSummary]:
-        """The stored summaries of the chains ``keys`` (every chain's when None), ordered by key."""
-
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
         1), atomically; ``False``, nothing written, when another writer got there first."""
 
 
 @runtime_checkable
-class CorrectionLog(Protocol):
-    """Corrections by hand (``graph.corrections``): applied atomically against the state they were
-    made from, and listed."""
-
-    async def apply_correction(self, correction: Correction) -> None:
-        """In one transaction: check that the graph still holds ``correction.before``
-        (``corrections.conflict``; :class:`~epigraph.errors.ConflictError` and nothing written when it
-        does not), make it ``correction.after`` (``Correction.plan``) and store ``correction.stored()``.
-        ``correction.check()`` failing raises StoreError before anything is read."""
+class CorrectionReads(Protocol):
+    """Corrections by hand (``graph.corrections``), listed and read."""
 
     async def corrections(
         self, group_id: str, *, subject: str | None = None, limit: int = 100
@@ -398,6 +409,17 @@ class CorrectionLog(Protocol):
         touching that entity or fact uuid (``Correction.subjects``)."""
 
     async def get_correction(self, group_id: str, uuid: str) -> Correction | None: ...
+
+
+@runtime_checkable
+class CorrectionWrites(Protocol):
+    """A correction by hand applied, atomically against the state it was made from."""
+
+    async def apply_correction(self, correction: Correction) -> None:
+        """In one transaction: check that the graph still holds ``correction.before``
+        (``corrections.conflict``; :class:`~epigraph.errors.ConflictError` and nothing written when it
+        does not), make it ``correction.after`` (``Correction.plan``) and store ``correction.stored()``.
+        ``correction.check()`` failing raises StoreError before anything is read."""
 
 
 @runtime_checkable
@@ -431,15 +453,22 @@ class WholeGroups(Protocol):
         what it held (all zero for an unknown group)."""
 
 
+# The unions below declare nothing of their own: each names the roles one consumer calls.
+
+
 @runtime_checkable
-class GraphStore(EpisodeLog, GraphReads, DerivedViews, CorrectionLog, WholeGroups, Protocol):
-    """Async storage of the temporal graph: every role, and the store's own opening and closing, for
-    the one that owns it (``KnowledgeGraph``). See the module docstring for the rules."""
+class GraphReads(GraphLookups, GraphSearch, Protocol):
+    """The graph read: lookups and search (the per-episode step, search, edits)."""
 
-    async def setup(self, embedding_dim: int) -> None:
-        """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
 
-    async def close(self) -> None: ...
+@runtime_checkable
+class DerivedViews(ViewReads, ViewUpkeep, Protocol):
+    """The derived views, read and kept: communities and conversation chains with their summaries."""
+
+
+@runtime_checkable
+class CorrectionLog(CorrectionReads, CorrectionWrites, Protocol):
+    """Corrections by hand, applied and listed."""
 
 
 @runtime_checkable
@@ -449,21 +478,49 @@ class IngestStore(EpisodeLog, GraphReads, Protocol):
 
 
 @runtime_checkable
-class ViewStore(GraphReads, DerivedViews, Protocol):
-    """The graph with its derived views: search (its communities scope), the interactive view and
-    the overview (which keeps the views)."""
+class ViewStore(GraphReads, ViewReads, Protocol):
+    """The graph and its derived views, read: search (communities scope it) and the interactive view."""
+
+
+@runtime_checkable
+class OverviewStore(GraphLookups, DerivedViews, Protocol):
+    """What the overview reads and keeps: the derived views, and the entities they name."""
 
 
 @runtime_checkable
 class EditStore(GraphReads, CorrectionLog, Protocol):
-    """The graph with its corrections by hand: editing, and an entity's view (which lists them)."""
+    """The graph with its corrections by hand: editing (which resolves, applies and undoes them)."""
 
 
 @runtime_checkable
-class AskStore(GraphReads, DerivedViews, CorrectionLog, Protocol):
-    """What answering a question reads: search, entity views and conversation summaries."""
+class EntityViewStore(GraphReads, CorrectionReads, Protocol):
+    """What an entity's view reads: the graph, and the corrections that touched the entity."""
 
 
 @runtime_checkable
-class TransferStore(WholeGroups, DerivedViews, CorrectionLog, Protocol):
+class AskStore(GraphReads, ViewReads, CorrectionReads, Protocol):
+    """What answering a question reads: search, entity views and conversation summaries (no write)."""
+
+
+@runtime_checkable
+class TransferStore(WholeGroups, ViewReads, CorrectionReads, Protocol):
     """Export and load: the dump and the load of whole groups, and whether a group holds anything."""
+
+
+@runtime_checkable
+class GraphStore(EpisodeLog, GraphReads, DerivedViews, CorrectionLog, WholeGroups, Protocol):
+    """Async storage of the temporal graph: every role, and the store's own opening and closing, for
+    the one that owns it and wires every consumer (``KnowledgeGraph``, and the ingestion queue it
+    builds). See the module docstring for the rules.
+
+    The one Protocol above 25 methods (41), on purpose: it is the composition the two store classes
+    implement (the issue lets a store class implement several roles), not a contract any consumer
+    asks for; every consumer asks for a role or a union of at most 25. Python has no intersection
+    type, so "a store with every role" can only be written, and checked by mypy, as one Protocol
+    inheriting every role; an abstract base instead would make a third store subclass it, stricter
+    than today's structural check."""
+
+    async def setup(self, embedding_dim: int) -> None:
+        """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
+
+    async def close(self) -> None: ...

@@ -9,7 +9,7 @@ from datetime import datetime
 from ..embed import Embedder
 from ..errors import ConfigError
 from ..graph.model import utc_now
-from ..graph.store import ViewStore
+from ..graph.store import OverviewStore
 from ..prompts.protocol import LLM
 
 
@@ -58,7 +58,11 @@ class Service:
     what = "the overview"
 
     def __init__(
-        self, store: ViewStore, llm: LLM | None, embedder: Embedder, options: OverviewOptions | None = None
+        self,
+        store: OverviewStore,
+        llm: LLM | None,
+        embedder: Embedder,
+        options: OverviewOptions | None = None,
     ) -> None:
         self.store, self.llm, self.embedder = store, llm, embedder
         self.options = options or OverviewOptions()

@@ -21,7 +21,7 @@ from typing import Any
 from ..embed import Embedder
 from ..errors import EpigraphError
 from ..graph.model import Episode, IngestReport
-from ..graph.store import ViewStore
+from ..graph.store import OverviewStore
 from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
@@ -61,7 +61,7 @@ class Upkeep:
     options: OverviewOptions
 
     async def __call__(
-        self, store: ViewStore, llm: LLM | None, results: Sequence[EpisodeResult]
+        self, store: OverviewStore, llm: LLM | None, results: Sequence[EpisodeResult]
     ) -> list[OverviewUpdated]:
         """Bring the derived records of the groups of ``results`` up to date (see the module docstring)."""
         fresh: dict[str, list[Episode]] = {}
@@ -77,7 +77,7 @@ class Upkeep:
 
 
 async def _group(
-    store: ViewStore,
+    store: OverviewStore,
     llm: LLM,
     embedder: Embedder,
     options: OverviewOptions,

@@ -20,7 +20,7 @@ from rank_bm25 import BM25Plus
 from ...language import LUCENE_STOP_WORDS
 from ...language import words as all_words
 from ..derived import Community
-from ..store import DerivedViews, Hit
+from ..store import Hit, ViewReads
 
 
 def words(text: str) -> list[str]:
@@ -28,7 +28,7 @@ def words(text: str) -> list[str]:
     return [w for w in (m.casefold() for m in all_words(text)) if w not in LUCENE_STOP_WORDS]
 
 
-async def of_groups(store: DerivedViews, group_ids: Sequence[str]) -> list[Community]:
+async def of_groups(store: ViewReads, group_ids: Sequence[str]) -> list[Community]:
     found: list[Community] = []
     for group_id in group_ids:
         found += await store.communities(group_id)

@@ -31,7 +31,7 @@ from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..store import EditStore, FactFilter, GraphReads
+from ..store import EntityViewStore, FactFilter, GraphReads
 from ..temporal import EVERYTHING, TimeFilter, interval, matches
 from .filters import make_filters
 from .results import retired_uuids
@@ -270,7 +270,7 @@ async def most_mentioned(
 
 
 async def entity_view(
-    store: EditStore,
+    store: EntityViewStore,
     group_id: str,
     name_or_uuid: str,
     *,

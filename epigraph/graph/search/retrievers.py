@@ -8,7 +8,7 @@
   episodes by how many center entities they mention).
 
 Retrievers never see SQL or Cypher, only the store's Protocols (:class:`~epigraph.graph.store.GraphReads`,
-and :class:`~epigraph.graph.store.DerivedViews` for communities).
+and :class:`~epigraph.graph.store.ViewReads` for communities).
 """
 
 from __future__ import annotations
