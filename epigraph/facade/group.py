@@ -10,19 +10,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
-from typing import Any, Literal, overload
+from typing import Any, Literal, Unpack, overload
 
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..errors import ConfigError, EpisodeNotFound
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.derived import chain_key
-from ..graph.model import Episode, EpisodeKind, EpisodeStatus, check_group_id
+from ..graph.model import Episode, EpisodeStatus, check_group_id
 from ..graph.search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from ..graph.store import StoreStats
 from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.ingestor import Item, RemovalResult
-from ..ingestion.inputs import EpisodeInput
+from ..ingestion.inputs import EpisodeFields, EpisodeInput
 from ..ingestion.runner import ALL
 from ..overview import Conversations
 from ..pipeline.options import Mode
@@ -62,22 +62,18 @@ class GroupHandle:
         content: str,
         *,
         reference_time: datetime,
-        kind: EpisodeKind | str = EpisodeKind.MESSAGE,
-        name: str = "",
-        source_description: str = "",
-        episode_id: str | None = None,
-        speaker: str | None = None,
         mode: Mode | None = None,
         raise_on_failure: bool = True,
+        **fields: Unpack[EpisodeFields],
     ) -> EpisodeResult:
         """Ingest one episode into the group; returns the episode, its entities, facts, invalidations
-        and report (the fields are :class:`~epigraph.ingestion.inputs.EpisodeInput`'s)."""
+        and report. ``fields`` are :class:`~epigraph.ingestion.inputs.EpisodeInput`'s (``kind``,
+        ``speaker``, ``name``, ``source_description``, ``episode_id``), with its defaults."""
+        item = EpisodeInput.coerce(
+            {**fields, "content": content, "reference_time": reference_time, "group_id": self.group_id}
+        )
         g = await opened(self._graph)
-        return await g.ingestor.add_episode(
-            content, group_id=self.group_id, reference_time=reference_time, kind=kind, name=name,
-            source_description=source_description, episode_id=episode_id, speaker=speaker, mode=mode,
-            raise_on_failure=raise_on_failure,
-        )  # fmt: skip
+        return await g.ingestor.add_episode(item, mode=mode, raise_on_failure=raise_on_failure)
 
     async def add_episodes(self, items: Iterable[Item], *, mode: Mode | None = None) -> list[EpisodeResult]:
         """Bulk ingestion (an item that names no ``group_id`` is the handle's group's): groups

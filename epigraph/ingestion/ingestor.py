@@ -34,12 +34,11 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 
 from ..embed import Embedder
-from ..graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, IncreasingClock, IngestReport, to_utc
+from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
 from ..graph.store import DeletionResult, GraphStore
 from ..pipeline.bulk import extract_window
 from ..pipeline.episode import together
@@ -134,32 +133,11 @@ class Ingestor:
     # --- doors that run now -----------------------------------------------------------------------
 
     async def add_episode(
-        self,
-        content: str,
-        *,
-        group_id: str = "default",
-        reference_time: datetime,
-        kind: EpisodeKind | str = EpisodeKind.MESSAGE,
-        name: str = "",
-        source_description: str = "",
-        episode_id: str | None = None,
-        speaker: str | None = None,
-        mode: Mode | None = None,
-        raise_on_failure: bool = True,
+        self, item: EpisodeInput, *, mode: Mode | None = None, raise_on_failure: bool = True
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
         :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
         self._runner.model()
-        item = EpisodeInput(
-            content=content,
-            reference_time=to_utc(reference_time),
-            group_id=group_id,
-            kind=EpisodeKind(kind),
-            speaker=speaker,
-            name=name,
-            source_description=source_description,
-            episode_id=episode_id,
-        )
         job = Job(self._options(mode, None))
         result, _ = await self._runner.accept_and_run(self._episode(item), job)
         if job.errors and raise_on_failure:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from ..errors import InputError
 from ..graph.model import Episode, EpisodeKind, check_group_id, content_hash, episode_uuid, to_utc, utc_now
@@ -31,7 +31,10 @@ FIELDS = ("content", "kind", "speaker", "reference_time", "group", "source", "na
 
 @dataclass(frozen=True)
 class EpisodeInput:
-    """One episode to ingest (what ``Ingestor.add_episodes`` and ``ingest`` take)."""
+    """One episode to ingest: the one declaration of an episode's fields and their defaults (what the
+    queue's ``add_episode`` / ``add_episodes`` / ``ingest`` take, what a group handle's ``add_episode``
+    builds from its keywords, what an episode file's line and the HTTP / MCP ``EpisodeIn`` become).
+    ``reference_time`` is kept in UTC (a naive time is read as UTC)."""
 
     content: str
     reference_time: datetime
@@ -43,6 +46,9 @@ class EpisodeInput:
     episode_id: str | None = None
     line: int | None = None
     """Where it came from in an input file (for messages), if anywhere."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reference_time", to_utc(self.reference_time))
 
     def to_episode(self, created_at: datetime | None = None) -> Episode:
         """The pending Episode this input becomes: content ``"Speaker: text"`` for messages with a
@@ -82,6 +88,18 @@ class EpisodeInput:
             return cls(**data)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"invalid episode: {exc}") from None
+
+
+class EpisodeFields(TypedDict, total=False):
+    """The optional fields of :class:`EpisodeInput` a caller names by keyword (a group handle's
+    ``add_episode``; the group is the handle's, the line a file's): their defaults are EpisodeInput's,
+    ``kind`` may be spelled as a string (read by :meth:`EpisodeInput.coerce`)."""
+
+    kind: EpisodeKind | str
+    speaker: str | None
+    name: str
+    source_description: str
+    episode_id: str | None
 
 
 def parse_episode_lines(

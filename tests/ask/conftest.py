@@ -12,6 +12,7 @@ from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is 
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder
 
 PARIS, BERLIN, LISBON = "Alice lives in Paris.", "Alice lives in Berlin.", "Alice lives in Lisbon."
@@ -43,7 +44,7 @@ WORLD = World(
 async def ingest(store: EmbeddedStore, embedder: HashEmbedder) -> None:
     ingestor = Ingestor(store, WORLD.llm(), embedder)
     for content, when in EPISODES:
-        await ingestor.add_episode(content, group_id="g", reference_time=when)
+        await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=when))
 
 
 @pytest.fixture

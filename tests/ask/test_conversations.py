@@ -14,6 +14,7 @@ from epigraph.ask import check_dialog
 from epigraph.graph.derived import ConversationSummary
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import EPISODES, LISBON, WORLD
@@ -31,7 +32,9 @@ async def chat(embedder: HashEmbedder) -> AsyncIterator[EmbeddedStore]:
     await store.setup(embedder.dim)
     ingestor = Ingestor(store, WORLD.llm(), embedder)
     for content, when in EPISODES:
-        await ingestor.add_episode(content, group_id="g", reference_time=when, source_description="chat")
+        await ingestor.add_episode(
+            EpisodeInput(content, group_id="g", reference_time=when, source_description="chat")
+        )
     first, last = EPISODES[0][1], EPISODES[-1][1]
     await store.save_conversation_summary(ConversationSummary(
         group_id="g", key="chat", summary=SUMMARY, episodes=4, first_at=first, last_at=last,

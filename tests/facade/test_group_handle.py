@@ -8,6 +8,7 @@ import inspect
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,13 @@ import pytest
 import epigraph
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
-from epigraph.errors import EpisodeNotFound
+from epigraph.errors import EpisodeNotFound, InputError
 from epigraph.facade.corrections import Corrections
 from epigraph.facade.group import GroupHandle
 from epigraph.facade.overview import Overview
 from epigraph.facade.transfer import Transfer
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.inputs import FIELDS, EpisodeInput, parse_episode_lines
+from epigraph.ingestion.inputs import FIELDS, EpisodeFields, EpisodeInput, parse_episode_lines
 from epigraph.serve.schemas import EpisodeIn
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import read
@@ -109,3 +110,30 @@ def test_the_http_episode_is_an_episode_files_line_without_its_group() -> None:
     (parsed,) = parse_episode_lines([json.dumps({**line, "group": "bob"})])
     assert isinstance(parsed, EpisodeInput)
     assert EpisodeIn.model_validate(line).to_input("bob") == dataclasses.replace(parsed, line=None)
+
+
+def test_the_handles_keywords_are_the_episode_inputs_optional_fields() -> None:
+    """``add_episode``'s keywords are EpisodeInput's fields (its defaults, not a second set): all but
+    the content and time (named), the group (the handle's) and the line (a file's)."""
+    declared = {f.name for f in dataclasses.fields(EpisodeInput)}
+    assert set(EpisodeFields.__annotations__) == declared - {"content", "reference_time", "group_id", "line"}
+
+
+async def test_the_handles_keywords_become_the_episode_files_input(kg: KnowledgeGraph) -> None:
+    """One episode said by keywords to a handle is the episode the same file line becomes: the same
+    uuid, content (``Speaker: text``), name and source; a keyword no episode has is an InputError."""
+    line = {"content": "I moved.", "reference_time": "2024-05-02T10:00:00Z", "kind": "message",
+            "speaker": "Alice", "name": "n", "source": "chat", "id": "m-1", "group": "bob"}  # fmt: skip
+    (parsed,) = parse_episode_lines([json.dumps(line)])
+    assert isinstance(parsed, EpisodeInput)
+    result = await kg.group("bob").add_episode(
+        "I moved.", reference_time=datetime(2024, 5, 2, 10), kind="message", speaker="Alice", name="n",
+        source_description="chat", episode_id="m-1", raise_on_failure=False,
+    )  # fmt: skip
+    expected = parsed.to_episode()
+    said = result.episode
+    assert (said.uuid, said.content, said.name, said.source_description, said.reference_time) == (
+        expected.uuid, expected.content, expected.name, expected.source_description, expected.reference_time,
+    )  # fmt: skip
+    with pytest.raises(InputError, match="place"):
+        await kg.group("bob").add_episode("x", reference_time=datetime(2024, 5, 2), place="Oslo")  # type: ignore[call-arg]

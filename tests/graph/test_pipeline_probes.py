@@ -23,6 +23,7 @@ from epigraph.embed import SentenceTransformerEmbedder
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
@@ -101,7 +102,7 @@ async def _ingest(
 ) -> list[Any]:
     ingestor = Ingestor(store, ScriptedLLM(script), embedder, IngestOptions())
     return [
-        await ingestor.add_episode(text, group_id=group, reference_time=T0 + timedelta(days=i))
+        await ingestor.add_episode(EpisodeInput(text, group_id=group, reference_time=T0 + timedelta(days=i)))
         for i, text in enumerate(episodes)
     ]
 

@@ -21,6 +21,7 @@ from epigraph.graph.store import EpisodeWrite
 from epigraph.ingestion.claims import Leases, holding
 from epigraph.ingestion.events import EntityExtracted, EpisodeDone, EpisodeWaiting, ProgressEvent
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0
@@ -141,7 +142,7 @@ async def test_a_failed_run_releases_its_claim(stores: list[EmbeddedStore], embe
     store = stores[0]
     broken = ScriptedLLM({"*": ScriptedReply(error=LLMUnavailable("upstream 503"))})
     result = await Ingestor(store, broken, embedder, leases=quick()).add_episode(
-        TEXTS[0], group_id="g", reference_time=T0, raise_on_failure=False
+        EpisodeInput(TEXTS[0], group_id="g", reference_time=T0), raise_on_failure=False
     )
     assert result.episode.status == EpisodeStatus.FAILED
     claim = await stores[1].claim_episode("g", result.episode.uuid, "other", 60)

@@ -6,6 +6,7 @@ import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.language import plain_words as words
 from epigraph.language import roots, stem
 from epigraph.pipeline.grounding import Grounding, not_an_entity
@@ -112,9 +113,9 @@ async def test_invented_entities_and_facts_are_dropped_and_reported(
         }
     )
     ingestor = Ingestor(store, world.llm(), embedder)
-    first = await ingestor.add_episode(GREETING, group_id="g", reference_time=T0)
+    first = await ingestor.add_episode(EpisodeInput(GREETING, group_id="g", reference_time=T0))
     second = await ingestor.add_episode(
-        "Evan: I just got back from a trip with my family.", group_id="g", reference_time=T0
+        EpisodeInput("Evan: I just got back from a trip with my family.", group_id="g", reference_time=T0)
     )
     assert first.ok and second.ok, "a hallucination is dropped, never a failure"
     assert [e.name for e in first.entities] == ["Caroline"]
@@ -138,8 +139,10 @@ async def test_a_name_from_the_context_window_is_kept(store: EmbeddedStore, embe
         }
     )
     ingestor = Ingestor(store, world.llm(), embedder)
-    await ingestor.add_episode(first, group_id="g", reference_time=T0)
-    result = await ingestor.add_episode(second, group_id="g", reference_time="2023-05-08T14:00:00Z")
+    await ingestor.add_episode(EpisodeInput(first, group_id="g", reference_time=T0))
+    result = await ingestor.add_episode(
+        EpisodeInput(second, group_id="g", reference_time="2023-05-08T14:00:00Z")
+    )
     assert [f.text for f in result.facts] == ["Melanie is proud of Caroline."]
     assert result.report.dropped_lines == 0
 
@@ -168,11 +171,11 @@ async def test_the_check_and_its_lists_switch_off(store: EmbeddedStore, embedder
     )
     words_only = IngestOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))
     kept = await Ingestor(store, world.llm(), embedder, words_only).add_episode(
-        GREETING, group_id="words", reference_time=T0
+        EpisodeInput(GREETING, group_id="words", reference_time=T0)
     )
     assert sorted(e.name for e in kept.entities) == ["Caroline"] and kept.report.dropped_lines == 1, "Sam"
     unchecked = await Ingestor(store, world.llm(), embedder, IngestOptions(grounding=None)).add_episode(
-        GREETING, group_id="off", reference_time=T0
+        EpisodeInput(GREETING, group_id="off", reference_time=T0)
     )
     assert sorted(e.name for e in unchecked.entities) == ["Caroline", "Sam"]
     assert [f.text for f in unchecked.facts] == ["Sam knows Caroline."]
@@ -189,8 +192,10 @@ async def test_the_name_vetoes_are_a_policy(store: EmbeddedStore, embedder: Hash
     )
     for group, options in (("veto", IngestOptions()), ("free", IngestOptions(never_same=None))):
         ingestor = Ingestor(store, world.llm(), embedder, options)
-        await ingestor.add_episode(first, group_id=group, reference_time=T0)
-        await ingestor.add_episode(second, group_id=group, reference_time="2023-05-08T14:00:00Z")
+        await ingestor.add_episode(EpisodeInput(first, group_id=group, reference_time=T0))
+        await ingestor.add_episode(
+            EpisodeInput(second, group_id=group, reference_time="2023-05-08T14:00:00Z")
+        )
     found = await store.entities_by_names("veto", ["Caroline's kids"])
     assert [e.name for e in found["Caroline's kids"]] == ["Caroline's kids"]
     merged = await store.entities_by_names("free", ["Caroline's kids"])
@@ -206,7 +211,7 @@ async def test_a_combined_replys_names_line_adds_the_entities_no_fact_names(
     reply = "[Ann] moved to [Oslo]\nNames: Oslo; fjord tours; kids; Atlantis"
     world = World({}, overrides={"extract_combined": lambda request: reply})
     result = await Ingestor(store, world.llm(), embedder, IngestOptions(mode="combined")).add_episode(
-        text, group_id="g", reference_time=T0
+        EpisodeInput(text, group_id="g", reference_time=T0)
     )
     assert result.ok and [f.text for f in result.facts] == ["Ann moved to Oslo"]
     assert sorted(e.name for e in result.entities) == ["Ann", "Ann's kids", "Oslo", "fjord tours"]

@@ -11,6 +11,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.events import EntityExtracted
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
@@ -40,7 +41,9 @@ async def test_a_turn_without_entities_costs_exactly_one_call(
 ) -> None:
     world = World({"Bob: Bye!": Turn()})
     llm = world.llm()
-    result = await Ingestor(store, llm, embedder).add_episode("Bob: Bye!", group_id="g", reference_time=T0)
+    result = await Ingestor(store, llm, embedder).add_episode(
+        EpisodeInput("Bob: Bye!", group_id="g", reference_time=T0)
+    )
 
     assert result.ok
     assert [c.prompt_name for c in llm.calls] == ["extract_entities"]
@@ -64,7 +67,7 @@ async def test_exact_name_duplicates_merge_whatever_their_vectors(store: Embedde
     embedder = OrthogonalEmbedder()
     ingestor = Ingestor(store, llm, embedder)
     for content in world.turns:
-        await ingestor.add_episode(content, group_id="g", reference_time=T0)
+        await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=T0))
 
     found = await store.entities_by_names("g", ["DGIA"])
     assert len(found["DGIA"]) == 1
@@ -93,7 +96,9 @@ async def test_fact_endpoints_match_case_insensitively_and_through_aliases(
         same_as={"Mel": "Melanie"},
     )
     ingestor = Ingestor(store, world.llm(), embedder)
-    results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in world.turns]
+    results = [
+        await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0)) for c in world.turns
+    ]
 
     assert len(results[1].facts) == 2, results[1].report.warnings
     melanie = (await store.entities_by_names("g", ["Mel"]))["Mel"]
@@ -106,7 +111,7 @@ async def test_a_fact_naming_an_unknown_entity_is_dropped_and_reported(
 ) -> None:
     world = World({"Ann: hi Bo": Turn(["Ann", "Bo"], [F("Ann", "Zed", "KNOWS", "Ann knows Zed.")])})
     result = await Ingestor(store, world.llm(), embedder).add_episode(
-        "Ann: hi Bo", group_id="g", reference_time=T0
+        EpisodeInput("Ann: hi Bo", group_id="g", reference_time=T0)
     )
     assert result.facts == []
     assert any("'Zed'" in w for w in result.report.warnings)
@@ -126,7 +131,10 @@ async def test_report_tokens_equal_the_recorded_calls(store: EmbeddedStore, embe
     )
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
-    reports = [(await ingestor.add_episode(c, group_id="g", reference_time=T0)).report for c in world.turns]
+    reports = [
+        (await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0))).report
+        for c in world.turns
+    ]
 
     assert sum(r.llm_calls for r in reports) == len(llm.calls)
     assert sum(r.input_tokens for r in reports) == llm.usage.input_tokens
@@ -157,7 +165,7 @@ async def test_separate_mode_keeps_to_four_round_trips(store: EmbeddedStore, emb
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_compose_max=1))
     for content in world.turns:
-        result = await ingestor.add_episode(content, group_id="g", reference_time=T0)
+        result = await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=T0))
         assert 1 <= result.report.round_trips <= 4
     assert {c.prompt_name for c in llm.calls} >= {"resolve_episode", "summarize_entities"}
     milan = next(f for f in result.facts if f.text.startswith("Ann lives in Milan"))
@@ -182,7 +190,7 @@ async def test_combined_mode_builds_the_same_graph_with_fewer_calls(embedder: Ha
         async with EmbeddedStore(":memory:") as store:
             await store.setup(embedder.dim)
             await Ingestor(store, llm, embedder, IngestOptions(mode=mode)).add_episode(
-                "Ann: I live in Oslo with Bo.", group_id="g", reference_time=T0
+                EpisodeInput("Ann: I live in Oslo with Bo.", group_id="g", reference_time=T0)
             )
             graphs.append(await store.stats("g"))
         calls.append([c.prompt_name for c in llm.calls])

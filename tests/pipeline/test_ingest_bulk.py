@@ -97,7 +97,9 @@ async def test_small_entities_get_composed_summaries_without_a_model(
 ) -> None:
     world = World({"Ann: Oslo.": Turn(["Ann", "Oslo"], [F("Ann", "Oslo", "LIVES_IN", "Ann lives in Oslo.")])})
     llm = world.llm()
-    await Ingestor(store, llm, embedder).add_episode("Ann: Oslo.", group_id="g", reference_time=T0)
+    await Ingestor(store, llm, embedder).add_episode(
+        EpisodeInput("Ann: Oslo.", group_id="g", reference_time=T0)
+    )
     assert not llm.calls_for("summarize_entities")
     ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]
     assert ann.summary == "Ann lives in Oslo."
@@ -116,7 +118,7 @@ async def test_big_entities_share_one_summary_call_per_episode(
     world = World(_hobbies(6))
     llm = world.llm()
     result = await Ingestor(store, llm, embedder).add_episode(
-        next(iter(_hobbies(6))), group_id="g", reference_time=T0
+        EpisodeInput(next(iter(_hobbies(6))), group_id="g", reference_time=T0)
     )
     [call] = llm.calls_for("summarize_entities")
     assert sorted(e["name"] for e in call.variables["entities"]) == ["Ann", "Bo"]
@@ -155,7 +157,7 @@ async def test_summaries_can_be_turned_off(store: EmbeddedStore, embedder: HashE
     world = World(_hobbies(6))
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_mode="off", summary_compose_max=2))
-    await ingestor.add_episode(next(iter(_hobbies(6))), group_id="g", reference_time=T0)
+    await ingestor.add_episode(EpisodeInput(next(iter(_hobbies(6))), group_id="g", reference_time=T0))
     assert not llm.calls_for("summarize_entities")
     ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]
     assert ann.summary.count("Ann enjoys") == 2, "the newest facts, composed"

@@ -7,6 +7,7 @@ from datetime import timedelta
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
@@ -48,8 +49,10 @@ async def test_a_fact_sharing_no_endpoint_is_never_invalidated(
     )
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
-    await ingestor.add_episode(LONDON, group_id="g", reference_time=T0)
-    result = await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 + timedelta(days=1))
+    await ingestor.add_episode(EpisodeInput(LONDON, group_id="g", reference_time=T0))
+    result = await ingestor.add_episode(
+        EpisodeInput(PARIS, group_id="g", reference_time=T0 + timedelta(days=1))
+    )
 
     assert result.invalidated == []
     assert not llm.calls_for("resolve_episode"), "Bob's fact is not even a candidate for Alice's"
@@ -76,7 +79,7 @@ async def test_a_later_turn_of_the_same_session_retires_an_earlier_one(
     )
     ingestor = Ingestor(store, world.llm(), embedder)
     _, second = [
-        await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in world.turns
+        await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0)) for c in world.turns
     ]  # one session: the same reference time
 
     assert [f.text for f in second.invalidated] == [considering]
@@ -118,7 +121,7 @@ async def test_time_words_the_message_does_not_state_leave_the_fact_undated_and_
     )
     only_stated = IngestOptions(dates_stated_only=True)  # the local model's (small_model_options)
     result = await Ingestor(store, world.llm(), embedder, only_stated).add_episode(
-        said, group_id="g", reference_time=T0
+        EpisodeInput(said, group_id="g", reference_time=T0)
     )
     dated = {f.text.split()[1]: f.valid_at for f in result.facts}
     assert dated == {
@@ -129,7 +132,9 @@ async def test_time_words_the_message_does_not_state_leave_the_fact_undated_and_
     undated = [w for w in result.report.warnings if "left undated" in w]
     assert len(undated) == 2 and any("2019-01-01" in w for w in undated)
     async with EmbeddedStore(":memory:") as other:  # by default a model's dates are its own
-        kept = await Ingestor(other, world.llm(), embedder).add_episode(said, group_id="g", reference_time=T0)
+        kept = await Ingestor(other, world.llm(), embedder).add_episode(
+            EpisodeInput(said, group_id="g", reference_time=T0)
+        )
     assert {f.text.split()[1]: f.valid_at.year for f in kept.facts if f.valid_at} == {
         "loves": 2019,
         "started": T0.year,
@@ -151,8 +156,10 @@ async def test_moving_city_retires_the_old_city_through_a_shared_subject(
         contradicts={"Alice moved to Berlin.": ["Alice lives in Paris."]},
     )
     ingestor = Ingestor(store, world.llm(), embedder, EVERY_SCOPED_FACT)
-    await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
-    moved = await ingestor.add_episode("Alice: I moved to Berlin.", group_id="g", reference_time=T0)
+    await ingestor.add_episode(EpisodeInput(PARIS, group_id="g", reference_time=T0 - timedelta(days=400)))
+    moved = await ingestor.add_episode(
+        EpisodeInput("Alice: I moved to Berlin.", group_id="g", reference_time=T0)
+    )
 
     assert [f.text for f in moved.invalidated] == ["Alice lives in Paris."]
     berlin = moved.facts[0]
@@ -176,8 +183,10 @@ async def test_a_fact_that_ended_before_it_was_said_retires_nothing(
         contradicts={berlin: ["Alice lives in Paris."]},
     )
     ingestor = Ingestor(store, world.llm(), embedder, EVERY_SCOPED_FACT)
-    await ingestor.add_episode(PARIS, group_id="g", reference_time=T0 - timedelta(days=400))
-    said = await ingestor.add_episode("Alice: I lived in Berlin until 2020.", group_id="g", reference_time=T0)
+    await ingestor.add_episode(EpisodeInput(PARIS, group_id="g", reference_time=T0 - timedelta(days=400)))
+    said = await ingestor.add_episode(
+        EpisodeInput("Alice: I lived in Berlin until 2020.", group_id="g", reference_time=T0)
+    )
 
     assert said.invalidated == []
     assert any("no start date" in w and "Alice lives in Paris." in w for w in said.report.warnings)
@@ -210,7 +219,9 @@ async def test_restated_facts_extend_provenance_instead_of_duplicating(
     )
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
-    results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in world.turns]
+    results = [
+        await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0)) for c in world.turns
+    ]
 
     stats = await store.stats("g")
     assert stats.facts == 1
@@ -232,9 +243,9 @@ async def test_removing_an_episode_restores_what_it_retired_and_refreshes_summar
         contradicts={"Alice lives in Berlin.": ["Alice lives in Paris."]},
     )
     ingestor = Ingestor(store, world.llm(), embedder, IngestOptions(clock=lambda: T0 + timedelta(days=10)))
-    await ingestor.add_episode(PARIS, group_id="g", reference_time=T0)
+    await ingestor.add_episode(EpisodeInput(PARIS, group_id="g", reference_time=T0))
     berlin = await ingestor.add_episode(
-        "Alice: Berlin now.", group_id="g", reference_time=T0 + timedelta(days=1)
+        EpisodeInput("Alice: Berlin now.", group_id="g", reference_time=T0 + timedelta(days=1))
     )
     alice = (await store.entities_by_names("g", ["Alice"]))["Alice"][0]
     paris_entity = (await store.entities_by_names("g", ["Paris"]))["Paris"][0]

@@ -8,6 +8,7 @@ from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
 
@@ -30,9 +31,9 @@ async def test_the_same_episode_twice_changes_nothing(store: EmbeddedStore, embe
     world = World(dict(WORLD))
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
-    first = await ingestor.add_episode(OSLO, group_id="g", reference_time=T0)
+    first = await ingestor.add_episode(EpisodeInput(OSLO, group_id="g", reference_time=T0))
     calls, stats = len(llm.calls), await store.stats("g")
-    again = await ingestor.add_episode(OSLO, group_id="g", reference_time=T0)
+    again = await ingestor.add_episode(EpisodeInput(OSLO, group_id="g", reference_time=T0))
 
     assert again.skipped and again.episode.uuid == first.episode.uuid
     assert len(llm.calls) == calls
@@ -42,9 +43,11 @@ async def test_the_same_episode_twice_changes_nothing(store: EmbeddedStore, embe
 async def test_a_caller_given_id_keys_idempotency(store: EmbeddedStore, embedder: HashEmbedder) -> None:
     world = World({**WORLD, "Ann: I live in Oslo with Bo!": WORLD[OSLO]})
     ingestor = Ingestor(store, world.llm(), embedder)
-    first = await ingestor.add_episode(OSLO, group_id="g", reference_time=T0, episode_id="msg-1")
+    first = await ingestor.add_episode(
+        EpisodeInput(OSLO, group_id="g", reference_time=T0, episode_id="msg-1")
+    )
     second = await ingestor.add_episode(
-        "Ann: I live in Oslo with Bo!", group_id="g", reference_time=T0, episode_id="msg-1"
+        EpisodeInput("Ann: I live in Oslo with Bo!", group_id="g", reference_time=T0, episode_id="msg-1")
     )
     assert second.skipped and second.episode.uuid == first.episode.uuid
     assert (await store.stats("g")).episodes == 1
@@ -63,7 +66,7 @@ async def test_a_failure_marks_the_episode_failed_leaves_no_graph_and_a_retry_co
     world = World(dict(WORLD), overrides={"extract_facts": facts})
     ingestor = Ingestor(store, world.llm(), embedder)
     with pytest.raises(LLMUnavailable):
-        await ingestor.add_episode(OSLO, group_id="g", reference_time=T0)
+        await ingestor.add_episode(EpisodeInput(OSLO, group_id="g", reference_time=T0))
 
     [episode] = await store.episodes("g")
     assert episode.status == EpisodeStatus.FAILED
@@ -88,7 +91,7 @@ async def test_add_episode_can_return_the_failure_instead_of_raising(
         dict(WORLD), overrides={"extract_entities": lambda r: ScriptedReply(error=LLMUnavailable("down"))}
     )
     result = await Ingestor(store, world.llm(), embedder).add_episode(
-        OSLO, group_id="g", reference_time=T0, raise_on_failure=False
+        EpisodeInput(OSLO, group_id="g", reference_time=T0), raise_on_failure=False
     )
     assert not result.ok and result.error == "LLMUnavailable: down"
 
@@ -101,7 +104,9 @@ async def test_a_truncated_reply_keeps_its_valid_lines_and_says_so(
         return ScriptedReply(full[: full.rindex("\n") + 12], finish_reason="length")
 
     world = World(dict(WORLD), overrides={"extract_entities": cut})
-    result = await Ingestor(store, world.llm(), embedder).add_episode(OSLO, group_id="g", reference_time=T0)
+    result = await Ingestor(store, world.llm(), embedder).add_episode(
+        EpisodeInput(OSLO, group_id="g", reference_time=T0)
+    )
 
     assert result.ok
     assert sorted(e.name for e in result.entities) == ["Ann", "Oslo"]
@@ -119,7 +124,9 @@ async def test_invalid_lines_are_dropped_counted_and_the_rest_kept(
         return "\n".join(["```json", lines[0], '{"source": "Ann", "oops"', lines[1], "```"])
 
     world = World(dict(WORLD), overrides={"extract_facts": noisy})
-    result = await Ingestor(store, world.llm(), embedder).add_episode(OSLO, group_id="g", reference_time=T0)
+    result = await Ingestor(store, world.llm(), embedder).add_episode(
+        EpisodeInput(OSLO, group_id="g", reference_time=T0)
+    )
     assert len(result.facts) == 2
     assert result.report.dropped_lines == 1 and not result.report.truncated
 
@@ -152,7 +159,7 @@ async def test_hallucinated_candidate_ids_are_rejected_and_reported(
         },
     )
     ingestor = Ingestor(store, world.llm(), embedder)
-    results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in turns]
+    results = [await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0)) for c in turns]
 
     assert any("'99'" in w and "not offered" in w for w in results[1].report.warnings)
     assert any("'E9'" in w and "not asked" in w for w in results[1].report.warnings)
@@ -172,7 +179,7 @@ async def test_an_unusable_reply_degrades_with_a_warning(
     world = World(turns, overrides={"resolve_episode": lambda r: "I think it is probably the first one."})
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder)
-    results = [await ingestor.add_episode(c, group_id="g", reference_time=T0) for c in turns]
+    results = [await ingestor.add_episode(EpisodeInput(c, group_id="g", reference_time=T0)) for c in turns]
     assert results[1].ok
     assert len(llm.calls_for("resolve_episode")) == 1, "one call: a line reply is never re-asked"
     warnings = results[1].report.warnings

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from epigraph.errors import UsageError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.ontology import Ontology, clean_attributes, relation_name
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
@@ -71,7 +72,7 @@ async def test_types_label_entities_validate_attributes_and_refuse_disallowed_fa
     world = _world()
     llm = world.llm()
     result = await Ingestor(store, llm, embedder, IngestOptions(ontology=ONTOLOGY)).add_episode(
-        CONTENT, group_id="g", reference_time=T0
+        EpisodeInput(CONTENT, group_id="g", reference_time=T0)
     )
 
     entities = {e.name: e for e in result.entities}
@@ -97,7 +98,7 @@ async def test_strict_relations_drop_undeclared_relations(
         [Person, Company, City], [WorksAt], {WorksAt: [(Person, Company)]}, strict_relations=True
     )
     result = await Ingestor(store, _world().llm(), embedder, IngestOptions(ontology=strict)).add_episode(
-        CONTENT, group_id="g", reference_time=T0
+        EpisodeInput(CONTENT, group_id="g", reference_time=T0)
     )
     assert [f.relation for f in result.facts] == ["WORKS_AT"]
     assert any("LIVES_IN is not a declared relation type" in w for w in result.report.warnings)
@@ -115,7 +116,7 @@ async def test_an_exact_name_with_a_clashing_type_goes_to_the_model(
     llm = world.llm()
     ingestor = Ingestor(store, llm, embedder, IngestOptions(ontology=ONTOLOGY))
     for content in world.turns:
-        await ingestor.add_episode(content, group_id="g", reference_time=T0)
+        await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=T0))
     assert len((await store.entities_by_names("g", ["Paris"]))["Paris"]) == 2
     assert len(llm.calls_for("resolve_episode")) == 1
 

@@ -16,6 +16,7 @@ import pytest
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import extract_combined as cp
 from epigraph.prompts import extract_entities as ep
@@ -59,7 +60,9 @@ async def ingest(store: EmbeddedStore, embedder: HashEmbedder, name: str) -> Any
     mode = "separate" if data["prompt"] != "extract_combined" else "combined"
     llm = ScriptedLLM({data["prompt"]: data["text"], "extract_facts": "none", "resolve_episode": ""})
     ingestor = Ingestor(store, llm, embedder, IngestOptions(mode=mode))
-    return await ingestor.add_episode(content(data), group_id="g", reference_time="2023-05-08T13:56:00Z")
+    return await ingestor.add_episode(
+        EpisodeInput(content(data), group_id="g", reference_time="2023-05-08T13:56:00Z")
+    )
 
 
 async def test_a_repeated_line_closes_the_reply_and_the_lines_before_it_stand() -> None:

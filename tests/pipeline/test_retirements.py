@@ -12,6 +12,7 @@ from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import (
     SMALL_MODEL_RETIRE_ALL_GUARD,
     IngestOptions,
@@ -53,8 +54,10 @@ def world(second: str, fact: F, resolve: Any) -> World:
 
 async def _two_turns(store: EmbeddedStore, embedder: HashEmbedder, w: World, options: IngestOptions) -> Any:
     ingestor = Ingestor(store, w.llm(), embedder, options)
-    await ingestor.add_episode(MEL, group_id="g", reference_time=T0)
-    return await ingestor.add_episode(list(w.turns)[1], group_id="g", reference_time=T0 + timedelta(days=1))
+    await ingestor.add_episode(EpisodeInput(MEL, group_id="g", reference_time=T0))
+    return await ingestor.add_episode(
+        EpisodeInput(list(w.turns)[1], group_id="g", reference_time=T0 + timedelta(days=1))
+    )
 
 
 def test_a_restatement_has_the_same_words_up_to_articles_and_punctuation() -> None:
