@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
@@ -43,7 +44,7 @@ async def test_a_restatement_adds_a_source_instead_of_a_fact(
     ingestor = Ingestor(
         store, _world().llm(), embedder, IngestOptions(resolve=False, restated_similarity=0.7)
     )
-    first = await ingestor.add_episode(FIRST, group_id="g", reference_time=T0)
+    first = await ingestor.add_episode(EpisodeInput(FIRST, group_id="g", reference_time=T0))
     assert sorted(f.text for f in first.facts) == [
         "Jon is off to go swimming.",
         "Jon is passionate about dancing.",
@@ -51,7 +52,7 @@ async def test_a_restatement_adds_a_source_instead_of_a_fact(
     assert any("restates 'Jon is off to go swimming.'" in w for w in first.report.warnings), (
         "said twice in a reply"
     )
-    second = await ingestor.add_episode(SECOND, group_id="g", reference_time=T1)
+    second = await ingestor.add_episode(EpisodeInput(SECOND, group_id="g", reference_time=T1))
     assert second.report.llm_calls == 2, "extraction only: no resolve call"
     by_text = {f.text: f for f in second.facts}
     passion = by_text["Jon is passionate about dancing."]
@@ -66,7 +67,7 @@ async def test_without_the_option_only_word_for_word_repeats_merge(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     ingestor = Ingestor(store, _world().llm(), embedder, IngestOptions(resolve=False))
-    first = await ingestor.add_episode(FIRST, group_id="g", reference_time=T0)
-    second = await ingestor.add_episode(SECOND, group_id="g", reference_time=T1)
+    first = await ingestor.add_episode(EpisodeInput(FIRST, group_id="g", reference_time=T0))
+    second = await ingestor.add_episode(EpisodeInput(SECOND, group_id="g", reference_time=T1))
     assert len(first.facts) == 3
     assert "Jon is so passionate about dancing." in {f.text for f in second.facts}

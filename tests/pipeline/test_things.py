@@ -8,6 +8,7 @@ import pytest
 from epigraph.errors import ConfigError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions, small_model_options
 from epigraph.pipeline.things import NounPhrases, ThingCheck, message_words
 from epigraph.testing import HashEmbedder
@@ -84,7 +85,7 @@ async def test_a_refused_name_is_counted_and_its_facts_dropped(
     )
     options = IngestOptions(things=message_words())
     result = await Ingestor(store, world.llm(), embedder, options).add_episode(
-        TRIP, group_id="g", reference_time=T0
+        EpisodeInput(TRIP, group_id="g", reference_time=T0)
     )
     assert sorted(e.name for e in result.entities) == ["Evan", "trails"]
     assert result.report.names_refused == 1
@@ -100,5 +101,7 @@ async def test_off_by_default_and_on_for_the_small_model(
     assert IngestOptions().things is None
     assert isinstance(small_model_options().things, NounPhrases)
     world = World({TRIP: Turn(["Evan", "where did you go"])})
-    result = await Ingestor(store, world.llm(), embedder).add_episode(TRIP, group_id="g", reference_time=T0)
+    result = await Ingestor(store, world.llm(), embedder).add_episode(
+        EpisodeInput(TRIP, group_id="g", reference_time=T0)
+    )
     assert "where did you go" in [e.name for e in result.entities] and result.report.names_refused == 0
