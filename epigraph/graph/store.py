@@ -42,181 +42,53 @@ Rules every implementation follows:
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..errors import StoreError
 from .corrections import Correction
 from .derived import Community, ConversationSummary
-from .model import Entity, Episode, EpisodeStatus, Fact, Mention, records_problem
+from .model import Entity, Episode, EpisodeStatus, Fact, Mention
+from .store_records import (
+    ALL_OF_CHAIN,
+    ANY_ENTITY,
+    ANY_FACT,
+    Chain,
+    ChainRead,
+    Claim,
+    DeletionResult,
+    DumpItem,
+    EntityFilter,
+    EpisodeWrite,
+    FactFilter,
+    GroupDump,
+    Hit,
+    StoreStats,
+    check_communities,
+    unknown_member,
+)
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
 from .temporal import TimeFilter as TimeFilter
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Hit(Generic[T]):
-    """One search result and its retriever score (BM25 or cosine; higher is better)."""
-
-    item: T
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
-class FactFilter:
-    time: TimeFilter = CURRENT
-    relations: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EntityFilter:
-    labels: tuple[str, ...] | None = None
-
-
-ANY_FACT = FactFilter()
-"""Current facts of any relation: the default fact filter."""
-ANY_ENTITY = EntityFilter()
-"""Entities with any labels: the default entity filter."""
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeWrite:
-    """Everything one episode adds or changes, written in one transaction."""
-
-    episode: Episode
-    entities: Sequence[Entity] = ()
-    facts: Sequence[Fact] = ()
-    mentions: Sequence[Mention] = ()
-    unless_done: bool = False
-    """Write only if the stored episode is not ``done`` yet: ``write_episode`` checks it inside its
-    transaction, under the episode's write lock, and returns ``False`` without writing anything when it
-    is (another writer finished it first). The pipeline sets it, so of two writers of one episode (a
-    frozen Kafka worker and the next owner of its partition) exactly one takes effect."""
-
-    def check(self) -> None:
-        """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
-        mention of another group than the episode's, or a fact whose event time ends before it starts
-        (``model.inverted_interval``: a ``model_copy`` can carry one past the model's own check)."""
-        records = [*self.entities, *self.facts, *self.mentions]
-        problem = records_problem(self.episode.group_id, records, "the episode write")
-        if problem:
-            raise StoreError(problem)
-
-
-@dataclass(frozen=True, slots=True)
-class DeletionResult:
-    """What ``delete_episode`` did, so the caller can refresh summaries of the touched entities."""
-
-    removed_facts: list[str] = field(default_factory=list)
-    restored_facts: list[str] = field(default_factory=list)
-    updated_facts: list[str] = field(default_factory=list)
-    removed_entities: list[str] = field(default_factory=list)
-    touched_entities: list[str] = field(default_factory=list)
-
-
-DumpItem = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
-"""One record of a dump (``GraphStore.dump``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class GroupDump:
-    """Everything of one group, as ``GraphStore.load_group`` writes it (``transfer.format``: the file)."""
-
-    group_id: str
-    episodes: Sequence[Episode] = ()
-    entities: Sequence[Entity] = ()
-    facts: Sequence[Fact] = ()
-    mentions: Sequence[Mention] = ()
-    corrections: Sequence[Correction] = ()
-    communities: Sequence[Community] = ()
-    conversations: Sequence[ConversationSummary] = ()
-
-    def check(self) -> None:
-        """Raise StoreError for what no store may hold, before anything is written: a record of another
-        group (a correction's slices count), or a fact whose event time ends before it starts."""
-        inside = (record for c in self.corrections for _, record in c.slice_records())
-        records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections, *inside]
-        problem = records_problem(
-            self.group_id, [*records, *self.communities, *self.conversations], "the load"
-        )
-        if problem:
-            raise StoreError(problem)
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """Who runs an episode, until when (``claim_episode``): a lease, not a lock; it lapses by itself."""
-
-    owner: str
-    expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StoreStats:
-    episodes: int
-    entities: int
-    facts: int
-    current_facts: int
-    mentions: int
-
-
-@dataclass(frozen=True, slots=True)
-class Chain:
-    """One chain of episodes: those of a group sharing a ``source_description`` (``derived.chain_key``)."""
-
-    key: str
-    episodes: int
-    first_at: datetime
-    """Reference time of its earliest episode."""
-    last_at: datetime
-    """Reference time of its latest episode."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChainRead:
-    """Which episodes of a chain ``chain_episodes`` reads, and in which direction."""
-
-    recorded_after: datetime | None = None
-    """Only those recorded (``created_at``) after this time."""
-    status: EpisodeStatus | None = None
-    limit: int = 1000
-    newest_first: bool = False
-
-
-ALL_OF_CHAIN = ChainRead()
-
-
-def check_communities(group_id: str, communities: Sequence[Community]) -> None:
-    """Raise StoreError for a set of communities no store may hold, before anything is written: one of
-    another group, two with one uuid, or an entity in two of them."""
-    owner: dict[str, str] = {}
-    seen: set[str] = set()
-    for community in communities:
-        if community.group_id != group_id:
-            raise StoreError(
-                f"community {community.uuid[:80]!r} of group {community.group_id!r} in a write for group "
-                f"{group_id!r}: nothing crosses groups"
-            )
-        if community.uuid in seen:
-            raise StoreError(f"community {community.uuid[:80]!r} given twice; nothing was written")
-        seen.add(community.uuid)
-        for member in community.members:
-            if member in owner:
-                raise StoreError(
-                    f"entity {member[:80]!r} is in communities {owner[member][:80]!r} and "
-                    f"{community.uuid[:80]!r}: an entity belongs to one community; nothing was written"
-                )
-            owner[member] = community.uuid
-
-
-def unknown_member(group_id: str, uuid: str) -> StoreError:
-    """The error of a community write naming a member that is no entity of the group."""
-    return StoreError(
-        f"community member {uuid[:80]!r} is no entity of group {group_id!r}; nothing was written"
-    )
+# The records live in store_records; consumers import them from here, beside the Protocols.
+__all__ = [
+    "ALL_OF_CHAIN",
+    "ANY_ENTITY",
+    "ANY_FACT",
+    "Chain",
+    "ChainRead",
+    "Claim",
+    "DeletionResult",
+    "DumpItem",
+    "EntityFilter",
+    "EpisodeWrite",
+    "FactFilter",
+    "GroupDump",
+    "Hit",
+    "StoreStats",
+    "check_communities",
+    "unknown_member",
+]
 
 
 @runtime_checkable
