@@ -162,3 +162,24 @@ class World:
     def summarize_entities(self, v: Mapping[str, Any]) -> str:
         out = [{"id": e["id"], "summary": f"{e['name']}: " + " ".join(e["facts"])} for e in v["entities"]]
         return json.dumps({"summaries": out})
+
+
+OSLO = "Ann: I live in Oslo with Bo."
+OSLO_WORLD = {
+    OSLO: Turn(
+        ["Ann", "Oslo", "Bo"],
+        [
+            F("Ann", "Oslo", "LIVES_IN", "Ann lives in Oslo."),
+            F("Ann", "Bo", "LIVES_WITH", "Ann lives with Bo."),
+        ],
+    )
+}
+"""One turn: three entities, two facts (the queue's retry tests and the pipeline's partial replies)."""
+
+
+def hobbies(n: int) -> dict[str, Turn]:
+    """One turn giving Ann and Bo ``n`` hobbies each: two entities big enough for a summary call."""
+    names = ["chess", "golf", "judo", "yoga", "rowing", "poetry"][:n]
+    facts = [F("Ann", h, "ENJOYS", f"Ann enjoys {h}.") for h in names]
+    facts += [F("Bo", h, "ENJOYS", f"Bo enjoys {h}.") for h in names]
+    return {"Ann and Bo: hobbies " + ", ".join(names): Turn(["Ann", "Bo", *names], facts)}

@@ -1,8 +1,11 @@
-"""Bulk ingestion, progress events, summaries."""
+"""Batches through the queue: groups run concurrently and each in order, typed progress events, batch-mode
+summaries charged and announced at the end."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+
+from pipeline.world import F, Turn, World, episode_of, hobbies
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.events import (
@@ -23,7 +26,6 @@ from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0
-from .world import F, Turn, World, episode_of
 
 
 def _turns(group: str, n: int) -> dict[str, Turn]:
@@ -92,46 +94,11 @@ async def test_ingest_streams_typed_events_ending_each_episode(
     assert invalidated.index == 1
 
 
-async def test_small_entities_get_composed_summaries_without_a_model(
-    store: EmbeddedStore, embedder: HashEmbedder
-) -> None:
-    world = World({"Ann: Oslo.": Turn(["Ann", "Oslo"], [F("Ann", "Oslo", "LIVES_IN", "Ann lives in Oslo.")])})
-    llm = world.llm()
-    await Ingestor(store, llm, embedder).add_episode(
-        EpisodeInput("Ann: Oslo.", group_id="g", reference_time=T0)
-    )
-    assert not llm.calls_for("summarize_entities")
-    ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]
-    assert ann.summary == "Ann lives in Oslo."
-
-
-def _hobbies(n: int) -> dict[str, Turn]:
-    hobbies = ["chess", "golf", "judo", "yoga", "rowing", "poetry"][:n]
-    facts = [F("Ann", h, "ENJOYS", f"Ann enjoys {h}.") for h in hobbies]
-    facts += [F("Bo", h, "ENJOYS", f"Bo enjoys {h}.") for h in hobbies]
-    return {"Ann and Bo: hobbies " + ", ".join(hobbies): Turn(["Ann", "Bo", *hobbies], facts)}
-
-
-async def test_big_entities_share_one_summary_call_per_episode(
-    store: EmbeddedStore, embedder: HashEmbedder
-) -> None:
-    world = World(_hobbies(6))
-    llm = world.llm()
-    result = await Ingestor(store, llm, embedder).add_episode(
-        EpisodeInput(next(iter(_hobbies(6))), group_id="g", reference_time=T0)
-    )
-    [call] = llm.calls_for("summarize_entities")
-    assert sorted(e["name"] for e in call.variables["entities"]) == ["Ann", "Bo"]
-    summaries = {e.name: e.summary for e in result.entities}
-    assert summaries["Ann"].startswith("Ann: ")
-    assert summaries["chess"] in ("Ann enjoys chess. Bo enjoys chess.", "Bo enjoys chess. Ann enjoys chess.")
-
-
 async def test_batch_mode_summarizes_once_per_group_at_the_end(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     turns = {
-        **_hobbies(6),
+        **hobbies(6),
         "Ann: and tennis": Turn(["Ann", "tennis"], [F("Ann", "tennis", "ENJOYS", "Ann enjoys tennis.")]),
     }
     world = World(turns)
@@ -153,16 +120,6 @@ async def test_batch_mode_summarizes_once_per_group_at_the_end(
     assert (await store.get_episode("g", results[-1].episode.uuid)).report == results[-1].report  # type: ignore[union-attr]
 
 
-async def test_summaries_can_be_turned_off(store: EmbeddedStore, embedder: HashEmbedder) -> None:
-    world = World(_hobbies(6))
-    llm = world.llm()
-    ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_mode="off", summary_compose_max=2))
-    await ingestor.add_episode(EpisodeInput(next(iter(_hobbies(6))), group_id="g", reference_time=T0))
-    assert not llm.calls_for("summarize_entities")
-    ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]
-    assert ann.summary.count("Ann enjoys") == 2, "the newest facts, composed"
-
-
 async def test_turns_of_one_session_see_the_earlier_turns_in_order(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
@@ -179,7 +136,7 @@ async def test_turns_of_one_session_see_the_earlier_turns_in_order(
 async def test_a_batch_refresh_is_announced_as_an_update_of_the_last_episode(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    turns = {**_hobbies(6), "Ann: Bye!": Turn()}
+    turns = {**hobbies(6), "Ann: Bye!": Turn()}
     items = [EpisodeInput(content=c, reference_time=T0, group_id="g") for c in turns]
     events = [e async for e in Ingestor(store, World(turns).llm(), embedder).ingest(items)]
     ends = [(type(e).__name__, e.index) for e in events if isinstance(e, EpisodeDone | EpisodeUpdated)]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.world import F, Turn, World
+
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.ingestion.claims import Leases
@@ -17,7 +19,6 @@ from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0
-from .world import F, Turn, World
 
 TEXT = "Melanie: I moved to Paris last spring."
 WORLD = World(

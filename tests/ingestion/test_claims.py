@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pipeline.world import F, Turn, World, episode_of
 
 from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
@@ -25,7 +26,6 @@ from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0
-from .world import F, Turn, World, episode_of
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi"]
 TEXTS = [f"{a} met {b}." for a, b in zip(NAMES[::2], NAMES[1::2], strict=True)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline.world import F, Turn, World
 
 from epigraph.errors import StoreUnavailable
 from epigraph.graph.embedded import EmbeddedStore
@@ -27,7 +28,6 @@ from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
 from .conftest import T0
-from .world import F, Turn, World
 
 MOVES = ["Alice: I moved to Paris.", "Alice: I moved to Lisbon.", "Alice: I moved to Oslo."]
 CITY = {m: m.removesuffix(".").rsplit(" ", 1)[1] for m in MOVES}
