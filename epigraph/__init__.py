@@ -10,10 +10,13 @@ Start with :class:`KnowledgeGraph` (an async context manager)::
 
 The Protocols you implement to bring your own parts are here too: :class:`GraphStore` (a store),
 :class:`LLM` (a chat model) and :class:`Embedder` (``KnowledgeGraph(store=..., llm=..., embedder=...)``).
-A store is the union of roles (:class:`EpisodeLog`, :class:`GraphLookups`, :class:`GraphSearch`,
-:class:`ViewReads`, :class:`ViewUpkeep`, :class:`CorrectionReads`, :class:`CorrectionWrites`,
-:class:`WholeGroups`; :class:`GraphReads`, :class:`DerivedViews` and :class:`CorrectionLog` name common
-pairs); code that takes a store asks only for the roles it calls.
+:class:`GraphStore` is the core every store implements (25 methods: :class:`EpisodeLog`,
+:class:`GraphLookups`, :class:`GraphSearch`, ``setup``, ``close``): ingestion, search, ``ask`` and the
+entity view need nothing else. A store may add optional roles: :class:`DerivedViews` (:class:`ViewReads`,
+:class:`ViewUpkeep`: communities and conversation summaries, kept after each batch), :class:`CorrectionLog`
+(:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`WholeGroups` (export,
+load, stats, ``delete_group``) and :class:`BulkWrites`; a feature whose role the store has not got raises
+:class:`StoreRoleMissing` naming the feature, the role and the methods missing.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
@@ -33,6 +36,7 @@ from .errors import (
     NotFound,
     QueueError,
     StoreError,
+    StoreRoleMissing,
     StructuredOutputError,
     UsageError,
 )
@@ -41,6 +45,7 @@ from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
 from .graph.store import (
+    BulkWrites,
     CorrectionLog,
     CorrectionReads,
     CorrectionWrites,
@@ -70,6 +75,7 @@ __all__ = [
     "AskChunk",
     "AskOptions",
     "AskUsage",
+    "BulkWrites",
     "Citation",
     "Community",
     "ConfigError",
@@ -113,6 +119,7 @@ __all__ = [
     "SearchResults",
     "Settings",
     "StoreError",
+    "StoreRoleMissing",
     "StructuredOutputError",
     "UsageError",
     "ViewReads",

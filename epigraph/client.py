@@ -19,22 +19,29 @@ reuses a running one, and leaving it stops a server it started when no other pro
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
-from typing import cast
 
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
 from .facade.group import GroupHandle
-from .graph.store import GraphStore
+from .graph.store import GraphStore, OverviewStore, optional
 from .ingestion.claims import Leases
 from .ingestion.ingestor import Ingestor, Item
-from .ingestion.pacing import PacedLLM, PacedStore, Priority
+from .ingestion.pacing import PacedLLM, Priority, paced
 from .local_model import LocalModel
 from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
+
+log = logging.getLogger("epigraph.ingest")
+
+NO_UPKEEP = (
+    "%s has no derived-view roles (graph.store.DerivedViews): ingestion keeps no conversation summaries "
+    "or communities up to date after its batches"
+)
 
 
 def store_from_settings(settings: Settings) -> GraphStore:
@@ -152,15 +159,19 @@ class KnowledgeGraph(GroupHandle):
         """The graph's one ingestion queue: every door (these methods, the server, MCP, the Kafka worker)
         goes through it. Built once the model is known (the local model: when the graph is opened), over
         the store and model paced by :attr:`priority`; it ends each batch with the conversations and
-        communities brought up to date (``overview.Upkeep``). Without an LLM it accepts episodes but
-        running one raises ConfigError."""
+        communities brought up to date (``overview.Upkeep``), when the store has the derived-view
+        roles (a store with only the core skips it, logged once here at INFO). Without an LLM it
+        accepts episodes but running one raises ConfigError."""
         if self._ingestor is None:
             if self._local is not None and self.llm is None:
                 raise ConfigError("the local model starts when the graph is opened: open it first")
-            store = cast(GraphStore, PacedStore(self.store, self.priority))
+            store = paced(self.store, self.priority)
             llm = PacedLLM(self.llm, self.priority) if self.llm is not None else None
             leases = Leases(seconds=self.settings.claim_seconds)
-            upkeep = Upkeep(self.embedder, self.overview_options)
+            views = optional(store, OverviewStore)
+            upkeep = Upkeep(views, self.embedder, self.overview_options) if views is not None else None
+            if views is None:
+                log.info(NO_UPKEEP, type(self.store).__name__)
             self._ingestor = Ingestor(
                 store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep
             )

@@ -169,5 +169,18 @@ class StoreNotFound(StoreUnavailable):
         )
 
 
+class StoreRoleMissing(StoreError, TypeError):
+    """A feature needs an optional role of the store (``graph.store``: derived views, corrections,
+    whole groups, bulk writes) that the store in use does not implement."""
+
+    def __init__(self, feature: str, role: str, store: str, methods: Sequence[str]) -> None:
+        self.feature, self.role, self.store, self.methods = feature, role, store, list(methods)
+        super().__init__(
+            f"{feature} needs a store with the {role} role; {store} has not got "
+            f"{', '.join(self.methods) or 'it'} (graph.store: GraphStore is the core every store "
+            "implements; the other roles are optional)"
+        )
+
+
 class SchemaMismatch(StoreError):
     pass

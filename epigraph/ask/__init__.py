@@ -23,7 +23,7 @@ from ..embed import Embedder
 from ..errors import UsageError
 from ..graph.model import utc_now
 from ..graph.search.filters import make_filters
-from ..graph.store import AskStore
+from ..graph.store import GraphReads
 from ..prompts.protocol import LLM
 from .chunks import (
     CHUNK_TYPES,
@@ -68,7 +68,7 @@ __all__ = [
 
 
 def dialog(
-    store: AskStore,
+    store: GraphReads,
     embedder: Embedder,
     llm: LLM,
     group_id: str,

@@ -47,7 +47,7 @@ from ..errors import EntityNotFound
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Entity, Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
-from ..graph.store import AskStore
+from ..graph.store import GraphReads, ViewReads, optional
 from ..graph.temporal import believed_interval, interval, is_known_at
 from ..language import LUCENE_STOP_WORDS
 
@@ -168,7 +168,7 @@ class Lookups:
 
     def __init__(
         self,
-        store: AskStore,
+        store: GraphReads,
         embedder: Embedder,
         group_id: str,
         *,
@@ -335,7 +335,10 @@ class Lookups:
         keys = list(dict.fromkeys(k for e in episodes if (k := chain_key(e.source_description)) is not None))
         if not keys:
             return []
-        stored = {s.key: s for s in await self.store.conversation_summaries(self.group_id, keys)}
+        views = optional(self.store, ViewReads)  # a store without the derived views: no summaries
+        if views is None:
+            return []
+        stored = {s.key: s for s in await views.conversation_summaries(self.group_id, keys)}
         return [stored[k] for k in keys if k in stored and self._usable(stored[k])]
 
     def _usable(self, summary: ConversationSummary) -> bool:

@@ -16,9 +16,10 @@ from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.model import Entity, Episode, Fact
 from ..graph.search import search
+from ..graph.search.communities import of_groups
 from ..graph.search.entity import closest_names, find_entities, most_mentioned
 from ..graph.search.tasks import gather
-from ..graph.store import EVERYTHING, FactFilter, GraphReads, ViewStore
+from ..graph.store import EVERYTHING, FactFilter, GraphReads
 from .payload import EPISODES_PER_FACT
 from .view import GraphView
 
@@ -49,7 +50,7 @@ async def pick_entity(
 
 
 async def entity_graph(
-    store: ViewStore,
+    store: GraphReads,
     group_id: str,
     name_or_uuid: str,
     *,
@@ -73,7 +74,7 @@ async def entity_graph(
 
 
 async def search_graph(
-    store: ViewStore,
+    store: GraphReads,
     embedder: Embedder,
     group_id: str,
     query: str,
@@ -89,14 +90,14 @@ async def search_graph(
     return await complete(store, group_id, found.facts, focus=found.focus, title=found.title, around=around)
 
 
-async def facts_graph(store: ViewStore, group_id: str, uuids: Sequence[str]) -> GraphView:
+async def facts_graph(store: GraphReads, group_id: str, uuids: Sequence[str]) -> GraphView:
     """Just these facts and their endpoints (e.g. the facts an answer cites)."""
     facts = await store.get_facts(group_id, list(dict.fromkeys(uuids)))
     return await complete(store, group_id, facts, focus=[], title="cited facts", around=0)
 
 
 async def complete(
-    store: ViewStore,
+    store: GraphReads,
     group_id: str,
     facts: Sequence[Fact],
     *,
@@ -114,7 +115,7 @@ async def complete(
     ids = sorted(drawn | _endpoints(every))
     found, mentions, episodes, communities = await gather(
         [store.get_entities(group_id, ids), store.mention_counts(group_id, ids),
-         _episodes(store, group_id, every), store.communities(group_id)]
+         _episodes(store, group_id, every), of_groups(store, [group_id])]
     )  # fmt: skip
     drawn_ids = set(ids)
     return GraphView(

@@ -11,6 +11,7 @@ from ..edit.build import MaybeTime
 from ..edit.refs import entities_named, require_correction
 from ..errors import UsageError
 from ..graph.corrections import Correction, author_of
+from ..graph.store import CorrectionReads, EntityViewStore, role
 from .parts import Graph, editor_of, opened
 
 
@@ -142,7 +143,7 @@ class Corrections:
     async def history(self, *, entity: EntityRef | None = None, limit: int = 100) -> list[Correction]:
         """The group's corrections by hand, newest first; with ``entity``, those that touched it (every
         entity the name denotes, when several share it)."""
-        store = (await opened(self._graph)).store
+        store = role((await opened(self._graph)).store, EntityViewStore, feature="corrections")
         if entity is None:
             return await store.corrections(self.group_id, limit=limit)
         named = await entities_named(store, self.group_id, entity)
@@ -153,4 +154,5 @@ class Corrections:
 
     async def get(self, uuid: str) -> Correction:
         """One correction in full; :class:`~epigraph.errors.NotFound` when the group has none so named."""
-        return await require_correction((await opened(self._graph)).store, self.group_id, uuid)
+        store = role((await opened(self._graph)).store, CorrectionReads, feature="corrections")
+        return await require_correction(store, self.group_id, uuid)

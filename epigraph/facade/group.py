@@ -19,7 +19,7 @@ from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.derived import chain_key
 from ..graph.model import Episode, EpisodeStatus, check_group_id
 from ..graph.search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
-from ..graph.store import StoreStats
+from ..graph.store import OverviewStore, StoreStats, WholeGroups, optional, role
 from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.inputs import EpisodeFields, EpisodeInput
@@ -102,8 +102,9 @@ class GroupHandle:
         g = await opened(self._graph)
         episode = await g.store.get_episode(self.group_id, uuid)
         removed = await g.ingestor.remove_episode(self.group_id, uuid)
-        if episode is not None and chain_key(episode.source_description) is not None:
-            conversations = Conversations(g.store, g.llm, g.embedder, g.overview_options)
+        views = optional(g.store, OverviewStore)  # a store without the derived views keeps no summary
+        if views is not None and episode is not None and chain_key(episode.source_description) is not None:
+            conversations = Conversations(views, g.llm, g.embedder, g.overview_options)
             await conversations.reset(self.group_id, episode.source_description)
         return removed
 
@@ -120,7 +121,7 @@ class GroupHandle:
         returns what it held. Not undoable: export it first (``transfer.export``)."""
         g = await opened(self._graph)
         async with g.ingestor.group_lock(self.group_id):
-            return await g.store.delete_group(self.group_id)
+            return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:
@@ -147,8 +148,11 @@ class GroupHandle:
         )
 
     async def stats(self) -> StoreStats:
-        """Counts of the group's episodes, entities, facts and mentions."""
-        return await (await opened(self._graph)).store.stats(self.group_id)
+        """Counts of the group's episodes, entities, facts and mentions (a store with the whole-groups
+        role, ``graph.store.WholeGroups``)."""
+        return await role((await opened(self._graph)).store, WholeGroups, feature="stats").stats(
+            self.group_id
+        )
 
     async def search(
         self,

@@ -1,5 +1,7 @@
 """The big picture of a group: its communities and its conversations' running summaries
-(:mod:`epigraph.overview`), as ``kg.overview`` (or ``kg.group("alice").overview``)."""
+(:mod:`epigraph.overview`), as ``kg.overview`` (or ``kg.group("alice").overview``). They need a store
+with the derived-view roles (``graph.store.OverviewStore``): :class:`~epigraph.errors.StoreRoleMissing`
+otherwise."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..errors import ConversationNotFound
+from ..graph.store import OverviewStore, role
 from ..overview import (
     ChainView,
     Communities,
@@ -27,11 +30,15 @@ class Overview:
 
     async def _communities(self) -> Communities:
         g = await opened(self._graph)
-        return Communities(g.store, g.llm, g.embedder, g.overview_options)
+        return Communities(
+            role(g.store, OverviewStore, feature="communities"), g.llm, g.embedder, g.overview_options
+        )
 
     async def _conversations(self) -> Conversations:
         g = await opened(self._graph)
-        return Conversations(g.store, g.llm, g.embedder, g.overview_options)
+        return Conversations(
+            role(g.store, OverviewStore, feature="conversations"), g.llm, g.embedder, g.overview_options
+        )
 
     async def communities(
         self, *, as_of: datetime | str | None = None, known_at: datetime | str | None = None

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from ..config import Settings
 from ..edit import Editor
 from ..embed import Embedder
-from ..graph.store import GraphStore
+from ..graph.store import EditStore, GraphStore, role
 from ..ingestion.ingestor import Ingestor
 from ..overview import OverviewOptions
 from ..pipeline.options import IngestOptions
@@ -20,6 +20,8 @@ class Graph(Protocol):
 
     settings: Settings
     store: GraphStore
+    """The core every store implements; a namespace asks for the optional role it needs
+    (``graph.store.role``)."""
     embedder: Embedder
     llm: LLM | None
     options: IngestOptions
@@ -35,8 +37,10 @@ class Graph(Protocol):
 
 def editor_of(graph: Graph) -> Editor:
     """The corrections' editor over ``graph``: a correction never runs beside one of the group's episodes
-    (it takes the queue's group lock)."""
-    return Editor(graph.store, graph.embedder, graph.llm, graph.options, lock=graph.ingestor.group_lock)
+    (it takes the queue's group lock). :class:`~epigraph.errors.StoreRoleMissing` for a store without
+    the corrections role (``graph.store.CorrectionLog``)."""
+    store = role(graph.store, EditStore, feature="corrections")
+    return Editor(store, graph.embedder, graph.llm, graph.options, lock=graph.ingestor.group_lock)
 
 
 async def opened(graph: Graph) -> Graph:

@@ -1,5 +1,7 @@
 """Export and load (:mod:`epigraph.transfer`), as ``kg.transfer`` (or ``kg.group("alice").transfer``):
-groups as a JSON Lines dump (docs/dump-format.md), and a dump into this graph's store."""
+groups as a JSON Lines dump (docs/dump-format.md), and a dump into this graph's store. Both need a
+store with the whole-groups role (``graph.store.WholeGroups``; load also reads corrections and derived
+views: ``TransferStore``): :class:`~epigraph.errors.StoreRoleMissing` otherwise."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from pathlib import Path
 
+from ..graph.store import TransferStore, WholeGroups, role
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
 from .parts import Graph, opened
@@ -23,7 +26,7 @@ class Transfer:
         if groups is None:
             return [self.group_id]
         if groups == "*":
-            return await self._graph.store.groups()
+            return await role(self._graph.store, WholeGroups, feature='export of "*"').groups()
         return [groups] if isinstance(groups, str) else list(dict.fromkeys(groups))
 
     async def export_lines(
@@ -34,7 +37,8 @@ class Transfer:
         ``vectors``."""
         g = await opened(self._graph)
         chosen = await self._groups(groups)
-        lines = export_lines(g.store, chosen, vectors=vectors, embedder=g.embedder)
+        store = role(g.store, WholeGroups, feature="export")
+        lines = export_lines(store, chosen, vectors=vectors, embedder=g.embedder)
         async with aclosing(lines) as dump:
             async for line in dump:
                 yield line
@@ -54,4 +58,4 @@ class Transfer:
         graph's embedder's, else computed."""
         g = await opened(self._graph)
         dump = source if isinstance(source, Dump) else await asyncio.to_thread(read_dump, Path(source))
-        return await load(g.store, g.embedder, dump, into=into)
+        return await load(role(g.store, TransferStore, feature="load"), g.embedder, dump, into=into)

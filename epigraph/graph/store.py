@@ -1,7 +1,7 @@
 """The store's Protocols: the only thing the pipeline, search and the rest know about storage.
 
 Async Protocols in domain types, one per role, cut along what consumers call, so a consumer asks only
-for what it calls (and a fake implements only that):
+for what it calls (and a fake or a third store implements only that):
 
 - :class:`EpisodeLog`: an episode saved, written atomically, removed, claimed (the ingestion queue);
 - :class:`GraphLookups`: episodes, entities, facts and mentions looked up by key, name, time, neighbourhood;
@@ -9,17 +9,27 @@ for what it calls (and a fake implements only that):
 - :class:`ViewReads`: the derived views read (communities, conversation summaries);
 - :class:`ViewUpkeep`: what keeping them reads and writes (fact endpoints, chains, the writes);
 - :class:`CorrectionReads` and :class:`CorrectionWrites`: corrections by hand listed, and applied;
-- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted.
+- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted;
+- :class:`BulkWrites`: many episodes written in one call (bulk loads).
+
+:class:`GraphStore` is the core every store implements (25 methods): the episode log, the lookups and
+the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
+else. The other roles are optional: :class:`DerivedViews` (communities, conversation summaries),
+:class:`CorrectionLog` (corrections by hand), :class:`WholeGroups` (export, load, delete, stats) and
+:class:`BulkWrites`. The feature that needs one asks for it with :func:`role`, which raises
+:class:`~epigraph.errors.StoreRoleMissing` (naming the feature, the role and the methods missing) when
+the store has not got it; the readers of an optional role degrade without it (:func:`optional`).
 
 Unions name the roles a consumer combines and declare nothing of their own: :class:`GraphReads`
 (lookups and search), :class:`DerivedViews`, :class:`CorrectionLog`, :class:`IngestStore`,
-:class:`ViewStore`, :class:`OverviewStore`, :class:`EditStore`, :class:`EntityViewStore`,
-:class:`AskStore` (reads only) and :class:`TransferStore`; each has at most 25 methods.
-:class:`GraphStore` is every role plus ``setup`` and ``close``: the composition the two store classes
-implement, for the one that owns the store and wires every consumer (``KnowledgeGraph``).
+:class:`OverviewStore`, :class:`EditStore`, :class:`EntityViewStore` and :class:`TransferStore`.
+Search, ``ask`` and the explore views take :class:`GraphReads` (reads only) and read the optional
+:class:`ViewReads` and :class:`CorrectionReads` when the store has them. Every Protocol has at most
+25 methods, its roles' included (``tests/graph/test_store_roles.py``).
 
 Two implementations pass one contract suite (``tests/graph``): ``graph.embedded.EmbeddedStore``
-(SQLite, the default) and ``graph.neo4j.Neo4jStore``; each implements every role.
+(SQLite, the default) and ``graph.neo4j.Neo4jStore``; each implements every role, optional ones
+included.
 
 Rules every implementation follows:
 
@@ -41,10 +51,11 @@ Rules every implementation follows:
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
+from ..errors import StoreRoleMissing
 from .corrections import Correction
 from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
@@ -102,11 +113,6 @@ class EpisodeLog(Protocol):
     async def write_episode(self, write: EpisodeWrite) -> bool:
         """Write it atomically; ``True``, or ``False`` when ``write.unless_done`` and the stored episode
         was already ``done`` (nothing written)."""
-
-    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
-        """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
-        before it stay written, it and the rest are not). Faster than the loop where a store can overlap
-        one episode's preparation with the previous one's write."""
 
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
         """Remove an episode with provenance cleanup, atomically.
@@ -325,6 +331,17 @@ class WholeGroups(Protocol):
         what it held (all zero for an unknown group)."""
 
 
+@runtime_checkable
+class BulkWrites(Protocol):
+    """Many episodes written in one call (an optional role: a bulk load where the store can go faster
+    than one ``write_episode`` after another)."""
+
+    async def write_episodes(self, writes: Iterable[EpisodeWrite]) -> None:
+        """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
+        before it stay written, it and the rest are not). Faster than the loop where a store can overlap
+        one episode's preparation with the previous one's write."""
+
+
 # The unions below declare nothing of their own: each names the roles one consumer calls.
 
 
@@ -350,11 +367,6 @@ class IngestStore(EpisodeLog, GraphReads, Protocol):
 
 
 @runtime_checkable
-class ViewStore(GraphReads, ViewReads, Protocol):
-    """The graph and its derived views, read: search (communities scope it) and the interactive view."""
-
-
-@runtime_checkable
 class OverviewStore(GraphLookups, DerivedViews, Protocol):
     """What the overview reads and keeps: the derived views, and the entities they name."""
 
@@ -370,29 +382,58 @@ class EntityViewStore(GraphReads, CorrectionReads, Protocol):
 
 
 @runtime_checkable
-class AskStore(GraphReads, ViewReads, CorrectionReads, Protocol):
-    """What answering a question reads: search, entity views and conversation summaries (no write)."""
-
-
-@runtime_checkable
 class TransferStore(WholeGroups, ViewReads, CorrectionReads, Protocol):
     """Export and load: the dump and the load of whole groups, and whether a group holds anything."""
 
 
 @runtime_checkable
-class GraphStore(EpisodeLog, GraphReads, DerivedViews, CorrectionLog, WholeGroups, Protocol):
-    """Async storage of the temporal graph: every role, and the store's own opening and closing, for
-    the one that owns it and wires every consumer (``KnowledgeGraph``, and the ingestion queue it
-    builds). See the module docstring for the rules.
-
-    The one Protocol above 25 methods (41), on purpose: it is the composition the two store classes
-    implement (the issue lets a store class implement several roles), not a contract any consumer
-    asks for; every consumer asks for a role or a union of at most 25. Python has no intersection
-    type, so "a store with every role" can only be written, and checked by mypy, as one Protocol
-    inheriting every role; an abstract base instead would make a third store subclass it, stricter
-    than today's structural check."""
+class GraphStore(EpisodeLog, GraphReads, Protocol):
+    """The core every store implements (25 methods): the episode log and claims (the ingestion queue),
+    the lookups and the search (the per-episode step, search, ``ask``, the entity view), and the
+    store's own opening and closing. What ``KnowledgeGraph`` takes (``store=``); every other role is
+    optional and asked for by the feature that needs it (:func:`role`). See the module docstring for
+    the rules."""
 
     async def setup(self, embedding_dim: int) -> None:
         """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
 
     async def close(self) -> None: ...
+
+
+R = TypeVar("R")
+
+OPTIONAL_ROLES: tuple[type, ...] = (DerivedViews, CorrectionLog, WholeGroups, BulkWrites)
+"""The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
+
+
+def missing(store: object, protocol: type) -> list[str]:
+    """The public methods of ``protocol`` (its roles' included) that ``store`` has not got."""
+    names = {
+        name
+        for cls in protocol.__mro__
+        if cls is not Protocol and Protocol in cls.__mro__[1:]
+        for name, value in vars(cls).items()
+        if not name.startswith("_") and callable(value)
+    }
+    return sorted(name for name in names if not callable(getattr(store, name, None)))
+
+
+# ``protocol`` is typed ``Callable[..., R]``, not ``type[R]``: mypy refuses a Protocol class where
+# ``type[R]`` is expected (type-abstract); a runtime_checkable Protocol class is what is passed.
+
+
+def role(store: object, protocol: Callable[..., R], *, feature: str) -> R:
+    """``store`` as ``protocol`` (an optional role, or a union with one), for ``feature``; raises
+    :class:`~epigraph.errors.StoreRoleMissing` naming the feature, the role and the methods the store
+    has not got when it does not implement it."""
+    found = optional(store, protocol)
+    if found is None:
+        cls = cast(type, protocol)
+        raise StoreRoleMissing(feature, cls.__name__, type(store).__name__, missing(store, cls))
+    return found
+
+
+def optional(store: object, protocol: Callable[..., R]) -> R | None:
+    """``store`` as ``protocol`` when it implements it, else None: for a reader that does without it
+    (search without communities, ``ask`` without summaries, an entity view without its corrections)."""
+    return cast(R, store) if isinstance(store, cast(type, protocol)) else None

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
-from ..graph.store import DeletionResult, GraphStore
+from ..graph.store import DeletionResult, IngestStore
 from ..pipeline.bulk import extract_window
 from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
@@ -69,12 +69,11 @@ __all__ = ["NO_LLM", "AfterBatch", "Ingestor", "Item", "RemovalResult"]
 
 
 class AfterBatch(Protocol):
-    """What runs once a batch of episodes ran, given the queue's own store and model and the episodes that
-    ran here; returns its progress events."""
+    """What runs once a batch of episodes ran, given the queue's model and the episodes that ran here
+    (built with whatever store it keeps up: the queue's core ``GraphStore`` is all the queue itself
+    uses); returns its progress events."""
 
-    def __call__(
-        self, store: GraphStore, llm: LLM, results: Sequence[EpisodeResult]
-    ) -> Awaitable[Sequence[ProgressEvent]]: ...
+    def __call__(self, llm: LLM, results: Sequence[EpisodeResult]) -> Awaitable[Sequence[ProgressEvent]]: ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: GraphStore,
+        store: IngestStore,
         llm: LLM | None,
         embedder: Embedder,
         options: IngestOptions | None = None,
@@ -111,7 +110,7 @@ class Ingestor:
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     @property
-    def store(self) -> GraphStore:
+    def store(self) -> IngestStore:
         return self._runner.store
 
     @property
@@ -219,7 +218,7 @@ class Ingestor:
         ran = [r for r in results if r.ok and not r.skipped]
         if not ran or self._after_batch is None or self.llm is None:
             return []
-        events = list(await self._after_batch(self.store, self.llm, ran))
+        events = list(await self._after_batch(self.llm, ran))
         for event in events:
             emit(event)
         return events

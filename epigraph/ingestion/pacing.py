@@ -19,10 +19,12 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from ..graph import priority as store_priority
 from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk
+
+S = TypeVar("S")
 
 MAX_WAIT_S = 0.1
 """The longest one ingestion step waits for reads to finish before it goes ahead anyway."""
@@ -35,7 +37,9 @@ class Pacer(Protocol):
 
 class PacedStore:
     """A store whose every coroutine method takes a :meth:`Pacer.turn` first (other attributes pass
-    through unchanged). Used as a ``GraphStore``."""
+    through unchanged). It has exactly the methods of the store it wraps, so it implements the same
+    roles (a runtime_checkable Protocol's ``isinstance`` looks the methods up: they come through
+    ``__getattr__``); :func:`paced` gives it the wrapped store's type."""
 
     def __init__(self, store: Any, pacer: Pacer) -> None:
         self._store, self._pacer = store, pacer
@@ -45,6 +49,11 @@ class PacedStore:
         if not inspect.iscoroutinefunction(attr):
             return attr
         return _after_turn(self._pacer, attr)
+
+
+def paced(store: S, pacer: Pacer) -> S:
+    """``store`` (any role of it) with every coroutine method taking a :meth:`Pacer.turn` first."""
+    return cast(S, PacedStore(store, pacer))
 
 
 def _after_turn(pacer: Pacer, method: Callable[..., Any]) -> Callable[..., Any]:

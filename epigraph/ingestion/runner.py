@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..embed import Embedder
 from ..errors import ConfigError, StoreUnavailable
 from ..graph.model import Episode, EpisodeStatus
-from ..graph.store import Claim, EpisodeWrite, GraphStore, IngestStore
+from ..graph.store import Claim, EpisodeWrite, IngestStore
 from ..pipeline.episode import ingest_episode
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
@@ -90,7 +90,7 @@ class EpisodeRunner:
     server), under one lock per group and the claims of ``leases``. Without an LLM running one raises
     ConfigError."""
 
-    def __init__(self, store: GraphStore, llm: LLM | None, embedder: Embedder, leases: Leases) -> None:
+    def __init__(self, store: IngestStore, llm: LLM | None, embedder: Embedder, leases: Leases) -> None:
         self.store, self.llm, self.embedder, self.leases = store, llm, embedder, leases
         self._locks: dict[str, asyncio.Lock] = {}
 

@@ -18,6 +18,7 @@ from ..facade.group import GroupHandle
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
 from ..graph.search import SearchResults
+from ..graph.store import WholeGroups, role
 from ..ingestion.events import EpisodeResult
 from ..ingestion.ingestor import RemovalResult
 
@@ -102,4 +103,4 @@ class GroupMemory:
 async def groups_of(kg: KnowledgeGraph) -> list[str]:
     """Every group of the graph, sorted."""
     await kg.open()
-    return await kg.store.groups()
+    return await role(kg.store, WholeGroups, feature="listing groups").groups()

@@ -54,15 +54,15 @@ class OverviewUpdated(ProgressEvent):
 
 @dataclass(frozen=True)
 class Upkeep:
-    """The ingestion queue's after-batch work (``ingestion.ingestor.AfterBatch``): with this embedder and
-    these options, through the queue's own store and model."""
+    """The ingestion queue's after-batch work (``ingestion.ingestor.AfterBatch``): over ``store`` (the
+    queue's own, as paced, with the derived-view roles: ``KnowledgeGraph`` builds none for a store
+    without them) with this embedder and these options, through the queue's model."""
 
+    store: OverviewStore
     embedder: Embedder
     options: OverviewOptions
 
-    async def __call__(
-        self, store: OverviewStore, llm: LLM | None, results: Sequence[EpisodeResult]
-    ) -> list[OverviewUpdated]:
+    async def __call__(self, llm: LLM | None, results: Sequence[EpisodeResult]) -> list[OverviewUpdated]:
         """Bring the derived records of the groups of ``results`` up to date (see the module docstring)."""
         fresh: dict[str, list[Episode]] = {}
         for result in results:
@@ -71,7 +71,7 @@ class Upkeep:
         if llm is None:
             return []
         return [
-            await _group(store, llm, self.embedder, self.options, group, episodes)
+            await _group(self.store, llm, self.embedder, self.options, group, episodes)
             for group, episodes in fresh.items()
         ]
 

@@ -2,7 +2,8 @@
 its embedding, ranked in memory.
 
 A group holds few communities (tens to hundreds; ``overview.clusters`` groups thousands of entities in
-each), so a search reads them all with one ``GraphStore.communities`` call per group and ranks them here:
+each), so a search reads them all with one ``ViewReads.communities`` call per group (a store without that
+optional role has none) and ranks them here:
 ``rank-bm25``'s BM25+ over the words of ``name`` (twice, so a name match outranks a passing mention) and
 ``summary`` without English stop words (plain BM25 scores turn negative when a word is in most of a few
 documents, BM25+ stays positive), and numpy for the cosine. No store index is kept for them; past
@@ -20,7 +21,7 @@ from rank_bm25 import BM25Plus
 from ...language import LUCENE_STOP_WORDS
 from ...language import words as all_words
 from ..derived import Community
-from ..store import Hit, ViewReads
+from ..store import GraphReads, Hit, ViewReads, optional
 
 
 def words(text: str) -> list[str]:
@@ -28,10 +29,14 @@ def words(text: str) -> list[str]:
     return [w for w in (m.casefold() for m in all_words(text)) if w not in LUCENE_STOP_WORDS]
 
 
-async def of_groups(store: ViewReads, group_ids: Sequence[str]) -> list[Community]:
+async def of_groups(store: GraphReads, group_ids: Sequence[str]) -> list[Community]:
+    """The groups' communities; none for a store without the derived views (``ViewReads``)."""
+    views = optional(store, ViewReads)
     found: list[Community] = []
+    if views is None:
+        return found
     for group_id in group_ids:
-        found += await store.communities(group_id)
+        found += await views.communities(group_id)
     return found
 
 

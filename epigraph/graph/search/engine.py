@@ -24,7 +24,7 @@ from ...embed import Embedder
 from ...errors import UsageError
 from ..derived import Community
 from ..model import Entity, Episode, Fact, speaker_of
-from ..store import CURRENT, GraphReads, Hit, TimeFilter, ViewStore
+from ..store import CURRENT, GraphReads, Hit, TimeFilter
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links
@@ -49,7 +49,7 @@ class Ranked:
 
 
 async def search(
-    store: ViewStore,
+    store: GraphReads,
     embedder: Embedder,
     query: str,
     *,
@@ -125,7 +125,7 @@ async def embed_query(embedder: Embedder, text: str) -> list[float]:
 
 
 async def _run_scope(
-    store: ViewStore, scope: Scope, sc: ScopeConfig, req: Request, limit: int
+    store: GraphReads, scope: Scope, sc: ScopeConfig, req: Request, limit: int
 ) -> list[Ranked]:
     """Retrieve (retrievers concurrently), fuse, post-filter, rerank and cut one kind of result."""
     pool = max(sc.candidates, limit) * (3 if req.filters.post_filters else 1)

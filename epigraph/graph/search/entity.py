@@ -31,7 +31,7 @@ from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..store import EntityViewStore, FactFilter, GraphReads
+from ..store import CorrectionReads, FactFilter, GraphReads, optional
 from ..temporal import EVERYTHING, TimeFilter, interval, matches
 from .filters import make_filters
 from .results import retired_uuids
@@ -270,7 +270,7 @@ async def most_mentioned(
 
 
 async def entity_view(
-    store: EntityViewStore,
+    store: GraphReads,
     group_id: str,
     name_or_uuid: str,
     *,
@@ -295,7 +295,8 @@ async def entity_view(
             store.mention_counts(group_id, [entity.uuid]),
         ]
     )
-    corrections = await store.corrections(group_id, subject=entity.uuid, limit=corrections_limit)
+    log = optional(store, CorrectionReads)  # a store without corrections by hand: none to show
+    corrections = await log.corrections(group_id, subject=entity.uuid, limit=corrections_limit) if log else []
     current, retired = as_of_split(facts, as_of)
     shown = [*current, *retired]
     history, neighbours = await _history_and_neighbours(store, group_id, entity, shown, retired, corrections)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...language import QUERY_STOP_WORDS, words
-from ..store import GraphReads, Hit, ViewStore
+from ..store import GraphReads, Hit
 from . import communities
 from .config import Retriever, Scope
 from .filters import Filters
@@ -46,7 +46,7 @@ class Request:
 
 
 async def retrieve(
-    store: ViewStore, scope: Scope, retriever: Retriever, req: Request, limit: int, depth: int = 2
+    store: GraphReads, scope: Scope, retriever: Retriever, req: Request, limit: int, depth: int = 2
 ) -> list[Hit[Any]]:
     """Run one retriever for one kind of result; best first, at most ``limit`` hits."""
     if retriever is Retriever.BFS:
