@@ -7,7 +7,8 @@ for what it calls (and a fake or a third store implements only that):
 - :class:`GraphLookups`: episodes, entities, facts and mentions looked up by key, name, time, neighbourhood;
 - :class:`GraphSearch`: the fulltext and vector search of entities, facts and episodes;
 - :class:`ViewReads`: the derived views read (communities, conversation summaries);
-- :class:`ViewUpkeep`: what keeping them reads and writes (fact endpoints, chains, the writes);
+- :class:`ViewUpkeep`: what keeping them reads and writes (fact endpoints, chains, the writes, the entity
+  summaries a batch still owes);
 - :class:`CorrectionReads` and :class:`CorrectionWrites`: corrections by hand listed, and applied;
 - :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted;
 - :class:`BulkWrites`: many episodes written in one call (bulk loads).
@@ -35,8 +36,9 @@ Rules every implementation follows:
 
 - every read and write is scoped by ``group_id``; nothing crosses groups;
 - ``write_episode`` is atomic: all of one episode's entities, facts (new and updated, including the ones it
-  invalidated), mentions and the episode itself, or nothing; ``write_episodes`` (bulk loads) writes many
-  in order, each atomically, and stops at the first that fails (the ones before it stay written);
+  invalidated), mentions, the summaries it leaves owed or pays, and the episode itself, or nothing;
+  ``write_episodes`` (bulk loads) writes many in order, each atomically, and stops at the first that
+  fails (the ones before it stay written);
 - upserts are idempotent (by uuid): writing the same thing twice changes nothing;
 - temporal filtering follows ``graph.temporal`` exactly (see :class:`~epigraph.graph.temporal.TimeFilter`,
   defined there with its executable definitions, ``matches`` for facts and ``episode_matches`` for
@@ -274,6 +276,10 @@ class ViewUpkeep(Protocol):
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         """Store ``summary`` if the stored one's version is ``summary.version - 1`` (none stored: version
         1), atomically; ``False``, nothing written, when another writer got there first."""
+
+    async def owed_summaries(self, group_id: str) -> list[str]:
+        """The uuids of the group's entities whose summaries are owed (``EpisodeWrite.owed_summaries``,
+        not yet cleared by a write's ``paid_summaries``; a deleted entity owes nothing), sorted."""
 
 
 @runtime_checkable

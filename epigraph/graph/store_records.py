@@ -56,6 +56,13 @@ class EpisodeWrite:
     transaction, under the episode's write lock, and returns ``False`` without writing anything when it
     is (another writer finished it first). The pipeline sets it, so of two writers of one episode (a
     frozen Kafka worker and the next owner of its partition) exactly one takes effect."""
+    owed_summaries: Sequence[str] = ()
+    """Entities (uuids) whose summaries this episode made stale and left to the end of its batch
+    (``summary_mode="batch"``): marked owed in the same transaction, so a run killed before that summary
+    leaves the marks for the next one (``ingestion.ingestor``)."""
+    paid_summaries: Sequence[str] = ()
+    """Entities (uuids) whose owed marks this write clears: their summaries are written with it (cleared
+    before ``owed_summaries`` are marked)."""
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
@@ -122,6 +129,8 @@ class StoreStats:
     facts: int
     current_facts: int
     mentions: int
+    owed_summaries: int = 0
+    """Entities whose summaries a batch still owes (``ViewUpkeep.owed_summaries``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
-from ..graph.store import DeletionResult, IngestStore
+from ..graph.store import DeletionResult, IngestStore, ViewUpkeep, optional
 from ..pipeline.bulk import extract_window
 from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
@@ -190,6 +190,7 @@ class Ingestor:
             outcome = await self._runner.run(episode, Job(options, index=index))
             if outcome is not None:
                 results.append(outcome[0])
+        await self._pay_summaries(group_id, options, _last_ran(enumerate(results)), ignore)
         await self.after_batch(results)
         return results
 
@@ -227,7 +228,8 @@ class Ingestor:
 
     async def start(self, groups: Iterable[str], emit: Emit) -> list[str]:
         """Run accepted episodes in the background from now on, each group in its own task, their progress
-        events sent to ``emit``; resume those of ``groups`` that have pending episodes (returned). Without
+        events sent to ``emit``; resume those of ``groups`` that have pending episodes or owed summaries
+        (returned). Without
         an LLM nothing runs: accepted episodes wait ``pending`` for a process that has one."""
         if self.llm is None:
             log.warning("no LLM configured: accepted episodes stay pending")
@@ -235,7 +237,8 @@ class Ingestor:
         self._background = emit
         resumed = []
         for group_id in sorted(set(groups)):
-            if await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1):
+            pending = await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1)
+            if pending or await self._owed(group_id):
                 self._wake_group(group_id)
                 resumed.append(group_id)
         return resumed
@@ -305,6 +308,12 @@ class Ingestor:
             options = replace(options, summary_mode=summary_mode)
         return options
 
+    async def _owed(self, group_id: str) -> list[str]:
+        """The entities whose summaries the group owes; none on a store without the ``ViewUpkeep`` role
+        (its ``write_episode`` keeps no marks)."""
+        upkeep = optional(self.store, ViewUpkeep)
+        return [] if upkeep is None else await upkeep.owed_summaries(group_id)
+
     def _episode(self, item: EpisodeInput) -> Episode:
         return item.to_episode(created_at=self._created_at())
 
@@ -336,8 +345,9 @@ class Ingestor:
                 await wake.wait()
 
     async def _background_pass(self, group_id: str) -> bool:
-        """One pass over the group's pending episodes, then the batch's ``after_batch``; whether it found
-        any. A store failure is retried with backoff (the episode stays pending meanwhile)."""
+        """One pass over the group's pending episodes, then the summaries the group owes and the batch's
+        ``after_batch``; whether it found any episode. A store failure is retried with backoff (the episode
+        stays pending meanwhile)."""
         retry = StoreRetry(partial(_store_failed, group_id))
         pending = await retry.run(partial(self._pending, group_id))
         emit = self._background or ignore
@@ -346,6 +356,10 @@ class Ingestor:
             outcome = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
             if outcome is not None:
                 results.append(outcome[0])
+        try:
+            await self._pay_summaries(group_id, self.options, _last_ran((0, r) for r in results), emit)
+        except Exception as exc:  # the marks stay: the next pass pays them
+            log.warning("group %s: owed summaries not written (%s); the next pass tries again", group_id, exc)
         await self.after_batch(results, emit)
         return bool(pending)
 
@@ -366,10 +380,9 @@ class Ingestor:
         emit: Emit,
         results: list[EpisodeResult],
     ) -> None:
-        """Settle the group's episodes in order, appending their results to ``results``; then its batch
-        summaries."""
-        wanting: set[str] = set()
-        last: tuple[int, EpisodeResult] | None = None
+        """Run the group's episodes in order, appending their results to ``results``; then the summaries
+        the group owes (its batch's, and any an earlier run left owed)."""
+        ran: list[tuple[int, EpisodeResult]] = []
         prefetched: dict[str, Prefetched] = {}
         windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
         for position, (index, episode) in enumerate(members):
@@ -378,28 +391,44 @@ class Ingestor:
                 windowed.update(e.uuid for e in window)
                 prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
             job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
-            result, wants = await self._runner.accept_and_run(episode, job)
+            result, _ = await self._runner.accept_and_run(episode, job)
             results.append(result)
-            if result.ok and not result.skipped:
-                wanting |= wants
-                last = (index, result)
-        if wanting and last is not None and options.summary_mode == "batch":
-            await self._batch_summaries(last, sorted(wanting), emit)
+            ran.append((index, result))
+        await self._pay_summaries(members[0][1].group_id, options, _last_ran(ran), emit)
 
-    async def _batch_summaries(self, last: tuple[int, EpisodeResult], uuids: list[str], emit: Emit) -> None:
-        """One batched summarize call for the group's entities that outgrew composed summaries; its
-        cost is added to the report of the group's last episode (written with the summaries)."""
+    async def _pay_summaries(
+        self, group_id: str, options: IngestOptions, last: tuple[int, EpisodeResult] | None, emit: Emit
+    ) -> None:
+        """The summaries the group owes (``EpisodeWrite.owed_summaries``: marked by a ``batch`` episode's
+        write, so a run killed before its batch ends leaves them to the next run), in one batched
+        summarize call, written with their marks cleared. Its cost is added to the report of ``last``, the
+        group's last episode run here (announced by ``EpisodeUpdated``), else to any episode of the group.
+        Nothing with ``summary_mode="off"``."""
+        if options.summary_mode == "off":
+            return
+        async with self._runner.lock(group_id):
+            owed = await self._owed(group_id)
+            if not owed:
+                return
+            charged_to = last[1].episode if last is not None else None
+            entities, report = await refresh_summaries(
+                self.store, self._runner.model(), self.embedder, self.options, group_id, owed,
+                charged_to=charged_to,
+            )  # fmt: skip
+        if last is None:
+            return
         index, result = last
         episode = result.episode
-        group_id, llm = episode.group_id, self._runner.model()
-        async with self._runner.lock(group_id):
-            entities, report = await refresh_summaries(
-                self.store, llm, self.embedder, self.options, group_id, uuids, charged_to=episode
-            )
         for entity in entities:
-            emit(SummaryUpdated(episode.group_id, episode.uuid, index, entity_uuid=entity.uuid))
+            emit(SummaryUpdated(group_id, episode.uuid, index, entity_uuid=entity.uuid))
         charged = episode.model_copy(update={"report": merge_reports(episode.report, report)})
-        emit(EpisodeUpdated(episode.group_id, episode.uuid, index, result=replace(result, episode=charged)))
+        emit(EpisodeUpdated(group_id, episode.uuid, index, result=replace(result, episode=charged)))
+
+
+def _last_ran(results: Iterable[tuple[int, EpisodeResult]]) -> tuple[int, EpisodeResult] | None:
+    """The last of ``results`` (with its index) that ran here: done, not skipped."""
+    ran = [(index, r) for index, r in results if r.ok and not r.skipped]
+    return ran[-1] if ran else None
 
 
 def _store_failed(group_id: str, exc: Exception, wait_s: float) -> None:

@@ -95,7 +95,7 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
     _attach_vectors(changes, drafts, vectors)
     run.report.stage("resolve_facts", started)
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
-    return await _write(run, resolver, changes, entities), wanting
+    return await _write(run, resolver, changes, entities, wanting), wanting
 
 
 async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
@@ -303,8 +303,14 @@ def _duplicate(run: EpisodeRun, done: Episode) -> EpisodeResult:
 
 
 async def _write(
-    run: EpisodeRun, resolver: EntityResolver, changes: FactChanges, entities: dict[str, Entity]
+    run: EpisodeRun,
+    resolver: EntityResolver,
+    changes: FactChanges,
+    entities: dict[str, Entity],
+    wanting: set[str],
 ) -> EpisodeResult:
+    """The episode's one write; in ``batch`` summary mode the entities still wanting a model summary
+    are marked owed with it, so they are paid even if the run dies before its batch ends."""
     mentioned = dict.fromkeys([*resolver.by_surface.values(), *resolver.entities])
     done = run.episode.model_copy(
         update={"status": EpisodeStatus.DONE, "error": None, "report": run.report.build()}
@@ -315,6 +321,7 @@ async def _write(
         facts=[*changes.updated.values(), *changes.new.values()],
         mentions=[Mention(group_id=run.group_id, episode_uuid=done.uuid, entity_uuid=u) for u in mentioned],
         unless_done=True,
+        owed_summaries=sorted(wanting) if run.options.summary_mode == "batch" else (),
     )
     if not await run.store.write_episode(write):
         return _duplicate(run, done)

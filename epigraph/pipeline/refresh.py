@@ -1,5 +1,5 @@
-"""Summaries regenerated outside an episode's run: at the end of a group (``summary_mode="batch"``), after
-or after a removal. The caller holds the group's lock."""
+"""Summaries regenerated outside an episode's run: at the end of a group (``summary_mode="batch"``, and
+the summaries an earlier batch still owes) or after a removal. The caller holds the group's lock."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ async def refresh_summaries(
 ) -> tuple[list[Entity], IngestReport]:
     """Model summaries for ``uuids`` (composed ones for small entities), written in one write that
     re-upserts ``charged_to`` (an existing episode of the group, any when None: the store writes per
-    episode) with the refresh's cost added to its report. Returns the entities whose summary changed and
-    that cost."""
+    episode) with the refresh's cost added to its report, and clears their owed marks
+    (``EpisodeWrite.paid_summaries``). Returns the entities whose summary changed and that cost."""
     metered = MeteredLLM(llm)
     report = ReportBuilder(metered, MeteredEmbedder(embedder))
     entities = await store.get_entities(group_id, uuids)
@@ -43,12 +43,12 @@ async def refresh_summaries(
         if e.uuid in summaries and summaries[e.uuid] != e.summary
     ]
     built = report.build()
-    if updated:
-        if charged_to is None:
-            charged_to = await _any_episode(store, group_id)
-        else:
-            charged_to = charged_to.model_copy(update={"report": merge_reports(charged_to.report, built)})
-        await store.write_episode(EpisodeWrite(episode=charged_to, entities=updated))
+    if charged_to is None:
+        charged_to = await _any_episode(store, group_id)
+    else:
+        charged_to = charged_to.model_copy(update={"report": merge_reports(charged_to.report, built)})
+    paid = [e.uuid for e in entities]
+    await store.write_episode(EpisodeWrite(episode=charged_to, entities=updated, paid_summaries=paid))
     return updated, built
 
 

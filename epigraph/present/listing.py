@@ -102,6 +102,7 @@ class StatsView:
             ("current facts", s.current_facts),
             ("retired facts", s.facts - s.current_facts),
             ("mentions", s.mentions),
+            ("owed summaries", s.owed_summaries),
             *((name.replace("_", " "), value) for name, value in self.extra.items()),
         ]
         rows = tuple((name, f"{value:,}" if isinstance(value, int) else value) for name, value in counts)

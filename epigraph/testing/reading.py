@@ -28,6 +28,7 @@ SYSTEM_STARTS = {
     "extract_facts": "You turn a message into facts for a knowledge graph. Write each fact the message "
     "states between two of the given names",
     "resolve_episode": "You keep a knowledge graph up to date",
+    "summarize_entities": "Write a summary",
 }
 
 

@@ -216,9 +216,12 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         # v6: an episode can be claimed
         claim = await store.claim_episode(GROUP, episodes[0].uuid, "upgraded", 60)
         assert claim is not None and claim.owner == "upgraded"
+        # v8: an entity's summary can be owed, and paid
+        await store.write_episode(EpisodeWrite(episode=newer, owed_summaries=[entities[0].uuid]))
+        assert await store.owed_summaries(GROUP) == [entities[0].uuid]
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 7
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 8
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
@@ -228,6 +231,8 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         # v7: the (empty) tables of corrections by hand
         for table in ("corrections", "correction_subjects"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+        # v8: the mark owed on the upgraded file is stored
+        assert conn.execute("SELECT count(*) FROM owed_summaries").fetchone() == (1,)
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

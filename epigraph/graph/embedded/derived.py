@@ -189,3 +189,11 @@ def write_summary(conn: sqlite3.Connection, s: ConversationSummary) -> None:
         f" VALUES ({', '.join('?' * len(_SUMMARY_COLUMNS))})",
         values,
     )
+
+
+def owed_summaries(conn: sqlite3.Connection, group_id: str) -> list[str]:
+    sql = (
+        "SELECT e.uuid FROM owed_summaries AS o JOIN entities AS e ON e.id = o.entity_id"
+        " WHERE e.group_id = ? ORDER BY e.uuid"
+    )
+    return [row[0] for row in conn.execute(sql, (group_id,))]

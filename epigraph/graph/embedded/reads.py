@@ -369,4 +369,5 @@ def stats(conn: sqlite3.Connection, group_id: str | None, now: datetime) -> Stor
         facts=count("facts AS f"),
         current_facts=count("facts AS f", current, current_params),
         mentions=count("mentions AS m JOIN episodes AS f ON f.id = m.episode_id"),
+        owed_summaries=count("owed_summaries AS o JOIN entities AS f ON f.id = o.entity_id"),
     )

@@ -44,6 +44,9 @@ it was).
 - **v7**: corrections by hand (``graph.corrections``): ``corrections`` (one row per correction, the
   record as JSON without embeddings) and ``correction_subjects`` (the entity and fact uuids each one
   touches, for an entity's history). Upgrading creates the two tables; nothing else changes.
+- **v8**: ``owed_summaries``: the entities whose summaries a batch still owes (``EpisodeWrite``'s
+  ``owed_summaries`` / ``paid_summaries``, written in the episode's transaction), gone with the entity.
+  Upgrading creates the empty table.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from pathlib import Path
 
 from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -236,6 +239,14 @@ CREATE TABLE IF NOT EXISTS correction_subjects (
 CREATE INDEX IF NOT EXISTS correction_subjects_by_correction ON correction_subjects (correction_id);
 """
 
+OWED_TABLES = """
+-- Entities whose summaries a batch still owes (v8): marked by the episode's write, cleared by the write
+-- of their summaries, gone with the entity.
+CREATE TABLE IF NOT EXISTS owed_summaries (
+    entity_id INTEGER PRIMARY KEY REFERENCES entities (id) ON DELETE CASCADE
+);
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -288,6 +299,7 @@ DDL = (
     + DERIVED_TABLES
     + CLAIM_TABLES
     + CORRECTION_TABLES
+    + OWED_TABLES
     + "".join(fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )

@@ -280,6 +280,9 @@ class EmbeddedStore:
     async def save_conversation_summary(self, summary: ConversationSummary) -> bool:
         return await self._run(derived.save_conversation_summary, summary)
 
+    async def owed_summaries(self, group_id: str) -> list[str]:
+        return await self._read(derived.owed_summaries, group_id)
+
     # --- corrections by hand ----------------------------------------------------------------------------
     async def apply_correction(self, correction: Correction) -> None:
         await self._run(corrections.apply_correction, correction)

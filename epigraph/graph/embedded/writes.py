@@ -186,7 +186,23 @@ def write_episode(db: Db, write: EpisodeWrite) -> bool:
         upsert_entities(db, conn, write.entities)
         upsert_facts(db, conn, write.facts)
         insert_mentions(conn, write.mentions)
+        settle_summaries(conn, write)
     return True
+
+
+def settle_summaries(conn: sqlite3.Connection, write: EpisodeWrite) -> None:
+    """Clear the owed marks of ``write.paid_summaries``, then mark ``write.owed_summaries`` (entities of
+    the episode's group; a uuid of no stored entity marks nothing)."""
+    group_id = write.episode.group_id
+    if write.paid_summaries:
+        conn.execute(_PAY_SUMMARIES, (group_id, as_json(list(write.paid_summaries))))
+    if write.owed_summaries:
+        conn.execute(_OWE_SUMMARIES, (group_id, as_json(list(write.owed_summaries))))
+
+
+_OWED_ENTITIES = f"SELECT id FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}"
+_PAY_SUMMARIES = f"DELETE FROM owed_summaries WHERE entity_id IN ({_OWED_ENTITIES})"
+_OWE_SUMMARIES = f"INSERT INTO owed_summaries (entity_id) {_OWED_ENTITIES} ON CONFLICT DO NOTHING"
 
 
 _DONE = f"SELECT uuid FROM episodes WHERE group_id = ? AND uuid = ? AND status = '{EpisodeStatus.DONE.value}'"

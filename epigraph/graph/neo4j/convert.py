@@ -309,7 +309,7 @@ def mention_row(mention: Mention) -> Props:
 
 def stats_from(record: Mapping[str, Any]) -> StoreStats:
     """The counts of ``cypher.STATS``."""
-    fields = ("episodes", "entities", "facts", "current_facts", "mentions")
+    fields = ("episodes", "entities", "facts", "current_facts", "mentions", "owed_summaries")
     return StoreStats(**{name: int(record[name]) for name in fields})
 
 

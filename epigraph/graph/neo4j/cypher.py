@@ -246,6 +246,14 @@ FOREACH (_ IN CASE WHEN free THEN [1] ELSE [] END |
     SET ep.claim_owner = $owner, ep.claim_until = now + $ms)
 RETURN ep.claim_owner AS owner, ep.claim_until AS until
 """
+# Entities whose summaries a batch still owes: a ``summary_owed`` property of the entity node (entity
+# upserts set ``e += props``, which keeps it), set and removed in the episode's write transaction.
+_OWED_KEYS = f"UNWIND $uuids AS u MATCH (e:Entity {{group_id: $group_id, uuid: u}}) {_seek('e', 'Entity')}"
+PAY_SUMMARIES = f"{_OWED_KEYS} REMOVE e.summary_owed"
+OWE_SUMMARIES = f"{_OWED_KEYS} SET e.summary_owed = true"
+OWED_SUMMARIES = (
+    "MATCH (e:Entity {group_id: $group_id}) WHERE e.summary_owed RETURN e.uuid AS uuid ORDER BY uuid"
+)
 RELEASE_EPISODE = f"MATCH {_EPISODE_KEY} WHERE ep.claim_owner = $owner REMOVE ep.claim_owner, ep.claim_until"
 _EPISODES = f"""
 MATCH (ep:Episode {{group_id: $group_id}})
@@ -356,7 +364,8 @@ CALL () {{
   MATCH (ep:Episode) WHERE $group_id IS NULL OR ep.group_id = $group_id RETURN count(ep) AS episodes
 }}
 CALL () {{
-  MATCH (e:Entity) WHERE $group_id IS NULL OR e.group_id = $group_id RETURN count(e) AS entities
+  MATCH (e:Entity) WHERE $group_id IS NULL OR e.group_id = $group_id
+  RETURN count(e) AS entities, count(CASE WHEN e.summary_owed THEN 1 END) AS owed_summaries
 }}
 CALL () {{
   MATCH ()-[r:RELATES_TO]->() WHERE $group_id IS NULL OR r.group_id = $group_id
@@ -366,5 +375,5 @@ CALL () {{
   MATCH (ep:Episode)-[m:MENTIONS]->() WHERE $group_id IS NULL OR ep.group_id = $group_id
   RETURN count(m) AS mentions
 }}
-RETURN episodes, entities, facts, current_facts, mentions
+RETURN episodes, entities, facts, current_facts, mentions, owed_summaries
 """

@@ -329,6 +329,10 @@ class Neo4jStore:
     async def chains(self, group_id: str) -> list[Chain]:
         return await derived.chains(self._conn, group_id)
 
+    async def owed_summaries(self, group_id: str) -> list[str]:
+        found = await self._conn.read(q.OWED_SUMMARIES, {"group_id": group_id}, what="owed_summaries")
+        return [str(record["uuid"]) for record in found]
+
     async def chain_episodes(self, group_id: str, key: str, read: ChainRead = ALL_OF_CHAIN) -> list[Episode]:
         return await derived.chain_episodes(self._conn, group_id, key, read)
 

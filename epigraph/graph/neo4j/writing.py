@@ -14,7 +14,8 @@ while the previous one is written). Inside it (:func:`write_tx`):
    other's locks);
 3. ``WRITE_EPISODE`` once per chunk of at most ``BATCH`` rows (usually one), each fact end and mentioned
    entity a position in the chunk's ``endpoints`` (looked up once); every fact and mention must come
-   back written, else the transaction fails and rolls back.
+   back written, else the transaction fails and rolls back;
+4. the summaries it pays are cleared of their owed marks, then those it leaves owed are marked.
 """
 
 from __future__ import annotations
@@ -173,7 +174,18 @@ async def write_tx(
     if after is not None:
         await after  # the previous episode committed (its failure rolls this one back)
     await write_rows(tx, write.episode.group_id, {**prepared.rows, "entities": entities})
+    await settle_summaries(tx, write)
     return True
+
+
+async def settle_summaries(tx: neo4j.AsyncManagedTransaction, write: EpisodeWrite) -> None:
+    """Clear the owed marks of ``write.paid_summaries``, then mark ``write.owed_summaries`` (entities of
+    the episode's group), in the write's transaction."""
+    steps = ((q.PAY_SUMMARIES, write.paid_summaries), (q.OWE_SUMMARIES, write.owed_summaries))
+    for statement, uuids in steps:
+        if uuids:
+            params = {"group_id": write.episode.group_id, "uuids": list(uuids)}
+            await (await tx.run(statement, params)).consume()
 
 
 async def write_one(conn: Connection, prepared: Prepared, after: asyncio.Task[bool] | None = None) -> bool:
