@@ -14,10 +14,25 @@ summaries beside them):
    (background, never cited; those the dialog's moment may know, :meth:`.Lookups.conversations_of`);
 5. ``episodes``: the episodes that best match the question.
 
+Those are :data:`PARTS`, a plain question's. The question's shape (:func:`.shapes.shape_of`, read from
+its grammar) picks other parts and shares (:data:`SHAPED`, :func:`parts_for`):
+
+- ``gather`` ("What activities...", "Which books..."): fewer searched facts, then ``record``: the whole
+  record of the entity the question names, or that dominates the facts shown (:mod:`.record`:
+  deduplicated, grouped by the other entity, dated), then the episodes of the facts shown;
+- ``when``: the facts and the episodes they came from get the room of the entity summaries (whose
+  lines carry no dates); episode lines carry the dates their relative words meant
+  (:mod:`.relative_dates`);
+- ``said`` ("What did X say about..."): the best-matching episodes (the message itself) get the most.
+
+Measured on the gold graphs without a model (``bench/qa_context.py --gold-graph``): the record for
+every question, or for plain ones, reached fewer evidence turns than the general parts, so only
+gathering questions read it.
+
 Each part may use its share of the budget plus what the parts before it left unused (the last takes
 all that is left), so no part crowds out the others: without conversation summaries their share goes
-to the best-matching episodes, as before there were any. Another part is one more :class:`Part` in
-:data:`PARTS`: a name, a share, and a function from the question and what was shown so far to a
+to the best-matching episodes, as before there were any. Another part is one more :class:`Part`: a
+name, a share, and a function from the question and what was shown so far to a
 :class:`~.lookups.Found`.
 """
 
@@ -28,6 +43,8 @@ from dataclasses import dataclass
 
 from .lookups import Found, Lookup, Lookups, named_period
 from .observations import Observations, Seen
+from .record import record, whose_record
+from .shapes import Shape, shape_of
 
 ENTITIES_SHOWN = 5
 """Summaries of at most this many named entities."""
@@ -96,6 +113,16 @@ async def _episodes(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple
     return Lookup("search_episodes", {"query": question}), Found(episodes=episodes)
 
 
+async def _record(lookups: Lookups, question: str, shown: Sequence[Seen]) -> tuple[Lookup, Found]:
+    facts = await lookups.store.get_facts(lookups.group_id, [s.uuid for s in shown if s.kind == "fact"])
+    entity = await whose_record(lookups, question, facts)
+    if entity is None:
+        return Lookup("record", {"entity": ""}), Found(note="no entity named or dominant: no record")
+    return Lookup("record", {"entity": entity.name}), Found(
+        facts=await record(lookups, question, entity, facts)
+    )
+
+
 PARTS: tuple[Part, ...] = (
     Part("facts", 0.35, _facts),
     Part("entities", 0.10, _entities),
@@ -103,19 +130,49 @@ PARTS: tuple[Part, ...] = (
     Part("conversations", 0.15, _conversations),
     Part("episodes", 0.15, _episodes),
 )
+"""The general context: a plain question's, and every question's before shapes."""
+SHAPED: dict[Shape, tuple[Part, ...]] = {
+    "gather": (
+        Part("facts", 0.30, _facts),
+        Part("record", 0.20, _record),
+        Part("fact_episodes", 0.25, _fact_episodes),
+        Part("conversations", 0.05, _conversations),
+        Part("episodes", 0.20, _episodes),
+    ),
+    "when": (
+        Part("facts", 0.40, _facts),
+        Part("fact_episodes", 0.30, _fact_episodes),
+        Part("conversations", 0.05, _conversations),
+        Part("episodes", 0.25, _episodes),
+    ),
+    "said": (
+        Part("facts", 0.25, _facts),
+        Part("fact_episodes", 0.25, _fact_episodes),
+        Part("conversations", 0.05, _conversations),
+        Part("episodes", 0.45, _episodes),
+    ),
+    "plain": PARTS,
+}
+"""The parts for each shape of question (:mod:`.shapes`)."""
+
+
+def parts_for(question: str) -> tuple[Part, ...]:
+    """The parts of ``question``'s context: those of its shape (:func:`.shapes.shape_of`)."""
+    return SHAPED[shape_of(question)]
 
 
 async def assemble(
-    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] = PARTS
+    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] | None = None
 ) -> list[Step]:
     """Every part's step, registered into ``observed`` (see the module docstring). No model call."""
     return [step async for step in steps(lookups, question, observed, parts)]
 
 
 async def steps(
-    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] = PARTS
+    lookups: Lookups, question: str, observed: Observations, parts: Sequence[Part] | None = None
 ) -> AsyncGenerator[Step, None]:
     """:func:`assemble`, one step at a time (the dialog streams each as it is found)."""
+    parts = parts_for(question) if parts is None else parts
     budget, share = observed.budget, 0.0
     shown: list[Seen] = []
     for i, part in enumerate(parts):

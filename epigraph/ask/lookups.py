@@ -47,8 +47,8 @@ from ..errors import EntityNotFound
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Entity, Episode, Fact, to_utc, utc_now
 from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
-from ..graph.store import GraphReads, ViewReads, optional
-from ..graph.temporal import believed_interval, interval, is_known_at
+from ..graph.store import FactFilter, GraphReads, ViewReads, optional
+from ..graph.temporal import EVERYTHING, believed_interval, interval, is_known_at
 from ..language import LUCENE_STOP_WORDS
 
 Tool = Literal["search_facts", "entity", "episodes"]
@@ -88,6 +88,8 @@ class Found:
     """The summaries of the conversations the facts and episodes come from (background, not cited)."""
 
 
+RECORD_LIMIT = 500
+"""An entity's record (:meth:`Lookups.facts_of`) reads at most this many facts."""
 SUMMARY_CHARS = 300
 """An entity's summary is shown cut to this many characters."""
 _WORD = re.compile(r"[^\W_][\w'’.-]*")
@@ -254,12 +256,24 @@ class Lookups:
         none when their summaries may not describe the dialog's time (:meth:`summaries_hold`)."""
         if not await self.summaries_hold():
             return []
+        return await self.entities_named(question, limit)
+
+    async def entities_named(self, question: str, limit: int) -> list[Entity]:
+        """The entities the question names (by name or alias, longest names first) that the dialog's
+        ``known_at`` knew, at most ``limit``."""
         candidates = name_candidates(question)
         if not candidates:
             return []
         found = await self.store.entities_by_names(self.group_id, candidates)
         entities = {e.uuid: e for name in candidates for e in found.get(name, []) if self._known_entity(e)}
         return list(entities.values())[:limit]
+
+    async def facts_of(self, entity_uuids: Sequence[str], limit: int = RECORD_LIMIT) -> list[Fact]:
+        """Every fact of these entities, current and past (at most ``limit``, the newest), that the
+        dialog's moment knew: recorded by ``known_at``, begun by ``as_of``."""
+        flt = FactFilter(time=EVERYTHING)
+        facts = await self.store.facts_around(self.group_id, entity_uuids, flt, limit=limit)
+        return [f for f in facts if self._known(f) and self._begun(self._start(f))]
 
     async def summaries_hold(self) -> bool:
         """Whether entity summaries may be shown: they are not versioned (they describe the graph as last

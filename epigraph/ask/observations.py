@@ -7,9 +7,11 @@ twice keeps its first number. Everything registered is shown to the model, withi
 item that would overflow it is not registered (and so cannot be cited). One ``add`` may be held to a
 smaller ``room`` (the one-call context gives each of its parts a share of the budget).
 
-Each fact line carries its validity window as the graph believes it at ``known_at`` and where it stands
-at the dialog's "now" (its ``as_of``): ``current``, ``ended`` or ``not yet`` (begins later), followed by
-"as of DATE" when the question was asked as of a date. Pure: no I/O.
+An episode line is the message's date and words, followed by the dates its relative words meant
+(``(yesterday: 7 May 2023)``, :mod:`.relative_dates`). Each fact line carries its validity window as
+the graph believes it at ``known_at`` and where it stands at the dialog's "now" (its ``as_of``):
+``current``, ``ended`` or ``not yet`` (begins later), followed by "as of DATE" when the question was
+asked as of a date. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..graph.temporal import believed_interval, interval, start_unknown
 from ..tokens import count_text_tokens
 from .chunks import AskChunk, Citation
 from .lookups import Lookup
+from .relative_dates import meant_dates, spoken_day
 
 EPISODE_CHARS = 400
 """An episode is shown to the model cut to this many characters."""
@@ -37,9 +40,7 @@ def day(value: datetime | None) -> str:
     """``2 May 2024``: how the answering context writes a date. The model copies the dates it is shown
     into its answers, and people read those, so they are written as people write them; the day only
     (a fact's start taken from a message's time is not known to the minute)."""
-    if value is None:
-        return "?"
-    return f"{value.day} {value:%B %Y}"
+    return "?" if value is None else spoken_day(value)
 
 
 def shorten(text: str, limit: int) -> str:
@@ -175,7 +176,10 @@ class Observations:
         if (known := self._by_uuid.get(("episode", episode.uuid))) is not None:
             return known
         label = f"E{len(self.episodes) + 1}"
-        line = f"{label} [{day(episode.reference_time)}]: {shorten(episode.content, EPISODE_CHARS)}"
+        content = shorten(episode.content, EPISODE_CHARS)
+        meant = meant_dates(content, episode.reference_time)
+        said = f" ({'; '.join(meant)})" if meant else ""
+        line = f"{label} [{day(episode.reference_time)}]: {content}{said}"
         uuid, when = episode.uuid, episode.reference_time
         citation = Citation(label, "episode", uuid, episode.content, when, None, False, (uuid,))
         return self._register(Seen(label, "episode", episode.uuid, line, citation))

@@ -1,0 +1,112 @@
+"""An entity's whole record, for a question that gathers ("What activities does Melanie partake in?"):
+every fact the entity has, current and past, deduplicated and grouped, each with its dates (the fact
+lines of :mod:`.observations`): what the top facts or episodes of one search cannot hold, since the
+things gathered were said at different times and in different words.
+
+- **Whose record**: the entities the question names (by name or alias, the longest names first), the
+  first one the facts already shown touch; without a name, the entity that dominates those facts (an
+  endpoint of at least half of them). No such entity: no record.
+- **Deduplicated**: facts of the same words (case, punctuation and spacing aside) are one, which keeps
+  the earliest and the episodes of all of them (so its citation leads to every message that said it).
+- **Grouped**: by the other entity each fact joins the record's entity to ("Melanie -> pottery class":
+  signed up, made a plate), the groups in the order of their best fact's closeness to the question
+  (cosine of the question's and the facts' embeddings; by the newest fact when a store keeps no fact
+  vectors), each group's facts by date. The budget then keeps what is closest to the question when the
+  whole record does not fit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from ..graph.model import Entity, Fact
+from ..graph.temporal import interval
+from .lookups import Lookups
+
+DOMINANT_SHARE = 0.5
+"""An entity the question does not name has its record shown when it is an endpoint of at least this
+share of the facts already shown."""
+_NOT_WORD = re.compile(r"[\W_]+")
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+async def whose_record(lookups: Lookups, question: str, shown_facts: Sequence[Fact]) -> Entity | None:
+    """The entity whose record the question gathers (see the module docstring), or None."""
+    named = await lookups.entities_named(question, 5)
+    touched = {u for f in shown_facts for u in (f.source_uuid, f.target_uuid)}
+    for entity in named:
+        if entity.uuid in touched:
+            return entity
+    if named:
+        return named[0]
+    counts: dict[str, int] = {}
+    for f in shown_facts:
+        for uuid in {f.source_uuid, f.target_uuid}:
+            counts[uuid] = counts.get(uuid, 0) + 1
+    if not counts:
+        return None
+    uuid, count = max(counts.items(), key=lambda item: item[1])
+    if count < DOMINANT_SHARE * len(shown_facts) or count < 2:
+        return None
+    found = await lookups.store.get_entities(lookups.group_id, [uuid])
+    return found[0] if found else None
+
+
+async def record(
+    lookups: Lookups, question: str, entity: Entity, shown_facts: Sequence[Fact] = ()
+) -> list[Fact]:
+    """``entity``'s facts, deduplicated and grouped (see the module docstring): first the groups of the
+    facts already shown (in their order), then the others, the closest to the question first."""
+    facts = deduplicated(await lookups.facts_of([entity.uuid]))
+    if not facts:
+        return []
+    closeness = await _closeness(lookups, question, facts)
+    groups: dict[str, list[int]] = {}
+    for i, f in enumerate(facts):
+        groups.setdefault(_other(f, entity.uuid), []).append(i)
+    hit: dict[str, int] = {}
+    for rank, f in enumerate(shown_facts):
+        if entity.uuid in (f.source_uuid, f.target_uuid):
+            hit.setdefault(_other(f, entity.uuid), rank)
+    ordered = sorted(
+        groups.items(),
+        key=lambda item: (hit.get(item[0], len(shown_facts)), -max(closeness[i] for i in item[1])),
+    )
+    return [
+        facts[i]
+        for _, members in ordered
+        for i in sorted(members, key=lambda i: interval(facts[i])[0] or _NEVER)
+    ]
+
+
+def _other(fact: Fact, uuid: str) -> str:
+    return fact.target_uuid if fact.source_uuid == uuid else fact.source_uuid
+
+
+def deduplicated(facts: Sequence[Fact]) -> list[Fact]:
+    """``facts`` with those of the same words merged: the earliest stated kept, with every one's
+    episodes."""
+    kept: dict[str, Fact] = {}
+    for f in sorted(facts, key=lambda f: (f.stated_at or f.created_at, f.uuid)):
+        key = _NOT_WORD.sub(" ", f.text.casefold()).strip()
+        if (first := kept.get(key)) is None:
+            kept[key] = f
+        elif missing := [u for u in f.episodes if u not in first.episodes]:
+            kept[key] = first.model_copy(update={"episodes": [*first.episodes, *missing]})
+    return list(kept.values())
+
+
+async def _closeness(lookups: Lookups, question: str, facts: Sequence[Fact]) -> list[float]:
+    """Each fact's cosine to the question (facts without a vector: -1); by recency when none has one."""
+    if not any(f.text_embedding for f in facts):
+        newest = sorted(range(len(facts)), key=lambda i: facts[i].created_at)
+        return [float(newest.index(i)) for i in range(len(facts))]
+    query = (await lookups.embedder.embed([question]))[0]
+    return [
+        float(np.dot(query, np.asarray(f.text_embedding, dtype=np.float32))) if f.text_embedding else -1.0
+        for f in facts
+    ]
