@@ -3,7 +3,7 @@
 Each operation builds a :class:`~epigraph.edit.build.Draft` from the stored graph, embeds what is new or
 renamed, rewrites the summaries of the entities whose believed facts change (composed for small
 entities, the model's ``summarize_entities`` for the others, as ingestion does; composed when there is no
-model or it fails), and has the store apply it (``GraphStore.apply_correction``: checked against the
+model or it fails), and has the store apply it (``CorrectionWrites.apply_correction``: checked against the
 graph in the same transaction). When the graph changed between the reads and the write (an episode of the
 group ingested meanwhile), the store refuses and the operation is built again from the new state, up to
 ``ATTEMPTS`` times.

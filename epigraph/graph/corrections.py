@@ -4,7 +4,7 @@ A :class:`Correction` holds the records it changes as they were (``before``) and
 (``after``): entities and facts by uuid, and the mentions it removes (``before.mentions``) and adds
 (``after.mentions``). A record only in ``before`` is deleted, one only in ``after`` is created. So every
 operation (add, retire, edit or delete a fact; merge or rename entities) is one shape, a store applies
-any of them the same way (``GraphStore.apply_correction``), and undoing one is applying it backwards
+any of them the same way (``CorrectionWrites.apply_correction``), and undoing one is applying it backwards
 (``after`` -> ``before``), itself recorded as a correction that names the one it ``undoes``.
 
 A store applies a correction only while the graph still holds ``before`` (:func:`conflict`): the records

@@ -6,7 +6,7 @@ conversation summary folds a chain's episodes into a few sentences. Both are reb
 lost, so they are kept beside it, not inside the episode write.
 
 - :class:`Community`: keyed by ``(group_id, uuid)``; ``members`` are entity uuids of the same group, an
-  entity in at most one community of its group (``GraphStore.replace_communities`` checks both), and a
+  entity in at most one community of its group (``ViewUpkeep.replace_communities`` checks both), and a
   member entity that is deleted leaves its community in both stores.
 - :class:`ConversationSummary`: keyed by ``(group_id, key)``, the key being the chain's: the episodes'
   ``source_description`` (see :func:`chain_key`). ``covered_until`` is the ``created_at`` of the newest

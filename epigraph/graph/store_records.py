@@ -86,12 +86,12 @@ class DeletionResult:
 
 
 DumpItem = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
-"""One record of a dump (``GraphStore.dump``)."""
+"""One record of a dump (``WholeGroups.dump``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class GroupDump:
-    """Everything of one group, as ``GraphStore.load_group`` writes it (``transfer.format``: the file)."""
+    """Everything of one group, as ``WholeGroups.load_group`` writes it (``transfer.format``: the file)."""
 
     group_id: str
     episodes: Sequence[Episode] = ()

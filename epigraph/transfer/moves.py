@@ -1,11 +1,11 @@
 """Export and load: a store's groups to a dump (``format``) and back, into any store.
 
-- :func:`export` streams the store's consistent read of the groups (``GraphStore.dump``: a snapshot, or
+- :func:`export` streams the store's consistent read of the groups (``WholeGroups.dump``: a snapshot, or
   the groups' writers held off) into lines: the header, the records, the end line.
 - :func:`load` takes a dump already read and checked (``format.read``), makes sure every target group is
   empty before writing anything, gives the records the target graph's embeddings (the dump's own when
   they come from the same embedder, else computed again from the names and texts), and writes each group
-  in one transaction (``GraphStore.load_group``): a group is loaded whole or not at all.
+  in one transaction (``WholeGroups.load_group``): a group is loaded whole or not at all.
 """
 
 from __future__ import annotations

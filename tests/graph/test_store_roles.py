@@ -15,7 +15,9 @@ Checked here without a server: the stores' classes are compared with each Protoc
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -81,6 +83,27 @@ def test_the_module_holds_roles_unions_and_the_core() -> None:
 def test_every_protocol_has_at_most_25_public_methods(protocol: type) -> None:
     count = len(members(protocol))
     assert 0 < count <= MAX_METHODS, f"{protocol.__name__} has {count} public methods (at most {MAX_METHODS})"
+
+
+def test_every_protocol_of_the_package_has_at_most_25_public_methods() -> None:
+    """The bar beyond the store: every Protocol class anywhere in ``epigraph`` (its roles' methods
+    counted)."""
+    found = {}
+    for info in pkgutil.walk_packages(epigraph.__path__, "epigraph."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and getattr(value, "_is_protocol", False)
+            ):
+                found[f"{module.__name__}.{value.__name__}"] = len(members(value))
+    assert {
+        "epigraph.prompts.protocol.LLM",
+        "epigraph.embed.Embedder",
+        "epigraph.graph.store.GraphStore",
+    } <= set(found)
+    assert {name: n for name, n in found.items() if n > MAX_METHODS} == {}
 
 
 def test_the_size_check_counts_inherited_methods() -> None:

@@ -38,7 +38,7 @@ _HELD = (*_TABLES, "conversation_summaries")
 
 
 def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -> Iterator[DumpItem]:
-    """Every record of the groups in dump order (``GraphStore.dump``), read lazily from ``conn``."""
+    """Every record of the groups in dump order (``WholeGroups.dump``), read lazily from ``conn``."""
     for group_id in group_ids:
         queries = (
             (f"SELECT {EPISODES.select('p', vectors)} FROM episodes p WHERE p.group_id = ?"

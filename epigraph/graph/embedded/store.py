@@ -57,9 +57,9 @@ R = TypeVar("R")
 
 
 class EmbeddedStore:
-    """GraphStore on a single SQLite file; ``path=":memory:"`` for a throwaway graph. ``create=False``:
-    a missing file raises :class:`~epigraph.errors.StoreNotFound` on first use instead of becoming an
-    empty graph (what reading commands want)."""
+    """GraphStore (the core and every optional role) on a single SQLite file; ``path=":memory:"`` for a
+    throwaway graph. ``create=False``: a missing file raises :class:`~epigraph.errors.StoreNotFound` on
+    first use instead of becoming an empty graph (what reading commands want)."""
 
     def __init__(self, path: str = "./epigraph.db", *, create: bool = True) -> None:
         self.path = path

@@ -91,7 +91,7 @@ RETURN episodes + entities + facts + corrections + communities + conversations A
 
 
 def dump_statements(vectors: bool) -> tuple[str, str, str]:
-    """The episodes, entities and facts of ``$group_id`` in dump order (``GraphStore.dump``)."""
+    """The episodes, entities and facts of ``$group_id`` in dump order (``WholeGroups.dump``)."""
     return (
         f"MATCH (ep:Episode {{group_id: $group_id}}) RETURN {episode_map('ep', vectors)} AS ep"
         " ORDER BY ep.reference_time, ep.created_at, ep.uuid",

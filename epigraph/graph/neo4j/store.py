@@ -1,4 +1,5 @@
-"""Neo4jStore: the GraphStore Protocol over a real Neo4j 5.26+ (Community is enough).
+"""Neo4jStore: the GraphStore Protocol (the core and every optional role) over a real Neo4j 5.26+
+(Community is enough).
 
 Connection: the official async driver, created lazily inside the running event loop (``auth=None`` when
 there is no password), the database named on every call (``database_`` / ``database=``), one-shot reads
