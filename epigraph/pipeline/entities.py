@@ -29,6 +29,7 @@ from ..graph.model import Entity, normalize_name, speaker_of
 from ..graph.store import Hit
 from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
+from .bare_names import head_target, kin_owned, speakers_own
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .name_matching import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
@@ -38,9 +39,13 @@ from .state import EpisodeRun
 @dataclass
 class _Mention:
     surface: str
+    """The name as extracted (what the fact prompt shows and the fact lines say)."""
     label: str | None
     attributes: dict[str, object]
-    lookup: asyncio.Task[tuple[list[Entity], list[Hit[Entity]]]]
+    lookup: asyncio.Task[tuple[list[Entity], list[Hit[Entity]]]] | None = None
+    name: str = ""
+    """The name the entity gets: ``surface``, or the speaker's when it is a bare name of theirs
+    (``bare_names``)."""
 
 
 @dataclass
@@ -117,8 +122,11 @@ class EntityResolver:
         attributes, problems = clean_attributes(ontology.entity_model(label), extracted.attributes)
         for problem in problems:
             self.run.report.warn(f"entity {surface!r}: {problem}")
-        lookup = asyncio.create_task(self._lookup(surface))
-        self._mentions[norm] = _Mention(surface, label, attributes, lookup)
+        bare = self.run.options.bare_names
+        named = kin_owned(surface, episode.content, speaker_of(episode)) if bare else surface
+        mention = _Mention(surface, label, attributes, name=named)
+        mention.lookup = asyncio.create_task(self._lookup(mention))
+        self._mentions[norm] = mention
         self.run.event(EntityExtracted, name=surface)
 
     def _type_later(self, mention: _Mention, extracted: ExtractedEntity) -> None:
@@ -135,29 +143,41 @@ class EntityResolver:
 
     def cancel(self) -> None:
         for mention in self._mentions.values():
-            mention.lookup.cancel()
+            if mention.lookup is not None:
+                mention.lookup.cancel()
 
-    async def _lookup(self, surface: str) -> tuple[list[Entity], list[Hit[Entity]]]:
+    async def _lookup(self, mention: _Mention) -> tuple[list[Entity], list[Hit[Entity]]]:
+        """Exact name/alias matches (a bare name: its own, else the speaker's own: ``bare_names``), else
+        the BM25 candidates."""
         run = self.run
-        exact = await run.store.entities_by_names(run.group_id, [surface])
-        matches = exact.get(surface, [])
-        if matches:
-            return matches, []
+        own = speakers_own(mention.name, speaker_of(run.episode)) if run.options.bare_names else None
+        names = [mention.name, *([own] if own else [])]
+        exact = await run.store.entities_by_names(run.group_id, names)
+        if exact.get(mention.name):
+            return exact[mention.name], []
+        if own and exact.get(own):
+            mention.name = own
+            return exact[own], []
         hits = await run.store.search_entities_text(
-            [run.group_id], surface, limit=run.options.max_entity_candidates
+            [run.group_id], mention.name, limit=run.options.max_entity_candidates
         )
         return [], hits
 
     async def finish(self) -> None:
         """Decide what needs no model (after extraction ended): exact merges, then one embedding batch
         and the candidates of the rest; an entity with candidates stays provisional (``questions``)."""
-        looked = {norm: await m.lookup for norm, m in self._mentions.items()}
+        looked = {norm: await m.lookup for norm, m in self._mentions.items() if m.lookup is not None}
         undecided: list[str] = []
-        for norm, (exact, _) in looked.items():
+        speaker = speaker_of(self.run.episode)
+        for norm, (exact, hits) in looked.items():
             mention = self._mentions[norm]
             target = _exact_target(exact, mention.label)
             if target is not None:
                 self._merge(norm, target, outcome="exact")
+            elif self.run.options.bare_names and (
+                headed := head_target(mention.name, speaker, [h.item for h in hits])
+            ):
+                self._merge(norm, headed, outcome="head")
             else:
                 undecided.append(norm)
         if not undecided:
@@ -229,7 +249,7 @@ class EntityResolver:
         entity = Entity(
             uuid=run.child_uuid("entity", norm),
             group_id=run.group_id,
-            name=mention.surface,
+            name=mention.name,
             labels=[mention.label] if mention.label else [],
             attributes=dict(mention.attributes),
             name_embedding=[float(x) for x in vector],
@@ -245,7 +265,7 @@ class EntityResolver:
     def _merge(self, norm: str, target: Entity, *, outcome: str, better_name: str | None = None) -> None:
         mention = self._mentions[norm]
         current = self.entities.get(target.uuid, target)
-        updated = _merged(current, mention.surface, mention.label, mention.attributes, better_name)
+        updated = _merged(current, mention.name, mention.label, mention.attributes, better_name)
         self.entities[target.uuid] = updated
         if updated != current and target.uuid not in self.new:
             self.changed.add(target.uuid)

@@ -45,6 +45,13 @@ def _parts(name: str) -> tuple[frozenset[str], list[str], frozenset[str]]:
     return frozenset(possessors), core, frozenset(rest)
 
 
+def head(name: str) -> str | None:
+    """The last word of a name's core, singular ("support group" -> "group", "charity race for mental
+    health" -> "race"); None for a name of no content word."""
+    _, core, _ = _parts(name)
+    return singular(core[-1]) if core else None
+
+
 def _head_in_core(a: list[str], b: list[str]) -> bool:
     return bool(a) and singular(a[-1]) in {singular(w) for w in b}
 

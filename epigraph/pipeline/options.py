@@ -127,6 +127,12 @@ class IngestOptions:
     counted in the report (``names_refused``). ``things.message_words()`` (word lists, no dependency)
     or ``tagging.noun_phrases()`` (spaCy's tagger, ``epigraph[local-model]``), or a check of your own.
     Off (None) by default: a larger model names things; ``small_model_options`` turns it on."""
+    bare_names: bool = False
+    """Bare names resolved without a model (``pipeline.bare_names``): "the kids" a speaker says are the
+    speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds that ("business"
+    -> "Jon's business"), and a bare one-word noun is the one longer name of the graph it heads
+    ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
+    ``small_model_options``, which makes no resolve call."""
     never_same: NameVeto | None = never_same
     """Name pairs never offered as duplicates whatever the vectors say (``name_matching.never_same``:
     different possessors, a possession and its possessor, a lone proper noun and a description mentioning
@@ -155,7 +161,9 @@ def small_model_options(**changes: object) -> IngestOptions:
     - only names that are noun phrases of the message (``things``: spaCy's tagger, ``pipeline.tagging``):
       it named clauses, questions, adjectives and times;
     - facts said again merged by meaning (``restated_similarity``): with no resolve call, it wrote
-      each restatement as one more fact.
+      each restatement as one more fact;
+    - bare names resolved (``bare_names``): it named "kids" for Melanie's kids and "group" for the
+      support group named a turn before, and nothing else merges them without a resolve call.
     """
     chosen = IngestOptions(
         context_tokens=0,
@@ -167,6 +175,7 @@ def small_model_options(**changes: object) -> IngestOptions:
         retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
         things=noun_phrases(),
         restated_similarity=SMALL_MODEL_RESTATED_SIMILARITY,
+        bare_names=True,
     )
     return replace(chosen, **changes)  # type: ignore[arg-type]
 

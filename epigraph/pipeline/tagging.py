@@ -60,6 +60,7 @@ class SpacyTagger:
 
     def tag(self, text: str) -> list[Word]:
         nlp = _pipeline()
+        tokens = list(nlp(text))
         return [
             Word(
                 t.text.casefold().replace("’", "'"),
@@ -67,9 +68,17 @@ class SpacyTagger:
                 gerund=t.tag_ == "VBG" or (t.tag_ == "NN" and t.text.endswith("ing")),
                 time=t.ent_type_ in ("DATE", "TIME"),
                 capital=t.text[:1].isupper(),
+                predicate=_predicate(t),
             )
-            for t in nlp(text)
+            for t in tokens
         ]
+
+
+def _predicate(token: Any) -> bool:
+    """A copula's complement (``attr``), or a word joined to one ("my passion and escape")."""
+    while token.dep_ == "conj" and token.head is not token:
+        token = token.head
+    return bool(token.dep_ == "attr")
 
 
 def noun_phrases() -> ThingCheck:

@@ -12,6 +12,9 @@ question), "views of the trails are amazing" (a clause), "awesome" (an adjective
   word a noun, a proper noun, a number or a gerund ("swimming"), no pronoun, auxiliary, conjunction,
   question word, verb or sentence break inside, no preposition or article at either end, and no time
   expression ("last year", "next Friday": :mod:`.dating` reads them, and the tagger's DATE/TIME);
+- and not a predicate wherever it occurs: the complement of a copula ("a great counselor" in "you'd be
+  a great counselor", "my passion" in "it's been my passion") says what something is, not a thing of
+  its own (a tagger that parses: :class:`.tagging.SpacyTagger`; proper nouns stay);
 - a possessive whose owner is the speaker or named in the message is judged by what is owned:
   "Melanie's kids" from Melanie's "the kids", "Caroline's education" from Caroline's "my edu".
 
@@ -45,6 +48,9 @@ class Word:
     gerund: bool = False
     time: bool = False
     capital: bool = False
+    predicate: bool = False
+    """The complement of a copula, or joined to one ("a great counselor" in "you'd be a great
+    counselor"): what something is said to be, not a thing of its own (a parsing tagger's only)."""
 
 
 class Tagger(Protocol):
@@ -126,7 +132,18 @@ class NounPhrases:
         if not spans:
             return f"{name!r} is not words of the message"
         reasons = [_why_not_a_phrase(span, speaker) for span in spans]
-        return None if None in reasons else f"{name!r} is {reasons[0]}"
+        if None not in reasons:
+            return f"{name!r} is {reasons[0]}"
+        phrases = [span for span, reason in zip(spans, reasons, strict=True) if reason is None]
+        if all(_predicate(span) for span in phrases):
+            return f"{name!r} is a predicate (what something is said to be, not a thing)"
+        return None
+
+
+def _predicate(span: Sequence[Word]) -> bool:
+    """A common-noun phrase standing as a copula's complement (any word of it: "feeling of
+    accomplishment" in "it was an awesome feeling of accomplishment")."""
+    return span[-1].pos != "PROPN" and any(w.predicate for w in span)
 
 
 def _owned_part(words: list[Word], text: Sequence[Word], speaker: str | None) -> list[Word]:

@@ -69,6 +69,26 @@ def test_the_tagger_refuses_adjectives_and_verbs_the_word_lists_cannot_tell() ->
     assert check.refusal("Caroline's education", EDU, "Caroline") is None, "owned, and 'edu' shortens it"
 
 
+def test_the_tagger_refuses_a_predicate_and_keeps_the_same_noun_said_of_a_thing() -> None:
+    tagging = pytest.importorskip("epigraph.pipeline.tagging")
+    try:
+        check = tagging.noun_phrases()
+    except ConfigError:
+        pytest.skip("spaCy's English model is not installed")
+    counselor = "Melanie: You'd be a great counselor! Your empathy will help the people you work with."
+    assert check.refusal("counselor", counselor, "Melanie") == (
+        "'counselor' is a predicate (what something is said to be, not a thing)"
+    )
+    passion = "Jon: I've been into dancing since I was a kid and it's been my passion and escape."
+    assert check.refusal("Jon's passion", passion, "Jon") is not None
+    assert check.refusal("escape", passion, "Jon") is not None, "joined to a predicate"
+    assert check.refusal("dancing", passion, "Jon") is None
+    assert check.refusal("empathy", counselor, "Melanie") is None, "the subject of a sentence"
+    hired = "Ann: My counselor is great. I'd be a counselor too."
+    assert check.refusal("counselor", hired, "Ann") is None, "a thing where it is said once"
+    assert check.refusal("Rome", "Ann: The best city is Rome.", "Ann") is None, "a proper noun stays"
+
+
 async def test_a_refused_name_is_counted_and_its_facts_dropped(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
