@@ -57,12 +57,18 @@ def test_a_name_is_a_noun_phrase_of_its_message(
     assert (check.refusal(name, message, speaker) is None) is kept
 
 
-def test_the_tagger_refuses_adjectives_and_verbs_the_word_lists_cannot_tell() -> None:
+def _tagger_check() -> ThingCheck:
+    """The tagger's check, or the test skipped when spaCy's model is not installed."""
     tagging = pytest.importorskip("epigraph.pipeline.tagging")
     try:
-        check = tagging.noun_phrases()
+        check: ThingCheck = tagging.noun_phrases()
     except ConfigError:
         pytest.skip("spaCy's English model is not installed")
+    return check
+
+
+def test_the_tagger_refuses_adjectives_and_verbs_the_word_lists_cannot_tell() -> None:
+    check = _tagger_check()
     assert check.refusal("awesome", COLORS, "Caroline") == "'awesome' is an adjective"
     assert check.refusal("blend", COLORS, "Caroline") == "'blend' is a verb"
     assert message_words().refusal("blend", COLORS, "Caroline") is None, "a word list takes it for a noun"
@@ -70,11 +76,7 @@ def test_the_tagger_refuses_adjectives_and_verbs_the_word_lists_cannot_tell() ->
 
 
 def test_the_tagger_refuses_a_predicate_and_keeps_the_same_noun_said_of_a_thing() -> None:
-    tagging = pytest.importorskip("epigraph.pipeline.tagging")
-    try:
-        check = tagging.noun_phrases()
-    except ConfigError:
-        pytest.skip("spaCy's English model is not installed")
+    check = _tagger_check()
     counselor = "Melanie: You'd be a great counselor! Your empathy will help the people you work with."
     assert check.refusal("counselor", counselor, "Melanie") == (
         "'counselor' is a predicate (what something is said to be, not a thing)"
