@@ -6,6 +6,9 @@ group", and the graph gets a second, vaguer entity beside "Melanie's kids" or "L
 Without a resolve call (the local model's options) nothing merges them. Three rules, each what a
 reader of the conversation would do:
 
+- **no owner the message does not give**: the model writes "Gina's business" for Gina's "your own
+  business"; a speaker's possessive the message does not say ("my business", "our team", "Gina's
+  team") loses its owner (:func:`unowned`), and the rules below find whose it is;
 - **a relative of the speaker**: "the kids", "the wife", "our dog" said by Melanie are Melanie's
   (:func:`kin_owned`; the words are :data:`KIN`, nouns of family and household: whose else would
   "the kids" be);
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from ..graph.model import Entity
-from ..language import plain_words, singular
+from ..language import plain_words, same_word, singular
 from .name_matching import head, name_words
 
 KIN = frozenset(
@@ -54,6 +57,28 @@ def kin_owned(name: str, text: str, speaker: str | None) -> str:
         if before in _KIN_DETERMINERS and word == words[0]:
             return f"{speaker}'s {name.strip()}"
     return name
+
+
+def unowned(name: str, text: str, speaker: str | None) -> str:
+    """``name`` without the speaker as its owner when ``text`` does not say so: "Gina's business" in
+    Gina's "starting your own business" is "business" (whose, the graph's names decide), while "Gina's
+    team" after "my team", "our team" or "Gina's team" stays, and so do "the kids" (:data:`KIN`)."""
+    if speaker is None:
+        return name
+    found = re.match(rf"\s*{re.escape(speaker)}['’]s\s+(.+)$", name, flags=re.IGNORECASE)
+    if found is None:
+        return name
+    owned = found.group(1).strip()
+    said, named = plain_words(text), plain_words(owned)
+    if not named or re.search(rf"\b{re.escape(speaker)}['’]s\b", text, flags=re.IGNORECASE):
+        return name
+    for at, word in enumerate(said):
+        start = at + 2 if said[at + 1 : at + 2] == ["own"] else at + 1
+        run = said[start : start + len(named)]
+        mine = word in ("my", "our") and len(run) == len(named) and all(map(same_word, run, named))
+        if mine or kin_owned(owned, text, speaker) != owned:
+            return name
+    return owned
 
 
 def speakers_own(name: str, speaker: str | None) -> str | None:

@@ -29,7 +29,7 @@ from ..graph.model import Entity, normalize_name, speaker_of
 from ..graph.store import Hit
 from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
-from .bare_names import head_target, kin_owned, speakers_own
+from .bare_names import head_target, kin_owned, speakers_own, unowned
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .name_matching import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
@@ -80,6 +80,9 @@ class EntityResolver:
     questions: dict[str, Question] = field(default_factory=dict)
     """normalized name -> the ambiguous entity's question, until :meth:`settle`"""
     _mentions: dict[str, _Mention] = field(default_factory=dict)
+    _same: dict[str, str] = field(default_factory=dict)
+    """normalized extracted name -> the mention whose name it got (``bare_names``: "Jon's
+    choreography" made "choreography", then "choreography" said too)"""
     _grounding: Grounding | None = None
 
     @property
@@ -101,8 +104,8 @@ class EntityResolver:
         norm = normalize_name(surface)
         if not norm:
             return
-        if norm in self._mentions:
-            self._type_later(self._mentions[norm], extracted)
+        if norm in self._mentions or norm in self._same:
+            self._type_later(self._mentions[self._same.get(norm, norm)], extracted)
             return
         policy, grounding = self.run.options.grounding, self.grounding
         if policy is not None and not_an_entity(extracted.entity_type, policy.not_entity_types):
@@ -122,12 +125,31 @@ class EntityResolver:
         attributes, problems = clean_attributes(ontology.entity_model(label), extracted.attributes)
         for problem in problems:
             self.run.report.warn(f"entity {surface!r}: {problem}")
-        bare = self.run.options.bare_names
-        named = kin_owned(surface, episode.content, speaker_of(episode)) if bare else surface
+        named = self._bare_name(surface) if self.run.options.bare_names else surface
+        same = next(
+            (k for k, m in self._mentions.items() if normalize_name(m.name) == normalize_name(named)), None
+        )
+        if same is not None:
+            self._same[norm] = same
+            self._type_later(self._mentions[same], extracted)
+            return
         mention = _Mention(surface, label, attributes, name=named)
         mention.lookup = asyncio.create_task(self._lookup(mention))
         self._mentions[norm] = mention
         self.run.event(EntityExtracted, name=surface)
+
+    def _bare_name(self, surface: str) -> str:
+        """The name a bare name gets (``bare_names``): a speaker's possessive the message does not
+        give loses its owner, unless that makes it another name of the reply (the model named two
+        things); "the kids" are the speaker's."""
+        episode = self.run.episode
+        speaker = speaker_of(episode)
+        name = unowned(surface, episode.content, speaker)
+        if name != surface and any(
+            normalize_name(m.name) == normalize_name(name) for m in self._mentions.values()
+        ):
+            name = surface
+        return kin_owned(name, episode.content, speaker)
 
     def _type_later(self, mention: _Mention, extracted: ExtractedEntity) -> None:
         """A name seen again with a declared type (the speaker, added untyped, then written "(Person)" by
@@ -180,15 +202,16 @@ class EntityResolver:
                 self._merge(norm, headed, outcome="head")
             else:
                 undecided.append(norm)
-        if not undecided:
-            return
-        surfaces = [self._mentions[n].surface for n in undecided]
-        vectors = await self.run.embedder.embed(surfaces)
-        decisions = [
-            self._decide(norm, looked[norm][0], looked[norm][1], vector)
-            for norm, vector in zip(undecided, vectors, strict=True)
-        ]
-        await asyncio.gather(*decisions)
+        if undecided:
+            surfaces = [self._mentions[n].surface for n in undecided]
+            vectors = await self.run.embedder.embed(surfaces)
+            decisions = [
+                self._decide(norm, looked[norm][0], looked[norm][1], vector)
+                for norm, vector in zip(undecided, vectors, strict=True)
+            ]
+            await asyncio.gather(*decisions)
+        for norm, same in self._same.items():
+            self.by_surface[norm] = self.by_surface[same]
 
     async def _decide(
         self, norm: str, exact: list[Entity], text_hits: list[Hit[Entity]], vector: np.ndarray

@@ -128,8 +128,9 @@ class IngestOptions:
     or ``tagging.noun_phrases()`` (spaCy's tagger, ``epigraph[local-model]``), or a check of your own.
     Off (None) by default: a larger model names things; ``small_model_options`` turns it on."""
     bare_names: bool = False
-    """Bare names resolved without a model (``pipeline.bare_names``): "the kids" a speaker says are the
-    speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds that ("business"
+    """Bare names resolved without a model (``pipeline.bare_names``): a speaker's possessive the message
+    does not give loses its owner ("Gina's business" for "your own business"), "the kids" a speaker
+    says are the speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds that ("business"
     -> "Jon's business"), and a bare one-word noun is the one longer name of the graph it heads
     ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
     ``small_model_options``, which makes no resolve call."""

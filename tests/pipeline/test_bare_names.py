@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
+from epigraph.ingestion.events import EpisodeResult
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.ingestion.inputs import EpisodeInput
-from epigraph.pipeline.bare_names import head_target, kin_owned, speakers_own
+from epigraph.pipeline.bare_names import head_target, kin_owned, speakers_own, unowned
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 
@@ -44,21 +45,39 @@ def test_the_rules_on_names() -> None:
     assert head_target("support group", "Melanie", [support]) is None, "one word only"
     one = _entity("dance")
     assert head_target("dances", "Jon", [dance, one]) is one, "the same word first"
+    yours = "Gina: Sorry about your job Jon, but starting your own business sounds awesome!"
+    assert unowned("Gina's business", yours, "Gina") == "business", "the message says 'your'"
+    assert unowned("Gina's team", "Gina: my team won first place", "Gina") == "Gina's team"
+    assert unowned("Gina's team", "Gina: our team won first place", "Gina") == "Gina's team"
+    assert unowned("Jon's business", yours, "Gina") == "Jon's business", "only the speaker's"
+    assert unowned("Melanie's kids", SWIM, "Melanie") == "Melanie's kids", "the kids are hers"
+
+
+async def _one(
+    store: EmbeddedStore, embedder: HashEmbedder, text: str, names: list[str], line: F
+) -> EpisodeResult:
+    """One message ingested with ``bare_names`` on, the model naming ``names`` and stating ``line``."""
+    world = World({text: Turn(names, [line])})
+    options = IngestOptions(resolve=False, bare_names=True)
+    return await Ingestor(store, world.llm(), embedder, options).add_episode(
+        EpisodeInput(text, group_id="g", reference_time=T0)
+    )
+
+
+async def test_an_owner_the_message_does_not_give_is_dropped(
+    store: EmbeddedStore, embedder: HashEmbedder
+) -> None:
+    jon = "Jon: Thanks! Finishing up choreography to perform at a festival next month."
+    line = F("Jon", "choreography", "FINISHING", "Jon is finishing up choreography.")
+    result = await _one(store, embedder, jon, ["Jon", "Jon's choreography", "choreography"], line)
+    assert sorted(e.name for e in result.entities) == ["Jon", "choreography"], "one, not Jon's"
+    (fact,) = result.facts
+    assert fact.target_uuid == next(e.uuid for e in result.entities if e.name == "choreography")
 
 
 async def test_the_kids_are_the_speakers(store: EmbeddedStore, embedder: HashEmbedder) -> None:
-    world = World(
-        {
-            SWIM: Turn(
-                ["Melanie", "kids", "swimming"],
-                [F("Melanie", "kids", "SWIMS_WITH", "Melanie is off to go swimming with the kids.")],
-            )
-        }
-    )
-    options = IngestOptions(resolve=False, bare_names=True)
-    result = await Ingestor(store, world.llm(), embedder, options).add_episode(
-        EpisodeInput(SWIM, group_id="g", reference_time=T0)
-    )
+    line = F("Melanie", "kids", "SWIMS_WITH", "Melanie is off to go swimming with the kids.")
+    result = await _one(store, embedder, SWIM, ["Melanie", "kids", "swimming"], line)
     names = {e.uuid: e.name for e in result.entities}
     assert "Melanie's kids" in names.values() and "kids" not in names.values()
     (fact,) = result.facts
