@@ -130,9 +130,9 @@ class IngestOptions:
     bare_names: bool = False
     """Bare names resolved without a model (``pipeline.bare_names``): a speaker's possessive the message
     does not give loses its owner ("Gina's business" for "your own business"), "the kids" a speaker
-    says are the speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds that ("business"
-    -> "Jon's business"), and a bare one-word noun is the one longer name of the graph it heads
-    ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
+    says are the speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds
+    that ("business" -> "Jon's business"), and a bare one-word noun is the one longer name of the
+    graph it heads ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
     ``small_model_options``, which makes no resolve call."""
     never_same: NameVeto | None = never_same
     """Name pairs never offered as duplicates whatever the vectors say (``name_matching.never_same``:
