@@ -17,7 +17,8 @@ reader of the conversation would do:
 - **the one thing of that kind**: a bare one-word common noun is the graph's entity of the same word
   in the other number ("dances" for "dance"), else the one longer name the graph holds whose head it
   is ("group" for "LGBTQ support group"); with several, the speaker's own when exactly one is
-  (:func:`head_target`); else it stays new.
+  (:func:`head_target`); else, the same among the other names of its reply ("stories" beside
+  "transgender stories": :func:`headed_by`); else it stays new.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from itertools import pairwise
+from typing import TypeVar
 
 from ..graph.model import Entity
 from ..language import plain_words, same_word, singular
 from .name_matching import head, name_words
+
+T = TypeVar("T")
 
 KIN = frozenset(
     "kid child baby son daughter wife husband partner boyfriend girlfriend fiance fiancee mom mum mother "
@@ -93,18 +97,24 @@ def head_target(name: str, speaker: str | None, entities: Sequence[Entity]) -> E
     """The one entity of ``entities`` a bare one-word ``name`` stands for: one named by the same word
     in the other number, else the only one with a longer name (or alias) whose head is that word
     (``name_matching.head``); among several, the speaker's own when exactly one is; else None."""
+    return headed_by(name, speaker, [(e, [e.name, *e.aliases]) for e in entities])
+
+
+def headed_by(name: str, speaker: str | None, named: Sequence[tuple[T, Sequence[str]]]) -> T | None:
+    """:func:`head_target` over any items, each with its names (the graph's entities, or the other
+    names of the same reply)."""
     words = plain_words(name)
     if not _bare(name) or len(words) != 1:
         return None
     word = singular(words[0])
-    same = [e for e in entities if any(_one_word(n, word) for n in (e.name, *e.aliases))]
+    same = [item for item, names in named if any(_one_word(n, word) for n in names)]
     if same:
         return same[0]
-    headed = {e.uuid: e for e in entities if any(_headed(n, word) for n in (e.name, *e.aliases))}
+    headed = [(item, names) for item, names in named if any(_headed(n, word) for n in names)]
     if len(headed) == 1:
-        return next(iter(headed.values()))
+        return headed[0][0]
     owner = speaker.casefold() if speaker else None
-    own = [e for e in headed.values() if owner is not None and owner in name_words(e.name)[0]]
+    own = [item for item, names in headed if owner is not None and owner in name_words(names[0])[0]]
     return own[0] if len(own) == 1 else None
 
 

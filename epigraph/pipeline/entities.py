@@ -29,7 +29,7 @@ from ..graph.model import Entity, normalize_name, speaker_of
 from ..graph.store import Hit
 from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
-from .bare_names import head_target, kin_owned, speakers_own, unowned
+from .bare_names import head_target, headed_by, kin_owned, speakers_own, unowned
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
 from .name_matching import NameVeto, plausible_duplicate, share_a_word
 from .ontology import clean_attributes
@@ -202,6 +202,8 @@ class EntityResolver:
                 self._merge(norm, headed, outcome="head")
             else:
                 undecided.append(norm)
+        if self.run.options.bare_names:
+            undecided = self._same_in_reply(undecided)
         if undecided:
             surfaces = [self._mentions[n].surface for n in undecided]
             vectors = await self.run.embedder.embed(surfaces)
@@ -211,7 +213,29 @@ class EntityResolver:
             ]
             await asyncio.gather(*decisions)
         for norm, same in self._same.items():
-            self.by_surface[norm] = self.by_surface[same]
+            while same in self._same:
+                same = self._same[same]
+            uuid = self.by_surface[norm] = self.by_surface[same]
+            aliased, entity = self._mentions.get(norm), self.entities.get(uuid)
+            if aliased is not None and entity is not None:  # a name of its own: kept as an alias
+                self.entities[uuid] = _merged(entity, aliased.name, None, {}, None)
+                if self.entities[uuid] != entity and uuid not in self.new:
+                    self.changed.add(uuid)
+
+    def _same_in_reply(self, undecided: list[str]) -> list[str]:
+        """The undecided names less each bare one-word noun that is another name of its reply (the
+        one it heads: ``bare_names.headed_by``), which it is then the same entity as."""
+        speaker, left = speaker_of(self.run.episode), []
+        for norm in undecided:
+            others = [
+                (key, [m.name]) for key, m in self._mentions.items() if key != norm and key not in self._same
+            ]
+            same = headed_by(self._mentions[norm].name, speaker, others)
+            if same is None:
+                left.append(norm)
+            else:
+                self._same[norm] = same
+        return left
 
     async def _decide(
         self, norm: str, exact: list[Entity], text_hits: list[Hit[Entity]], vector: np.ndarray

@@ -64,7 +64,7 @@ async def _one(
     )
 
 
-async def test_an_owner_the_message_does_not_give_is_dropped(
+async def test_names_of_one_reply_for_one_thing_are_one_entity(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     jon = "Jon: Thanks! Finishing up choreography to perform at a festival next month."
@@ -73,6 +73,12 @@ async def test_an_owner_the_message_does_not_give_is_dropped(
     assert sorted(e.name for e in result.entities) == ["Jon", "choreography"], "one, not Jon's"
     (fact,) = result.facts
     assert fact.target_uuid == next(e.uuid for e in result.entities if e.name == "choreography")
+    stories = "Caroline: The transgender stories were so inspiring!"
+    line = F("Caroline", "stories", "FOUND", "Caroline found the stories inspiring.")
+    result = await _one(store, embedder, stories, ["Caroline", "stories", "transgender stories"], line)
+    (told,) = [e for e in result.entities if e.name != "Caroline"]
+    assert (told.name, told.aliases) == ("transgender stories", ["stories"]), "the bare noun it heads"
+    assert result.facts[0].target_uuid == told.uuid
 
 
 async def test_the_kids_are_the_speakers(store: EmbeddedStore, embedder: HashEmbedder) -> None:
