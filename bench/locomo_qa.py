@@ -53,7 +53,12 @@ Three steps, the first two with ``--ingest-only`` (writes ``qa_ingest.json``)::
     # 3. the questions, every row, back at the default context (the full_context row fits 8192 tokens)
     epigraph model stop; epigraph model start
     EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \\
-        --db qa-full.db --mem0-dir qa-mem0 --context-window 8192 --details bench/results/qa.answers.jsonl
+        --db qa-full.db --mem0-dir qa-mem0 --context-window 8192 --details bench/results/qa.answers.jsonl \\
+        --journal qa-full.journal.jsonl
+
+``--journal PATH`` (``_qa_journal.py``) writes each answer and each verdict as it is made: the
+questions' step takes hours on the local model, and a run killed part way and started again with the
+same journal (same commit, same settings, or it is refused) asks and judges only what is missing.
 
 ``graph.ingest.*`` sums the graph's ingestion over every run that wrote the store, from each episode's
 report; ``mem0.add.*`` sums Mem0's adds the same way, from its ``added.jsonl``.
@@ -74,7 +79,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -83,16 +88,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _gold import GoldScript, load_turns, set_name
 from _mem0_row import Mem0Memory, Mem0Settings, Turn, adding_record, changed_settings
+from _qa_journal import Journal
 from _qa_metrics import (
-    bootstrap_ci,
     locomo_f1,
     majority,
-    normalize_answer,
-    paired_bootstrap_ci,
-    strip_citations,
 )
+from _qa_rows import CATEGORIES, Judge, Question, Row, metrics_of, print_table
 from _qa_script import scripted_llm
-from _results import write_results
+from _results import git_commit, write_results
 
 from epigraph import KnowledgeGraph
 from epigraph.ask import ASK_MODES, DEFAULT_MODE, AskMode, AskOptions, CitationFilter, answer_request
@@ -105,13 +108,12 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.local_model import API_KEY as LOCAL_API_KEY
 from epigraph.pipeline.options import IngestOptions
-from epigraph.prompts import ask_answer, qa_judge
+from epigraph.prompts import ask_answer
 from epigraph.prompts.protocol import LLM
-from epigraph.prompts.runtime import build_request, run
+from epigraph.prompts.runtime import build_request
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.tokens import count_text_tokens
 
-CATEGORIES = (1, 2, 3, 4)
 BASELINES = ("full_context", "episodes")
 TOP_EPISODES = 10
 GROUP = "locomo-qa"
@@ -119,16 +121,6 @@ DATA = Path(__file__).resolve().parent / "data"
 CONTEXT_RESERVE = 1000
 """Tokens of the model's context kept free beside the conversation: the prompt's own text, the
 question, the answer, and the gap between our token count and the model's tokenizer."""
-
-
-@dataclass(frozen=True)
-class Question:
-    key: str
-    text: str
-    gold: str
-    category: int
-    evidence: tuple[str, ...]
-    conversation: str
 
 
 @dataclass
@@ -147,26 +139,6 @@ class Conversation:
     def now(self) -> str:
         """The day after the last session: every question is asked as of then."""
         return f"{max(t.reference_time for t in self.turns) + timedelta(days=1):%Y-%m-%d}"
-
-
-@dataclass
-class Row:
-    """One question answered one way."""
-
-    row: str
-    question: str
-    category: int
-    answer: str
-    answer_tokens: int
-    context_tokens: int
-    input_tokens: int
-    calls: int
-    latency_ms: float
-    error: str | None = None
-    f1: float = 0.0
-    correct: bool = False
-    votes: tuple[bool, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def load(path: Path, sessions: int | None) -> Conversation:
@@ -338,48 +310,47 @@ async def ask_mem0(mem0: Mem0Memory, llm: LLM, q: Question, conversation: Conver
     return Row("mem0", q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)
 
 
-# -- judging -----------------------------------------------------------------------------------------
+# -- resuming ----------------------------------------------------------------------------------------
 
 
-@dataclass
-class Judge:
-    """Judges each distinct answer to a question once, with ``votes`` votes."""
+def journal_of(
+    args: argparse.Namespace,
+    conversations: Sequence[Conversation],
+    window: int,
+    modes: list[tuple[str, AskMode]],
+) -> Journal | None:
+    """The run's journal (``--journal``), its settings everything that changes an answer or a verdict."""
+    if not args.journal:
+        return None
+    settings = {
+        "commit": git_commit(),
+        "conversations": [[c.path.name, c.sessions] for c in conversations],
+        "questions": args.questions,
+        "rows": [list(m) for m in modes],
+        "baselines": not args.no_baselines,
+        "gold": None if args.no_gold else [str(p) for p in args.gold or ()],
+        "mem0": [args.mem0_sessions, args.mem0_top_k] if args.mem0_dir else None,
+        "embedder": "hash" if args.scripted else args.embedder,
+        "one_call_tokens": args.one_call_tokens,
+        "context_window": window,
+        "votes": args.votes,
+        "judge_temperature": args.judge_temperature,
+        "scripted": args.scripted,
+    }
+    return Journal(args.journal, settings)
 
-    llm: LLM
-    votes: int
-    temperature: float
-    verdicts: dict[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
-    calls: int = 0
 
-    async def grade(self, q: Question, answer: str) -> tuple[bool, ...]:
-        text = strip_citations(answer)
-        key = (q.key, normalize_answer(text))  # the same words: the same answer
-        if key not in self.verdicts:
-            self.verdicts[key] = tuple([await self._vote(q, text) for _ in range(self.votes)])
-        return self.verdicts[key]
-
-    async def _vote(self, q: Question, text: str) -> bool:
-        data = qa_judge.QaJudgeInput(
-            question=q.text, gold_answer=q.gold, generated_answer=text or "(no answer)"
-        )
-        temperature = self.temperature if self.votes > 1 else None
-        llm = _AtTemperature(self.llm, temperature) if temperature is not None else self.llm
-        result = await run(llm, qa_judge.PROMPT, data)
-        self.calls += result.calls
-        return bool(result.value.label == "CORRECT")
+def earlier(journal: Journal | None, row: str, q: Question) -> Row | None:
+    """``row``'s answer to ``q`` when an earlier run of this journal made it (the run goes on past it)."""
+    fields = journal.answer(row, q.key) if journal else None
+    return Row(**fields) if fields is not None else None
 
 
-class _AtTemperature:
-    """``llm`` with every request sampled at ``temperature`` (the judge's votes)."""
-
-    def __init__(self, llm: LLM, temperature: float) -> None:
-        self.llm, self.temperature = llm, temperature
-
-    async def complete(self, request: Any) -> Any:
-        return await self.llm.complete(replace(request, temperature=self.temperature))
-
-    def stream(self, request: Any) -> Any:
-        return self.llm.stream(replace(request, temperature=self.temperature))
+def kept(journal: Journal | None, made: Row) -> Row:
+    """``made``, an answer just asked, written to the journal first."""
+    if journal is not None:
+        journal.record_answer(made.__dict__)
+    return made
 
 
 # -- building ----------------------------------------------------------------------------------------
@@ -517,97 +488,6 @@ INGEST_NOTE = (
 )
 
 
-# -- measures ----------------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def row_metrics(name: str, rows: list[Row], resamples: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    j = [float(r.correct) for r in rows]
-    f1 = [r.f1 for r in rows]
-    for measure, values in (("j", j), ("f1", f1)):
-        out[f"{name}.{measure}"] = round(statistics.mean(values), 4)
-        low, high = bootstrap_ci(values, resamples=resamples)
-        out[f"{name}.{measure}_ci_low"], out[f"{name}.{measure}_ci_high"] = round(low, 4), round(high, 4)
-        for c in CATEGORIES:
-            of_c = [v for v, r in zip(values, rows, strict=True) if r.category == c]
-            if of_c:
-                out[f"{name}.{measure}.category{c}"] = round(statistics.mean(of_c), 4)
-    out[f"{name}.questions"] = len(rows)
-    out[f"{name}.answer_tokens_mean"] = round(statistics.mean(r.answer_tokens for r in rows), 1)
-    out[f"{name}.context_tokens_mean"] = round(statistics.mean(r.context_tokens for r in rows), 1)
-    out[f"{name}.input_tokens_mean"] = round(statistics.mean(r.input_tokens for r in rows), 1)
-    out[f"{name}.calls_mean"] = round(statistics.mean(r.calls for r in rows), 2)
-    out[f"{name}.latency_p50_ms"] = round(percentile([r.latency_ms for r in rows], 0.5), 1)
-    out[f"{name}.latency_p95_ms"] = round(percentile([r.latency_ms for r in rows], 0.95), 1)
-    out[f"{name}.errors"] = sum(1 for r in rows if r.error)
-    out[f"{name}.judge_unanimous"] = round(statistics.mean(float(len(set(r.votes)) == 1) for r in rows), 4)
-    return out
-
-
-def paired_metrics(name: str, a: list[Row], b: list[Row], resamples: int) -> dict[str, float]:
-    """``name.j`` / ``name.f1`` = mean(a) - mean(b) over the questions both answered, with intervals."""
-    by_question = {r.question: r for r in b}
-    pairs = [(r, by_question[r.question]) for r in a if r.question in by_question]
-    out: dict[str, float] = {}
-    for measure in ("j", "f1"):
-        x = [float(getattr(p, "correct" if measure == "j" else "f1")) for p, _ in pairs]
-        y = [float(getattr(p, "correct" if measure == "j" else "f1")) for _, p in pairs]
-        out[f"{name}.{measure}"] = round(statistics.mean(x) - statistics.mean(y), 4)
-        low, high = paired_bootstrap_ci(x, y, resamples=resamples)
-        out[f"{name}.{measure}_ci_low"], out[f"{name}.{measure}_ci_high"] = round(low, 4), round(high, 4)
-        for c in CATEGORIES:
-            of_c = [(u, v) for u, v, (p, _) in zip(x, y, pairs, strict=True) if p.category == c]
-            if of_c:
-                key = f"{name}.{measure}.category{c}"
-                out[key] = round(statistics.mean(u - v for u, v in of_c), 4)
-                low, high = paired_bootstrap_ci(
-                    [u for u, _ in of_c], [v for _, v in of_c], resamples=resamples
-                )
-                out[f"{key}_ci_low"], out[f"{key}_ci_high"] = round(low, 4), round(high, 4)
-    out[f"{name}.questions"] = len(pairs)
-    return out
-
-
-def metrics_of(rows: list[Row], judge: Judge, resamples: int) -> dict[str, float]:
-    names = list(dict.fromkeys(r.row for r in rows))
-    by_row = {n: [r for r in rows if r.row == n] for n in names}
-    out: dict[str, float] = {}
-    for name in names:
-        out.update(row_metrics(name, by_row[name], resamples))
-    graph = by_row.get("graph", [])
-    for other in [n for n in names if n != "graph"]:
-        if graph and other != "gold_graph":
-            out.update(paired_metrics(f"graph_minus_{other}", graph, by_row[other], resamples))
-    if graph and "gold_graph" in by_row:
-        out.update(paired_metrics("gold_graph_minus_graph", by_row["gold_graph"], graph, resamples))
-    if graph:
-        out["graph.fallbacks"] = sum(1 for r in graph if r.extra.get("mode") == "auto" and r.calls > 1)
-    agreement = [majority(v)[1] for v in judge.verdicts.values()]
-    out["judge.votes"] = judge.votes
-    out["judge.distinct_answers"] = len(judge.verdicts)
-    out["judge.calls"] = judge.calls
-    out["judge.agreement_mean"] = round(statistics.mean(agreement), 4) if agreement else 1.0
-    out["judge.unanimous"] = (
-        round(statistics.mean(float(a == 1.0) for a in agreement), 4) if agreement else 1.0
-    )
-    return out
-
-
-def print_table(metrics: dict[str, float], names: list[str]) -> None:
-    keys = ["questions", "j", "j_ci_low", "j_ci_high", "f1", "f1_ci_low", "f1_ci_high",
-            *(f"j.category{c}" for c in CATEGORIES), *(f"f1.category{c}" for c in CATEGORIES),
-            "answer_tokens_mean", "context_tokens_mean", "input_tokens_mean", "calls_mean",
-            "latency_p50_ms", "latency_p95_ms", "judge_unanimous"]  # fmt: skip
-    print(f"{'':22}" + "".join(f"{n:>14}" for n in names))
-    for key in keys:
-        print(f"{key:22}" + "".join(f"{metrics.get(f'{n}.{key}', ''):>14}" for n in names))
-
-
 # -- the run -----------------------------------------------------------------------------------------
 
 
@@ -686,7 +566,6 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         await kg.open()
         llm = kg.llm
         assert llm is not None, "the graph has a model once entered"
-        judge = Judge(llm, args.votes, args.judge_temperature)
         for c in conversations:
             for key, value in (await ingest(kg, c)).items():
                 ingested[key] = round(ingested.get(key, 0) + value, 2)
@@ -707,27 +586,42 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         window = args.context_window or getattr(getattr(llm, "profile", None), "context_tokens", None) or 8192
         full = {c.name: conversation_lines(c, window - CONTEXT_RESERVE) for c in conversations}
         gold_of = {q.key: g for g in golds for q in g.questions}
-        # One row at a time, every question: a row's calls follow each other, as in use (the whole
-        # conversation stays in the server's prompt cache from one question to the next).
+        journal = journal_of(args, conversations, window, modes)
+        judge = Judge(llm, args.votes, args.judge_temperature, journal)
+        # One row at a time, every question, one conversation after the other: a row's calls follow each
+        # other, as in use (the whole conversation stays in the server's prompt cache from one question
+        # to the next).
+        ordered = sorted(questions, key=lambda q: [c.name for c in conversations].index(q.conversation))
         for name, mode in modes:
-            for q in questions:
+            for q in ordered:
                 c = by_name[q.conversation]
-                rows.append(await ask_graph(kg, name, q, c.group, c.now, mode, options))
-                rows[-1].extra["mode"] = mode
+                row = earlier(journal, name, q) or kept(
+                    journal, await ask_graph(kg, name, q, c.group, c.now, mode, options)
+                )
+                row.extra["mode"] = mode
+                rows.append(row)
         for baseline in () if args.no_baselines else BASELINES:
-            for q in questions:
+            for q in ordered:
                 c = by_name[q.conversation]
-                rows.append(await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
+                rows.append(
+                    earlier(journal, baseline, q)
+                    or kept(journal, await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
+                )
         if mem0 is not None:
-            for q in questions:
+            for q in ordered:
                 c = by_name[q.conversation]
                 if set(q.evidence) <= mem0_turn_names(c, args.mem0_sessions):
-                    rows.append(await ask_mem0(mem0, llm, q, c))
+                    rows.append(earlier(journal, "mem0", q) or kept(journal, await ask_mem0(mem0, llm, q, c)))
             await asyncio.to_thread(mem0.close)
-        for q in questions:
+        for q in ordered:
             if (g := gold_of.get(q.key)) is not None:
                 c = by_name[q.conversation]
-                rows.append(await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options))
+                rows.append(
+                    earlier(journal, "gold_graph", q)
+                    or kept(
+                        journal, await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options)
+                    )
+                )
         asked = {q.key: q for q in questions}
         for r in rows:  # judged once every answer is in: each distinct answer once
             q = asked[r.question]
@@ -743,6 +637,11 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         **full_context_fields(conversations, full, args.no_baselines),
     }
     notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
+    if journal is not None:
+        notes.append(
+            f"journal: {args.journal.name}; {journal.resumed_answers} answers and {journal.resumed_verdicts} "
+            "verdicts were made by an earlier run of the same commit and settings, killed and resumed"
+        )
     if mem0 is not None:
         notes += mem0_notes(mem0, args.mem0_sessions)
     return metrics, notes, rows
@@ -838,8 +737,9 @@ def notes_of(
         "graph, on the questions whose evidence is in the sessions the set covers",
         INGEST_NOTE,
         "latency: per question, the answering only (judging not counted), each row over every question "
-        "before the next row (a row's prompts follow each other, so the server's prompt cache serves it as "
-        "in use); input tokens: the model's count where the server gives one",
+        "before the next row, one conversation after the other (a row's prompts follow each other, so the "
+        "server's prompt cache serves it as in use); input tokens: the model's count where the server gives "
+        "one",
     ]
 
 
@@ -893,6 +793,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--scripted", action="store_true", help="offline: scripted model, hash embedder")
     parser.add_argument("--results-dir", type=Path, help="where qa.json goes (default bench/results)")
     parser.add_argument("--details", type=Path, help="also write every answer as JSON lines here")
+    parser.add_argument(
+        "--journal", type=Path,
+        help="write each answer and verdict here as it is made; a killed run given the same path resumes",
+    )  # fmt: skip
     parser.add_argument(
         "--rejudge", type=Path, help="judge a run's --details again (--votes each); writes qa_votes.json"
     )

@@ -352,3 +352,56 @@ def test_a_failed_mem0_add_is_logged_and_tried_again(tmp_path: Path) -> None:
     assert (first["mem0.add.this_run"], first["mem0.add.turns_added"], first["mem0.add.errors"]) == (5, 4, 1)
     assert (again["mem0.add.this_run"], again["mem0.add.turns_added"], again["mem0.add.errors"]) == (1, 5, 0)
     assert not FAILS
+
+
+def test_a_killed_run_resumes_from_its_journal(tmp_path: Path) -> None:
+    """--journal: each answer and verdict is written as it is made; a run started again with the same
+    journal asks and judges only what is not there (a line cut by the kill is written again)."""
+    path, gold = files(tmp_path)
+    journal = tmp_path / "run.journal.jsonl"
+    argv = ["--conversation", str(path), "--sessions", "2", "--scripted", "--results-dir", str(tmp_path),
+            "--gold", str(gold), "--journal", str(journal)]  # fmt: skip
+    whole = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    kinds = [json.loads(line)["kind"] for line in lines]
+    assert kinds[0] == "settings" and kinds.count("answer") == 4 * 3 + 2
+    assert kinds.count("verdict") == whole["metrics"]["judge.distinct_answers"]
+    assert "0 answers and 0 verdicts" in " ".join(whole["notes"])
+    answers = [i for i, kind in enumerate(kinds) if kind == "answer"]
+    killed = answers[5]  # five answers made, the sixth cut half-written
+    journal.write_text("\n".join(lines[:killed]) + "\n" + lines[killed][:20], encoding="utf-8")
+    resumed = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))
+    assert "5 answers and 0 verdicts were made by an earlier run" in " ".join(resumed["notes"])
+    for key in (
+        "graph.j",
+        "graph.f1",
+        "episodes.j",
+        "full_context.f1",
+        "gold_graph.j",
+        "judge.distinct_answers",
+    ):
+        assert resumed["metrics"][key] == whole["metrics"][key], key
+    assert resumed["metrics"]["judge.calls"] == whole["metrics"]["judge.calls"], "nothing was judged before"
+    again = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))
+    assert again["metrics"]["judge.calls"] == 0, "every verdict read back, none asked again"
+    assert again["metrics"]["graph.j"] == whole["metrics"]["graph.j"]
+    assert f"{4 * 3 + 2} answers and {whole['metrics']['judge.distinct_answers']} verdicts" in " ".join(
+        again["notes"]
+    )
+    kinds = [json.loads(line)["kind"] for line in journal.read_text(encoding="utf-8").splitlines()]
+    assert kinds.count("answer") == 4 * 3 + 2, "the cut line written once, nothing twice"
+
+
+def test_a_journal_of_other_settings_is_refused(tmp_path: Path) -> None:
+    path, _ = files(tmp_path)
+    journal = tmp_path / "run.journal.jsonl"
+    argv = ["--conversation", str(path), "--sessions", "1", "--scripted", "--results-dir", str(tmp_path),
+            "--no-gold", "--questions", "1", "--journal", str(journal)]  # fmt: skip
+    locomo_qa.main([*argv, "--votes", "1"])
+    before = journal.read_text(encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"other settings \(votes: 1 there, 3 now\)"):
+        locomo_qa.main([*argv, "--votes", "3"])
+    assert journal.read_text(encoding="utf-8") == before, "the journal is left as it was"
+    journal.write_text(before + "not json\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"run.journal.jsonl:\d+: not a journal line"):
+        locomo_qa.main([*argv, "--votes", "1"])
