@@ -26,7 +26,8 @@ from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
 from .facade.group import GroupHandle
-from .graph.store import GraphStore, OverviewStore, optional
+from .graph.roles import optional
+from .graph.store import GraphStore, OverviewStore
 from .ingestion.claims import Leases
 from .ingestion.ingestor import Ingestor, Item
 from .ingestion.pacing import PacedLLM, Priority, paced

@@ -171,7 +171,8 @@ class StoreNotFound(StoreUnavailable):
 
 class StoreRoleMissing(StoreError, TypeError):
     """A feature needs an optional role of the store (``graph.store``: derived views, corrections,
-    whole groups, bulk writes) that the store in use does not implement."""
+    whole groups, bulk writes) that the store in use does not implement (raised by
+    ``graph.roles.role``)."""
 
     def __init__(self, feature: str, role: str, store: str, methods: Sequence[str]) -> None:
         self.feature, self.role, self.store, self.methods = feature, role, store, list(methods)

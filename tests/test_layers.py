@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "epigraph.prompts.base": 0,
     # 1: the store's Protocol; talking to models; their doubles
     "epigraph.graph.store": 1,
+    "epigraph.graph.roles": 1,  # a store asked for an optional role (over graph.store)
     "epigraph.tokens": 1,
     "epigraph.llm": 1,
     "epigraph.embed": 1,

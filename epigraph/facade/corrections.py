@@ -11,7 +11,8 @@ from ..edit.build import MaybeTime
 from ..edit.refs import entities_named, require_correction
 from ..errors import UsageError
 from ..graph.corrections import Correction, author_of
-from ..graph.store import CorrectionReads, EntityViewStore, role
+from ..graph.roles import role
+from ..graph.store import CorrectionReads, EntityViewStore
 from .parts import Graph, editor_of, opened
 
 

@@ -18,8 +18,9 @@ from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.derived import chain_key
 from ..graph.model import Episode, EpisodeStatus, check_group_id
+from ..graph.roles import optional, role
 from ..graph.search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
-from ..graph.store import OverviewStore, StoreStats, WholeGroups, optional, role
+from ..graph.store import OverviewStore, StoreStats, WholeGroups
 from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.inputs import EpisodeFields, EpisodeInput

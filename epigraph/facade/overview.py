@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..errors import ConversationNotFound
-from ..graph.store import OverviewStore, role
+from ..graph.roles import role
+from ..graph.store import OverviewStore
 from ..overview import (
     ChainView,
     Communities,

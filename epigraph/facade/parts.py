@@ -8,7 +8,8 @@ from typing import Any, Protocol
 from ..config import Settings
 from ..edit import Editor
 from ..embed import Embedder
-from ..graph.store import EditStore, GraphStore, role
+from ..graph.roles import role
+from ..graph.store import EditStore, GraphStore
 from ..ingestion.ingestor import Ingestor
 from ..overview import OverviewOptions
 from ..pipeline.options import IngestOptions
@@ -21,7 +22,7 @@ class Graph(Protocol):
     settings: Settings
     store: GraphStore
     """The core every store implements; a namespace asks for the optional role it needs
-    (``graph.store.role``)."""
+    (``graph.roles.role``)."""
     embedder: Embedder
     llm: LLM | None
     options: IngestOptions

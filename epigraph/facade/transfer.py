@@ -10,7 +10,8 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from pathlib import Path
 
-from ..graph.store import TransferStore, WholeGroups, role
+from ..graph.roles import role
+from ..graph.store import TransferStore, WholeGroups
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
 from .parts import Graph, opened

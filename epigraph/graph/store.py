@@ -17,9 +17,9 @@ for what it calls (and a fake or a third store implements only that):
 the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
 else. The other roles are optional: :class:`DerivedViews` (communities, conversation summaries),
 :class:`CorrectionLog` (corrections by hand), :class:`WholeGroups` (export, load, delete, stats) and
-:class:`BulkWrites`. The feature that needs one asks for it with :func:`role`, which raises
+:class:`BulkWrites`. The feature that needs one asks for it with ``graph.roles.role``, which raises
 :class:`~epigraph.errors.StoreRoleMissing` (naming the feature, the role and the methods missing) when
-the store has not got it; the readers of an optional role degrade without it (:func:`optional`).
+the store has not got it; the readers of an optional role degrade without it (``graph.roles.optional``).
 
 Unions name the roles a consumer combines and declare nothing of their own: :class:`GraphReads`
 (lookups and search), :class:`DerivedViews`, :class:`CorrectionLog`, :class:`IngestStore`,
@@ -53,11 +53,10 @@ Rules every implementation follows:
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from datetime import datetime
-from typing import Protocol, TypeVar, cast, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..errors import StoreRoleMissing
 from .corrections import Correction
 from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
@@ -397,49 +396,10 @@ class GraphStore(EpisodeLog, GraphReads, Protocol):
     """The core every store implements (25 methods): the episode log and claims (the ingestion queue),
     the lookups and the search (the per-episode step, search, ``ask``, the entity view), and the
     store's own opening and closing. What ``KnowledgeGraph`` takes (``store=``); every other role is
-    optional and asked for by the feature that needs it (:func:`role`). See the module docstring for
-    the rules."""
+    optional and asked for by the feature that needs it (``graph.roles.role``). See the module
+    docstring for the rules."""
 
     async def setup(self, embedding_dim: int) -> None:
         """Create schema / indexes if missing (idempotent). Vector indexes use ``embedding_dim``."""
 
     async def close(self) -> None: ...
-
-
-R = TypeVar("R")
-
-OPTIONAL_ROLES: tuple[type, ...] = (DerivedViews, CorrectionLog, WholeGroups, BulkWrites)
-"""The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
-
-
-def missing(store: object, protocol: type) -> list[str]:
-    """The public methods of ``protocol`` (its roles' included) that ``store`` has not got."""
-    names = {
-        name
-        for cls in protocol.__mro__
-        if cls is not Protocol and Protocol in cls.__mro__[1:]
-        for name, value in vars(cls).items()
-        if not name.startswith("_") and callable(value)
-    }
-    return sorted(name for name in names if not callable(getattr(store, name, None)))
-
-
-# ``protocol`` is typed ``Callable[..., R]``, not ``type[R]``: mypy refuses a Protocol class where
-# ``type[R]`` is expected (type-abstract); a runtime_checkable Protocol class is what is passed.
-
-
-def role(store: object, protocol: Callable[..., R], *, feature: str) -> R:
-    """``store`` as ``protocol`` (an optional role, or a union with one), for ``feature``; raises
-    :class:`~epigraph.errors.StoreRoleMissing` naming the feature, the role and the methods the store
-    has not got when it does not implement it."""
-    found = optional(store, protocol)
-    if found is None:
-        cls = cast(type, protocol)
-        raise StoreRoleMissing(feature, cls.__name__, type(store).__name__, missing(store, cls))
-    return found
-
-
-def optional(store: object, protocol: Callable[..., R]) -> R | None:
-    """``store`` as ``protocol`` when it implements it, else None: for a reader that does without it
-    (search without communities, ``ask`` without summaries, an entity view without its corrections)."""
-    return cast(R, store) if isinstance(store, cast(type, protocol)) else None

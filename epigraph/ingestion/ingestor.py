@@ -39,7 +39,8 @@ from typing import Any, Protocol
 
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
-from ..graph.store import DeletionResult, IngestStore, ViewUpkeep, optional
+from ..graph.roles import optional
+from ..graph.store import DeletionResult, IngestStore, ViewUpkeep
 from ..pipeline.bulk import extract_window
 from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode

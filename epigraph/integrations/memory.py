@@ -17,8 +17,9 @@ from ..errors import EpisodeNotFound
 from ..facade.group import GroupHandle
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
+from ..graph.roles import role
 from ..graph.search import SearchResults
-from ..graph.store import WholeGroups, role
+from ..graph.store import WholeGroups
 from ..ingestion.events import EpisodeResult
 from ..ingestion.ingestor import RemovalResult
 

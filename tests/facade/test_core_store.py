@@ -21,8 +21,9 @@ from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is 
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import StoreRoleMissing
-from epigraph.graph import store as roles
+from epigraph.graph import roles
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.store import GraphStore
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from tests.graph.test_store_roles import members
 
@@ -38,7 +39,7 @@ WORLD = World(
     },
     contradicts={LISBON: [PARIS]},
 )
-CORE = sorted(members(roles.GraphStore))
+CORE = sorted(members(GraphStore))
 
 
 def _delegate(name: str) -> Callable[..., Awaitable[Any]]:
@@ -91,7 +92,7 @@ async def kg(caplog: pytest.LogCaptureFixture) -> AsyncIterator[KnowledgeGraph]:
 def test_the_third_store_has_the_core_and_no_optional_role() -> None:
     store = CoreOnly(EmbeddedStore(":memory:"))
     assert len(CORE) <= 25
-    assert isinstance(store, roles.GraphStore)
+    assert isinstance(store, GraphStore)
     assert not [r for r in roles.OPTIONAL_ROLES if isinstance(store, r)]
 
 

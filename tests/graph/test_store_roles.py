@@ -3,11 +3,11 @@ both stores; the core (``GraphStore``) and the optional roles (``OPTIONAL_ROLES`
 method the stores have.
 
 A consumer asks for the roles it calls (``graph.store``), so a fake or a third store implements only
-those; a store implements the core, and may add the optional roles (``role`` asks for one, and raises
-``StoreRoleMissing`` naming what is missing). The roles declare the methods, once each; the unions
-(``GraphReads``, ``EditStore``, ...) declare nothing and name what one consumer combines. Every Protocol
-class of the store modules is found here by scanning them, so a new one is checked without being listed:
-the bar "every Protocol at most 25 public methods" fails here first.
+those; a store implements the core, and may add the optional roles (``graph.roles.role`` asks for one,
+and raises ``StoreRoleMissing`` naming what is missing). The roles declare the methods, once each; the
+unions (``GraphReads``, ``EditStore``, ...) declare nothing and name what one consumer combines. Every
+Protocol class of the store modules is found here by scanning them, so a new one is checked without
+being listed: the bar "every Protocol at most 25 public methods" fails here first.
 
 Checked here without a server: the stores' classes are compared with each Protocol, method by method
 (the contract suite checks what they do).
@@ -25,7 +25,7 @@ import pytest
 
 import epigraph
 from epigraph.errors import StoreRoleMissing
-from epigraph.graph import store, store_records
+from epigraph.graph import roles, store, store_records
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.neo4j import Neo4jStore
 from epigraph.ingestion.pacing import Priority, paced
@@ -117,9 +117,9 @@ def test_the_size_check_counts_inherited_methods() -> None:
 
 @pytest.mark.parametrize("union", UNIONS, ids=lambda p: p.__name__)
 def test_a_union_is_only_roles(union: type) -> None:
-    roles = [cls for cls in union.__mro__ if cls in ROLES]
-    assert len(roles) >= 2, f"{union.__name__} combines fewer than two roles"
-    assert set(members(union)) == {name for role in roles for name in declared(role)}
+    combined = [cls for cls in union.__mro__ if cls in ROLES]
+    assert len(combined) >= 2, f"{union.__name__} combines fewer than two roles"
+    assert set(members(union)) == {name for role in combined for name in declared(role)}
 
 
 def test_the_core_and_the_optional_roles_split_the_stores_without_overlap() -> None:
@@ -127,7 +127,7 @@ def test_the_core_and_the_optional_roles_split_the_stores_without_overlap() -> N
     assert len(names) == len(set(names)), "a method is declared by two roles"
     assert set(declared(store.GraphStore)) == OWNERS_OWN
     assert set(members(store.GraphStore)) == {*members(store.IngestStore), *OWNERS_OWN}
-    optional = {name for role in store.OPTIONAL_ROLES for name in members(role)}
+    optional = {name for role in roles.OPTIONAL_ROLES for name in members(role)}
     assert not optional & set(members(store.GraphStore)), "an optional role repeats a core method"
     assert {*members(store.GraphStore), *optional} == {*names, *OWNERS_OWN}, (
         "a role is neither core nor optional"
@@ -194,11 +194,11 @@ for _name in members(store.GraphStore):
 
 def test_role_gives_the_store_or_names_the_feature_the_role_and_what_is_missing() -> None:
     embedded = EmbeddedStore(":memory:")
-    assert store.role(embedded, store.CorrectionLog, feature="corrections") is embedded
+    assert roles.role(embedded, store.CorrectionLog, feature="corrections") is embedded
     core = _CoreOnly()
-    assert store.optional(core, store.ViewReads) is None
+    assert roles.optional(core, store.ViewReads) is None
     with pytest.raises(StoreRoleMissing) as raised:
-        store.role(core, store.TransferStore, feature="load")
+        roles.role(core, store.TransferStore, feature="load")
     error = raised.value
     assert (error.feature, error.role, error.store) == ("load", "TransferStore", "_CoreOnly")
     assert error.methods == sorted(members(store.TransferStore))

@@ -21,7 +21,8 @@ from rank_bm25 import BM25Plus
 from ...language import LUCENE_STOP_WORDS
 from ...language import words as all_words
 from ..derived import Community
-from ..store import GraphReads, Hit, ViewReads, optional
+from ..roles import optional
+from ..store import GraphReads, Hit, ViewReads
 
 
 def words(text: str) -> list[str]:

@@ -31,7 +31,8 @@ from ...present.records import entity_dict, episode_dict, fact_dict
 from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from ..corrections import Correction
 from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..store import CorrectionReads, FactFilter, GraphReads, optional
+from ..roles import optional
+from ..store import CorrectionReads, FactFilter, GraphReads
 from ..temporal import EVERYTHING, TimeFilter, interval, matches
 from .filters import make_filters
 from .results import retired_uuids
