@@ -17,7 +17,8 @@ Every door takes the same steps (``runner``): accepted (stored ``pending``), run
 batches ends each one with :meth:`Ingestor.after_batch` (the :class:`AfterBatch` work it was built with:
 conversation summaries and communities, ``overview.Upkeep``): ``add_episodes`` / ``ingest`` and
 ``retry_failed`` after their episodes, a background pass after each pass, the Kafka worker when a lane
-has run what it had fetched. Never per episode: ``add_episode`` and ``process`` alone do not.
+has run what it had fetched. Never per episode: ``add_episode`` and ``process`` alone do not. What
+ends a batch, the summaries a group owes and that work, is ``batch_end``.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
@@ -32,21 +33,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from ..embed import Embedder
 from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
-from ..graph.roles import optional
-from ..graph.store import DeletionResult, IngestStore, ViewUpkeep
+from ..graph.store import DeletionResult, IngestStore
 from ..pipeline.bulk import extract_window
 from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
 from ..pipeline.refresh import refresh_summaries
 from ..pipeline.state import Emit, Prefetched
 from ..prompts.protocol import LLM
+from .batch_end import AfterBatch, BatchEnd, last_ran
 from .claims import Leases
 from .events import (
     EpisodeDone,
@@ -55,10 +56,8 @@ from .events import (
     EpisodeSaved,
     EpisodeUpdated,
     ProgressEvent,
-    SummaryUpdated,
 )
 from .inputs import EpisodeInput
-from .reports import merge_reports
 from .retry import StoreRetry
 from .runner import ALL, NO_LLM, EpisodeRunner, Job, ignore, requeue, save_pending
 
@@ -67,14 +66,6 @@ log = logging.getLogger("epigraph.ingest")
 Item = EpisodeInput | Mapping[str, Any]
 
 __all__ = ["NO_LLM", "AfterBatch", "Ingestor", "Item", "RemovalResult"]
-
-
-class AfterBatch(Protocol):
-    """What runs once a batch of episodes ran, given the queue's model and the episodes that ran here
-    (built with whatever store it keeps up: the queue's core ``GraphStore`` is all the queue itself
-    uses); returns its progress events."""
-
-    def __call__(self, llm: LLM, results: Sequence[EpisodeResult]) -> Awaitable[Sequence[ProgressEvent]]: ...
 
 
 @dataclass(frozen=True)
@@ -102,7 +93,7 @@ class Ingestor:
     ) -> None:
         self._options_given = options or IngestOptions()
         self._runner = EpisodeRunner(store, llm, embedder, leases or Leases())
-        self._after_batch = after_batch
+        self._batch_end = BatchEnd(self._runner, self._options_given, after_batch)
         self._accepting: dict[str, asyncio.Lock] = {}
         # strictly increasing, so episodes sharing a reference time keep their given order
         self._created_at = IncreasingClock(lambda: self._options_given.clock())
@@ -191,7 +182,7 @@ class Ingestor:
             outcome = await self._runner.run(episode, Job(options, index=index))
             if outcome is not None:
                 results.append(outcome[0])
-        await self._pay_summaries(group_id, options, _last_ran(enumerate(results)), ignore)
+        await self._batch_end.pay_summaries(group_id, options, last_ran(enumerate(results)), ignore)
         await self.after_batch(results)
         return results
 
@@ -217,13 +208,7 @@ class Ingestor:
         skipped or failed ones), its events sent to ``emit`` and returned. Every door that ingests in
         batches calls it once per batch (module docstring); nothing runs without such an episode, an
         ``after_batch`` or an LLM."""
-        ran = [r for r in results if r.ok and not r.skipped]
-        if not ran or self._after_batch is None or self.llm is None:
-            return []
-        events = list(await self._after_batch(self.llm, ran))
-        for event in events:
-            emit(event)
-        return events
+        return await self._batch_end.after_batch(results, emit)
 
     # --- doors that run in the background -------------------------------------------------------------
 
@@ -239,7 +224,7 @@ class Ingestor:
         resumed = []
         for group_id in sorted(set(groups)):
             pending = await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1)
-            if pending or await self._owed(group_id):
+            if pending or await self._batch_end.owed(group_id):
                 self._wake_group(group_id)
                 resumed.append(group_id)
         return resumed
@@ -309,12 +294,6 @@ class Ingestor:
             options = replace(options, summary_mode=summary_mode)
         return options
 
-    async def _owed(self, group_id: str) -> list[str]:
-        """The entities whose summaries the group owes; none on a store without the ``ViewUpkeep`` role
-        (its ``write_episode`` keeps no marks)."""
-        upkeep = optional(self.store, ViewUpkeep)
-        return [] if upkeep is None else await upkeep.owed_summaries(group_id)
-
     def _episode(self, item: EpisodeInput) -> Episode:
         return item.to_episode(created_at=self._created_at())
 
@@ -358,7 +337,9 @@ class Ingestor:
             if outcome is not None:
                 results.append(outcome[0])
         try:
-            await self._pay_summaries(group_id, self.options, _last_ran((0, r) for r in results), emit)
+            await self._batch_end.pay_summaries(
+                group_id, self.options, last_ran((0, r) for r in results), emit
+            )
         except Exception as exc:  # the marks stay: the next pass pays them
             log.warning("group %s: owed summaries not written (%s); the next pass tries again", group_id, exc)
         await self.after_batch(results, emit)
@@ -395,41 +376,7 @@ class Ingestor:
             result, _ = await self._runner.accept_and_run(episode, job)
             results.append(result)
             ran.append((index, result))
-        await self._pay_summaries(members[0][1].group_id, options, _last_ran(ran), emit)
-
-    async def _pay_summaries(
-        self, group_id: str, options: IngestOptions, last: tuple[int, EpisodeResult] | None, emit: Emit
-    ) -> None:
-        """The summaries the group owes (``EpisodeWrite.owed_summaries``: marked by a ``batch`` episode's
-        write, so a run killed before its batch ends leaves them to the next run), in one batched
-        summarize call, written with their marks cleared. Its cost is added to the report of ``last``, the
-        group's last episode run here (announced by ``EpisodeUpdated``), else to any episode of the group.
-        Nothing with ``summary_mode="off"``."""
-        if options.summary_mode == "off":
-            return
-        async with self._runner.lock(group_id):
-            owed = await self._owed(group_id)
-            if not owed:
-                return
-            charged_to = last[1].episode if last is not None else None
-            entities, report = await refresh_summaries(
-                self.store, self._runner.model(), self.embedder, self.options, group_id, owed,
-                charged_to=charged_to,
-            )  # fmt: skip
-        if last is None:
-            return
-        index, result = last
-        episode = result.episode
-        for entity in entities:
-            emit(SummaryUpdated(group_id, episode.uuid, index, entity_uuid=entity.uuid))
-        charged = episode.model_copy(update={"report": merge_reports(episode.report, report)})
-        emit(EpisodeUpdated(group_id, episode.uuid, index, result=replace(result, episode=charged)))
-
-
-def _last_ran(results: Iterable[tuple[int, EpisodeResult]]) -> tuple[int, EpisodeResult] | None:
-    """The last of ``results`` (with its index) that ran here: done, not skipped."""
-    ran = [(index, r) for index, r in results if r.ok and not r.skipped]
-    return ran[-1] if ran else None
+        await self._batch_end.pay_summaries(members[0][1].group_id, options, last_ran(ran), emit)
 
 
 def _store_failed(group_id: str, exc: Exception, wait_s: float) -> None:

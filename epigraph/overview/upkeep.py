@@ -54,7 +54,7 @@ class OverviewUpdated(ProgressEvent):
 
 @dataclass(frozen=True)
 class Upkeep:
-    """The ingestion queue's after-batch work (``ingestion.ingestor.AfterBatch``): over ``store`` (the
+    """The ingestion queue's after-batch work (``ingestion.batch_end.AfterBatch``): over ``store`` (the
     queue's own, as paced, with the derived-view roles: ``KnowledgeGraph`` builds none for a store
     without them) with this embedder and these options, through the queue's model."""
 
