@@ -275,7 +275,6 @@ async def asked_questions(
 async def run(args: argparse.Namespace) -> tuple[dict[str, float], list[str], list[str]]:
     conversations = conversations_of(args)
     questions = interleaved(conversations, args.questions)
-    by_name = {c.name: c for c in conversations}
     settings = Settings.from_env(db_path=str(args.db), group_id=GROUP).model_copy(update={"neo4j_uri": None})
     variants: list[Variant] = args.variant or [parse_variant(str(AskOptions().one_call_tokens))]
     rows: dict[str, list[Shown]] = {}
@@ -312,7 +311,6 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, float], list[str], li
         "of a fact shown; all_*: questions with every evidence turn so; answer_recall: the mean share of "
         "the gold answer's words in the context's text; vK_minus_v1: paired differences per question",
     ]
-    del by_name
     return metrics, notes, list(labels.values())
 
 

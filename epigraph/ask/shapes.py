@@ -17,7 +17,6 @@ import re
 from typing import Literal
 
 Shape = Literal["when", "gather", "said", "plain"]
-SHAPES: tuple[Shape, ...] = ("when", "gather", "said", "plain")
 
 _WHEN = re.compile(
     r"^\s*when\b|\bwhat (?:date|day|time|year|month|week)\b|\bhow long (?:ago|has|have|had|did)\b"
