@@ -76,11 +76,12 @@ def unowned(name: str, text: str, speaker: str | None) -> str:
     said, named = plain_words(text), plain_words(owned)
     if not named or re.search(rf"\b{re.escape(speaker)}['’]s\b", text, flags=re.IGNORECASE):
         return name
+    if kin_owned(owned, text, speaker) != owned:
+        return name
     for at, word in enumerate(said):
         start = at + 2 if said[at + 1 : at + 2] == ["own"] else at + 1
         run = said[start : start + len(named)]
-        mine = word in ("my", "our") and len(run) == len(named) and all(map(same_word, run, named))
-        if mine or kin_owned(owned, text, speaker) != owned:
+        if word in ("my", "our") and len(run) == len(named) and all(map(same_word, run, named)):
             return name
     return owned
 

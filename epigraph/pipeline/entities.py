@@ -126,10 +126,7 @@ class EntityResolver:
         for problem in problems:
             self.run.report.warn(f"entity {surface!r}: {problem}")
         named = self._bare_name(surface) if self.run.options.bare_names else surface
-        same = next(
-            (k for k, m in self._mentions.items() if normalize_name(m.name) == normalize_name(named)), None
-        )
-        if same is not None:
+        if (same := self._mention_named(named)) is not None:
             self._same[norm] = same
             self._type_later(self._mentions[same], extracted)
             return
@@ -145,11 +142,14 @@ class EntityResolver:
         episode = self.run.episode
         speaker = speaker_of(episode)
         name = unowned(surface, episode.content, speaker)
-        if name != surface and any(
-            normalize_name(m.name) == normalize_name(name) for m in self._mentions.values()
-        ):
+        if name != surface and self._mention_named(name) is not None:
             name = surface
         return kin_owned(name, episode.content, speaker)
+
+    def _mention_named(self, name: str) -> str | None:
+        """The key of the mention whose entity gets ``name`` (normalized alike), if one does."""
+        norm = normalize_name(name)
+        return next((k for k, m in self._mentions.items() if normalize_name(m.name) == norm), None)
 
     def _type_later(self, mention: _Mention, extracted: ExtractedEntity) -> None:
         """A name seen again with a declared type (the speaker, added untyped, then written "(Person)" by

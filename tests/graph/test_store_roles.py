@@ -19,6 +19,7 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, Protocol
 
 import pytest
@@ -55,10 +56,10 @@ def members(protocol: type) -> dict[str, Callable[..., Any]]:
     return found
 
 
-def protocols_of_the_modules() -> list[type]:
+def protocols_in(module: ModuleType) -> list[type]:
+    """The Protocol classes ``module`` defines (not those it imports)."""
     return [
         value
-        for module in STORE_MODULES
         for value in vars(module).values()
         if isinstance(value, type)
         and value.__module__ == module.__name__
@@ -66,7 +67,7 @@ def protocols_of_the_modules() -> list[type]:
     ]
 
 
-PROTOCOLS = protocols_of_the_modules()
+PROTOCOLS = [protocol for module in STORE_MODULES for protocol in protocols_in(module)]
 ROLES = [p for p in PROTOCOLS if p is not store.GraphStore and declared(p)]
 UNIONS = [p for p in PROTOCOLS if p is not store.GraphStore and not declared(p)]
 
@@ -91,13 +92,8 @@ def test_every_protocol_of_the_package_has_at_most_25_public_methods() -> None:
     found = {}
     for info in pkgutil.walk_packages(epigraph.__path__, "epigraph."):
         module = importlib.import_module(info.name)
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and value.__module__ == module.__name__
-                and getattr(value, "_is_protocol", False)
-            ):
-                found[f"{module.__name__}.{value.__name__}"] = len(members(value))
+        for protocol in protocols_in(module):
+            found[f"{module.__name__}.{protocol.__name__}"] = len(members(protocol))
     assert {
         "epigraph.prompts.protocol.LLM",
         "epigraph.embed.Embedder",
