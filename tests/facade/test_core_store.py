@@ -21,7 +21,6 @@ from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is 
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import StoreRoleMissing
-from epigraph.graph import roles
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import GraphStore
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
@@ -87,13 +86,6 @@ async def kg(caplog: pytest.LogCaptureFixture) -> AsyncIterator[KnowledgeGraph]:
             )
         assert [r.ok for r in results] == [True, True]
         yield graph
-
-
-def test_the_third_store_has_the_core_and_no_optional_role() -> None:
-    store = CoreOnly(EmbeddedStore(":memory:"))
-    assert len(CORE) <= 25
-    assert isinstance(store, GraphStore)
-    assert not [r for r in roles.OPTIONAL_ROLES if isinstance(store, r)]
 
 
 async def test_ingestion_skips_the_overview_upkeep_and_says_so(
