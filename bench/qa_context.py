@@ -96,7 +96,8 @@ class Variant:
 
 
 def parse_variant(text: str) -> Variant:
-    """``650``, ``650:flat`` or ``900:episodes=.3,facts=.3`` (shares renormalised to add up to 1)."""
+    """``650``, ``650:flat``, ``650:gather`` (a shape's parts) or ``900:episodes=.3,facts=.3`` (shares
+    renormalised to add up to 1)."""
     budget_text, _, shares_text = text.partition(":")
     flat = shares_text.strip() == "flat"
     if shares_text.strip() in SHAPED:
@@ -222,7 +223,7 @@ def paired(name: str, rows: Sequence[Shown], base: Sequence[Shown]) -> dict[str,
 
 @dataclass(frozen=True)
 class Asked:
-    """A question and the group (graph) it is asked in."""
+    """A question, the group (graph) it is asked in, and the dialog's now (its conversation's)."""
 
     question: Question
     group: str
@@ -267,7 +268,7 @@ async def asked_questions(
         episodes = await kg.store.episodes(group, limit=100_000)
         expected = len(c.turns) if not args.gold_graph else 1
         if len(episodes) < expected:
-            raise SystemExit(f"{args.db}: group {group} has {len(episodes)} episodes, not {len(c.turns)}")
+            raise SystemExit(f"{args.db}: group {group} has {len(episodes)} episodes, fewer than {expected}")
         names.update({e.uuid: e.name for e in episodes})
     return asked, names, [note]
 
@@ -320,7 +321,9 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("--sessions", type=int, action="append")
     parser.add_argument("--questions", type=int)
     parser.add_argument("--db", type=Path, required=True, help="a graph locomo_qa.py saved with --db")
-    parser.add_argument("--variant", type=parse_variant, action="append", help="BUDGET[:part=share,...]")
+    parser.add_argument(
+        "--variant", type=parse_variant, action="append", help="BUDGET[:flat|:SHAPE|:part=share,...]"
+    )
     parser.add_argument(
         "--gold-graph", action="store_true", help="measure on the gold graphs (built into --db if missing)"
     )

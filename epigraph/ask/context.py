@@ -73,7 +73,7 @@ Fetch = Callable[[Lookups, str, Sequence[Seen]], Awaitable[tuple[Lookup, Found]]
 class Part:
     name: str
     share: float
-    """Share of the budget (the shares of :data:`PARTS` add up to 1)."""
+    """Share of the budget (the shares of each shape's parts, :data:`SHAPED`, add up to 1)."""
     fetch: Fetch
 
 

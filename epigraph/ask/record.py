@@ -3,9 +3,10 @@ every fact the entity has, current and past, deduplicated and grouped, each with
 lines of :mod:`.observations`): what the top facts or episodes of one search cannot hold, since the
 things gathered were said at different times and in different words.
 
-- **Whose record**: the entities the question names (by name or alias, the longest names first), the
-  first one the facts already shown touch; without a name, the entity that dominates those facts (an
-  endpoint of at least half of them). No such entity: no record.
+- **Whose record**: of the entities the question names (by name or alias, the longest names first),
+  the first one the facts already shown touch, else the first named; without a name, the entity that
+  dominates those facts (an endpoint of at least half of them, and of two at least). No such entity:
+  no record.
 - **Deduplicated**: facts of the same words (case, punctuation and spacing aside) are one, which keeps
   the earliest and the episodes of all of them (so its citation leads to every message that said it).
 - **Grouped**: by the other entity each fact joins the record's entity to ("Melanie -> pottery class":

@@ -4,7 +4,7 @@ writes them beside the message (:mod:`.observations`), so a "when" question is a
 the words meant, not the words ("yesterday") nor the message's date. Pure: no I/O.
 
 Read: yesterday, today, tonight, tomorrow, last night; last / this past / next week, weekend, month,
-year; last / this past <weekday>; N days / weeks / months / years ago (N in digits or words up to
+year or <weekday>; N days / weeks / months / years ago (N in digits or words up to
 twelve, "a" / "an" for one). Anything vaguer ("a few years ago", "recently") is left as said.
 """
 

@@ -3,7 +3,7 @@ has already named in full (pure functions; ``IngestOptions.bare_names``).
 
 A small model names a thing by its bare head noun where the message says "the kids" or "such a helpful
 group", and the graph gets a second, vaguer entity beside "Melanie's kids" or "LGBTQ support group".
-Without a resolve call (the local model's options) nothing merges them. Three rules, each what a
+Without a resolve call (the local model's options) nothing merges them. Four rules, each what a
 reader of the conversation would do:
 
 - **no owner the message does not give**: the model writes "Gina's business" for Gina's "your own

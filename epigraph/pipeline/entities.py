@@ -44,8 +44,8 @@ class _Mention:
     attributes: dict[str, object]
     lookup: asyncio.Task[tuple[list[Entity], list[Hit[Entity]]]] | None = None
     name: str = ""
-    """The name the entity gets: ``surface``, or the speaker's when it is a bare name of theirs
-    (``bare_names``)."""
+    """The name the entity gets: ``surface``, or what ``bare_names`` makes of it (a speaker's owner the
+    message does not give dropped, "the kids" the speaker's, the speaker's own thing the graph holds)."""
 
 
 @dataclass
