@@ -88,7 +88,7 @@ async def _facts(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple[Lo
 
 
 async def _entities(lookups: Lookups, question: str, _: Sequence[Seen]) -> tuple[Lookup, Found]:
-    entities = [e for e in await lookups.named_entities(question, ENTITIES_SHOWN) if e.summary.strip()]
+    entities = [e for e in await lookups.named_for_summaries(question, ENTITIES_SHOWN) if e.summary.strip()]
     lookup = Lookup("entities", {"names": ", ".join(e.name for e in entities)})
     return lookup, Found(summaries=[lookups.summary_line(e) for e in entities])
 

@@ -252,7 +252,7 @@ class Lookups:
                 break
         return found[:limit]
 
-    async def named_entities(self, question: str, limit: int) -> list[Entity]:
+    async def named_for_summaries(self, question: str, limit: int) -> list[Entity]:
         """The entities the question names (by name or alias, longest names first), at most ``limit``;
         none when their summaries may not describe the dialog's time (:meth:`summaries_hold`)."""
         if not await self.summaries_hold():
