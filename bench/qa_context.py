@@ -99,22 +99,20 @@ def parse_variant(text: str) -> Variant:
     """``650``, ``650:flat``, ``650:gather`` (a shape's parts) or ``900:episodes=.3,facts=.3`` (shares
     renormalised to add up to 1)."""
     budget_text, _, shares_text = text.partition(":")
-    flat = shares_text.strip() == "flat"
-    if shares_text.strip() in SHAPED:
-        return Variant(text, int(budget_text), SHAPED[shares_text.strip()])  # type: ignore[index]
+    flat, shape = shares_text.strip() == "flat", shares_text.strip() in SHAPED
+    listed = "" if flat or shape else shares_text
     try:
         budget = int(budget_text)
-        shares = {
-            k.strip(): float(v)
-            for k, v in (item.split("=") for item in shares_text.split(",") if item and not flat)
-        }
+        shares = {k.strip(): float(v) for k, v in (item.split("=") for item in listed.split(",") if item)}
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
-            f"--variant {text!r}: BUDGET, BUDGET:flat or BUDGET:part=share,..."
+            f"--variant {text!r}: BUDGET, BUDGET:flat, BUDGET:SHAPE or BUDGET:part=share,..."
         ) from exc
     unknown = set(shares) - {p.name for p in PARTS}
     if unknown or budget < 1:
         raise argparse.ArgumentTypeError(f"--variant {text!r}: unknown parts {sorted(unknown)} or budget")
+    if shape:
+        return Variant(text, budget, SHAPED[shares_text.strip()])  # type: ignore[index]
     if not shares and not flat:
         return Variant(text, budget, None)
     parts = [replace(p, share=shares.get(p.name, p.share)) for p in PARTS]
