@@ -130,7 +130,7 @@ class Ingestor:
         :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
         self._runner.model()
         job = Job(self._options(mode, None))
-        result, _ = await self._runner.accept_and_run(self._episode(item), job)
+        result = await self._runner.accept_and_run(self._episode(item), job)
         if job.errors and raise_on_failure:
             raise job.errors[0]
         return result
@@ -179,9 +179,9 @@ class Ingestor:
         options = self._options(mode, None)
         results = []
         for index, episode in enumerate(await self._pending(group_id)):
-            outcome = await self._runner.run(episode, Job(options, index=index))
-            if outcome is not None:
-                results.append(outcome[0])
+            result = await self._runner.run(episode, Job(options, index=index))
+            if result is not None:
+                results.append(result)
         await self._batch_end.pay_summaries(group_id, options, last_ran(enumerate(results)), ignore)
         await self.after_batch(results)
         return results
@@ -200,8 +200,7 @@ class Ingestor:
         failure is raised, or with ``store_retry`` tried again until the store takes it."""
         self._runner.model()
         step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
-        result, _ = await (store_retry.run(step) if store_retry else step())
-        return result
+        return await (store_retry.run(step) if store_retry else step())
 
     async def after_batch(self, results: Sequence[EpisodeResult], emit: Emit = ignore) -> list[ProgressEvent]:
         """End a batch: the ``after_batch`` work over the episodes of ``results`` that ran here (not the
@@ -333,9 +332,9 @@ class Ingestor:
         emit = self._background or ignore
         results = []
         for episode in pending:
-            outcome = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
-            if outcome is not None:
-                results.append(outcome[0])
+            result = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
+            if result is not None:
+                results.append(result)
         try:
             await self._batch_end.pay_summaries(
                 group_id, self.options, last_ran((0, r) for r in results), emit
@@ -373,7 +372,7 @@ class Ingestor:
                 windowed.update(e.uuid for e in window)
                 prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
             job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
-            result, _ = await self._runner.accept_and_run(episode, job)
+            result = await self._runner.accept_and_run(episode, job)
             results.append(result)
             ran.append((index, result))
         await self._batch_end.pay_summaries(members[0][1].group_id, options, last_ran(ran), emit)

@@ -30,9 +30,6 @@ from ..prompts.protocol import LLM
 from .claims import Leases, holding
 from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
 
-Outcome = tuple[EpisodeResult, set[str]]
-"""An episode's result and the entities still wanting a model summary."""
-
 REMOVED = "removed before it ran"
 NO_LLM = (
     "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
@@ -104,15 +101,15 @@ class EpisodeRunner:
         """The group's one lock: held while one of its episodes is run, and by a removal."""
         return self._locks.setdefault(group_id, asyncio.Lock())
 
-    async def accept_and_run(self, episode: Episode, job: Job) -> Outcome:
+    async def accept_and_run(self, episode: Episode, job: Job) -> EpisodeResult:
         """Accept ``episode`` and run it (the doors that run now): its result, whatever happens."""
         outcome = await self.run(episode, job, new=True)
         if outcome is None:
             gone = episode.model_copy(update={"status": EpisodeStatus.FAILED, "error": REMOVED})
-            return self._finished(gone, job), set()
+            return self._finished(gone, job)
         return outcome
 
-    async def run(self, episode: Episode, job: Job, *, new: bool = False) -> Outcome | None:
+    async def run(self, episode: Episode, job: Job, *, new: bool = False) -> EpisodeResult | None:
         """Stored pending first when ``new``, then claimed, run if still pending, released, all under the
         group's lock. Claimed by another live owner, it is looked at again every ``leases.poll_s`` (the lock
         let go meanwhile). None when the episode is no longer stored."""
@@ -123,7 +120,7 @@ class EpisodeRunner:
                     new = False
                     episode, done = await save_pending(self.store, episode)
                     if done is not None:
-                        return self._finished(done, job), set()
+                        return self._finished(done, job)
                     job.emit(EpisodeSaved(episode.group_id, episode.uuid, job.index))
                 outcome = await self._claim_and_run(episode, job)
             if not isinstance(outcome, Claim):
@@ -134,7 +131,7 @@ class EpisodeRunner:
                                          until=outcome.expires_at))  # fmt: skip
             await asyncio.sleep(self.leases.poll_s)
 
-    async def _claim_and_run(self, episode: Episode, job: Job) -> Outcome | Claim | None:
+    async def _claim_and_run(self, episode: Episode, job: Job) -> EpisodeResult | Claim | None:
         """Another owner's claim; or, holding our own: None (gone), the episode as it is (done: skipped;
         failed by another run since it was stored pending), or its run (pending)."""
         store, leases = self.store, self.leases
@@ -146,7 +143,7 @@ class EpisodeRunner:
             if current is None:
                 return None
             if current.status != EpisodeStatus.PENDING:
-                return self._finished(current, job), set()
+                return self._finished(current, job)
             return await self._run_claimed(current, job)
 
     def _finished(self, episode: Episode, job: Job) -> EpisodeResult:
@@ -160,7 +157,7 @@ class EpisodeRunner:
             job.emit(EpisodeFailed(*where, error=episode.error or "", result=result))
         return result
 
-    async def _run_claimed(self, episode: Episode, job: Job) -> Outcome:
+    async def _run_claimed(self, episode: Episode, job: Job) -> EpisodeResult:
         """Run a pending, claimed episode: ``done`` by its write, or saved ``failed`` with the reason."""
         llm, embedder = MeteredLLM(self.model()), MeteredEmbedder(self.embedder)
         if job.prefetched is not None:  # the window call is charged to its first turn
@@ -184,4 +181,4 @@ class EpisodeRunner:
             await self.store.save_episode(failed)
             result = EpisodeResult(episode=failed)
             job.emit(EpisodeFailed(episode.group_id, episode.uuid, job.index, error=reason, result=result))
-            return result, set()
+            return result

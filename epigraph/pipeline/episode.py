@@ -66,8 +66,8 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
-    """Run every stage and write; returns the result and the entities still wanting a model summary."""
+async def ingest_episode(run: EpisodeRun) -> EpisodeResult:
+    """Run every stage and write; returns the result."""
     entity_context, fact_context = await _context(run)
     resolver = EntityResolver(run, context=entity_context)
     try:
@@ -95,7 +95,7 @@ async def ingest_episode(run: EpisodeRun) -> tuple[EpisodeResult, set[str]]:
     _attach_vectors(changes, drafts, vectors)
     run.report.stage("resolve_facts", started)
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
-    return await _write(run, resolver, changes, entities, wanting), wanting
+    return await _write(run, resolver, changes, entities, wanting)
 
 
 async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
