@@ -12,7 +12,7 @@ from ..edit.refs import entities_named, require_correction
 from ..errors import UsageError
 from ..graph.corrections import Correction, author_of
 from ..graph.roles import role
-from ..graph.store import CorrectionReads, EntityViewStore
+from ..graph.store import CorrectionHistoryStore, CorrectionReads
 from .parts import Graph, editor_of, opened
 
 
@@ -144,7 +144,7 @@ class Corrections:
     async def history(self, *, entity: EntityRef | None = None, limit: int = 100) -> list[Correction]:
         """The group's corrections by hand, newest first; with ``entity``, those that touched it (every
         entity the name denotes, when several share it)."""
-        store = role((await opened(self._graph)).store, EntityViewStore, feature="corrections")
+        store = role((await opened(self._graph)).store, CorrectionHistoryStore, feature="corrections")
         if entity is None:
             return await store.corrections(self.group_id, limit=limit)
         named = await entities_named(store, self.group_id, entity)

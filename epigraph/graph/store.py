@@ -23,7 +23,7 @@ the store has not got it; the readers of an optional role degrade without it (``
 
 Unions name the roles a consumer combines and declare nothing of their own: :class:`GraphReads`
 (lookups and search), :class:`DerivedViews`, :class:`CorrectionLog`, :class:`IngestStore`,
-:class:`OverviewStore`, :class:`EditStore`, :class:`EntityViewStore` and :class:`TransferStore`.
+:class:`OverviewStore`, :class:`EditStore`, :class:`CorrectionHistoryStore` and :class:`TransferStore`.
 Search, ``ask`` and the explore views take :class:`GraphReads` (reads only) and read the optional
 :class:`ViewReads` and :class:`CorrectionReads` when the store has them. Every Protocol has at most
 25 methods, its roles' included (``tests/graph/test_store_roles.py``).
@@ -382,8 +382,9 @@ class EditStore(GraphReads, CorrectionLog, Protocol):
 
 
 @runtime_checkable
-class EntityViewStore(GraphReads, CorrectionReads, Protocol):
-    """What an entity's view reads: the graph, and the corrections that touched the entity."""
+class CorrectionHistoryStore(GraphReads, CorrectionReads, Protocol):
+    """What the corrections' history reads (``Corrections.history``): the corrections, and the graph
+    the entities a name denotes are found in."""
 
 
 @runtime_checkable

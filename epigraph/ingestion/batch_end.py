@@ -27,9 +27,10 @@ __all__ = ["AfterBatch", "BatchEnd", "last_ran"]
 
 
 class AfterBatch(Protocol):
-    """What runs once a batch of episodes ran, given the queue's model and the episodes that ran here
-    (built with whatever store it keeps up: the queue's core ``GraphStore`` is all the queue itself
-    uses); returns its progress events."""
+    """What runs once a batch of episodes ran, given the queue's model and the episodes that ran here;
+    returns its progress events. Built with whatever store it keeps up (the client's ``overview.Upkeep``:
+    an ``OverviewStore``), which the queue does not need: the queue takes an ``IngestStore`` and reads
+    ``ViewUpkeep`` (the summaries a group owes) only when the store has it."""
 
     def __call__(self, llm: LLM, results: Sequence[EpisodeResult]) -> Awaitable[Sequence[ProgressEvent]]: ...
 

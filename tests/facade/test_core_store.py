@@ -129,7 +129,7 @@ async def test_ask_answers_from_the_core(kg: KnowledgeGraph) -> None:
 @pytest.mark.parametrize(
     ("feature", "role", "call"),
     [
-        ("corrections", "EntityViewStore", lambda kg, tmp: kg.corrections.history()),
+        ("corrections", "CorrectionHistoryStore", lambda kg, tmp: kg.corrections.history()),
         ("corrections", "EditStore", lambda kg, tmp: kg.corrections.retire_fact("x", at=None, reason="")),
         ("communities", "OverviewStore", lambda kg, tmp: kg.overview.communities()),
         ("conversations", "OverviewStore", lambda kg, tmp: kg.overview.conversations()),
