@@ -1,38 +1,24 @@
 """The store's Protocols: the only thing the pipeline, search and the rest know about storage.
 
 Async Protocols in domain types, one per role, cut along what consumers call, so a consumer asks only
-for what it calls (and a fake or a third store implements only that):
-
-- :class:`EpisodeLog`: an episode saved, written atomically, removed, claimed (the ingestion queue);
-- :class:`GraphLookups`: episodes, entities, facts and mentions looked up by key, name, time, neighbourhood;
-- :class:`GraphSearch`: the fulltext and vector search of entities, facts and episodes;
-- :class:`ViewReads`: the derived views read (communities, conversation summaries);
-- :class:`ViewUpkeep`: what keeping them reads and writes (fact endpoints, chains, the writes, the entity
-  summaries a batch still owes);
-- :class:`CorrectionReads` and :class:`CorrectionWrites`: corrections by hand listed, and applied;
-- :class:`WholeGroups`: groups listed, counted, dumped, loaded, deleted;
-- :class:`BulkWrites`: many episodes written in one call (bulk loads).
+for what it calls (and a fake or a third store implements only that). The roles: :class:`EpisodeLog`
+(the ingestion queue's writes and claims), :class:`GraphLookups`, :class:`GraphSearch`,
+:class:`ViewReads` and :class:`ViewUpkeep` (the derived views read, and kept: with the entity summaries
+a batch still owes), :class:`CorrectionReads`, :class:`CorrectionWrites`, :class:`WholeGroups` (list,
+count, dump, load, delete) and :class:`BulkWrites`.
 
 :class:`GraphStore` is the core every store implements (25 methods): the episode log, the lookups and
 the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
-else. The other roles are optional: :class:`DerivedViews` (communities, conversation summaries),
-:class:`CorrectionLog` (corrections by hand), :class:`WholeGroups` (export, load, delete, stats) and
-:class:`BulkWrites`. The feature that needs one asks for it with ``graph.roles.role``, which raises
+else. The other roles are optional: a feature asks for its role with ``graph.roles.role``, which raises
 :class:`~epigraph.errors.StoreRoleMissing` (naming the feature, the role and the methods missing) when
-the store has not got it; the readers of an optional role degrade without it (``graph.roles.optional``).
+the store has not got it; the readers of an optional role degrade without it (``graph.roles.optional``:
+search, ``ask`` and the explore views take :class:`GraphReads` and read :class:`ViewReads` and
+:class:`CorrectionReads` when the store has them). The unions at the end of the module declare nothing
+of their own: each names the roles one consumer combines. Every Protocol has at most 25 methods, its
+roles' included (``tests/graph/test_store_roles.py``).
 
-Unions name the roles a consumer combines and declare nothing of their own: :class:`GraphReads`
-(lookups and search), :class:`DerivedViews`, :class:`CorrectionLog`, :class:`IngestStore`,
-:class:`OverviewStore`, :class:`EditStore`, :class:`CorrectionHistoryStore` and :class:`TransferStore`.
-Search, ``ask`` and the explore views take :class:`GraphReads` (reads only) and read the optional
-:class:`ViewReads` and :class:`CorrectionReads` when the store has them. Every Protocol has at most
-25 methods, its roles' included (``tests/graph/test_store_roles.py``).
-
-Two implementations pass one contract suite (``tests/graph``): ``graph.embedded.EmbeddedStore``
-(SQLite, the default) and ``graph.neo4j.Neo4jStore``; each implements every role, optional ones
-included.
-
-Rules every implementation follows:
+Two implementations pass one contract suite (``tests/graph``), each implementing every role:
+``graph.embedded.EmbeddedStore`` (SQLite, the default) and ``graph.neo4j.Neo4jStore``. Their rules:
 
 - every read and write is scoped by ``group_id``; nothing crosses groups;
 - ``write_episode`` is atomic: all of one episode's entities, facts (new and updated, including the ones it
