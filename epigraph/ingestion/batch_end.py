@@ -13,10 +13,8 @@ from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from ..graph.roles import optional
-from ..graph.store import ViewUpkeep
 from ..pipeline.options import IngestOptions
-from ..pipeline.refresh import refresh_summaries
+from ..pipeline.refresh import owed_summaries, refresh_summaries
 from ..pipeline.state import Emit
 from ..prompts.protocol import LLM
 from .events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
@@ -45,8 +43,7 @@ class BatchEnd:
     async def owed(self, group_id: str) -> list[str]:
         """The entities whose summaries the group owes; none on a store without the ``ViewUpkeep`` role
         (its ``write_episode`` keeps no marks)."""
-        upkeep = optional(self._runner.store, ViewUpkeep)
-        return [] if upkeep is None else await upkeep.owed_summaries(group_id)
+        return await owed_summaries(self._runner.store, group_id)
 
     async def pay_summaries(
         self, group_id: str, options: IngestOptions, last: tuple[int, EpisodeResult] | None, emit: Emit

@@ -72,7 +72,7 @@ __all__ = ["NO_LLM", "AfterBatch", "Ingestor", "Item", "RemovalResult"]
 class RemovalResult:
     deletion: DeletionResult
     entities: list[Entity] = field(default_factory=list)
-    """Touched entities whose summaries were regenerated."""
+    """Touched entities whose summaries changed, written (none when the group has no episode left)."""
     report: IngestReport = field(default_factory=IngestReport)
 
 
