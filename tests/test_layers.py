@@ -376,15 +376,17 @@ def test_the_queue_is_built_once() -> None:
 def test_one_after_batch_step() -> None:
     """What runs after a batch (conversations, communities: ``overview.Upkeep``) is built once, by
     ``client`` as the queue's ``after_batch``; the queue ends its own batches, and the Kafka worker, whose
-    lanes alone know where a batch of deliveries ends, is the only door that ends one from outside."""
-    callers: dict[str, set[str]] = {"Upkeep": set(), "after_batch": set()}
+    lanes alone know where a batch of deliveries ends, is the only door that ends one from outside
+    (``finish_batch``: the summaries its groups owe, then ``after_batch``)."""
+    callers: dict[str, set[str]] = {"Upkeep": set(), "after_batch": set(), "finish_batch": set()}
     for path in PACKAGE.rglob("*.py"):
         module, called = module_name(path), set(_calls(path))
         for name, found in callers.items():
             if name in called:
                 found.add(module)
     assert callers["Upkeep"] == {"epigraph.client"}
-    assert callers["after_batch"] == {"epigraph.ingestion.ingestor", "epigraph.scale.worker"}
+    assert callers["after_batch"] == {"epigraph.ingestion.ingestor"}
+    assert callers["finish_batch"] == {"epigraph.scale.worker"}
 
 
 def modules_of(root: Path) -> dict[str, Path]:

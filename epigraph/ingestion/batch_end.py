@@ -9,6 +9,7 @@ A ``batch`` episode's write marks the entities it left wanting a model summary
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -22,6 +23,8 @@ from .reports import merge_reports
 from .runner import EpisodeRunner, ignore
 
 __all__ = ["AfterBatch", "BatchEnd", "last_ran"]
+
+log = logging.getLogger("epigraph.ingest")
 
 
 class AfterBatch(Protocol):
@@ -73,6 +76,17 @@ class BatchEnd:
             emit(SummaryUpdated(group_id, episode.uuid, index, entity_uuid=entity.uuid))
         charged = episode.model_copy(update={"report": merge_reports(episode.report, report)})
         emit(EpisodeUpdated(group_id, episode.uuid, index, result=replace(result, episode=charged)))
+
+    async def settle(
+        self, group_id: str, options: IngestOptions, ran: Iterable[tuple[int, EpisodeResult]], emit: Emit
+    ) -> None:
+        """:meth:`pay_summaries` (charged to the last of ``ran`` that ran here) for a door that goes on
+        whatever happens (a background pass, a Kafka worker's lane): a failure is logged and the marks
+        stay, for the group's next batch to pay."""
+        try:
+            await self.pay_summaries(group_id, options, last_ran(ran), emit)
+        except Exception as exc:
+            log.warning("group %s: owed summaries not written (%s); its next batch pays them", group_id, exc)
 
     async def after_batch(self, results: Sequence[EpisodeResult], emit: Emit = ignore) -> list[ProgressEvent]:
         """The after-batch work over the episodes of ``results`` that ran here (not the skipped or

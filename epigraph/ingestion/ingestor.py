@@ -15,10 +15,11 @@ batch. Nothing of it changes afterwards, and it calls nothing back.
 Every door takes the same steps (``runner``): accepted (stored ``pending``), run under the group's lock
 (claimed, run if still pending, released), the status decided in one place. A door that ingests in
 batches ends each one with :meth:`Ingestor.after_batch` (the :class:`AfterBatch` work it was built with:
-conversation summaries and communities, ``overview.Upkeep``): ``add_episodes`` / ``ingest`` and
-``retry_failed`` after their episodes, a background pass after each pass, the Kafka worker when a lane
-has run what it had fetched. Never per episode: ``add_episode`` and ``process`` alone do not. What
-ends a batch, the summaries a group owes and that work, is ``batch_end``.
+conversation summaries and communities, ``overview.Upkeep``), after paying the summaries its groups
+owe: ``add_episodes`` / ``ingest`` and ``retry_failed`` after their episodes, a background pass after
+each pass, the Kafka worker (:meth:`Ingestor.finish_batch`) when a lane has run what it had fetched. Never
+per episode: ``add_episode`` and ``process`` alone do not. What ends a batch, the summaries a group owes
+and that work, is ``batch_end``.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
@@ -202,6 +203,17 @@ class Ingestor:
         step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
         return await (store_retry.run(step) if store_retry else step())
 
+    async def finish_batch(self, results: Sequence[EpisodeResult]) -> list[ProgressEvent]:
+        """End a batch of episodes run one at a time with :meth:`process` (a Kafka worker's lane): the
+        summaries each of their groups owes (this batch's, and any an earlier run left: a crashed
+        worker's, paid when its episodes come again), then :meth:`after_batch`; returns the events of
+        both. A group's summaries that fail to be written are logged, their marks left to its next batch."""
+        events: list[ProgressEvent] = []
+        for group_id in dict.fromkeys(r.episode.group_id for r in results):
+            ran = [(i, r) for i, r in enumerate(results) if r.episode.group_id == group_id]
+            await self._batch_end.settle(group_id, self.options, ran, events.append)
+        return [*events, *await self.after_batch(results)]
+
     async def after_batch(self, results: Sequence[EpisodeResult], emit: Emit = ignore) -> list[ProgressEvent]:
         """End a batch: the ``after_batch`` work over the episodes of ``results`` that ran here (not the
         skipped or failed ones), its events sent to ``emit`` and returned. Every door that ingests in
@@ -335,12 +347,7 @@ class Ingestor:
             result = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
             if result is not None:
                 results.append(result)
-        try:
-            await self._batch_end.pay_summaries(
-                group_id, self.options, last_ran((0, r) for r in results), emit
-            )
-        except Exception as exc:  # the marks stay: the next pass pays them
-            log.warning("group %s: owed summaries not written (%s); the next pass tries again", group_id, exc)
+        await self._batch_end.settle(group_id, self.options, ((0, r) for r in results), emit)
         await self.after_batch(results, emit)
         return bool(pending)
 

@@ -18,9 +18,11 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
   owner redoes it. Fetching never stops while episodes run (partitions with a full buffer are paused),
   so a slow episode never exceeds ``max.poll.interval.ms`` and never costs the worker its membership.
 - **after a batch**: once a lane ran what it had fetched (or ``buffer`` episodes), it ends the batch with
-  the queue's ``after_batch`` (conversation summaries of the chains it touched, communities of groups
-  that have some; ``overview.upkeep``): calls per batch, never per episode. An upkeep lost to a crash or
-  a revoke is caught up by the next batch of the chain, wherever it runs.
+  the queue's ``finish_batch``: the entity summaries its groups owe (``summary_mode="batch"``, or marks a
+  killed run left: a crashed worker's are paid when its episodes come again, as skipped ones), then
+  the conversation summaries of the chains it touched and the communities of groups that have some
+  (``overview.upkeep``): calls per batch, never per episode. An upkeep lost to a crash or a revoke is
+  caught up by the next batch of the chain (or group), wherever it runs.
 - **failures**: an episode that fails (the LLM after its retries, a reply that cannot be used) is saved
   ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored. Both are
   published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
@@ -294,12 +296,13 @@ class KafkaWorker:
                 self._consumer.resume(lane.tp)
 
     async def _end_batch(self, lane: _Lane) -> None:
-        """The queue's after-batch work over the episodes the lane ran since its last batch (offsets are
-        committed already: a crash here loses no episode, the chain's next batch catches up)."""
+        """The queue's end of a batch over the episodes the lane ran since its last batch: the summaries
+        their groups owe, then the after-batch work (offsets are committed already: a crash here loses
+        no episode, the marks and the chain's next batch catch up)."""
         ran, lane.ran = lane.ran, []
         lane.idle.clear()
         try:
-            events = await self.kg.ingestor.after_batch(ran)
+            events = await self.kg.ingestor.finish_batch(ran)
         finally:
             lane.idle.set()
         for event in events:

@@ -6,12 +6,10 @@ group without episodes (its entities kept by facts added by hand) does not fail.
 
 from __future__ import annotations
 
-import itertools
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
 from epigraph import KnowledgeGraph
 from epigraph.graph.embedded import EmbeddedStore
@@ -19,21 +17,8 @@ from epigraph.graph.store import EpisodeWrite
 from epigraph.pipeline.options import IngestOptions, SummaryMode
 from epigraph.testing import HashEmbedder
 
-T0 = datetime(2024, 5, 1, 10, tzinfo=UTC)
-PARIS = "Alice: I live in Paris."
-LIVES = "Alice lives in Paris."
-HELLO = "Alice: Hello."
-MET_BOB = "Alice met Bob."
-MET_FOUR = "Alice met Carol, Dave, Erin and Frank."
-FOUR = ("Carol", "Dave", "Erin", "Frank")
-WORLD = World(
-    {
-        PARIS: Turn(["Alice", "Paris"], [F("Alice", "Paris", "LIVES_IN", LIVES)]),
-        HELLO: Turn(["Alice"], []),
-        MET_BOB: Turn(["Alice", "Bob"], [F("Alice", "Bob", "MET", "Alice met Bob.")]),
-        MET_FOUR: Turn(["Alice", *FOUR], [F("Alice", n, "MET", f"Alice met {n}.") for n in FOUR]),
-    }
-)
+from .conftest import T0
+from .meetings import FOUR, HELLO, LIVES, MET_BOB, MET_FOUR, PARIS, WORLD, ticking
 
 
 class WritesSeen(EmbeddedStore):
@@ -49,9 +34,7 @@ class WritesSeen(EmbeddedStore):
 
 
 def graph(store: EmbeddedStore, summary_mode: SummaryMode = "episode") -> KnowledgeGraph:
-    """A graph whose clock moves a second a reading, so later facts are newer."""
-    ticks = (T0 + timedelta(days=30, seconds=n) for n in itertools.count())
-    options = IngestOptions(summary_mode=summary_mode, clock=lambda: next(ticks))
+    options = IngestOptions(summary_mode=summary_mode, clock=ticking())
     return KnowledgeGraph(
         store=store, llm=WORLD.llm(), embedder=HashEmbedder(dim=64), options=options, group_id="g"
     )

@@ -1,0 +1,34 @@
+"""The scripted world the removal and batch-end tests share: Alice lives in Paris, says hello, and meets
+Bob, then four more people at once (five facts: more than ``summary_compose_max``, so her summary wants
+the model; ``World`` summarizes an entity as ``"<name>: <its facts>"``)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
+
+from .conftest import T0
+
+PARIS = "Alice: I live in Paris."
+LIVES = "Alice lives in Paris."
+HELLO = "Alice: Hello."
+MET_BOB = "Alice met Bob."
+FOUR = ("Carol", "Dave", "Erin", "Frank")
+MET_FOUR = "Alice met Carol, Dave, Erin and Frank."
+WORLD = World(
+    {
+        PARIS: Turn(["Alice", "Paris"], [F("Alice", "Paris", "LIVES_IN", LIVES)]),
+        HELLO: Turn(["Alice"], []),
+        MET_BOB: Turn(["Alice", "Bob"], [F("Alice", "Bob", "MET", MET_BOB)]),
+        MET_FOUR: Turn(["Alice", *FOUR], [F("Alice", n, "MET", f"Alice met {n}.") for n in FOUR]),
+    }
+)
+
+
+def ticking() -> Callable[[], datetime]:
+    """A clock a second later at every reading, so a later episode's facts are newer."""
+    ticks = (T0 + timedelta(days=30, seconds=n) for n in itertools.count())
+    return lambda: next(ticks)
