@@ -98,7 +98,8 @@ async def test_the_one_call_context_shows_the_summary_in_a_part_of_its_own_besid
         actions = [c for c in chunks if c.chunk_type == "action"]
         observations = [c for c in chunks if c.chunk_type == "observation"]
         step = [a.data["tool"] for a in actions].index("conversations_of")
-        assert actions[step].data["args"]["items"].startswith("F1"), "the items shown before it"
+        items = actions[step].data["args"]["items"].split(", ")
+        assert items[0] == "E1" and "F1" in items, "the items shown before it: episodes first, then facts"
         assert observations[step].data["conversations"] == [{"key": "chat", "summary": SUMMARY}]
         assert "conversation chat (1 March 2020 to 1 February 2024)" in observations[step].content
         assert not any("conversations" in o.data for i, o in enumerate(observations) if i != step)

@@ -12,7 +12,7 @@ import pytest
 from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
 from epigraph import AskChunk, KnowledgeGraph
-from epigraph.ask import AskOptions, check_dialog
+from epigraph.ask import check_dialog
 from epigraph.ask.context import PARTS, SHAPED, parts_for
 from epigraph.ask.record import deduplicated
 from epigraph.ask.relative_dates import meant_dates
@@ -136,28 +136,52 @@ def test_facts_of_the_same_words_are_one_with_every_episode() -> None:
     assert merged[0].episodes == ["e1", "e2"]
 
 
-async def test_a_gathering_question_reads_the_entity_whole_record_grouped_and_dated(
-    kg: KnowledgeGraph,
-) -> None:
-    """The fact search shows two facts (``facts_per_lookup=1``); the record brings Melanie's others."""
-    options = AskOptions(facts_per_lookup=1)
-    chunks, llm = await dialog(
-        kg, "What activities does Melanie partake in?", mode="context", options=options
-    )
+CAMPED = [
+    ("Melanie: We went camping at the beach.", "Melanie went camping at the beach.", 5),
+    ("Melanie: We went camping in the mountains.", "Melanie went camping in the mountains.", 9),
+    ("Melanie: We went camping in the forest.", "Melanie went camping in the forest.", 20),
+]
+ASKED = "What places has Melanie been to: the beach, the mountains, the forest?"
+"""Names no thing of the record (a name would make its record the one read), but camping's words."""
+LISTED = World(
+    {said: Turn(["Melanie", "camping"], [F("Melanie", "camping", "WENT", fact)]) for said, fact, _ in CAMPED}
+    | {
+        EPISODES[2][0]: WORLD.turns[EPISODES[2][0]],  # the pottery class
+        EPISODES[3][0]: WORLD.turns[EPISODES[3][0]],  # painting
+    }
+)
+
+
+async def test_a_gathering_question_reads_the_entity_whole_record_one_thing_each_first() -> None:
+    """Melanie's record: camping (three facts, the closest to the question), the pottery class,
+    painting. Every fact once and dated, after the best-matching messages, and one fact about each
+    thing before camping's second (grouped whole, camping's three came first)."""
+    embedder = HashEmbedder(dim=64)
+    store = EmbeddedStore(":memory:")
+    await store.setup(embedder.dim)
+    ingestor = Ingestor(store, LISTED.llm(), embedder)
+    told = [(said, datetime(2023, 6, day, tzinfo=UTC)) for said, _, day in CAMPED] + EPISODES[2:4]
+    for content, when in told:
+        await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=when))
+    melanie = (await store.entities_by_names("g", ["Melanie"]))["Melanie"][0]
+    record = await store.facts_around("g", [melanie.uuid])
+    llm = ScriptedLLM({"ask_answer": citing_first_fact})
+    async with KnowledgeGraph(store=store, llm=llm, embedder=embedder, group_id="g") as kg:
+        chunks = [c async for c in kg.ask(ASKED, as_of=NOW, mode="context")]
+    check_dialog(chunks)
     actions = [c.data for c in chunks if c.chunk_type == "action"]
+    assert actions[0]["tool"] == "search_episodes", "the best-matching messages first"
     assert {"tool": "record", "args": {"entity": "Melanie"}} in actions
-    searched = next(c for c in chunks if c.chunk_type == "observation")
-    assert len(searched.data["items"]) == 2, "the fact search alone shows two facts"
+    assert "search_facts" not in [a["tool"] for a in actions], "the record instead of the fact search"
     (call,) = llm.calls
     assert call.prompt_name == "ask_answer", "one model call: the answer"
-    melanie = (await kg.store.entities_by_names("g", ["Melanie"]))["Melanie"][0]
-    record = await kg.store.facts_around("g", [melanie.uuid])
-    assert len(record) == 4
+    assert len(record) == 5
     lines = str(call.variables["facts"]).splitlines()
     shown = [f for line in lines for f in record if f.text in line]
     assert sorted(f.uuid for f in shown) == sorted(f.uuid for f in record), "the whole record, each once"
-    pottery = [i for i, f in enumerate(shown) if "pottery" in f.text]
-    assert pottery[1] - pottery[0] == 1, "grouped: the pottery class's facts together"
+    things = [({f.source_uuid, f.target_uuid} - {melanie.uuid}).pop() for f in shown]
+    assert "camping" in shown[0].text, "the thing closest to the question first"
+    assert len(set(things[:3])) == 3 and things[3:] == [things[0]] * 2, "one fact each, then the rest"
     assert any(POTTERY in line and "from 2 July 2023" in line for line in lines), "with its date"
     last = chunks[-1]
     assert last.citations and last.citations[0].id == "F1" and last.citations[0].text in lines[0]
@@ -171,7 +195,7 @@ async def test_a_when_question_holds_the_date_the_relative_word_meant(kg: Knowle
     assert "I went to an LGBTQ support group yesterday" in episodes
     assert "(yesterday: 7 May 2023)" in episodes, "the message's relative word, resolved"
     tools = [c.data["tool"] for c in chunks if c.chunk_type == "action"]
-    assert tools == ["search_facts", "episodes_of", "conversations_of", "search_episodes"], "no summaries"
+    assert tools == ["search_episodes", "search_facts", "conversations_of", "episodes_of"], "no summaries"
 
 
 async def test_a_question_about_what_was_said_reads_that_message(kg: KnowledgeGraph) -> None:
@@ -179,8 +203,8 @@ async def test_a_question_about_what_was_said_reads_that_message(kg: KnowledgeGr
     (call,) = llm.calls
     assert SAID.split(": ", 1)[1] in str(call.variables["episodes"])
     tools = [c.data["tool"] for c in chunks if c.chunk_type == "action"]
-    assert tools == ["search_facts", "episodes_of", "conversations_of", "search_episodes"], (
-        "the said shape's parts: no entity summaries, the best-matching messages last with the most room"
+    assert tools == ["search_episodes", "search_facts", "conversations_of", "episodes_of"], (
+        "the said shape's parts: no entity summaries, the best-matching messages first with the most room"
     )
 
 

@@ -127,7 +127,7 @@ def test_ask_streams_the_dialog_as_sse_and_answers_one_json_otherwise(served: Se
             planned = list(sse_events(response))
         bad = c.post("/v1/groups/alpha/ask", json={"question": "Who?", "mode": "fast"})
     tools = [ch["data"]["tool"] for ch in chunks if ch["chunk_type"] == "action"]
-    default_path = ["search_facts", "entities", "episodes_of", "conversations_of", "search_episodes"]
+    default_path = ["search_episodes", "search_facts", "entities", "conversations_of", "episodes_of"]
     assert tools == default_path
     assert chunks[-1]["usage"]["calls"] == 1 and whole["usage"]["calls"] == 1
     assert [ch["data"]["tool"] for ch in planned if ch["chunk_type"] == "action"] == ["search_facts"]

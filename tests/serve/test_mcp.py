@@ -21,7 +21,7 @@ TOOLS = {
     "add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode",
     "communities", "update_communities", "conversations", "conversation", "update_conversations",
 }  # fmt: skip
-CONTEXT_TOOLS = ["search_facts", "entities", "episodes_of", "conversations_of", "search_episodes"]
+CONTEXT_TOOLS = ["search_episodes", "search_facts", "entities", "conversations_of", "episodes_of"]
 """The default path's retrieval steps (``epigraph.ask.context.PARTS``)."""
 CORRECTING = {"add_fact", "retire_fact", "edit_fact", "delete_fact", "merge_entities", "unmerge_entities",
               "rename_entity", "undo_correction", "list_corrections", "delete_group"}  # fmt: skip
