@@ -55,11 +55,13 @@ from .store_records import (
     Claim,
     DeletionResult,
     DumpItem,
+    DumpRecord,
     EntityFilter,
     EpisodeWrite,
     FactFilter,
     GroupDump,
     Hit,
+    OwedSummaries,
     StoreStats,
     check_communities,
     unknown_member,
@@ -78,11 +80,13 @@ __all__ = [
     "Claim",
     "DeletionResult",
     "DumpItem",
+    "DumpRecord",
     "EntityFilter",
     "EpisodeWrite",
     "FactFilter",
     "GroupDump",
     "Hit",
+    "OwedSummaries",
     "StoreStats",
     "check_communities",
     "unknown_member",
@@ -304,10 +308,10 @@ class WholeGroups(Protocol):
 
     def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncGenerator[DumpItem, None]:
         """Every record of the groups, read from one consistent state (see the module docstring): per
-        group in the given order, its episodes (by reference_time, created_at, uuid), entities and facts
-        (by created_at, uuid), mentions (by episode, entity), corrections (by created_at, uuid), then
-        its derived records: communities (as ``communities`` orders them) and conversation summaries
-        (by key).
+        group in the given order, its episodes (by reference_time, created_at, uuid), the summaries it
+        owes (one ``OwedSummaries``, when it owes any), entities and facts (by created_at, uuid),
+        mentions (by episode, entity), corrections (by created_at, uuid), then its derived records:
+        communities (as ``communities`` orders them) and conversation summaries (by key).
         Embeddings only with ``vectors``. Close the iterator (``aclosing``) to let the groups' writers go
         on early."""
 
@@ -315,7 +319,7 @@ class WholeGroups(Protocol):
         """Write a whole group in one transaction, into a group that holds nothing, derived records
         included (:class:`~epigraph.errors.ConflictError` otherwise, nothing written). Records are
         written as given: ids, times, provenance, invalidations, corrections, communities with their
-        members, conversation summaries with their versions."""
+        members, conversation summaries with their versions, the summaries owed."""
 
     async def delete_group(self, group_id: str) -> StoreStats:
         """Delete every record of the group in one transaction (derived records and claims too); returns

@@ -85,8 +85,19 @@ class DeletionResult:
     touched_entities: list[str] = field(default_factory=list)
 
 
-DumpItem = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
-"""One record of a dump (``WholeGroups.dump``)."""
+@dataclass(frozen=True, slots=True)
+class OwedSummaries:
+    """The entities of a group whose summaries are owed (``EpisodeWrite.owed_summaries``), as a dump
+    reads them: one per group that owes any, before its entities."""
+
+    group_id: str
+    entity_uuids: tuple[str, ...]
+
+
+DumpRecord = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
+"""A record of a dump (a line of its own in a dump file, ``transfer.format``)."""
+DumpItem = DumpRecord | OwedSummaries
+"""What a dump reads (``WholeGroups.dump``): its records, and the summaries each group owes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,8 @@ class GroupDump:
     corrections: Sequence[Correction] = ()
     communities: Sequence[Community] = ()
     conversations: Sequence[ConversationSummary] = ()
+    owed_summaries: Sequence[str] = ()
+    """Entities (uuids of ``entities``) whose summaries are owed: marked owed by the load."""
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another

@@ -2,9 +2,9 @@
 
 One JSON object per line (docs/dump-format.md is the reference)::
 
-    {"record": "header", "format": "epigraph-dump", "version": 1, "groups": [...], "vectors": false, ...}
+    {"record": "header", "format": "epigraph-dump", "version": 2, "groups": [...], "vectors": false, ...}
     {"record": "episode", ...Episode fields}          per group: its episodes,
-    {"record": "entity", ...Entity fields}            entities,
+    {"record": "entity", ...Entity fields, "summary_owed"}    entities (owed: a model summary still due),
     {"record": "fact", ...Fact fields}                facts (every time field, provenance, invalidation),
     {"record": "mention", "group_id", "episode_uuid", "entity_uuid"}       mentions,
     {"record": "correction", ...Correction fields}    corrections by hand,
@@ -13,8 +13,9 @@ One JSON object per line (docs/dump-format.md is the reference)::
     {"record": "end", "counts": {group: {record: n}}} the last line: a dump without it was cut short
 
 Each record line is its model's fields (``graph.model``, ``graph.corrections``) as pydantic writes them in
-JSON mode, plus ``record`` (its kind; an episode has a field ``kind`` of its own); embeddings only in a
-dump ``vectors: true``. Reading (:func:`read`) checks
+JSON mode, plus ``record`` (its kind; an episode has a field ``kind`` of its own) and, on an entity,
+``summary_owed`` (its summary is owed: ``EpisodeWrite.owed_summaries``; optional on reading, false when
+absent); embeddings only in a dump ``vectors: true``. Reading (:func:`read`) checks
 everything before anything is loaded: the header and its version, every line (JSON, kind, fields, types,
 the model's own rules), the group of every record (a correction's slices too), unique ids, that facts
 join entities of the dump and mentions an episode and an entity of it, and the end line's counts. The
@@ -28,7 +29,7 @@ Versions: ``VERSION`` is what this epigraph writes; a dump of an older version i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -39,19 +40,28 @@ from ..errors import InputError
 from ..graph.corrections import Correction
 from ..graph.derived import Community, ConversationSummary
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
-from ..graph.store import DumpItem, GroupDump
+from ..graph.store import DumpRecord, GroupDump
 from ..version import __version__
 
 FORMAT = "epigraph-dump"
-VERSION = 1
+VERSION = 2
 """The format version this epigraph writes (docs/dump-format.md, "Versions")."""
+OWED = "summary_owed"
+"""The field of an entity line that says its summary is owed (version 2 on)."""
 EPIGRAPH_VERSION = __version__
 """The epigraph that wrote a dump (its header's ``epigraph`` field)."""
 
 Record = dict[str, Any]
-UPGRADES: dict[int, Callable[[Record], Record]] = {}
-"""version v -> the step that rewrites a record line of version v as version v + 1 (none yet: version 1
-is the first)."""
+
+
+def _owed_unsaid(record: Record) -> Record:
+    """Version 1 -> 2: a version 1 entity line says nothing of an owed summary; it reads as owing none
+    (as version 1 loaded it)."""
+    return record
+
+
+UPGRADES: dict[int, Callable[[Record], Record]] = {1: _owed_unsaid}
+"""version v -> the step that rewrites a record line of version v as version v + 1."""
 RETIRED: dict[int, str] = {}
 """Versions no upgrade reads, and why (none yet)."""
 
@@ -111,10 +121,12 @@ class End(_Line):
 
 def schema(vectors: bool) -> dict[str, list[str]]:
     """The fields each record kind is written with."""
-    return {
+    fields = {
         kind: [name for name in model.model_fields if vectors or name != EMBEDDINGS.get(kind)]
         for kind, model in KINDS.items()
     }
+    fields["entity"].append(OWED)
+    return fields
 
 
 def header(groups: list[str], vectors: bool, embedding: Embedding | None, now: datetime) -> Header:
@@ -124,16 +136,18 @@ def header(groups: list[str], vectors: bool, embedding: Embedding | None, now: d
     })  # fmt: skip
 
 
-def kind_of(item: DumpItem) -> str:
+def kind_of(item: DumpRecord) -> str:
     """The record kind of ``item`` (``episode``, ``entity``, ...)."""
     return _KIND_OF[type(item)]
 
 
-def record_line(item: DumpItem, vectors: bool) -> str:
-    """One record as its line (without the newline)."""
+def record_line(item: DumpRecord, vectors: bool, owed: Collection[str] = ()) -> str:
+    """One record as its line (without the newline); an entity's says whether it is among ``owed``."""
     kind = kind_of(item)
     exclude = None if vectors or kind not in EMBEDDINGS else {EMBEDDINGS[kind]}
     body = item.model_dump(mode="json", exclude=exclude)
+    if isinstance(item, Entity):
+        body[OWED] = item.uuid in owed
     return json.dumps({"record": kind, **body}, ensure_ascii=False)
 
 
@@ -155,6 +169,8 @@ class Dump:
 class _Group:
     records: dict[str, list[Any]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
     lines: dict[tuple[str, str], int] = field(default_factory=dict)
+    owed: list[str] = field(default_factory=list)
+    """Its entities whose summaries are owed."""
 
 
 def _counts(dump: GroupDump) -> dict[str, int]:
@@ -215,6 +231,9 @@ def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
         if model is None:
             known = ", ".join(["header", *KINDS, "end"])
             raise reader.error(f"unknown record {kind!r} (a record is one of: {known})", number, "record")
+        owed = record.pop(OWED, False) if kind == "entity" else False
+        if not isinstance(owed, bool):
+            raise reader.error(f"{OWED} is true or false, got {owed!r}", number, OWED)
         item = reader.model(model, record, number)
         group = groups.get(item.group_id)
         if group is None:
@@ -228,6 +247,8 @@ def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
             raise reader.error(f"{kind} {key[1]!r} is already on line {group.lines[key]}", number, "uuid")
         group.lines[key] = number
         group.records[kind].append(item)
+        if owed:
+            group.owed.append(item.uuid)
     if end is None:
         raise reader.error(
             'no end line: the dump was cut short (a complete dump ends with {"record": "end"})'
@@ -301,6 +322,7 @@ def _group_dump(group_id: str, group: _Group) -> GroupDump:
     return GroupDump(
         group_id, episodes=r["episode"], entities=r["entity"], facts=r["fact"], mentions=r["mention"],
         corrections=r["correction"], communities=r["community"], conversations=r["conversation"],
+        owed_summaries=group.owed,
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, GraphSlice
 from ..graph.derived import community_text
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
-from ..graph.store import GroupDump, TransferStore, WholeGroups
+from ..graph.store import GroupDump, OwedSummaries, TransferStore, WholeGroups
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
 
 T = TypeVar("T", Episode, Entity, Fact, Mention)
@@ -40,10 +40,14 @@ async def export_lines(
     embedding = Embedding(name=embedder.name, dim=embedder.dim) if embedder is not None else None
     yield header(list(group_ids), vectors, embedding, now or utc_now()).to_line()
     counts: dict[str, dict[str, int]] = {g: dict.fromkeys(KINDS, 0) for g in group_ids}
+    owed: dict[str, set[str]] = {}
     async with aclosing(store.dump(group_ids, vectors=vectors)) as items:
         async for item in items:
+            if isinstance(item, OwedSummaries):  # said on the entity lines that follow
+                owed[item.group_id] = set(item.entity_uuids)
+                continue
             counts[item.group_id][kind_of(item)] += 1
-            yield record_line(item, vectors)
+            yield record_line(item, vectors, owed.get(item.group_id, ()))
     yield end_line(counts)
 
 
@@ -135,10 +139,7 @@ async def _embedded(group: GroupDump, embedder: Embedder | None) -> tuple[GroupD
     entities = [e.model_copy(update={"name_embedding": next(rows)}) for e in group.entities]
     facts = [f.model_copy(update={"text_embedding": next(rows)}) for f in group.facts]
     communities = [c.model_copy(update={"embedding": next(rows)}) for c in group.communities]
-    embedded = GroupDump(
-        group.group_id, episodes, entities, facts, group.mentions, group.corrections, communities,
-        group.conversations,
-    )  # fmt: skip
+    embedded = replace(group, episodes=episodes, entities=entities, facts=facts, communities=communities)
     return embedded, len(texts) if embedder is not None else 0
 
 
@@ -153,6 +154,7 @@ def regroup(group: GroupDump, group_id: str) -> GroupDump:
         corrections=[_moved_correction(c, group_id) for c in group.corrections],
         communities=[c.model_copy(update={"group_id": group_id}) for c in group.communities],
         conversations=[c.model_copy(update={"group_id": group_id}) for c in group.conversations],
+        owed_summaries=group.owed_summaries,
     )
 
 

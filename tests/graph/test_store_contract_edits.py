@@ -23,6 +23,7 @@ from epigraph.graph.store import (
     FactFilter,
     GraphStore,
     GroupDump,
+    OwedSummaries,
     StoreStats,
     TimeFilter,
 )
@@ -64,6 +65,7 @@ def group_of(group: str, items: Sequence[DumpItem]) -> GroupDump:
         corrections=[i for i in items if isinstance(i, Correction)],
         communities=[i for i in items if isinstance(i, Community)],
         conversations=[i for i in items if isinstance(i, ConversationSummary)],
+        owed_summaries=[u for i in items if isinstance(i, OwedSummaries) for u in i.entity_uuids],
     )
 
 

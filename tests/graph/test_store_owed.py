@@ -1,7 +1,8 @@
 """Owed summaries on both stores: ``EpisodeWrite.owed_summaries`` marks entities whose summaries a batch
 still owes, in the episode's own transaction; ``paid_summaries`` clears them; ``owed_summaries`` lists a
 group's marks and ``stats`` counts them. A write that fails or is refused marks nothing; a deleted
-entity owes nothing.
+entity owes nothing. A dump says what a group owes (``OwedSummaries``, before its entities) and a load
+marks it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import dataclasses
 import pytest
 
 from epigraph.errors import StoreError
-from epigraph.graph.model import EpisodeStatus, Mention
-from epigraph.graph.store import EpisodeWrite, GraphStore
+from epigraph.graph.model import Entity, EpisodeStatus, Mention
+from epigraph.graph.store import EpisodeWrite, GraphStore, OwedSummaries
+from epigraph.transfer.moves import regroup
 from tests.graph.test_store_contract import make_entity, make_episode, make_fact, write_of
+from tests.graph.test_store_contract_edits import group_of, snapshot
 
 
 async def test_marks_are_written_with_the_episode_listed_counted_and_cleared(
@@ -94,3 +97,28 @@ async def test_a_deleted_entity_owes_nothing(store: GraphStore, group: str) -> N
     await store.delete_group(group)
     assert await store.owed_summaries(group) == []
     assert (await store.stats(group)).owed_summaries == 0
+
+
+async def test_a_dump_says_what_the_group_owes_and_a_load_marks_it(
+    store: GraphStore, group: str, other_group: str
+) -> None:
+    ann, bo = make_entity(group, "Ann"), make_entity(group, "Bo")
+    await store.write_episode(
+        dataclasses.replace(write_of(make_episode(group), [ann, bo]), owed_summaries=[bo.uuid])
+    )
+
+    items = await snapshot(store, group)
+    kinds = [type(item).__name__ for item in items]
+    assert [i for i in items if isinstance(i, OwedSummaries)] == [OwedSummaries(group, (bo.uuid,))]
+    assert kinds.index("Episode") < kinds.index("OwedSummaries") < kinds.index("Entity")
+
+    await store.load_group(regroup(group_of(group, items), other_group))
+    assert await store.owed_summaries(other_group) == [bo.uuid]
+    moved = await snapshot(store, other_group)
+    assert [i for i in moved if isinstance(i, OwedSummaries)] == [OwedSummaries(other_group, (bo.uuid,))]
+    assert {i.uuid for i in moved if isinstance(i, Entity)} == {ann.uuid, bo.uuid}
+
+
+async def test_a_group_that_owes_nothing_dumps_no_owed_record(store: GraphStore, group: str) -> None:
+    await store.write_episode(write_of(make_episode(group), [make_entity(group, "Ann")]))
+    assert not [i for i in await snapshot(store, group) if isinstance(i, OwedSummaries)]

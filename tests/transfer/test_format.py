@@ -133,6 +133,13 @@ BROKEN: list[tuple[str, Any, str, int | None, str | None]] = [
     ("not JSON", lambda ls: [*ls[:4], "{not json", *ls[5:]], "not JSON: Expecting property name", 5, None),
     ("a bad date", _at(6, valid_at="yesterday"), "Invalid isoformat string: 'yesterday'", 7, "valid_at"),
     ("an unknown field", _at(3, mood="happy"), "Extra inputs", 4, "mood"),
+    (
+        "an owed summary not a boolean",
+        _at(3, summary_owed="yes"),
+        "is true or false, got 'yes'",
+        4,
+        "summary_owed",
+    ),
     ("an unknown record", _at(3, record="person"), "unknown record", 4, "record"),
     ("another group", _at(3, group_id="other"), "not among the header", 4, "group_id"),
     ("a uuid twice", _at(4, uuid="ent-ana"), "already on line 4", 5, "uuid"),

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from ...errors import ConflictError
 from ..model import utc_now
-from ..store import DumpItem, GroupDump, StoreStats
+from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
 from . import derived
 from .codec import (
     ENTITIES,
@@ -29,7 +29,7 @@ from .codec import (
 from .corrections import insert_corrections
 from .db import Db
 from .reads import stats
-from .writes import EPISODE_UPSERT, insert_mentions, upsert_entities, upsert_facts, upsert_rows
+from .writes import EPISODE_UPSERT, insert_mentions, mark_owed, upsert_entities, upsert_facts, upsert_rows
 
 _TABLES = ("communities", "facts", "entities", "episodes", "corrections")
 """What a group's rows are in (mentions, names, vectors, provenance, claims, members and subjects go with
@@ -39,18 +39,24 @@ _HELD = (*_TABLES, "conversation_summaries")
 
 def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -> Iterator[DumpItem]:
     """Every record of the groups in dump order (``WholeGroups.dump``), read lazily from ``conn``."""
+    episodes = (
+        f"SELECT {EPISODES.select('p', vectors)} FROM episodes p WHERE p.group_id = ?"
+        " ORDER BY p.reference_time, p.created_at, p.uuid"
+    )
+    entities = (
+        f"SELECT {ENTITIES.select('e', vectors)} FROM entities e WHERE e.group_id = ?"
+        " ORDER BY e.created_at, e.uuid"
+    )
+    facts = (
+        f"SELECT {FACTS.select('f', vectors)} FROM facts f WHERE f.group_id = ? ORDER BY f.created_at, f.uuid"
+    )
     for group_id in group_ids:
-        queries = (
-            (f"SELECT {EPISODES.select('p', vectors)} FROM episodes p WHERE p.group_id = ?"
-             " ORDER BY p.reference_time, p.created_at, p.uuid", decode_episode),
-            (f"SELECT {ENTITIES.select('e', vectors)} FROM entities e WHERE e.group_id = ?"
-             " ORDER BY e.created_at, e.uuid", decode_entity),
-            (f"SELECT {FACTS.select('f', vectors)} FROM facts f WHERE f.group_id = ?"
-             " ORDER BY f.created_at, f.uuid", decode_fact),
-        )  # fmt: skip
-        for sql, decode in queries:
-            for row in conn.execute(sql, (group_id,)):
-                yield decode(row)
+        yield from map(decode_episode, conn.execute(episodes, (group_id,)))
+        owed = derived.owed_summaries(conn, group_id)
+        if owed:
+            yield OwedSummaries(group_id, tuple(owed))
+        yield from map(decode_entity, conn.execute(entities, (group_id,)))
+        yield from map(decode_fact, conn.execute(facts, (group_id,)))
         for episode_uuid, entity_uuid in conn.execute(_MENTIONS, (group_id,)):
             yield decode_mention(group_id, episode_uuid, entity_uuid)
         for (record,) in conn.execute(_CORRECTIONS, (group_id,)):
@@ -115,6 +121,7 @@ def load_group(db: Db, dump: GroupDump) -> None:
         upsert_entities(db, conn, list(dump.entities))
         upsert_facts(db, conn, list(dump.facts))
         insert_mentions(conn, list(dump.mentions))
+        mark_owed(conn, dump.group_id, dump.owed_summaries)
         insert_corrections(conn, list(dump.corrections))
         derived.write_communities(db, conn, dump.group_id, list(dump.communities))
         for summary in dump.conversations:

@@ -196,8 +196,14 @@ def settle_summaries(conn: sqlite3.Connection, write: EpisodeWrite) -> None:
     group_id = write.episode.group_id
     if write.paid_summaries:
         conn.execute(_PAY_SUMMARIES, (group_id, as_json(list(write.paid_summaries))))
-    if write.owed_summaries:
-        conn.execute(_OWE_SUMMARIES, (group_id, as_json(list(write.owed_summaries))))
+    mark_owed(conn, group_id, write.owed_summaries)
+
+
+def mark_owed(conn: sqlite3.Connection, group_id: str, uuids: Sequence[str]) -> None:
+    """Mark the summaries of the group's entities ``uuids`` owed (a uuid of no stored entity marks
+    nothing)."""
+    if uuids:
+        conn.execute(_OWE_SUMMARIES, (group_id, as_json(list(uuids))))
 
 
 _OWED_ENTITIES = f"SELECT id FROM entities WHERE group_id = ? AND uuid IN {IN_LIST}"

@@ -16,7 +16,7 @@ from typing import Any
 import neo4j
 
 from ...errors import ConflictError, StoreError
-from ..store import DumpItem, GroupDump, StoreStats
+from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
 from . import convert, derived
 from . import cypher as q
 from . import cypher_derived as qd
@@ -40,6 +40,10 @@ async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> Asy
         for group_id in group_ids:
             key = {"group_id": group_id}
             for statement, decode, name in zip(statements, decoders, keys, strict=True):
+                if name == "e":  # before its entities, the summaries the group owes
+                    owed = [r["uuid"] async for r in await tx.run(q.OWED_SUMMARIES, key)]
+                    if owed:
+                        yield OwedSummaries(group_id, tuple(owed))
                 async for record in await tx.run(statement, key):
                     yield decode(record[name])
             async for record in await tx.run(qe.DUMP_MENTIONS, key):
@@ -70,6 +74,8 @@ async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim
         )
     rows = rows_of(group.episodes, group.entities, group.facts, group.mentions)
     await write_rows(tx, group.group_id, rows)
+    if group.owed_summaries:
+        await records(tx, q.OWE_SUMMARIES, {**key, "uuids": list(group.owed_summaries)})
     await create_corrections(tx, group.group_id, list(group.corrections))
     await derived.write_communities(tx, group.group_id, group.communities)
     for summary in group.conversations:
