@@ -41,7 +41,7 @@ class AskAnswerInput(BaseModel):
 EXAMPLE = AskAnswerInput(
     question="Where did Alice live in 2022?",
     now="2 May 2024",
-    facts="F1: Alice lives in Berlin. (from 1 August 2023; current)\n"
+    facts="F1: Alice lives in Berlin. (from 1 August 2023)\n"
     "F2: Alice lives in Paris. (from 10 March 2021 until 1 August 2023; ended)",
     episodes="(none)",
 )

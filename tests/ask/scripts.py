@@ -13,7 +13,7 @@ from epigraph.testing import ScriptedReply
 
 _DAY = r"\d{1,2} [A-Z][a-z]+ \d{4}"
 _LINE = re.compile(
-    rf"^(F\d+): (.*) \(from ({_DAY})(?: until ({_DAY}))?; (current|ended|not yet)(?: as of {_DAY})?\)$"
+    rf"^(F\d+): (.*) \(from ({_DAY})(?: until ({_DAY}))?(?:; (current|ended|not yet)(?: as of {_DAY})?)?\)$"
 )
 
 
@@ -27,11 +27,12 @@ def plan(action: str = "answer", thought: str = "", **args: Any) -> str:
 
 
 def fact_lines(request: ChatRequest) -> list[tuple[str, str, date, date | None, str]]:
-    """(id, text, from, until, status) of each fact line shown to the answering call."""
+    """(id, text, from, until, status) of each fact line shown to the answering call (no status
+    shown: current)."""
     out = []
     for line in str(request.variables["facts"]).splitlines():
         if m := _LINE.match(line):
-            out.append((m[1], m[2], shown_day(m[3]), m[4] and shown_day(m[4]), m[5]))
+            out.append((m[1], m[2], shown_day(m[3]), m[4] and shown_day(m[4]), m[5] or "current"))
     return out
 
 

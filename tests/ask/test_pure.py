@@ -69,6 +69,26 @@ def _fact(uuid: str, text: str, start: datetime, end: datetime | None = None) ->
     )
 
 
+def test_a_fact_line_says_its_status_only_when_the_fact_does_not_simply_hold() -> None:
+    """Begun with no end: the window alone; an end to come: "current"; no start known: when stated."""
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    stated = _fact("s", "Alice likes tea.", now).model_copy(
+        update={"valid_at": None, "stated_at": datetime(2024, 3, 1, tzinfo=UTC)}
+    )
+    renting = _fact(
+        "r", "Alice rents a flat.", datetime(2024, 1, 1, tzinfo=UTC), datetime(2025, 1, 1, tzinfo=UTC)
+    )
+    lines = [
+        s.line for s in Observations(now=now, known_at=None, budget_tokens=200).add([stated, renting], [])
+    ]
+    assert lines == [
+        "F1: Alice likes tea. (stated 1 March 2024)",
+        "F2: Alice rents a flat. (from 1 January 2024 until 1 January 2025; current)",
+    ]
+    dated = Observations(now=now, known_at=None, budget_tokens=200, dated=True).add([renting], [])
+    assert dated[0].line.endswith("; current as of 1 June 2024)"), "asked as of a date: says so"
+
+
 def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
     now = datetime(2024, 6, 1, tzinfo=UTC)
     seen = Observations(now=now, known_at=None, budget_tokens=80)
@@ -79,7 +99,7 @@ def test_observations_number_once_mark_windows_and_respect_the_budget() -> None:
     first = seen.add([paris, lisbon], [])
     assert [s.label for s in first] == ["F1", "F2"]
     assert first[0].line == "F1: Alice lives in Paris. (from 1 January 2020 until 1 January 2022; ended)"
-    assert first[1].line == "F2: Alice lives in Lisbon. (from 1 February 2024; current)"
+    assert first[1].line == "F2: Alice lives in Lisbon. (from 1 February 2024)", "holds, no end: no status"
     assert first[0].citation.retired and not first[1].citation.retired
     later = _fact("m", "Alice moves to Rome.", datetime(2025, 1, 1, tzinfo=UTC))
     assert seen.add([later], [])[0].line.endswith("(from 1 January 2025; not yet)")
