@@ -134,13 +134,14 @@ async def test_requests_per_minute_with_a_short_window() -> None:
 
 
 async def test_tokens_per_minute_settles_with_actual_usage() -> None:
-    limiter = Limiter(max_in_flight=4, tpm=10_000)
+    stopped = 100.0  # a clock that does not move: no refill, however slow the machine
+    limiter = Limiter(max_in_flight=4, tpm=10_000, clock=lambda: stopped)
     reply = Reply(text="ok", prompt_tokens=30, completion_tokens=20)
     async with FakeOpenAIServer(lambda body: reply) as srv, make_client(srv, limiter=limiter) as llm:
         await llm.complete(ask(max_tokens=500))
     assert limiter.tokens is not None
-    # 500+ reserved up front, settled to the 50 actually used (plus a trickle of refill).
-    assert 9_950 <= limiter.tokens.level <= 9_960
+    # 500+ reserved up front, settled to the 50 actually used.
+    assert limiter.tokens.level == 9_950
 
 
 async def test_tokens_per_minute_spaces_requests() -> None:
