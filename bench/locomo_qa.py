@@ -79,15 +79,23 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _gold import GoldScript, load_turns, set_name
-from _mem0_row import Mem0Memory, Mem0Settings, Turn, adding_record, changed_settings
+from _locomo import GROUP, Conversation, conversations_of, interleaved
+from _mem0_row import Mem0Memory, changed_settings
+from _qa_build import (
+    GoldGraph,
+    add_to_mem0,
+    gold_graph,
+    gold_sets,
+    ingest,
+    ingestion_record,
+    mem0_of,
+    mem0_turn_names,
+)
 from _qa_journal import Journal
 from _qa_metrics import (
     locomo_f1,
@@ -102,92 +110,19 @@ from epigraph.ask import ASK_MODES, DEFAULT_MODE, AskMode, AskOptions, CitationF
 from epigraph.ask.observations import day
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
-from epigraph.graph.model import to_utc
 from epigraph.graph.search import EPISODES_HYBRID, EpisodeHit
-from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
-from epigraph.local_model import API_KEY as LOCAL_API_KEY
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import ask_answer
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import build_request
-from epigraph.testing import HashEmbedder, ScriptedLLM
+from epigraph.testing import HashEmbedder
 from epigraph.tokens import count_text_tokens
 
 BASELINES = ("full_context", "episodes")
 TOP_EPISODES = 10
-GROUP = "locomo-qa"
-DATA = Path(__file__).resolve().parent / "data"
 CONTEXT_RESERVE = 1000
 """Tokens of the model's context kept free beside the conversation: the prompt's own text, the
 question, the answer, and the gap between our token count and the model's tokenizer."""
-
-
-@dataclass
-class Conversation:
-    name: str
-    path: Path
-    turns: list[EpisodeInput]
-    questions: list[Question]
-    sessions: int | None
-
-    @property
-    def group(self) -> str:
-        return f"{GROUP}-{self.name}"
-
-    @property
-    def now(self) -> str:
-        """The day after the last session: every question is asked as of then."""
-        return f"{max(t.reference_time for t in self.turns) + timedelta(days=1):%Y-%m-%d}"
-
-
-def load(path: Path, sessions: int | None) -> Conversation:
-    """The turns of the first ``sessions`` sessions as episodes, and the questions of categories 1-4
-    whose evidence lies in them."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    name = path.stem
-    turns: list[EpisodeInput] = []
-    n = 1
-    while f"session_{n}" in data and (sessions is None or n <= sessions):
-        when = to_utc(datetime.strptime(data[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y"))
-        for i, turn in enumerate(data[f"session_{n}"]):
-            turns.append(
-                EpisodeInput(
-                    content=turn["text"],
-                    speaker=turn["speaker"],
-                    reference_time=when + timedelta(seconds=i),
-                    group_id=f"{GROUP}-{name}",
-                    episode_id=f"locomo:{name}:{turn['dia_id']}",
-                    name=turn["dia_id"],
-                )
-            )
-        n += 1
-    ingested = {t.name for t in turns}
-    questions = [
-        Question(
-            f"{name}:{i}",
-            str(q["question"]),
-            str(q["answer"]),
-            int(q["category"]),
-            tuple(q.get("evidence") or ()),
-            name,
-        )
-        for i, q in enumerate(data.get("qa", []))
-        if q.get("category") in CATEGORIES and "answer" in q
-    ]
-    kept = [q for q in questions if q.evidence and set(q.evidence) <= ingested]
-    return Conversation(name, path, turns, kept, sessions)
-
-
-def interleaved(conversations: Sequence[Conversation], limit: int | None) -> list[Question]:
-    """The questions of every conversation, taken in turn, at most ``limit``."""
-    out: list[Question] = []
-    lists = [list(c.questions) for c in conversations]
-    while any(lists):
-        for questions in lists:
-            if questions:
-                out.append(questions.pop(0))
-    return out[:limit] if limit else out
 
 
 # -- answering ---------------------------------------------------------------------------------------
@@ -254,52 +189,6 @@ async def ask_baseline(
     return Row(row, q.key, q.category, text, count_text_tokens(text), context, input_tokens, 1, latency)
 
 
-def mem0_of(args: argparse.Namespace, llm: LLM, settings: Settings) -> Mem0Memory | None:
-    """The mem0 row's memory (``--mem0-dir``), on the graph's model server unless told otherwise (its
-    key: the graph's, the local model's, or none)."""
-    if not args.mem0_dir:
-        return None
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    if settings.llm_local and not args.scripted:
-        key = LOCAL_API_KEY
-    base_url = args.mem0_base_url or getattr(llm, "base_url", None)
-    model = args.mem0_model or getattr(llm, "model", None)
-    if not base_url or not model:
-        raise SystemExit(
-            "--mem0-dir: the graph's model has no base URL; give --mem0-base-url and --mem0-model"
-        )
-    chosen = Mem0Settings(
-        args.mem0_dir, str(base_url), str(model), max_tokens=args.mem0_max_tokens, top_k=args.mem0_top_k,
-        api_key=key or "none",
-    )  # fmt: skip
-    return Mem0Memory(chosen)
-
-
-def mem0_turn_names(conversation: Conversation, sessions: int) -> set[str]:
-    """The turns (``D3:12``) of the first ``sessions`` sessions: what Mem0 is given."""
-    return {str(t.name) for t in conversation.turns if int(str(t.name)[1:].split(":")[0]) <= sessions}
-
-
-async def add_to_mem0(
-    mem0: Mem0Memory, conversations: Sequence[Conversation], sessions: int
-) -> dict[str, float]:
-    """Mem0's own ``add`` over the turns of the first ``sessions`` sessions (those not added yet)."""
-    turns = [
-        Turn(str(t.episode_id), c.group, t.speaker or "someone", t.content, day(t.reference_time))
-        for c in conversations
-        for t in c.turns
-        if t.name in mem0_turn_names(c, sessions)
-    ]
-    started = time.perf_counter()
-    fresh = await asyncio.to_thread(mem0.add, turns)
-    record = adding_record(mem0.added(), {t.key for t in turns})
-    return {
-        **record,
-        "mem0.add.this_run": fresh,
-        "mem0.add.this_run_s": round(time.perf_counter() - started, 2),
-    }
-
-
 async def ask_mem0(mem0: Mem0Memory, llm: LLM, q: Question, conversation: Conversation) -> Row:
     """The mem0 row: Mem0's top memories for the question, answered by the same prompt."""
     started = time.perf_counter()
@@ -353,92 +242,6 @@ def kept(journal: Journal | None, made: Row) -> Row:
     return made
 
 
-# -- building ----------------------------------------------------------------------------------------
-
-
-async def ingest(kg: KnowledgeGraph, conversation: Conversation) -> dict[str, float]:
-    """Ingest the turns the store does not hold yet (done ones are skipped by the queue: their ids are
-    deterministic, so an interrupted run continues where it stopped and nothing is wiped)."""
-    stored = await kg.group(conversation.group).episodes(limit=len(conversation.turns) + 1000)
-    done = {e.name for e in stored if e.status.value == "done"}
-    if all(t.name in done for t in conversation.turns):
-        return {"ingested_episodes": 0}
-    started = time.perf_counter()
-    results = await kg.add_episodes(conversation.turns)
-    fresh = [r for r in results if not r.skipped]
-    return {
-        "ingested_episodes": len(fresh),
-        "ingest_failed": sum(not r.ok for r in fresh),
-        "ingest_s": round(time.perf_counter() - started, 2),
-    }
-
-
-async def ingestion_record(kg: KnowledgeGraph, conversations: Sequence[Conversation]) -> dict[str, float]:
-    """What the graph's ingestion cost in all, summed over every run that wrote to the store (resumed
-    runs included), from the reports the store keeps with each episode: ``graph.ingest.*``."""
-    turns = sum(len(c.turns) for c in conversations)
-    episodes = []
-    for c in conversations:
-        read = {t.name for t in c.turns}  # the sessions this run reads, not a later run's
-        stored = await kg.group(c.group).episodes(limit=len(c.turns) + 1000)
-        episodes += [e for e in stored if e.name in read]
-    done = [e for e in episodes if e.status.value == "done"]
-    seconds = sum(sum(e.report.stage_ms.values()) for e in done) / 1000
-    per = max(len(done), 1)
-    return {
-        "graph.ingest.turns": turns,
-        "graph.ingest.episodes_done": len(done),
-        "graph.ingest.episodes_failed": sum(e.status.value == "failed" for e in episodes),
-        "graph.ingest.seconds_total": round(seconds, 3),
-        "graph.ingest.seconds_per_turn": round(seconds / per, 3),
-        "graph.ingest.calls_per_turn": round(sum(e.report.llm_calls for e in done) / per, 2),
-        "graph.ingest.input_tokens_per_turn": round(sum(e.report.input_tokens for e in done) / per, 1),
-        "graph.ingest.output_tokens_per_turn": round(sum(e.report.output_tokens for e in done) / per, 1),
-    }
-
-
-@dataclass
-class GoldGraph:
-    name: str
-    conversation: Conversation
-    group: str
-    questions: list[Question]
-    turns: int
-
-
-async def gold_graph(
-    kg: KnowledgeGraph,
-    gold_set: tuple[Path, dict[str, Any]],
-    conversation: Conversation,
-    asked: list[Question],
-) -> GoldGraph | None:
-    """The graph of a gold extraction set, built (once per store) by answering every ingestion prompt
-    from the set; None when the set is not about ``conversation`` or covers sessions it does not ask."""
-    path, gold = gold_set
-    if str(gold["conversation"]) != conversation.name:
-        return None
-    sessions = {int(s) for s in gold["sessions"]}
-    covered = {t.name for t in conversation.turns if int(str(t.name)[1:].split(":")[0]) in sessions}
-    if len(covered) != len(gold["turns"]):
-        return None  # the bench did not read every session the set covers
-    name = set_name(gold)
-    group = f"{GROUP}-gold-{name}"
-    turns = [
-        replace(t, group_id=group, episode_id=f"gold:{t.episode_id}")
-        for t in conversation.turns
-        if t.name in covered
-    ]
-    stored = await kg.group(group).episodes(limit=len(turns) + 1000)
-    if len({e.name for e in stored if e.status.value == "done"}) < len(turns):
-        script = GoldScript(gold, load_turns(conversation.path, gold), latency=0.0, chunk_ms=0.0)
-        ingestor = Ingestor(kg.store, ScriptedLLM(script), kg.embedder, IngestOptions())
-        results = await ingestor.add_episodes(turns)
-        if failed := [r for r in results if not r.ok]:
-            raise SystemExit(f"{path.name}: {len(failed)} gold turns failed to ingest: {failed[0].error}")
-    questions = [q for q in asked if q.conversation == conversation.name and set(q.evidence) <= covered]
-    return GoldGraph(name, conversation, group, questions, len(turns))
-
-
 def full_context_fields(
     conversations: Sequence[Conversation], full: dict[str, list[str]], skipped: bool
 ) -> dict[str, float]:
@@ -489,46 +292,6 @@ INGEST_NOTE = (
 
 
 # -- the run -----------------------------------------------------------------------------------------
-
-
-def conversations_of(args: argparse.Namespace) -> list[Conversation]:
-    paths: list[Path] = args.conversation
-    sessions: list[int] = args.sessions or []
-    if len(sessions) not in (0, 1, len(paths)):
-        raise SystemExit(
-            f"{len(paths)} --conversation but {len(sessions)} --sessions: give one for all or one each"
-        )
-    counts: list[int | None] = (
-        list(sessions) if len(sessions) == len(paths) else [sessions[0] if sessions else None] * len(paths)
-    )
-    found = [load(p, n) for p, n in zip(paths, counts, strict=True)]
-    if len({c.name for c in found}) != len(found):
-        raise SystemExit("each --conversation must be a different file name (it names the group)")
-    for c in found:
-        if not c.turns or not c.questions:
-            raise SystemExit(f"{c.path}: no turns or no questions of categories 1-4 in the sessions read")
-    return found
-
-
-def gold_sets(
-    args: argparse.Namespace, conversations: list[Conversation]
-) -> list[tuple[Path, dict[str, Any]]]:
-    """``--gold`` as given; by default, for each conversation, the set of ``bench/data`` that covers
-    the most of the sessions read."""
-    if args.no_gold:
-        return []
-    if args.gold:
-        return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in args.gold]
-    out = []
-    for c in conversations:
-        sets = [
-            (p, json.loads(p.read_text(encoding="utf-8")))
-            for p in sorted(DATA.glob(f"locomo{c.name}_*.json"))
-        ]
-        usable = [(len(g["turns"]), str(p), (p, g)) for p, g in sets if len(g["turns"]) <= len(c.turns)]
-        if usable:
-            out.append(max(usable)[2])
-    return out
 
 
 def settings_and_model(args: argparse.Namespace, db_path: str) -> tuple[Settings, LLM | None]:

@@ -55,20 +55,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _locomo import GROUP, Conversation, conversations_of, interleaved
+from _qa_build import gold_graph, gold_sets
 from _qa_metrics import normalize_answer
+from _qa_rows import CATEGORIES, Question
 from _results import write_results
-from locomo_qa import (
-    CATEGORIES,
-    GROUP,
-    Conversation,
-    Question,
-    conversation_lines,
-    conversations_of,
-    gold_graph,
-    gold_sets,
-    interleaved,
-    top_episodes,
-)
+from locomo_qa import conversation_lines, top_episodes
 
 from epigraph import KnowledgeGraph
 from epigraph.ask.context import PARTS, SHAPED, Part, assemble

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import _locomo
 import _qa_metrics as qa
+import _qa_rows
 import locomo_qa
 from _gold import GoldScript
 
@@ -187,7 +189,7 @@ def test_other_paths_are_rows_of_their_own(tmp_path: Path) -> None:
 
 def test_the_full_conversation_is_cut_to_the_newest_turns_that_fit(tmp_path: Path) -> None:
     path, _ = files(tmp_path)
-    conversation = locomo_qa.load(path, None)
+    conversation = _locomo.load(path, None)
     everything = locomo_qa.conversation_lines(conversation, 10_000)
     assert len(everything) == 6 and everything[0].startswith("E1 [3 March 2023]: Mia: Noah, I finished")
     cut = locomo_qa.conversation_lines(conversation, 40)
@@ -232,8 +234,8 @@ def test_votes_and_their_agreement() -> None:
         temperatures.append(request.temperature)
         return json.dumps({"reasoning": "", "label": next(labels)})
 
-    grader = locomo_qa.Judge(ScriptedLLM({"qa_judge": judge}), votes=3, temperature=0.7)
-    q = locomo_qa.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
+    grader = _qa_rows.Judge(ScriptedLLM({"qa_judge": judge}), votes=3, temperature=0.7)
+    q = _qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
 
     async def grade() -> list[tuple[bool, ...]]:
         return [await grader.grade(q, a) for a in ("The Pixel [F1].", "pixel [E3]", "Tom [F2].")]
