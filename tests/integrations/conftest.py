@@ -37,10 +37,11 @@ def _told(topic: str) -> list[str]:
 
 
 def first_current_fact(request: ChatRequest) -> str:
-    """The answering call's reply: the first current fact shown, cited by its label."""
+    """The answering call's reply: the first current fact shown (no "ended" or "not yet" after its
+    window), cited by its label."""
     for line in str(request.variables["facts"]).splitlines():
         label, _, rest = line.partition(": ")
-        if label.startswith("F") and "; current" in rest:
+        if label.startswith("F") and not any(f"; {s}" in rest for s in ("ended", "not yet")):
             return f"{rest.split(' (from ')[0]} [{label}]"
     return "[none] The graph holds nothing about this."
 
