@@ -224,6 +224,8 @@ def test_the_served_page_shows_markup_as_text(watched: Any, hostile: Hostile) ->
         assert_drawn_literally(watched)
         watched.locator("#ep-question").fill(f"Who met {SCRIPT}?")
         watched.locator("#ep-question").press("Enter")
-        watched.wait_for_function("document.getElementById('ep-answer').innerText.includes('They met')")
+        watched.wait_for_function(  # the whole answer: it streams in, a few words at a time
+            "answer => document.getElementById('ep-answer').innerText.includes(answer)", arg=ANSWER
+        )
         assert ANSWER in watched.locator("#ep-answer").inner_text()
         assert_nothing_ran(watched)
