@@ -3,8 +3,9 @@ votes on each distinct answer once, and the figures over a row and over two rows
 
 from __future__ import annotations
 
+import asyncio
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,24 +54,48 @@ class Row:
 
 @dataclass
 class Judge:
-    """Judges each distinct answer to a question once, with ``votes`` votes."""
+    """Judges each distinct answer to a question once, with ``votes`` votes; ``parallel`` distinct answers
+    at a time (a server with that many slots runs their calls side by side)."""
 
     llm: LLM
     votes: int
     temperature: float
     journal: Journal | None = None
+    parallel: int = 1
     verdicts: dict[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
     calls: int = 0
+    _judging: dict[tuple[str, str], asyncio.Task[tuple[bool, ...]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     async def grade(self, q: Question, answer: str) -> tuple[bool, ...]:
         text = strip_citations(answer)
         key = (q.key, normalize_answer(text))  # the same words: the same answer
-        if key not in self.verdicts:
-            earlier = self.journal.verdict(*key) if self.journal else None
-            self.verdicts[key] = earlier or tuple([await self._vote(q, text) for _ in range(self.votes)])
-            if self.journal and earlier is None:
-                self.journal.record_verdict(*key, self.verdicts[key])
-        return self.verdicts[key]
+        if key not in self._judging:  # asked again while it is being judged: the same task
+            self._judging[key] = asyncio.ensure_future(self._verdict(key, q, text))
+        return await self._judging[key]
+
+    async def grade_all(self, rows: Sequence[Row], asked: Mapping[str, Question]) -> None:
+        """Every row's votes and verdict (its majority), the distinct answers judged ``parallel`` at once."""
+
+        async def grade_row(r: Row) -> None:
+            r.votes = await self.grade(asked[r.question], r.answer)
+            r.correct = majority(r.votes)[0]
+
+        await asyncio.gather(*(grade_row(r) for r in rows))
+
+    async def _verdict(self, key: tuple[str, str], q: Question, text: str) -> tuple[bool, ...]:
+        earlier = self.journal.verdict(*key) if self.journal else None
+        if earlier is None:
+            if self._gate is None:
+                self._gate = asyncio.Semaphore(max(1, self.parallel))
+            async with self._gate:
+                earlier = tuple([await self._vote(q, text) for _ in range(self.votes)])
+            if self.journal:
+                self.journal.record_verdict(*key, earlier)
+        self.verdicts[key] = earlier
+        return earlier
 
     async def _vote(self, q: Question, text: str) -> bool:
         data = qa_judge.QaJudgeInput(

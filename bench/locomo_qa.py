@@ -50,11 +50,13 @@ Three steps, the first two with ``--ingest-only`` (writes ``qa_ingest.json``)::
     epigraph model stop; EPIGRAPH_LOCAL_MODEL_CTX=16384 epigraph model start
     EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \\
         --db qa-full.db --mem0-dir qa-mem0 --ingest-only
-    # 3. the questions, every row, back at the default context (the full_context row fits 8192 tokens)
-    epigraph model stop; epigraph model start
+    # 3. the questions, every row (the full_context row fits 8192 tokens); two slots, so that the
+    #    judge runs two distinct answers side by side (the answers are asked one at a time: their
+    #    latency is a figure), each slot with room for the whole conversation
+    epigraph model stop; EPIGRAPH_LOCAL_MODEL_SLOTS=2 EPIGRAPH_LOCAL_MODEL_CTX=16384 epigraph model start
     EPIGRAPH_LLM=local python bench/locomo_qa.py --conversation .../26.json --conversation .../30.json \\
         --db qa-full.db --mem0-dir qa-mem0 --context-window 8192 --details bench/results/qa.answers.jsonl \\
-        --journal qa-full.journal.jsonl
+        --journal qa-full.journal.jsonl --judge-parallel 2
 
 ``--journal PATH`` (``_qa_journal.py``) writes each answer and each verdict as it is made: the
 questions' step takes hours on the local model, and a run killed part way and started again with the
@@ -97,10 +99,7 @@ from _qa_build import (
     mem0_turn_names,
 )
 from _qa_journal import Journal
-from _qa_metrics import (
-    locomo_f1,
-    majority,
-)
+from _qa_metrics import locomo_f1
 from _qa_rows import CATEGORIES, Judge, Question, Row, metrics_of, print_table
 from _qa_script import scripted_llm
 from _results import git_commit, write_results
@@ -350,7 +349,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         full = {c.name: conversation_lines(c, window - CONTEXT_RESERVE) for c in conversations}
         gold_of = {q.key: g for g in golds for q in g.questions}
         journal = journal_of(args, conversations, window, modes)
-        judge = Judge(llm, args.votes, args.judge_temperature, journal)
+        judge = Judge(llm, args.votes, args.judge_temperature, journal, args.judge_parallel)
         # One row at a time, every question, one conversation after the other: a row's calls follow each
         # other, as in use (the whole conversation stays in the server's prompt cache from one question
         # to the next).
@@ -386,11 +385,10 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
                     )
                 )
         asked = {q.key: q for q in questions}
-        for r in rows:  # judged once every answer is in: each distinct answer once
+        for r in rows:
             q = asked[r.question]
             r.f1 = locomo_f1(r.answer, q.gold, q.category)
-            r.votes = await judge.grade(q, r.answer)
-            r.correct = majority(r.votes)[0]
+        await judge.grade_all(rows, asked)  # judged once every answer is in: each distinct answer once
     metrics: dict[str, float] = {
         "questions": len(questions),
         **{f"questions.category{k}": sum(q.category == k for q in questions) for k in CATEGORIES},
@@ -430,11 +428,9 @@ async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]
     async with KnowledgeGraph(settings, llm=llm, embedder=HashEmbedder(), group_id=GROUP) as kg:
         await kg.open()
         assert kg.llm is not None, "the graph has a model once entered"
-        judge = Judge(kg.llm, args.votes, args.judge_temperature)
+        judge = Judge(kg.llm, args.votes, args.judge_temperature, parallel=args.judge_parallel)
         model = "scripted (offline plumbing run)" if args.scripted else getattr(kg.llm, "model", "?")
-        for r in rows:
-            r.votes = await judge.grade(asked[r.question], r.answer)
-            r.correct = majority(r.votes)[0]
+        await judge.grade_all(rows, asked)
     judged = metrics_of(rows, judge, args.bootstrap)
     metrics: dict[str, float] = {
         "questions": len({r.question for r in rows}),
@@ -483,7 +479,8 @@ def notes_of(
         f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in the "
         f"Mem0 and Zep papers), {args.votes} vote(s) per distinct answer to a question"
         + (f" at temperature {args.judge_temperature}" if args.votes > 1 else "")
-        + ", the majority is the verdict; answers judged and scored without their citation brackets",
+        + ", the majority is the verdict; answers judged and scored without their citation brackets"
+        + (f"; {args.judge_parallel} distinct answers judged at once" if args.judge_parallel > 1 else ""),
         "f1: LoCoMo's token-level F1 (lower case, punctuation and articles dropped, Porter stems; category 1 "
         "split at commas, category 3 against the first ';' alternative)",
         f"intervals: 95% percentile bootstrap over questions, {args.bootstrap} resamples, seed 0; "
@@ -545,6 +542,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument(
         "--judge-temperature", type=float, default=0.7, help="the votes' temperature (votes > 1)"
     )
+    parser.add_argument(
+        "--judge-parallel", type=int, default=1,
+        help="distinct answers judged at once (start the local model with as many slots)",
+    )  # fmt: skip
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument(
         "--gold", type=Path, action="append", help="a gold extraction set (default: bench/data's)"
@@ -566,8 +567,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     if args.ingest_only and not args.db:
         parser.error("--ingest-only needs --db (the graph it keeps)")
-    if args.votes < 1 or args.bootstrap < 1:
-        parser.error("--votes and --bootstrap must be at least 1")
+    if min(args.votes, args.bootstrap, args.judge_parallel) < 1:
+        parser.error("--votes, --bootstrap and --judge-parallel must be at least 1")
     if args.rejudge:
         votes, notes = asyncio.run(rejudge(args))
         return write_results("qa_votes", votes, notes, results_dir=args.results_dir)

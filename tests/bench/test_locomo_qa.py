@@ -246,6 +246,50 @@ def test_votes_and_their_agreement() -> None:
     assert temperatures == [0.7] * 6, "several votes sample at the judge's temperature"
 
 
+class _InFlight:
+    """The judge's model, counting the calls it runs at once (each takes a moment)."""
+
+    def __init__(self, inner: ScriptedLLM) -> None:
+        self.inner, self.now, self.most = inner, 0, 0
+
+    async def complete(self, request: ChatRequest) -> Any:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            await asyncio.sleep(0.01)
+            return await self.inner.complete(request)
+        finally:
+            self.now -= 1
+
+    def stream(self, request: ChatRequest) -> Any:
+        return self.inner.stream(request)
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_distinct_answers_are_judged_side_by_side_each_once(parallel: int) -> None:
+    def judge(request: ChatRequest) -> str:
+        correct = "pixel" in str(request.variables["generated_answer"]).lower()
+        return json.dumps({"reasoning": "", "label": "CORRECT" if correct else "WRONG"})
+
+    llm = _InFlight(ScriptedLLM({"qa_judge": judge}))
+    grader = _qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=parallel)
+    q = _qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
+    rows = [
+        _qa_rows.Row(name, "c:1", 4, answer, 3, 10, 20, 1, 5.0)
+        for name, answer in (
+            ("graph", "The Pixel [F1]."),
+            ("episodes", "pixel [E3]"),
+            ("mem0", "Tom"),
+            ("x", "Rex"),
+        )
+    ]
+    asyncio.run(grader.grade_all(rows, {"c:1": q}))
+    assert [r.correct for r in rows] == [True, True, False, False]
+    assert rows[0].votes == rows[1].votes == (True, True, True)
+    assert grader.calls == 9 and len(grader.verdicts) == 3, "the same words: judged once, even side by side"
+    assert llm.most == parallel, "as many distinct answers at once as asked, and no more"
+
+
 def test_the_gold_script_resolves_a_fact_by_the_sentence_the_graph_stores() -> None:
     """A gold sentence that does not name both ends ("Noah adopted a cat.") is stored as its line reads
     ("Noah adopted Pixel"); resolve_episode is asked about that text, and must find its gold fact (the
