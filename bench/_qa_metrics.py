@@ -84,6 +84,13 @@ def majority(votes: Sequence[bool]) -> tuple[bool, float]:
     return verdict, agreeing / len(votes)
 
 
+def settled(votes: Sequence[bool], of: int) -> bool:
+    """Whether the majority of ``of`` votes is known from the first ``votes``: the votes not cast yet
+    cannot change it (of 3 votes, two that agree settle it; the third is cast only when they differ)."""
+    yes, left = sum(votes), of - len(votes)
+    return left <= 0 or yes * 2 > of or (yes + left) * 2 <= of
+
+
 def bootstrap_ci(
     values: Sequence[float], *, resamples: int = 1000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:

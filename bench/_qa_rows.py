@@ -10,7 +10,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from _qa_journal import Journal
-from _qa_metrics import bootstrap_ci, majority, normalize_answer, paired_bootstrap_ci, strip_citations
+from _qa_metrics import (
+    bootstrap_ci,
+    majority,
+    normalize_answer,
+    paired_bootstrap_ci,
+    settled,
+    strip_citations,
+)
 
 from epigraph.prompts import qa_judge
 from epigraph.prompts.protocol import LLM
@@ -54,8 +61,9 @@ class Row:
 
 @dataclass
 class Judge:
-    """Judges each distinct answer to a question once, with ``votes`` votes; ``parallel`` distinct answers
-    at a time (a server with that many slots runs their calls side by side)."""
+    """Judges each distinct answer to a question once, by the majority of ``votes`` votes, casting only the
+    votes that could still change it (of 3: the third only when the first two differ); ``parallel``
+    distinct answers at a time (a server with that many slots runs their calls side by side)."""
 
     llm: LLM
     votes: int
@@ -90,8 +98,11 @@ class Judge:
         if earlier is None:
             if self._gate is None:
                 self._gate = asyncio.Semaphore(max(1, self.parallel))
+            votes: list[bool] = []
             async with self._gate:
-                earlier = tuple([await self._vote(q, text) for _ in range(self.votes)])
+                while not settled(votes, self.votes):  # the votes that could still change the majority
+                    votes.append(await self._vote(q, text))
+            earlier = tuple(votes)
             if self.journal:
                 self.journal.record_verdict(*key, earlier)
         self.verdicts[key] = earlier

@@ -25,7 +25,7 @@ All answer with the same ``ask_answer`` prompt. Each answer is scored two ways (
 LoCoMo's own token-level F1 against the gold answer, and the generous CORRECT/WRONG "J" judge of the
 Mem0 and Zep papers (``qa_judge``), asked ``--votes`` times (at ``--judge-temperature``) once per
 DISTINCT answer to a question (the same words after LoCoMo's normalization, citations left out), the
-majority being the verdict. Per row: J and F1
+majority being the verdict (only the votes that could still change it are cast). Per row: J and F1
 overall and per category with bootstrap intervals (``<row>.j_ci_low`` / ``<row>.j_ci_high``, ``.f1_...``),
 answer, context and input tokens, model calls, latency p50/p95 per question; the paired difference of
 ``graph`` and each other row on the questions both answered (``graph_minus_<row>.j`` / ``.f1`` with
@@ -442,9 +442,10 @@ async def rejudge(args: argparse.Namespace) -> tuple[dict[str, float], list[str]
     notes = [
         f"rejudged: the {len(rows)} answers of {args.rejudge.name} (a locomo_qa.py run's --details), "
         f"{judge.votes} vote(s) per distinct answer to a question at temperature {args.judge_temperature} "
-        f"by {model} with the qa_judge prompt; the majority is the verdict",
+        f"by {model} with the qa_judge prompt; the majority is the verdict (only the votes that could "
+        "still change it are cast)",
         "judge.same_as_recorded: the share of answers whose verdict here is the verdict the run recorded; "
-        "<row>.judge_unanimous: the share of a row's answers all of whose votes agree",
+        "<row>.judge_unanimous: the share of a row's answers all of whose cast votes agree",
     ]
     return metrics, notes
 
@@ -479,7 +480,9 @@ def notes_of(
         f"model: {model}; judge: the same model with the qa_judge prompt (generous CORRECT/WRONG, as in the "
         f"Mem0 and Zep papers), {args.votes} vote(s) per distinct answer to a question"
         + (f" at temperature {args.judge_temperature}" if args.votes > 1 else "")
-        + ", the majority is the verdict; answers judged and scored without their citation brackets"
+        + ", the majority is the verdict, and only the votes that could still change it are cast (of 3, the "
+        "third when the first two differ: judge_unanimous is then the share whose first two votes agree, "
+        "agreement_mean over the votes cast); answers judged and scored without their citation brackets"
         + (f"; {args.judge_parallel} distinct answers judged at once" if args.judge_parallel > 1 else ""),
         "f1: LoCoMo's token-level F1 (lower case, punctuation and articles dropped, Porter stems; category 1 "
         "split at commas, category 3 against the first ';' alternative)",

@@ -136,7 +136,8 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     assert pixel["correct"] and pixel["f1"] > 0 and pixel["calls"] == 1 and pixel["context_tokens"] > 0
     distinct = {(r["question"], qa.normalize_answer(qa.strip_citations(r["answer"]))) for r in rows}
     assert metrics["judge.distinct_answers"] == len(distinct) < len(rows), "each distinct answer judged once"
-    assert metrics["judge.calls"] == 3 * len(distinct) and metrics["judge.votes"] == 3
+    # the scripted judge always agrees with itself: two votes of three settle each answer
+    assert metrics["judge.calls"] == 2 * len(distinct) and metrics["judge.votes"] == 3
     assert metrics["graph.errors"] == 0 and metrics["graph.calls_mean"] == 1
     notes = " ".join(result["notes"])
     assert "scripted" in notes and "the last 5 of 5 turns" in notes and "tiny_gold" not in notes
@@ -155,7 +156,7 @@ def test_a_runs_answers_are_judged_again_with_more_votes(tmp_path: Path) -> None
     metrics = result["metrics"]
     assert written == tmp_path / "qa_votes.json" and result["bench"] == "qa_votes"
     distinct = run["metrics"]["judge.distinct_answers"]
-    assert metrics["judge.votes"] == 5 and metrics["judge.calls"] == 5 * distinct
+    assert metrics["judge.votes"] == 5 and metrics["judge.calls"] == 3 * distinct, "3 agreeing of 5 settle it"
     for row in ("graph", "full_context", "episodes"):  # a deterministic judge: the same verdicts
         assert metrics[f"{row}.j"] == run["metrics"][f"{row}.j"] and metrics[f"{row}.judge_unanimous"] == 1.0
     assert metrics["judge.same_as_recorded"] == 1.0 and "graph.latency_p50_ms" not in metrics
@@ -227,6 +228,10 @@ def test_votes_and_their_agreement() -> None:
     assert qa.majority([True, True, False]) == (True, pytest.approx(2 / 3))
     assert qa.majority([False, True]) == (False, 0.5), "a tie is not a majority"
     assert qa.majority([True] * 5) == (True, 1.0)
+    assert qa.settled([True, True], 3) and qa.settled([False, False], 3)
+    assert qa.settled([True, False, True], 3)
+    assert not qa.settled([True, False], 3) and not qa.settled([], 1) and not qa.settled([True, True], 4)
+    assert qa.settled([True, True, True], 4) and qa.settled([False, False], 4)
     labels = iter(["CORRECT", "WRONG", "CORRECT"] * 10)
     temperatures: list[float | None] = []
 
@@ -285,8 +290,8 @@ def test_distinct_answers_are_judged_side_by_side_each_once(parallel: int) -> No
     ]
     asyncio.run(grader.grade_all(rows, {"c:1": q}))
     assert [r.correct for r in rows] == [True, True, False, False]
-    assert rows[0].votes == rows[1].votes == (True, True, True)
-    assert grader.calls == 9 and len(grader.verdicts) == 3, "the same words: judged once, even side by side"
+    assert rows[0].votes == rows[1].votes == (True, True), "two agreeing votes of three settle it"
+    assert grader.calls == 6 and len(grader.verdicts) == 3, "the same words: judged once, even side by side"
     assert llm.most == parallel, "as many distinct answers at once as asked, and no more"
 
 
