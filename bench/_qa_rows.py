@@ -75,7 +75,12 @@ class Judge:
     _judging: dict[tuple[str, str], asyncio.Task[tuple[bool, ...]]] = field(
         default_factory=dict, init=False, repr=False
     )
-    _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _gate: asyncio.Semaphore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.votes < 1 or self.parallel < 1:
+            raise ValueError(f"a judge needs at least one vote and one answer at a time: {self}")
+        self._gate = asyncio.Semaphore(self.parallel)
 
     async def grade(self, q: Question, answer: str) -> tuple[bool, ...]:
         text = strip_citations(answer)
@@ -94,19 +99,17 @@ class Judge:
         await asyncio.gather(*(grade_row(r) for r in rows))
 
     async def _verdict(self, key: tuple[str, str], q: Question, text: str) -> tuple[bool, ...]:
-        earlier = self.journal.verdict(*key) if self.journal else None
-        if earlier is None:
-            if self._gate is None:
-                self._gate = asyncio.Semaphore(max(1, self.parallel))
+        verdict = self.journal.verdict(*key) if self.journal else None
+        if verdict is None:
             votes: list[bool] = []
             async with self._gate:
                 while not settled(votes, self.votes):  # the votes that could still change the majority
                     votes.append(await self._vote(q, text))
-            earlier = tuple(votes)
+            verdict = tuple(votes)
             if self.journal:
-                self.journal.record_verdict(*key, earlier)
-        self.verdicts[key] = earlier
-        return earlier
+                self.journal.record_verdict(*key, verdict)
+        self.verdicts[key] = verdict
+        return verdict
 
     async def _vote(self, q: Question, text: str) -> bool:
         data = qa_judge.QaJudgeInput(

@@ -293,6 +293,8 @@ def test_distinct_answers_are_judged_side_by_side_each_once(parallel: int) -> No
     assert rows[0].votes == rows[1].votes == (True, True), "two agreeing votes of three settle it"
     assert grader.calls == 6 and len(grader.verdicts) == 3, "the same words: judged once, even side by side"
     assert llm.most == parallel, "as many distinct answers at once as asked, and no more"
+    with pytest.raises(ValueError, match="one answer at a time"):
+        _qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=0)
 
 
 def test_the_gold_script_resolves_a_fact_by_the_sentence_the_graph_stores() -> None:
