@@ -139,6 +139,9 @@ def test_the_answer_grammar_allows_only_cited_sentences_of_shown_ids() -> None:
     assert allowed(shown, "The graph holds nothing about her favourite food. [none]")
     assert not allowed(shown, "Alice lives in Berlin.")  # nothing cited
     assert not allowed(shown, "Alice lives in Berlin [F1]. She is happy.")  # an uncited sentence
+    assert not allowed(shown, "Alice lives in Berlin. She is happy. [F1]"), "a sentence's end is cited"
+    assert not allowed(shown, "Alice lives in Berlin. This is stated in E1. [F1]")  # the padding it stops
+    assert allowed(shown, "She ran 3.5 miles, e.g., on Sunday, and won! [F1] Really?! [E1]")  # marks inside
     assert not allowed(shown, "Alice lives in Berlin [F3].")  # an id nobody showed
     assert not allowed(shown, "Alice lives in Berlin<|im_end|> [F1]")  # special tokens' text
     assert not allowed(shown, "Alice lives\nin Berlin [F1]")
