@@ -102,6 +102,8 @@ def _asking(name: str, v: Any) -> str:
         gold = _words(v["gold_answer"])
         hit = len(gold & _words(v["generated_answer"])) * 2 >= len(gold) > 0
         return json.dumps({"reasoning": "word overlap", "label": "CORRECT" if hit else "WRONG"})
+    if name == "model_speed":
+        return "1\n2\n3"
     raise KeyError(f"the QA script has no answer for prompt {name!r}")
 
 

@@ -80,14 +80,16 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _locomo import GROUP, Conversation, conversations_of, interleaved
 from _mem0_row import Mem0Memory, changed_settings
+from _model_speed import model_speed
 from _qa_build import (
     GoldGraph,
     add_to_mem0,
@@ -228,6 +230,24 @@ def journal_of(
     return Journal(args.journal, settings)
 
 
+class Answers:
+    """The rows' answers: the journal's when an earlier run made them, else made now, each written to the
+    journal first. Before a row's first answer made now, the model server's speed is probed
+    (``speeds[row]``): the row's latencies are read against it."""
+
+    def __init__(self, journal: Journal | None, llm: LLM) -> None:
+        self.journal, self.llm = journal, llm
+        self.speeds: dict[str, dict[str, float]] = {}
+
+    async def of(self, row: str, q: Question, make: Callable[..., Awaitable[Row]], *args: Any) -> Row:
+        """``row``'s answer to ``q``: the journal's, or ``await make(*args)``."""
+        if (made := earlier(self.journal, row, q)) is not None:
+            return made
+        if row not in self.speeds:
+            self.speeds[row] = await model_speed(self.llm)
+        return kept(self.journal, await make(*args))
+
+
 def earlier(journal: Journal | None, row: str, q: Question) -> Row | None:
     """``row``'s answer to ``q`` when an earlier run of this journal made it (the run goes on past it)."""
     fields = journal.answer(row, q.key) if journal else None
@@ -354,36 +374,30 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         # other, as in use (the whole conversation stays in the server's prompt cache from one question
         # to the next).
         ordered = sorted(questions, key=lambda q: [c.name for c in conversations].index(q.conversation))
+        answers = Answers(journal, llm)
         for name, mode in modes:
             for q in ordered:
                 c = by_name[q.conversation]
-                row = earlier(journal, name, q) or kept(
-                    journal, await ask_graph(kg, name, q, c.group, c.now, mode, options)
-                )
+                row = await answers.of(name, q, ask_graph, kg, name, q, c.group, c.now, mode, options)
                 row.extra["mode"] = mode
                 rows.append(row)
         for baseline in () if args.no_baselines else BASELINES:
             for q in ordered:
                 c = by_name[q.conversation]
                 rows.append(
-                    earlier(journal, baseline, q)
-                    or kept(journal, await ask_baseline(kg, llm, baseline, q, c, full[c.name]))
+                    await answers.of(baseline, q, ask_baseline, kg, llm, baseline, q, c, full[c.name])
                 )
         if mem0 is not None:
             for q in ordered:
                 c = by_name[q.conversation]
                 if set(q.evidence) <= mem0_turn_names(c, args.mem0_sessions):
-                    rows.append(earlier(journal, "mem0", q) or kept(journal, await ask_mem0(mem0, llm, q, c)))
+                    rows.append(await answers.of("mem0", q, ask_mem0, mem0, llm, q, c))
             await asyncio.to_thread(mem0.close)
         for q in ordered:
             if (g := gold_of.get(q.key)) is not None:
                 c = by_name[q.conversation]
-                rows.append(
-                    earlier(journal, "gold_graph", q)
-                    or kept(
-                        journal, await ask_graph(kg, "gold_graph", q, g.group, c.now, args.ask_mode, options)
-                    )
-                )
+                asking = (kg, "gold_graph", q, g.group, c.now, args.ask_mode, options)
+                rows.append(await answers.of("gold_graph", q, ask_graph, *asking))
         asked = {q.key: q for q in questions}
         for r in rows:
             q = asked[r.question]
@@ -396,6 +410,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         **ingested,
         **metrics_of(rows, judge, args.bootstrap),
         **full_context_fields(conversations, full, args.no_baselines),
+        **{f"{name}.host_{k}": v for name, speed in answers.speeds.items() for k, v in speed.items()},
     }
     notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
     if journal is not None:
@@ -502,7 +517,10 @@ def notes_of(
         "latency: per question, the answering only (judging not counted), each row over every question "
         "before the next row, one conversation after the other (a row's prompts follow each other, so the "
         "server's prompt cache serves it as in use); input tokens: the model's count where the server gives "
-        "one",
+        "one; <row>.host_prompt_tokens_per_s and .host_generated_tokens_per_s: the model server's speed "
+        "probed just before the row's first answer made by this run (a new prompt of about 600 tokens read, "
+        "then a reply of 64 tokens written; _model_speed.py): a shared host's speed moves 2-3x from hour "
+        "to hour, and the row's latencies with it",
     ]
 
 

@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _locomo
+import _model_speed
 import _qa_metrics as qa
 import _qa_rows
 import locomo_qa
@@ -24,7 +25,7 @@ from _gold import GoldScript
 
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
-from epigraph.testing import ScriptedLLM
+from epigraph.testing import ScriptedLLM, ScriptedReply
 from epigraph.testing.server import Reply
 
 S1 = [
@@ -139,6 +140,11 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     # the scripted judge always agrees with itself: two votes of three settle each answer
     assert metrics["judge.calls"] == 2 * len(distinct) and metrics["judge.votes"] == 3
     assert metrics["graph.errors"] == 0 and metrics["graph.calls_mean"] == 1
+    for row in ("graph", "full_context", "episodes", "gold_graph"):  # probed before each row's answers
+        assert (
+            metrics[f"{row}.host_prompt_tokens_per_s"] > 0
+            and metrics[f"{row}.host_generated_tokens_per_s"] > 0
+        )
     notes = " ".join(result["notes"])
     assert "scripted" in notes and "the last 5 of 5 turns" in notes and "tiny_gold" not in notes
     assert "gold_graph: " in notes and "(3 turns, 2 questions)" in notes
@@ -437,6 +443,7 @@ def test_a_killed_run_resumes_from_its_journal(tmp_path: Path) -> None:
     assert resumed["metrics"]["judge.calls"] == whole["metrics"]["judge.calls"], "nothing was judged before"
     again = json.loads(locomo_qa.main(argv).read_text(encoding="utf-8"))
     assert again["metrics"]["judge.calls"] == 0, "every verdict read back, none asked again"
+    assert not any(".host_" in key for key in again["metrics"]), "no answer made: the model was not probed"
     assert again["metrics"]["graph.j"] == whole["metrics"]["graph.j"]
     assert f"{4 * 3 + 2} answers and {whole['metrics']['judge.distinct_answers']} verdicts" in " ".join(
         again["notes"]
@@ -458,3 +465,20 @@ def test_a_journal_of_other_settings_is_refused(tmp_path: Path) -> None:
     journal.write_text(before + "not json\n", encoding="utf-8")
     with pytest.raises(SystemExit, match=r"run.journal.jsonl:\d+: not a journal line"):
         locomo_qa.main([*argv, "--votes", "1"])
+
+
+def test_the_model_speed_probe_reads_a_new_prompt_then_writes_a_long_reply() -> None:
+    llm = ScriptedLLM(
+        {"model_speed": [ScriptedReply("ok", delay_s=0.2), ScriptedReply("1\n2\n3", delay_s=0.4)]}
+    )
+    speed = asyncio.run(_model_speed.model_speed(llm))
+    read, write = llm.calls
+    assert (read.request.max_tokens, write.request.max_tokens) == (1, _model_speed.WRITE_TOKENS)
+    assert (
+        read.request.messages[0]["content"].split(".")[0]
+        != write.request.messages[0]["content"].split(".")[0]
+    )
+    prompt_tokens = read.completion.usage.input_tokens
+    assert prompt_tokens > 500, "a prompt about as long as an answer's context"
+    assert 0 < speed["prompt_tokens_per_s"] <= prompt_tokens / 0.2, "read in 0.2 s or more"
+    assert 0 < speed["generated_tokens_per_s"] <= write.completion.usage.output_tokens / (0.4 - 0.1)

@@ -1,0 +1,40 @@
+"""How fast the model server reads and writes right now, so a bench's latencies can be read against the
+host's speed: on a shared host llama.cpp's speed moves 2-3x from one hour to the next (the same QA
+prompts decoded at 11 tokens/s, then at 4), and a latency p50 moves with it."""
+
+from __future__ import annotations
+
+import time
+
+from epigraph.prompts.protocol import LLM, ChatRequest, Completion
+
+PROBE = "model_speed"
+"""The probe's prompt name (a scripted model answers it like any prompt)."""
+READ_WORDS = 300
+"""The reading probe's prompt: this many short words (some 600 tokens, about an answer's context)."""
+WRITE_TOKENS = 64
+"""The writing probe's reply: at most this many tokens (it is asked for more)."""
+
+
+async def model_speed(llm: LLM) -> dict[str, float]:
+    """Two calls: a long prompt with a one-token reply (prompt tokens read per second), then a short
+    prompt with a long reply (tokens generated per second, the prompt's reading taken out). Each prompt
+    starts with a fresh number, so the server's prompt cache cannot serve it."""
+    nonce = time.time_ns()
+    words = " ".join(f"w{i}" for i in range(READ_WORDS))
+    read, read_s = await _timed(llm, f"{nonce}. Reply with the word ok.\n{words}", 1)
+    write, write_s = await _timed(llm, f"{nonce + 1}. Count from 1 to 500, one number a line.", WRITE_TOKENS)
+    prompt_tps = read.usage.input_tokens / max(read_s, 1e-6)
+    writing_s = max(write_s - write.usage.input_tokens / max(prompt_tps, 1e-6), 1e-6)
+    return {
+        "prompt_tokens_per_s": round(prompt_tps, 1),
+        "generated_tokens_per_s": round(write.usage.output_tokens / writing_s, 1),
+    }
+
+
+async def _timed(llm: LLM, text: str, max_tokens: int) -> tuple[Completion, float]:
+    messages = [{"role": "user", "content": text}]
+    request = ChatRequest(messages, prompt_name=PROBE, max_tokens=max_tokens, temperature=0.0)
+    started = time.perf_counter()
+    completion = await llm.complete(request)
+    return completion, time.perf_counter() - started
