@@ -70,7 +70,6 @@ class Judge:
     temperature: float
     journal: Journal | None = None
     parallel: int = 1
-    verdicts: dict[tuple[str, str], tuple[bool, ...]] = field(default_factory=dict)
     calls: int = 0
     _judging: dict[tuple[str, str], asyncio.Task[tuple[bool, ...]]] = field(
         default_factory=dict, init=False, repr=False
@@ -81,6 +80,15 @@ class Judge:
         if self.votes < 1 or self.parallel < 1:
             raise ValueError(f"a judge needs at least one vote and one answer at a time: {self}")
         self._gate = asyncio.Semaphore(self.parallel)
+
+    @property
+    def verdicts(self) -> dict[tuple[str, str], tuple[bool, ...]]:
+        """The verdicts reached so far, by question key and answer words."""
+        return {
+            key: task.result()
+            for key, task in self._judging.items()
+            if task.done() and not task.cancelled() and task.exception() is None
+        }
 
     async def grade(self, q: Question, answer: str) -> tuple[bool, ...]:
         text = strip_citations(answer)
@@ -108,7 +116,6 @@ class Judge:
             verdict = tuple(votes)
             if self.journal:
                 self.journal.record_verdict(*key, verdict)
-        self.verdicts[key] = verdict
         return verdict
 
     async def _vote(self, q: Question, text: str) -> bool:
