@@ -240,25 +240,17 @@ class Answers:
         self.speeds: dict[str, dict[str, float]] = {}
 
     async def of(self, row: str, q: Question, make: Callable[..., Awaitable[Row]], *args: Any) -> Row:
-        """``row``'s answer to ``q``: the journal's, or ``await make(*args)``."""
-        if (made := earlier(self.journal, row, q)) is not None:
-            return made
+        """``row``'s answer to ``q``: the journal's (an earlier run made it, the run goes on past it), or
+        ``await make(*args)`` written to the journal."""
+        fields = self.journal.answer(row, q.key) if self.journal else None
+        if fields is not None:
+            return Row(**fields)
         if row not in self.speeds:
             self.speeds[row] = await model_speed(self.llm)
-        return kept(self.journal, await make(*args))
-
-
-def earlier(journal: Journal | None, row: str, q: Question) -> Row | None:
-    """``row``'s answer to ``q`` when an earlier run of this journal made it (the run goes on past it)."""
-    fields = journal.answer(row, q.key) if journal else None
-    return Row(**fields) if fields is not None else None
-
-
-def kept(journal: Journal | None, made: Row) -> Row:
-    """``made``, an answer just asked, written to the journal first."""
-    if journal is not None:
-        journal.record_answer(made.__dict__)
-    return made
+        made = await make(*args)
+        if self.journal is not None:
+            self.journal.record_answer(made.__dict__)
+        return made
 
 
 def full_context_fields(
