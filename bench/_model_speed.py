@@ -1,11 +1,16 @@
 """How fast the model server reads and writes right now, so a bench's latencies can be read against the
 host's speed: on a shared host llama.cpp's speed moves 2-3x from one hour to the next (the same QA
-prompts decoded at 11 tokens/s, then at 4), and a latency p50 moves with it."""
+prompts decoded at 11 tokens/s, then at 4), and a latency p50 moves with it. And which llama.cpp the
+local server runs (:func:`model_runtime`: the wheel, or a build for this CPU from ``epigraph model
+build``, which reads prompts about twice as fast on AVX-512)."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+from epigraph.config import Settings
+from epigraph.local_model import LocalModel
 from epigraph.prompts.protocol import LLM, ChatRequest, Completion
 
 PROBE = "model_speed"
@@ -38,3 +43,16 @@ async def _timed(llm: LLM, text: str, max_tokens: int) -> tuple[Completion, floa
     started = time.perf_counter()
     completion = await llm.complete(request)
     return completion, time.perf_counter() - started
+
+
+def model_runtime(settings: Settings, *, scripted: bool) -> str:
+    """What answers the run: ``scripted``, ``endpoint`` (a server of the user's), or the local server's
+    llama.cpp (``wheel``, or the name of its build for this CPU; ``not running`` when none answers)."""
+    if scripted:
+        return "scripted"
+    if not settings.llm_local:
+        return "endpoint"
+    state = LocalModel(settings).status()
+    if state is None:
+        return "not running"
+    return state.runtime if state.runtime == "wheel" else f"build {Path(state.runtime).name}"

@@ -89,7 +89,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _locomo import GROUP, Conversation, conversations_of, interleaved
 from _mem0_row import Mem0Memory, changed_settings
-from _model_speed import model_speed
+from _model_speed import model_runtime, model_speed
 from _qa_build import (
     GoldGraph,
     add_to_mem0,
@@ -208,6 +208,7 @@ def journal_of(
     conversations: Sequence[Conversation],
     window: int,
     modes: list[tuple[str, AskMode]],
+    runtime: str,
 ) -> Journal | None:
     """The run's journal (``--journal``), its settings everything that changes an answer or a verdict."""
     if not args.journal:
@@ -226,6 +227,7 @@ def journal_of(
         "votes": args.votes,
         "judge_temperature": args.judge_temperature,
         "scripted": args.scripted,
+        "runtime": runtime,
     }
     return Journal(args.journal, settings)
 
@@ -360,7 +362,8 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         window = args.context_window or getattr(getattr(llm, "profile", None), "context_tokens", None) or 8192
         full = {c.name: conversation_lines(c, window - CONTEXT_RESERVE) for c in conversations}
         gold_of = {q.key: g for g in golds for q in g.questions}
-        journal = journal_of(args, conversations, window, modes)
+        runtime = model_runtime(settings, scripted=args.scripted)
+        journal = journal_of(args, conversations, window, modes, runtime)
         judge = Judge(llm, args.votes, args.judge_temperature, journal, args.judge_parallel)
         # One row at a time, every question, one conversation after the other: a row's calls follow each
         # other, as in use (the whole conversation stays in the server's prompt cache from one question
@@ -405,6 +408,7 @@ async def run_bench(args: argparse.Namespace) -> tuple[dict[str, float], list[st
         **{f"{name}.host_{k}": v for name, speed in answers.speeds.items() for k, v in speed.items()},
     }
     notes = notes_of(args, conversations, questions, golds, full, window, llm, modes)
+    notes.append(f"llama.cpp runtime of the model server: {runtime} (epigraph model build; _model_speed.py)")
     if journal is not None:
         notes.append(
             f"journal: {args.journal.name}; {journal.resumed_answers} answers and {journal.resumed_verdicts} "

@@ -19,6 +19,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM=local (or _LLM_LOCAL=1) | llm_local | off (on: the local model, epigraph[local-model]) |
 | EPIGRAPH_LOCAL_MODEL_DIR / _CTX / _THREADS | local_model_* | ~/.cache/epigraph/models / 8192 / 0: all CPUs |
 | EPIGRAPH_LOCAL_MODEL_SLOTS | local_model_slots | 1 (calls the local model runs side by side) |
+| EPIGRAPH_LOCAL_MODEL_RUNTIME | local_model_runtime | auto (`epigraph model build`'s build if any) / wheel |
 | EPIGRAPH_EMBEDDER | embedder | sentence-transformers (or openai, or hash) |
 | EPIGRAPH_EMBED_BASE_URL / _API_KEY / _MODEL / _DIM | embed_* | LLM endpoint, key / MiniLM-L6-v2 / 384 |
 | EPIGRAPH_API_KEYS / _API_KEYS_FILE | api_keys* | unset: `epigraph serve` / `mcp` open on loopback only |
@@ -80,6 +81,7 @@ class Settings(BaseModel):
     local_model_ctx: int = 8192
     local_model_threads: int = 0
     local_model_slots: int = 1
+    local_model_runtime: Literal["auto", "wheel"] = "auto"
 
     embedder: EmbedderKind = "sentence-transformers"
     embed_base_url: str | None = None
@@ -166,3 +168,9 @@ def api_keys(settings: Settings) -> dict[str, frozenset[str]]:
                 raise ConfigError(f"{source}: entry {number} is not KEY=GROUP[,GROUP...]")
             keys[key.strip()] = keys.get(key.strip(), frozenset()) | names
     return keys
+
+
+def child_environment(**changes: str) -> dict[str, str]:
+    """This process's environment with ``changes``, for a child process (the local model's server, a
+    compiler run): the one place besides :meth:`Settings.from_env` that reads ``os.environ``."""
+    return {**os.environ, **changes}

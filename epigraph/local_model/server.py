@@ -21,6 +21,7 @@ import httpx
 
 from ..errors import LocalModelError
 from .files import read_json, write_json
+from .runtime import Build, server_environment
 
 STATE_FILE = "server.json"
 LOG_FILE = "server.log"
@@ -40,9 +41,12 @@ class ServerState:
     started_at: str
     log_path: str
     detached: bool = False
+    """Started by ``epigraph model start``: runs until ``epigraph model stop``, whoever uses it."""
     slots: int = 1
     """Calls it runs side by side (llama.cpp's ``n_parallel``); older state files had one."""
-    """Started by ``epigraph model start``: runs until ``epigraph model stop``, whoever uses it."""
+    runtime: str = "wheel"
+    """The llama.cpp it runs: ``wheel`` (xllamacpp from PyPI) or the directory of a build for this CPU
+    (older state files: the wheel)."""
 
     @property
     def url(self) -> str:
@@ -63,6 +67,8 @@ class Launch:
     context_tokens: int
     threads: int
     slots: int = 1
+    runtime: Build | None = None
+    """A build for this CPU (:mod:`.runtime`) to import instead of the wheel."""
     detach: bool = False
     """Own session: the server outlives this process (``epigraph model start``)."""
     timeout: float = 300.0
@@ -97,10 +103,12 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
     ]  # fmt: skip
     if not launch.detach:
         command += ["--parent", str(os.getpid())]
+    if launch.runtime is not None:
+        command.append("--plain-weights")  # see runtime.py: the AVX-512 kernels read faster without repacking
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=launch.detach,
+            start_new_session=launch.detach, env=server_environment(launch.runtime),
         )  # fmt: skip
     state = ServerState(
         pid=process.pid,
@@ -110,6 +118,7 @@ def start(cache_dir: Path, launch: Launch) -> ServerState:
         context_tokens=launch.context_tokens,
         threads=launch.threads,
         slots=launch.slots,
+        runtime=str(launch.runtime.path) if launch.runtime else "wheel",
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         log_path=str(log_path),
         detached=launch.detach,

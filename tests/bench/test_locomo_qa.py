@@ -148,6 +148,7 @@ def test_the_harness_runs_offline_and_writes_every_key(tmp_path: Path) -> None:
     notes = " ".join(result["notes"])
     assert "scripted" in notes and "the last 5 of 5 turns" in notes and "tiny_gold" not in notes
     assert "gold_graph: " in notes and "(3 turns, 2 questions)" in notes
+    assert "llama.cpp runtime of the model server: scripted" in notes
 
 
 def test_a_runs_answers_are_judged_again_with_more_votes(tmp_path: Path) -> None:
@@ -482,3 +483,14 @@ def test_the_model_speed_probe_reads_a_new_prompt_then_writes_a_long_reply() -> 
     assert prompt_tokens > 500, "a prompt about as long as an answer's context"
     assert 0 < speed["prompt_tokens_per_s"] <= prompt_tokens / 0.2, "read in 0.2 s or more"
     assert 0 < speed["generated_tokens_per_s"] <= write.completion.usage.output_tokens / (0.4 - 0.1)
+
+
+def test_the_bench_names_which_llama_cpp_answers_it(tmp_path: Path) -> None:
+    """The notes and the journal say what answered: a scripted model, the user's endpoint, or the local
+    server's runtime (the wheel or a build for this CPU), read from its state file."""
+    from epigraph.config import Settings
+
+    local = Settings(llm_local=True, local_model_dir=str(tmp_path))
+    assert _model_speed.model_runtime(local, scripted=True) == "scripted"
+    assert _model_speed.model_runtime(Settings(), scripted=False) == "endpoint"
+    assert _model_speed.model_runtime(local, scripted=False) == "not running"

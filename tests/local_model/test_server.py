@@ -136,8 +136,13 @@ def test_the_settings_point_at_the_servers_slots(tmp_path: Path) -> None:
 def test_the_serve_command_takes_slots_and_polling() -> None:
     from epigraph.local_model.serve import params
 
-    parsed = argparse.Namespace(model="/m.gguf", alias="m", port=1, ctx=4096, threads=1, slots=4, poll=0)
+    parsed = argparse.Namespace(
+        model="/m.gguf", alias="m", port=1, ctx=4096, threads=1, slots=4, poll=0, plain_weights=False
+    )
     built = params(parsed)
+    assert built.no_extra_bufts is False, "the wheel keeps its repacked weights"
+    plain = argparse.Namespace(**{**vars(parsed), "plain_weights": True})
+    assert params(plain).no_extra_bufts is True
     assert (built.n_parallel, built.kv_unified, built.cpuparams.poll, built.cpuparams_batch.poll) == (
         4,
         True,
