@@ -61,7 +61,7 @@ class LocalModel:
         """The state file's server, alive or not."""
         return read_state(self.cache_dir)
 
-    def runtime(self) -> Build | None:
+    def chosen_build(self) -> Build | None:
         """The build for this CPU the server runs (``epigraph model build``), unless the settings ask for
         the wheel (``local_model_runtime="wheel"``) or there is none."""
         return None if self.settings.local_model_runtime == "wheel" else runtime.find(self.cache_dir)
@@ -104,7 +104,13 @@ class LocalModel:
             return current, False
         stop(self.cache_dir)  # a recorded server that no longer answers
         launch = Launch(
-            path, MODEL_NAME, self.context_tokens, self.threads, self.slots, self.runtime(), detach=detach
+            path,
+            MODEL_NAME,
+            self.context_tokens,
+            self.threads,
+            self.slots,
+            self.chosen_build(),
+            detach=detach,
         )
         return start(self.cache_dir, launch), True
 

@@ -23,7 +23,6 @@ from outside PyPI).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from ..config import child_environment
 from ..errors import LocalModelError
+from .files import read_json, write_json
 
 RUNTIME_DIR = "runtime"
 RECORD = "build.json"
@@ -133,8 +133,10 @@ def builds(cache_dir: Path) -> list[Build]:
     """Every recorded build in the cache directory (a directory without a readable record is ignored)."""
     found = []
     for record in sorted((cache_dir / RUNTIME_DIR).glob(f"*/{RECORD}")):
+        data = read_json(record)
+        if data is None:
+            continue
         try:
-            data = json.loads(record.read_text())
             found.append(
                 Build(
                     path=record.parent,
@@ -145,7 +147,7 @@ def builds(cache_dir: Path) -> list[Build]:
                     seconds=float(data["seconds"]),
                 )
             )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # a field missing or mangled
             continue
     return found
 
@@ -210,8 +212,7 @@ def build(
         built_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seconds=round(time.monotonic() - began, 1),
     )
-    record = {k: v for k, v in asdict(made).items() if k != "path"}
-    (partial / RECORD).write_text(json.dumps(record, indent=2) + "\n")
+    write_json(partial / RECORD, {k: v for k, v in asdict(made).items() if k != "path"})
     shutil.rmtree(final, ignore_errors=True)
     partial.rename(final)
     return made

@@ -125,10 +125,10 @@ def test_the_settings_choose_the_build_or_the_wheel(tmp_path: Path) -> None:
     (tmp_path / "runtime" / "any-cpu").mkdir(parents=True)
     (tmp_path / "runtime" / "any-cpu" / "build.json").write_text(json.dumps(record))
     auto = LocalModel(Settings(llm_local=True, local_model_dir=str(tmp_path)))
-    chosen = auto.runtime()
+    chosen = auto.chosen_build()
     assert chosen is not None and chosen.path == tmp_path / "runtime" / "any-cpu"
     env = {"EPIGRAPH_LOCAL_MODEL_DIR": str(tmp_path), "EPIGRAPH_LOCAL_MODEL_RUNTIME": "wheel"}
-    assert LocalModel(Settings.from_env(env)).runtime() is None
+    assert LocalModel(Settings.from_env(env)).chosen_build() is None
 
 
 def test_status_names_the_runtime(tmp_path: Path) -> None:
@@ -141,4 +141,3 @@ def test_status_names_the_runtime(tmp_path: Path) -> None:
     )
     built = replace(recorded, runtime="/cache/runtime/xllamacpp-1.0-abc")
     assert state_dict(built)["runtime"] == "/cache/runtime/xllamacpp-1.0-abc"
-
