@@ -17,8 +17,8 @@ export TRANSFORMERS_OFFLINE := 1
 
 # The install downloads a few GB (PyTorch's CUDA libraries come with it from PyPI) and takes about
 # 8 GB in .venv. A download cut mid-file is resumed (--resume-retries), a failed install is tried
-# again from the start after 30 and then 60 s, and
-# every failure prints the free disk: a full disk shows up in pip as "Connection interrupted".
+# again from the start after 30 and then 60 s, and every failure prints the free disk: a full disk
+# shows up in pip as "Connection interrupted".
 PIP_INSTALL := $(PY) -m pip install -q --timeout 60 --resume-retries 5
 
 $(STAMP): pyproject.toml
