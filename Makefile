@@ -16,20 +16,14 @@ export TRANSFORMERS_OFFLINE := 1
 .PHONY: install assets chromium demo demo-live test test-fast bench lint clean
 
 # The install downloads a few GB (PyTorch's CUDA libraries come with it from PyPI) and takes about
-# 8 GB in .venv. A download cut mid-file is resumed (--resume-retries), a failed install is tried
-# again from the start after 30 and then 60 s, and every failure prints the free disk: a full disk
-# shows up in pip as "Connection interrupted".
-PIP_INSTALL := $(PY) -m pip install -q --timeout 60 --resume-retries 5
-
+# 8 GB in .venv: pip resumes a download cut mid-file, and a failed install prints the free disk (a
+# full disk shows up in pip as "Connection interrupted").
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	pause=30; for attempt in 1 2 3; do \
-	  $(PIP_INSTALL) -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]" && break; \
-	  df -h . "$${TMPDIR:-/tmp}" >&2; \
-	  test $$attempt = 3 && exit 1; \
-	  echo "pip install failed (attempt $$attempt of 3); trying again in $$pause s" >&2; sleep $$pause; pause=$$((pause * 2)); \
-	done
+	$(PY) -m pip install -q --resume-retries 5 \
+	  -e ".[local,local-model,notebook,serve,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]" \
+	  || { df -h . "$${TMPDIR:-/tmp}" >&2; exit 1; }
 	touch $(STAMP)
 
 install: $(STAMP) assets

@@ -92,7 +92,7 @@ async def model_command(out: Output, settings: Settings, args: argparse.Namespac
 async def _build(out: Output, local: LocalModel) -> int:
     flags = runtime.cpu_flags()
     if added := runtime.gains(flags):
-        out.note(f"building llama.cpp for this CPU ({', '.join(added)}): about 12 minutes on 2 cores ...")
+        out.note(f"building llama.cpp for this CPU ({', '.join(added)}): 8-12 minutes on 2 cores ...")
     made = await asyncio.to_thread(local.build_runtime)
     record = {
         "path": str(made.path),

@@ -7,10 +7,11 @@ build that uses it. On this project's 2-core Xeon host (Sapphire Rapids), Qwen2.
 tokens/s with the wheel and 137-143 with a build for the CPU, and wrote 11.2-12.0 and 11.7-12.0.
 
 :func:`build` compiles the installed xllamacpp version from its PyPI source (``pip install
---no-binary``; about 12 minutes on 2 cores, with a C++ compiler and CMake) with the instruction sets
-this CPU has, into ``<cache>/runtime/xllamacpp-<version>-<digest>/``, and records them in
-``build.json``. :func:`find` gives the build the server should import first (``PYTHONPATH``): one of
-the installed version whose instruction sets this CPU still has; else None, and the wheel serves.
+--no-binary``; 8-12 minutes on 2 cores, 455 s for the build recorded here; it needs a C++ compiler and
+CMake) with the instruction sets this CPU has, into ``<cache>/runtime/xllamacpp-<version>-<digest>/``,
+and records them in ``build.json``. :func:`find` gives the build the server should import first
+(``PYTHONPATH``): one of the installed version whose instruction sets this CPU still has; else None,
+and the wheel serves.
 
 The server runs a build on the weights as they are (``--plain-weights``: llama.cpp's
 ``--no-extra-bufts``): weights repacked for the AVX-512 kernels read 98-105 tokens/s (wrote 13.4-13.6).
