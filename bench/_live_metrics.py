@@ -22,10 +22,10 @@ import numpy as np
 from _gold import GoldSet, Turn, canonical_ids
 
 from epigraph.embed import Embedder
+from epigraph.episodes.events import EpisodeResult
 from epigraph.graph.model import Entity, Fact, normalize_name, speaker_of
 from epigraph.graph.store import GraphStore
 from epigraph.graph.temporal import effective_valid_at
-from epigraph.ingestion.events import EpisodeResult
 from epigraph.language import plain_words as words
 from epigraph.language import stem
 from epigraph.pipeline.dating import among, parse_iso, without_iso_dates

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from _qa_rows import CATEGORIES, Question
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import to_utc
-from epigraph.ingestion.inputs import EpisodeInput
 
 GROUP = "locomo-qa"
 

@@ -23,9 +23,9 @@ from typing import Any
 
 from _serve_harness import LLM_KEY, World, names_in
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing.reading import asked_in, episode_in, prompt_of

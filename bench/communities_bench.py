@@ -48,10 +48,10 @@ from _stores import open_store
 from ingest_bench import make_embedder
 
 from epigraph.embed import Embedder
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import to_utc
 from epigraph.graph.store import GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.overview import Communities, CommunityUpdate, Conversations, ConversationUpdate, OverviewOptions
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.protocol import ChatRequest

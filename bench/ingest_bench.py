@@ -48,11 +48,11 @@ from _gold import (  # noqa: F401  (load_turns, Turn, GoldScript, graph_metrics:
 from _results import write_results
 
 from epigraph.embed import Embedder, SentenceTransformerEmbedder
+from epigraph.episodes.events import EpisodeResult
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
-from epigraph.ingestion.events import EpisodeResult
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.metering import round_trips
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder, RecordedCall, ScriptedLLM

@@ -62,11 +62,11 @@ from _results import write_results
 
 from epigraph.config import Settings
 from epigraph.embed import Embedder, SentenceTransformerEmbedder
+from epigraph.episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeUpdated
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
-from epigraph.ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeUpdated
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.llm import EndpointProfile, OpenAIChat
 from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline.metering import CallRecord

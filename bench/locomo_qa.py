@@ -111,11 +111,11 @@ from epigraph.ask import ASK_MODES, DEFAULT_MODE, AskMode, AskOptions, CitationF
 from epigraph.ask.observations import day
 from epigraph.client import llm_from_settings
 from epigraph.config import Settings
-from epigraph.graph.search import EPISODES_HYBRID, EpisodeHit
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import ask_answer
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import build_request
+from epigraph.search import EPISODES_HYBRID, EpisodeHit
 from epigraph.testing import HashEmbedder
 from epigraph.tokens import count_text_tokens
 

@@ -42,11 +42,11 @@ from store_bench import DIM, FIRST, PLACES, RELATIONS, TOPICS, VERBS, make_entit
 
 from epigraph.graph.embedded.schema import TOKENIZER
 from epigraph.graph.model import Episode, EpisodeStatus, episode_uuid
-from epigraph.graph.search import config as recipes
-from epigraph.graph.search import search
-from epigraph.graph.search.config import Fusion, ScopeConfig, SearchConfig
-from epigraph.graph.search.fusion import Normalization
 from epigraph.graph.store import GraphStore
+from epigraph.search import config as recipes
+from epigraph.search import search
+from epigraph.search.config import Fusion, ScopeConfig, SearchConfig
+from epigraph.search.fusion import Normalization
 from epigraph.testing import HashEmbedder
 
 CATEGORIES = (1, 2, 3, 4)

@@ -25,6 +25,8 @@ from .ask import Answer, AskChunk, AskOptions, AskUsage, Citation
 from .client import KnowledgeGraph
 from .config import Settings
 from .embed import Embedder
+from .episodes.events import EpisodeResult, ProgressEvent
+from .episodes.inputs import EpisodeInput
 from .errors import (
     ConfigError,
     ConversationNotFound,
@@ -43,7 +45,6 @@ from .errors import (
 from .facade.group import GroupHandle
 from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
-from .graph.search import RECIPES, EntityView, SearchConfig, SearchResults
 from .graph.store import (
     BulkWrites,
     CorrectionLog,
@@ -59,13 +60,12 @@ from .graph.store import (
     ViewUpkeep,
     WholeGroups,
 )
-from .ingestion.events import EpisodeResult, ProgressEvent
-from .ingestion.inputs import EpisodeInput
 from .overview import OverviewOptions
 from .pipeline.ontology import Ontology
 from .pipeline.options import IngestOptions
 from .pipeline.policy import GroundingPolicy
 from .prompts.protocol import LLM
+from .search import RECIPES, EntityView, SearchConfig, SearchResults
 from .version import __version__
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 This is the only module that picks concrete backends (the embedded SQLite store or Neo4j, the
 OpenAI-compatible client, the embedder named by the settings). Everything it exposes delegates to the
-pipeline (``Ingestor``) and to ``graph.search``::
+pipeline (``Ingestor``) and to ``epigraph.search``::
 
     async with KnowledgeGraph() as kg:                     # ./epigraph.db, settings from EPIGRAPH_*
         await kg.add_episode("Alice: I moved to Lisbon", reference_time=datetime.now(UTC))

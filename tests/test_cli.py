@@ -27,8 +27,8 @@ from epigraph import __version__
 from epigraph.cli import main
 from epigraph.cli.inputs import batched, date_arg, default_mapping_path
 from epigraph.cli.tally import Tally
+from epigraph.episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, IngestReport
-from epigraph.ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved
 from epigraph.prompts.fact_lines import time_words, write_fact
 from epigraph.prompts.grammar import NONE
 from epigraph.prompts.resolve_episode import verdict_line

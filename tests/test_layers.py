@@ -24,64 +24,55 @@ import epigraph
 PACKAGE = Path(epigraph.__file__).parent
 
 LAYERS: dict[str, int] = {
-    # 0: leaves and pure data and rules, no I/O
+    # One entry a top-level folder or module: a package is one layer, whatever its modules do inside.
+    # 0: leaves, any layer may import them
     "epigraph.version": 0,  # the version string, its one source of truth
     "epigraph.errors": 0,
     "epigraph.config": 0,
     "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it
     "epigraph.language": 0,  # words, stop words, stems: the one place of language mechanics
-    "epigraph.graph": 0,  # the package's __init__ (empty of imports)
-    "epigraph.graph.model": 0,
-    "epigraph.graph.derived": 0,
-    "epigraph.graph.temporal": 0,
-    "epigraph.prompts.protocol": 0,
-    "epigraph.prompts.base": 0,
-    # 1: the store's Protocol; talking to models; their doubles
-    "epigraph.graph.store": 1,
-    "epigraph.graph.roles": 1,  # a store asked for an optional role (over graph.store)
-    "epigraph.tokens": 1,
-    "epigraph.llm": 1,
-    "epigraph.embed": 1,
-    "epigraph.prompts": 1,
-    "epigraph.present": 1,  # tables, JSON records, frames, drawings, listings: below search, which uses them
-    "epigraph.local_model": 1,
-    "epigraph.testing": 1,
-    # the queue's vocabulary: what goes in (an episode's input), what comes out (results, progress events,
-    # report arithmetic); below the algorithm that speaks it and the importers and publisher that make it
-    "epigraph.ingestion.inputs": 1,
-    "epigraph.ingestion.events": 1,
-    "epigraph.ingestion.reports": 1,
-    # 2: reading the graph; the stores
-    "epigraph.graph.search": 2,
-    "epigraph.graph.embedded": 2,
-    "epigraph.graph.neo4j": 2,
-    # 3: building the graph; asking it
-    "epigraph.pipeline": 3,  # the per-episode algorithm (no queue module, no importer)
-    "epigraph.importers": 3,  # raw datasets -> EpisodeInput (their only touch of ingestion)
-    "epigraph.edit": 3,  # corrections by hand: builds on the pipeline's summaries
-    "epigraph.transfer": 3,  # export and load: a group as a JSON Lines dump, through the Protocol
-    "epigraph.ask": 3,
-    "epigraph.explore": 3,  # the interactive view: reads through search
-    "epigraph.overview": 3,  # communities and conversation summaries (beside pipeline)
-    "epigraph.publish": 3,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
-    # 4: the ingestion queue, which runs the algorithm; its package's __init__ imports nothing
-    "epigraph.ingestion": 4,
-    # 5: wiring, and the package surface
-    "epigraph.client": 5,
-    "epigraph.facade": 5,  # a group's handle and its namespaces (client imports them; KnowledgeGraph is one)
-    "epigraph": 5,  # the root __init__ only
-    # 6: the ways in
-    "epigraph.cli": 6,
-    "epigraph.serve": 6,
-    "epigraph.scale": 6,  # Kafka ingestion workers (`epigraph worker`)
-    "epigraph.integrations": 6,  # agent frameworks (LangChain, LangGraph, ...): each over KnowledgeGraph
-    "epigraph.__main__": 6,
+    # 1: the graph: its records and time rules, the store's role Protocols, the two stores
+    "epigraph.graph": 1,
+    # 2: talking to models; their doubles; showing records; the vocabulary of an episode's road
+    "epigraph.tokens": 2,
+    "epigraph.llm": 2,
+    "epigraph.embed": 2,
+    "epigraph.prompts": 2,
+    "epigraph.local_model": 2,
+    "epigraph.testing": 2,
+    "epigraph.present": 2,  # tables, JSON records, frames, drawings, listings: below search, which uses them
+    # what goes in (an episode's input), what comes out (results, progress events, report arithmetic):
+    # below the algorithm that speaks it, the queue that runs it, the importers and publisher that make it
+    "epigraph.episodes": 2,
+    # 3: reading the graph
+    "epigraph.search": 3,
+    # 4: building the graph; asking it
+    "epigraph.pipeline": 4,  # the per-episode algorithm (no queue module, no importer)
+    "epigraph.importers": 4,  # raw datasets -> EpisodeInput (their only touch of an episode's road)
+    "epigraph.edit": 4,  # corrections by hand: builds on the pipeline's summaries
+    "epigraph.transfer": 4,  # export and load: a group as a JSON Lines dump, through the Protocol
+    "epigraph.ask": 4,
+    "epigraph.explore": 4,  # the interactive view: reads through search
+    "epigraph.overview": 4,  # communities and conversation summaries (beside pipeline)
+    "epigraph.publish": 4,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
+    # 5: the ingestion queue, which runs the algorithm; its package's __init__ imports nothing
+    "epigraph.ingestion": 5,
+    # 6: wiring, and the package surface
+    "epigraph.client": 6,
+    "epigraph.facade": 6,  # a group's handle and its namespaces (client imports them; KnowledgeGraph is one)
+    "epigraph": 6,  # the root __init__ only
+    # 7: the ways in
+    "epigraph.cli": 7,
+    "epigraph.serve": 7,
+    "epigraph.scale": 7,  # Kafka ingestion workers (`epigraph worker`)
+    "epigraph.integrations": 7,  # agent frameworks (LangChain, LangGraph, ...): each over KnowledgeGraph
+    "epigraph.__main__": 7,
 }
 
 FORBIDDEN: list[tuple[str, str, str]] = [
     # (importer prefix, imported prefix, why)
-    ("epigraph.graph.search", "epigraph.graph.embedded", "search reads through the GraphStore Protocol"),
-    ("epigraph.graph.search", "epigraph.graph.neo4j", "search reads through the GraphStore Protocol"),
+    ("epigraph.search", "epigraph.graph.embedded", "search reads through the GraphStore Protocol"),
+    ("epigraph.search", "epigraph.graph.neo4j", "search reads through the GraphStore Protocol"),
     ("epigraph.pipeline", "epigraph.graph.embedded", "the pipeline writes through the GraphStore Protocol"),
     ("epigraph.pipeline", "epigraph.graph.neo4j", "the pipeline writes through the GraphStore Protocol"),
     ("epigraph.ingestion", "epigraph.graph.embedded", "the queue stores through the GraphStore Protocol"),
@@ -103,6 +94,8 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.ingestion", "epigraph.ask", "ingestion and the ask agent are independent"),
     ("epigraph.ask", "epigraph.ingestion", "ingestion and the ask agent are independent"),
     ("epigraph.serve", "epigraph.cli", "the service is beside the command line, not on it"),
+    ("epigraph.pipeline", "epigraph.ingestion", "the algorithm speaks episodes, not the queue"),
+    ("epigraph.present", "epigraph.search", "present draws records; search draws through it"),
 ]
 
 
@@ -214,25 +207,34 @@ def test_only_the_command_line_calls_asyncio_run() -> None:
 
 
 def test_the_checker_sees_upward_imports(tmp_path: Path) -> None:
-    """Relative imports are resolved from the module's own package, so a slip in the pure layer is caught."""
+    """Relative imports are resolved from the module's own package, so a slip in the graph is caught."""
     source = tmp_path / "temporal.py"
     source.write_text(
-        "from .model import Fact\nfrom .store import TimeFilter\nfrom . import search\n"
+        "from .model import Fact\nfrom .store import TimeFilter\nfrom .. import search\n"
         "from ..cli import main\nimport epigraph.errors\nimport json\n"
     )
     imports = imports_of(source, "epigraph.graph.temporal")
     assert [i.imported for i in imports] == [
         "epigraph.graph.model",
         "epigraph.graph.store",
-        "epigraph.graph.search",
+        "epigraph.search",
         "epigraph.cli",
         "epigraph.errors",
     ]
     assert [line.split(" imports ")[1] for line in upward(imports)] == [
-        "epigraph.graph.store (layer 1)",
-        "epigraph.graph.search (layer 2)",
-        "epigraph.cli (layer 6)",
+        "epigraph.search (layer 3)",
+        "epigraph.cli (layer 7)",
     ]
+
+
+def test_one_layer_a_folder() -> None:
+    """Each entry of LAYERS is a top-level module or package of ``epigraph`` (a layer is never split inside
+    a folder, so a folder holds one layer), and every one of them has an entry."""
+    tops = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    tops |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    entries = {name.removeprefix("epigraph.") for name in LAYERS if name != "epigraph"}
+    assert not [e for e in entries if "." in e], "a layer inside a folder: move the module to a package"
+    assert entries == tops, f"LAYERS and the top-level modules differ: {sorted(entries ^ tops)}"
 
 
 def test_only_config_reads_the_environment() -> None:
@@ -273,7 +275,7 @@ def test_drivers_stay_behind_their_layers() -> None:
     blind = (
         "epigraph.pipeline",
         "epigraph.ingestion",
-        "epigraph.graph.search",
+        "epigraph.search",
         "epigraph.ask",
         "epigraph.graph.model",
     )
@@ -309,21 +311,20 @@ def test_each_agent_framework_is_imported_only_by_its_adapter() -> None:
 
 def test_three_rooms_of_ingestion() -> None:
     """The queue (``ingestion``), the per-episode algorithm (``pipeline``) and the importers are three
-    packages: the algorithm holds no queue module and imports of the queue only its vocabulary; the
-    importers touch ingestion only through ``EpisodeInput``; the queue's package runs nothing on import."""
-    vocabulary = ("epigraph.ingestion.inputs", "epigraph.ingestion.events", "epigraph.ingestion.reports")
+    packages over one vocabulary (``episodes``): the algorithm and the importers import nothing of the
+    queue, the importers of the vocabulary only ``EpisodeInput``'s module, and neither package of the
+    queue and its vocabulary runs anything on import."""
     broken = []
     for imp in all_imports():
-        into_queue = imp.imported.startswith("epigraph.ingestion.") and not imp.imported.startswith(
-            vocabulary
-        )
+        into_queue = imp.imported == "epigraph.ingestion" or imp.imported.startswith("epigraph.ingestion.")
         if imp.importer.startswith(("epigraph.pipeline", "epigraph.importers")) and into_queue:
             broken.append(f"{imp.importer} imports {imp.imported}")
-        if imp.importer.startswith("epigraph.importers") and imp.imported.startswith("epigraph.ingestion."):
-            if imp.imported != "epigraph.ingestion.inputs":
+        if imp.importer.startswith("epigraph.importers") and imp.imported.startswith("epigraph.episodes"):
+            if imp.imported != "epigraph.episodes.inputs":
                 broken.append(f"{imp.importer} imports {imp.imported}")
     assert not broken, "\n".join(broken)
     assert not imports_of(PACKAGE / "ingestion" / "__init__.py")
+    assert not imports_of(PACKAGE / "episodes" / "__init__.py")
     queue = {"ingestor", "runner", "retry", "claims", "pacing", "inputs", "events", "reports"}
     assert not {p.stem for p in (PACKAGE / "pipeline").rglob("*.py")} & queue
     assert not (PACKAGE / "pipeline" / "importers").exists()

@@ -22,9 +22,9 @@ from datetime import datetime
 from ..embed import Embedder
 from ..errors import UsageError
 from ..graph.model import utc_now
-from ..graph.search.filters import make_filters
 from ..graph.store import GraphReads
 from ..prompts.protocol import LLM
+from ..search.filters import make_filters
 from .chunks import (
     CHUNK_TYPES,
     Answer,

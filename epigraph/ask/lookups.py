@@ -47,10 +47,10 @@ from ..errors import EntityNotFound
 from ..graph.derived import ConversationSummary, chain_key
 from ..graph.model import Entity, Episode, Fact, to_utc, utc_now
 from ..graph.roles import optional
-from ..graph.search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
 from ..graph.store import FactFilter, GraphReads, ViewReads
 from ..graph.temporal import EVERYTHING, believed_interval, interval, is_known_at
 from ..language import LUCENE_STOP_WORDS
+from ..search import EPISODES_HYBRID, FACTS_HYBRID, entity_view, search
 
 Tool = Literal["search_facts", "entity", "episodes"]
 TOOLS: tuple[Tool, ...] = ("search_facts", "entity", "episodes")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import get_args
 
 from ..client import KnowledgeGraph
+from ..episodes.inputs import EpisodeInput
 from ..importers import (
     ImportPlan,
     InvalidRecord,
@@ -23,7 +24,6 @@ from ..importers import (
     render_dry_run,
     render_plan,
 )
-from ..ingestion.inputs import EpisodeInput
 from ..pipeline.options import Mode
 from . import outcome, to_kafka
 from .context import AddCommand, Cli, graph, require_llm

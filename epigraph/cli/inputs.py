@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from ..episodes.inputs import EpisodeInput, open_lines, parse_episode_lines
 from ..errors import InputError
 from ..graph.model import to_utc
-from ..graph.search import RECIPES, SearchConfig
-from ..ingestion.inputs import EpisodeInput, open_lines, parse_episode_lines
+from ..search import RECIPES, SearchConfig
 
 T = TypeVar("T")
 KEPT_ERRORS = 20

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..graph.model import EpisodeStatus
-from ..graph.search import DEFAULT, RECIPES, SearchResults
 from ..present import EpisodeList, StatsView
+from ..search import DEFAULT, RECIPES, SearchResults
 from . import edit
 from .context import AddCommand, Cli, graph
 from .inputs import date_arg, positive_arg, recipe_arg

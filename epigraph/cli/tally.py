@@ -21,8 +21,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..graph.model import IngestReport
-from ..ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
 from ..overview import OverviewUpdated
 
 

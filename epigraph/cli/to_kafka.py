@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..config import Settings
-from ..ingestion.inputs import EpisodeInput
+from ..episodes.inputs import EpisodeInput
 from ..publish.producer import EpisodeProducer
 from .context import Cli
 from .inputs import batched

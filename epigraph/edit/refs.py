@@ -8,8 +8,8 @@ import re
 from ..errors import CorrectionNotFound, EntityNotFound, FactNotFound, UsageError
 from ..graph.corrections import Correction
 from ..graph.model import Entity, Fact, check_relation, normalize_name
-from ..graph.search.entity import closest_names, find_entities
 from ..graph.store import CorrectionReads, GraphReads
+from ..search.entity import closest_names, find_entities
 
 EntityRef = str | Entity
 """An entity as a person names it: its uuid, its name or an alias (exact, case-insensitive), or the

@@ -15,11 +15,11 @@ from typing import Any
 from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.model import Entity, Episode, Fact
-from ..graph.search import search
-from ..graph.search.communities import of_groups
-from ..graph.search.entity import closest_names, find_entities, most_mentioned
-from ..graph.search.tasks import gather
 from ..graph.store import EVERYTHING, FactFilter, GraphReads
+from ..search import search
+from ..search.communities import of_groups
+from ..search.entity import closest_names, find_entities, most_mentioned
+from ..search.tasks import gather
 from .payload import EPISODES_PER_FACT
 from .view import GraphView
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from ..graph.derived import Community
 from ..graph.model import Entity, Episode, Fact
-from ..graph.search.results import SearchResults, retired_uuids
 from ..present.draw import GraphDrawing, subgraph_drawing
+from ..search.results import SearchResults, retired_uuids
 from . import page, payload
 
 

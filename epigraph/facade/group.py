@@ -1,6 +1,6 @@
 """One group of a graph, and every method scoped to it: ``kg.group("alice")`` (the graph itself is the
 handle of its default group, so ``kg.search(...)`` searches that one). Ingestion goes to the graph's one
-queue, reads go through :mod:`epigraph.graph.search` and :mod:`epigraph.explore`, questions through
+queue, reads go through :mod:`epigraph.search` and :mod:`epigraph.explore`, questions through
 :mod:`epigraph.ask`; corrections, the overview (communities, conversations) and transfer (export, load)
 are namespaces of the handle: ``alice.corrections.add_fact(...)``, ``alice.overview.communities()``,
 ``alice.transfer.export(path)``."""
@@ -13,20 +13,20 @@ from datetime import datetime
 from typing import Any, Literal, Unpack, overload
 
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
+from ..episodes.events import EpisodeResult, ProgressEvent
+from ..episodes.inputs import EpisodeFields, EpisodeInput
 from ..errors import ConfigError, EpisodeNotFound
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.derived import chain_key
 from ..graph.model import Episode, EpisodeStatus, check_group_id
 from ..graph.roles import optional, role
-from ..graph.search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from ..graph.store import OverviewStore, StoreStats, WholeGroups
-from ..ingestion.events import EpisodeResult, ProgressEvent
 from ..ingestion.ingestor import Item, RemovalResult
-from ..ingestion.inputs import EpisodeFields, EpisodeInput
 from ..ingestion.runner import ALL
 from ..overview import Conversations
 from ..pipeline.options import Mode
+from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from .corrections import Corrections
 from .overview import Overview
 from .parts import Graph, opened
@@ -68,7 +68,7 @@ class GroupHandle:
         **fields: Unpack[EpisodeFields],
     ) -> EpisodeResult:
         """Ingest one episode into the group; returns the episode, its entities, facts, invalidations
-        and report. ``fields`` are :class:`~epigraph.ingestion.inputs.EpisodeInput`'s (``kind``,
+        and report. ``fields`` are :class:`~epigraph.episodes.inputs.EpisodeInput`'s (``kind``,
         ``speaker``, ``name``, ``source_description``, ``episode_id``), with its defaults."""
         item = EpisodeInput.coerce(
             {**fields, "content": content, "reference_time": reference_time, "group_id": self.group_id}
@@ -177,7 +177,7 @@ class GroupHandle:
         (facts: an endpoint with one); ``relations``: facts with one of these relations; ``center``: entity
         uuids or names to rank around; ``during=(start, end)``: facts valid at some time in it, episodes
         of it; ``limit``: results per kind; ``group_ids``: search these groups instead (several at once).
-        See :func:`epigraph.graph.search.search`."""
+        See :func:`epigraph.search.search`."""
         g = await opened(self._graph)
         return await search(
             g.store, g.embedder, query, group_ids=group_ids or self.group_id, config=config, as_of=as_of,

@@ -189,7 +189,7 @@ class GraphLookups(Protocol):
 @runtime_checkable
 class GraphSearch(Protocol):
     """The fulltext (BM25) and vector search of entities, facts and episodes, across groups
-    (``graph.search`` fuses them)."""
+    (``search`` fuses them)."""
 
     async def search_entities_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY

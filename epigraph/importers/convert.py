@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import Episode, EpisodeKind, check_group_id, content_hash
-from epigraph.ingestion.inputs import EpisodeInput
 
 from . import paths as P
 from .compiled import CompiledMapping, CompiledMessage, Field, each_scopes

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import InputError, UsageError
 from epigraph.graph.model import Episode, check_group_id
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.protocol import LLM
 
 from .compiled import CompiledMapping

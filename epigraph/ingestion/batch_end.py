@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+from ..episodes.events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
+from ..episodes.reports import merge_reports
 from ..pipeline.options import IngestOptions
 from ..pipeline.refresh import owed_summaries, refresh_summaries
 from ..pipeline.state import Emit
 from ..prompts.protocol import LLM
-from .events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
-from .reports import merge_reports
 from .runner import EpisodeRunner, ignore
 
 __all__ = ["AfterBatch", "BatchEnd", "last_ran"]

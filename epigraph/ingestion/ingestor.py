@@ -40,6 +40,15 @@ from functools import partial
 from typing import Any
 
 from ..embed import Embedder
+from ..episodes.events import (
+    EpisodeDone,
+    EpisodeFailed,
+    EpisodeResult,
+    EpisodeSaved,
+    EpisodeUpdated,
+    ProgressEvent,
+)
+from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
 from ..graph.store import DeletionResult, IngestStore
 from ..pipeline.bulk import extract_window
@@ -50,15 +59,6 @@ from ..pipeline.state import Emit, Prefetched
 from ..prompts.protocol import LLM
 from .batch_end import AfterBatch, BatchEnd, last_ran
 from .claims import Leases
-from .events import (
-    EpisodeDone,
-    EpisodeFailed,
-    EpisodeResult,
-    EpisodeSaved,
-    EpisodeUpdated,
-    ProgressEvent,
-)
-from .inputs import EpisodeInput
 from .retry import StoreRetry
 from .runner import ALL, NO_LLM, EpisodeRunner, Job, ignore, requeue, save_pending
 

@@ -19,6 +19,14 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
+from ..episodes.events import (
+    EpisodeDone,
+    EpisodeFailed,
+    EpisodeResult,
+    EpisodeSaved,
+    EpisodeWaiting,
+    ProgressEvent,
+)
 from ..errors import ConfigError, StoreUnavailable
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, IngestStore
@@ -28,7 +36,6 @@ from ..pipeline.options import IngestOptions
 from ..pipeline.state import Emit, EpisodeRun, Prefetched
 from ..prompts.protocol import LLM
 from .claims import Leases, holding
-from .events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, EpisodeWaiting, ProgressEvent
 
 REMOVED = "removed before it ran"
 NO_LLM = (

@@ -33,8 +33,8 @@ from pydantic import ConfigDict
 from ..client import KnowledgeGraph
 from ..errors import InputError, UsageError
 from ..graph.model import Episode, EpisodeKind, Fact, to_utc, utc_now
-from ..graph.search import FactResult
 from ..graph.temporal import start_unknown
+from ..search import FactResult
 from .memory import GroupMemory
 
 HUMAN = "user"

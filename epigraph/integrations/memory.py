@@ -13,15 +13,15 @@ from datetime import datetime
 
 from ..ask import Answer
 from ..client import KnowledgeGraph
+from ..episodes.events import EpisodeResult
 from ..errors import EpisodeNotFound
 from ..facade.group import GroupHandle
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
 from ..graph.roles import role
-from ..graph.search import SearchResults
 from ..graph.store import WholeGroups
-from ..ingestion.events import EpisodeResult
 from ..ingestion.ingestor import RemovalResult
+from ..search import SearchResults
 
 AGENT_AUTHOR = "agent:assistant"
 """Who corrections made through an adapter are recorded as, unless the adapter names someone else."""

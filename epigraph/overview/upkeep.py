@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..embed import Embedder
+from ..episodes.events import EpisodeResult, ProgressEvent
+from ..episodes.reports import merge_reports
 from ..errors import EpigraphError
 from ..graph.model import Episode, IngestReport
 from ..graph.store import OverviewStore
-from ..ingestion.events import EpisodeResult, ProgressEvent
-from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
 from .communities import Communities, CommunityUpdate
 from .conversations import Conversations, ConversationUpdate

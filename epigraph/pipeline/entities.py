@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..episodes.events import EntityExtracted, EntityResolved
 from ..graph.model import Entity, normalize_name, speaker_of
 from ..graph.store import Hit
-from ..ingestion.events import EntityExtracted, EntityResolved
 from ..prompts.extraction import ExtractedEntity
 from .bare_names import head_target, headed_by, kin_owned, speakers_own, unowned
 from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded

@@ -23,9 +23,9 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
+from ..episodes.events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
-from ..ingestion.events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp

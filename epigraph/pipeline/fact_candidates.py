@@ -41,10 +41,10 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from ..graph.model import Fact
-from ..graph.search.fusion import rrf
 from ..graph.store import FactFilter
 from ..graph.temporal import EVERYTHING
 from ..language import LUCENE_STOP_WORDS, singular, words
+from ..search.fusion import rrf
 from .name_matching import compatible_relations
 from .state import EpisodeRun
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..episodes.events import FactInvalidated
 from ..graph.model import Entity, Fact
 from ..graph.temporal import effective_valid_at, first_stated, resolve_contradiction
-from ..ingestion.events import FactInvalidated
 from .entities import EntityResolver
 from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
 from .facts import DraftFact

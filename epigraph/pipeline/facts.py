@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..episodes.events import FactExtracted
 from ..graph.model import Entity, Fact, normalize_name
-from ..ingestion.events import FactExtracted
 from ..prompts.extraction import ExtractedFact
 from .dating import among, sentence_dates, stated_dates, without_iso_dates
 from .entities import EntityResolver

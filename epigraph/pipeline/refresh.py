@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 
 from ..embed import Embedder
+from ..episodes.reports import merge_reports
 from ..graph.model import Entity, Episode, IngestReport
 from ..graph.roles import optional
 from ..graph.store import EpisodeWrite, GraphReads, IngestStore, ViewUpkeep
-from ..ingestion.reports import merge_reports
 from ..prompts.protocol import LLM
 from .metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from .options import IngestOptions

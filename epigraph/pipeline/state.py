@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..episodes.events import ProgressEvent
 from ..graph.model import Episode
 from ..graph.store import IngestStore
-from ..ingestion.events import ProgressEvent
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.runtime import PromptResult
 from .metering import CallRecord, MeteredEmbedder, MeteredLLM, ReportBuilder

@@ -10,7 +10,7 @@
 - :mod:`.corrections` — corrections by hand: what one did in a line, its JSON, and ``CorrectionList``
   (``epigraph corrections``).
 
-It sits below search (``graph.search``' result types describe themselves as tables and rows and this
+It sits below search (``epigraph.search``' result types describe themselves as tables and rows and this
 package draws them), so it knows the graph's model, not the readers.
 """
 

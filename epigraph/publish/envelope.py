@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..episodes.inputs import EpisodeInput
 from ..errors import InputError
 from ..graph.model import Episode, EpisodeKind, check_group_id, to_utc
-from ..ingestion.inputs import EpisodeInput
 
 VERSION = 1
 EPISODE_FIELDS = ("content", "reference_time", "kind", "speaker", "name", "source", "id")

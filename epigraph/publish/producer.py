@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..episodes.events import EpisodeResult
+from ..episodes.inputs import EpisodeInput
 from ..errors import InputError, QueueError
 from ..graph.model import IncreasingClock
-from ..ingestion.events import EpisodeResult
-from ..ingestion.inputs import EpisodeInput
 from .envelope import Envelope, encode, envelope
 
 DEFAULT_TOPIC = "epigraph.episodes"

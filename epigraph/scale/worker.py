@@ -52,9 +52,9 @@ from aiokafka.errors import KafkaError
 
 from ..client import KnowledgeGraph
 from ..config import Settings
+from ..episodes.events import DUPLICATE, EpisodeResult
 from ..errors import InputError
 from ..graph.model import Episode
-from ..ingestion.events import DUPLICATE, EpisodeResult
 from ..ingestion.retry import StoreRetry
 from ..overview import OverviewUpdated
 from ..publish.envelope import decode

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ..client import KnowledgeGraph
+from ..episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
+from ..episodes.inputs import EpisodeInput
 from ..graph.model import Episode
-from ..ingestion.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
-from ..ingestion.inputs import EpisodeInput
 from ..overview import OverviewUpdated
 
 

@@ -22,11 +22,11 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..ask import DEFAULT_MODE, AskMode
+from ..episodes.inputs import EpisodeInput
 from ..errors import InputError
 from ..graph.derived import CHAIN_KEY_RE
 from ..graph.model import Episode, EpisodeKind
-from ..graph.search import RECIPES
-from ..ingestion.inputs import EpisodeInput
+from ..search import RECIPES
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from ..client import KnowledgeGraph
 from ..explore.gather import AROUND
 from ..facade.group import GroupHandle
 from ..graph.model import Episode, EpisodeStatus
-from ..graph.search import (
+from ..present.records import episode_dict
+from ..search import (
     COMBINED,
     COMMUNITIES_HYBRID,
     ENTITIES_HYBRID,
@@ -26,7 +27,6 @@ from ..graph.search import (
     SearchConfig,
     recipe,
 )
-from ..present.records import episode_dict
 from ..tokens import aload_encoding
 from .auth import Keys
 from .intake import Intake

@@ -1,5 +1,5 @@
 """Dump files: written whole or not at all (a ``.partial`` file renamed at the end), ``.gz`` compressed,
-and read back (``ingestion.inputs.open_lines``) through ``format.read``."""
+and read back (``episodes.inputs.open_lines``) through ``format.read``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import AsyncIterable
 from pathlib import Path
 from typing import IO
 
-from ..ingestion.inputs import open_lines
+from ..episodes.inputs import open_lines
 from .format import Dump, read
 
 

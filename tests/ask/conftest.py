@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder
 
 PARIS, BERLIN, LISBON = "Alice lives in Paris.", "Alice lives in Berlin.", "Alice lives in Lisbon."

@@ -11,10 +11,10 @@ import pytest
 
 from epigraph import AskChunk, KnowledgeGraph
 from epigraph.ask import check_dialog
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.derived import ConversationSummary
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import EPISODES, LISBON, WORLD

@@ -17,10 +17,10 @@ from epigraph.ask.context import PARTS, SHAPED, parts_for
 from epigraph.ask.record import deduplicated
 from epigraph.ask.relative_dates import meant_dates
 from epigraph.ask.shapes import shape_of
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Fact
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 POTTERY = "Melanie signed up for a pottery class."

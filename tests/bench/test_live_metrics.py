@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from epigraph.episodes.events import EpisodeResult
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.ingestion.events import EpisodeResult
 from epigraph.pipeline.metering import CallRecord
 from epigraph.testing import HashEmbedder
 

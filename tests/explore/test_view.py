@@ -81,7 +81,7 @@ def test_an_entity_heading_stays_apart_from_its_summary() -> None:
 def test_in_the_terminal_only_the_heading_is_bold(alice: GraphView) -> None:
     from rich.console import Group as RichGroup
 
-    from epigraph.graph.search.entity import EntityView
+    from epigraph.search.entity import EntityView
 
     entity = alice.entities[alice.focus[0]]
     view = EntityView(entity=entity, current=(), history=(), episodes=(), mentions=7, neighbours={})

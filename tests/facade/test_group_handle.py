@@ -16,13 +16,13 @@ import pytest
 import epigraph
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
+from epigraph.episodes.inputs import FIELDS, EpisodeFields, EpisodeInput, parse_episode_lines
 from epigraph.errors import EpisodeNotFound, InputError
 from epigraph.facade.corrections import Corrections
 from epigraph.facade.group import GroupHandle
 from epigraph.facade.overview import Overview
 from epigraph.facade.transfer import Transfer
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.inputs import FIELDS, EpisodeFields, EpisodeInput, parse_episode_lines
 from epigraph.serve.schemas import EpisodeIn
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import read

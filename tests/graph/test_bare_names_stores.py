@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.store import GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from epigraph.embed import SentenceTransformerEmbedder
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import InputError
 from epigraph.graph.model import Episode
 from epigraph.importers import (
@@ -21,7 +22,6 @@ from epigraph.importers import (
     sample_records,
     to_episode,
 )
-from epigraph.ingestion.inputs import EpisodeInput
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = datetime(2020, 1, 1, tzinfo=UTC)

@@ -7,8 +7,7 @@ from datetime import timedelta
 
 from pipeline.world import F, Turn, World, episode_of, hobbies
 
-from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.events import (
+from epigraph.episodes.events import (
     EntityExtracted,
     EntityResolved,
     EpisodeDone,
@@ -19,8 +18,9 @@ from epigraph.ingestion.events import (
     FactInvalidated,
     SummaryUpdated,
 )
+from epigraph.episodes.inputs import EpisodeInput
+from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.context import context_block
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder

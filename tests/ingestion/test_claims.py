@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from pipeline.world import F, Turn, World, episode_of
 
+from epigraph.episodes.events import EntityExtracted, EpisodeDone, EpisodeWaiting, ProgressEvent
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.graph.store import EpisodeWrite
 from epigraph.ingestion.claims import Leases, holding
-from epigraph.ingestion.events import EntityExtracted, EpisodeDone, EpisodeWaiting, ProgressEvent
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 
 from .conftest import T0

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pipeline.world import F, Turn, World
 
+from epigraph.episodes.events import DUPLICATE, EpisodeResult
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.ingestion.claims import Leases
-from epigraph.ingestion.events import DUPLICATE, EpisodeResult
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder

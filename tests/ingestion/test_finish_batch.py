@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
+from epigraph.episodes.events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder

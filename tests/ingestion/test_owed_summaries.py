@@ -20,10 +20,10 @@ from typing import Any
 
 from pipeline.world import World, hobbies
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.grammar import NONE
 from epigraph.testing import HashEmbedder

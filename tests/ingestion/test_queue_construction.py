@@ -9,9 +9,9 @@ import pytest
 
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
 from .conftest import T0

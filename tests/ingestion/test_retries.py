@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from pipeline.world import OSLO, OSLO_WORLD, World
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
 

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from pipeline.world import F, Turn, World
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import StoreUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 

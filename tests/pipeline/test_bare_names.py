@@ -4,11 +4,11 @@ longer name of the graph it heads; with several such names, or the option off, i
 
 from __future__ import annotations
 
+from epigraph.episodes.events import EpisodeResult
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
-from epigraph.ingestion.events import EpisodeResult
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.bare_names import head_target, kin_owned, speakers_own, unowned
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.language import plain_words as words
 from epigraph.language import roots, stem
 from epigraph.pipeline.grounding import Grounding, not_an_entity

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from epigraph.episodes.events import EntityExtracted
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
-from epigraph.ingestion.events import EntityExtracted
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 

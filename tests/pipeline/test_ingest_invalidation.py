@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import UsageError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.ontology import Ontology, clean_attributes, relation_name
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts import extract_combined as cp
 from epigraph.prompts import extract_entities as ep

@@ -10,9 +10,9 @@ from typing import Any
 
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import (
     SMALL_MODEL_RETIRE_ALL_GUARD,
     IngestOptions,

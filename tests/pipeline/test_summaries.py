@@ -3,9 +3,9 @@ episode, or none at all."""
 
 from __future__ import annotations
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions, small_model_options
 from epigraph.pipeline.things import NounPhrases, ThingCheck, message_words
 from epigraph.testing import HashEmbedder

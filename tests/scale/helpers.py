@@ -26,7 +26,7 @@ from _scale_harness import (
 from _serve_harness import LLM_KEY, LLMThread
 from aiokafka.partitioner import murmur2
 
-from epigraph.ingestion.inputs import EpisodeInput
+from epigraph.episodes.inputs import EpisodeInput
 
 from .conftest import _skip_or_fail
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput, parse_episode_lines
 from epigraph.errors import InputError
 from epigraph.graph.model import EpisodeKind
-from epigraph.ingestion.inputs import EpisodeInput, parse_episode_lines
 from epigraph.publish.envelope import decode, encode, envelope
 
 WHEN = datetime(2024, 5, 2, 10, 0, tzinfo=UTC)

@@ -10,9 +10,9 @@ import pytest
 
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import InputError, QueueError
 from epigraph.graph.model import EpisodeStatus
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.publish.envelope import Envelope, decode
 from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing import HashEmbedder, ScriptedLLM

@@ -19,7 +19,7 @@ import pytest
 
 from epigraph.client import KnowledgeGraph, store_from_settings
 from epigraph.config import Settings
-from epigraph.ingestion.inputs import EpisodeInput
+from epigraph.episodes.inputs import EpisodeInput
 
 from .helpers import (
     LLM_KEY,

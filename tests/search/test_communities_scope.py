@@ -11,10 +11,10 @@ from epigraph.errors import UsageError
 from epigraph.graph.derived import Community
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Episode, Mention
-from epigraph.graph.search import COMBINED, COMMUNITIES_HYBRID, SearchConfig, recipe, search
-from epigraph.graph.search.communities import bm25, cosine
-from epigraph.graph.search.config import BM25_ONLY, HYBRID, HYBRID_NODE_DISTANCE, ScopeConfig
 from epigraph.graph.store import EpisodeWrite
+from epigraph.search import COMBINED, COMMUNITIES_HYBRID, SearchConfig, recipe, search
+from epigraph.search.communities import bm25, cosine
+from epigraph.search.config import BM25_ONLY, HYBRID, HYBRID_NODE_DISTANCE, ScopeConfig
 from epigraph.testing import HashEmbedder
 
 G = "g"

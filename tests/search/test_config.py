@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from epigraph.graph.search import config as cfg
-from epigraph.graph.search.config import (
+from epigraph.search import config as cfg
+from epigraph.search.config import (
     COMBINED,
     DEFAULT,
     FACTS_HYBRID,

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeKind, EpisodeStatus, speaker_of
-from epigraph.graph.search import EPISODES_HYBRID, ScopeConfig, SearchConfig, search
-from epigraph.graph.search.config import COMBINED, HYBRID, HYBRID_CONTEXT
-from epigraph.graph.search.context import names, session_links
-from epigraph.graph.search.fusion import boost, spread_to_neighbours
+from epigraph.search import EPISODES_HYBRID, ScopeConfig, SearchConfig, search
+from epigraph.search.config import COMBINED, HYBRID, HYBRID_CONTEXT
+from epigraph.search.context import names, session_links
+from epigraph.search.fusion import boost, spread_to_neighbours
 from epigraph.testing import HashEmbedder
 
 SEQ = ["a", "b", "c", "d", "e"]

@@ -11,7 +11,8 @@ from epigraph.errors import EntityNotFound, StoreError, UsageError
 from epigraph.graph.derived import Community
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Fact
-from epigraph.graph.search import (
+from epigraph.graph.store import Hit
+from epigraph.search import (
     COMBINED,
     ENTITIES_HYBRID,
     ENTITIES_MENTIONS,
@@ -27,10 +28,9 @@ from epigraph.graph.search import (
     SearchConfig,
     search,
 )
-from epigraph.graph.search.config import Retriever
-from epigraph.graph.search.results import is_retired
-from epigraph.graph.search.tasks import first_error
-from epigraph.graph.store import Hit
+from epigraph.search.config import Retriever
+from epigraph.search.results import is_retired
+from epigraph.search.tasks import first_error
 from epigraph.testing import HashEmbedder
 
 LIVES = ("paris", "berlin", "rome")

@@ -14,7 +14,7 @@ from search_graph import Graph, t
 from epigraph.errors import EntityNotFound
 from epigraph.explore import GraphView
 from epigraph.explore.gather import entity_graph
-from epigraph.graph.search import closest_names, entity_view
+from epigraph.search import closest_names, entity_view
 
 
 async def test_entity_view_current_history_and_episodes(graph: Graph) -> None:

@@ -8,9 +8,9 @@ import pytest
 
 from epigraph.errors import UsageError
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.graph.search.filters import make_filters, valid_during
-from epigraph.graph.search.retrievers import keyword_query
 from epigraph.graph.temporal import TimeFilter, apply_contradiction, believed_interval, matches
+from epigraph.search.filters import make_filters, valid_during
+from epigraph.search.retrievers import keyword_query
 
 
 def t(year: int, month: int = 1) -> datetime:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from epigraph.graph.search.fusion import (
+from epigraph.search.fusion import (
     Normalization,
     dedupe,
     mmr,

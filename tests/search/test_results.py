@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.graph.search.results import EntityResult, EpisodeHit, FactResult, SearchResults, is_retired
+from epigraph.search.results import EntityResult, EpisodeHit, FactResult, SearchResults, is_retired
 
 ALICE = Entity(
     group_id="g", name="Alice", labels=["Person"], summary="Engineer at Acme.", name_embedding=[1.0, 0.0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from epigraph.graph.search import RECIPES
+from epigraph.search import RECIPES
 
 from .conftest import Served
 

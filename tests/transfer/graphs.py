@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from epigraph import KnowledgeGraph
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.importers.plan import iter_inputs, plan_without_llm
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.prompts.fact_lines import time_words, write_fact
 from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import ChatRequest

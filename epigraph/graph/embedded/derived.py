@@ -2,7 +2,7 @@
 
 Run on the store's SQLite thread like ``reads`` and ``writes``. Communities are few (tens to hundreds per
 group), so a community's embedding lives in its own row and is read with it; a community search ranks
-them in memory (``graph.search.communities``).
+them in memory (``search.communities``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
   one session when they come from the same source and their reference times are at most a gap apart.
   Turns imported from one LoCoMo session share its time; live chat turns are seconds to minutes apart;
   sessions days apart. Episodes have no session field, so this is the rule.
-- **Speakers**: a message episode's content is ``"Speaker: text"`` (``ingestion.inputs`` writes it so);
+- **Speakers**: a message episode's content is ``"Speaker: text"`` (``episodes.inputs`` writes it so);
   the speaker is that prefix. A query names a speaker when the speaker's name occurs in it as whole words
   (any case).
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from itertools import pairwise
 
-from ..model import Episode
+from ..graph.model import Episode
 
 
 def names(query: str, speaker: str) -> bool:

@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ...embed import Embedder
-from ...errors import EntityNotFound
-from ...present import frames
-from ...present.corrections import correction_dict, describe
-from ...present.draw import GraphDrawing, subgraph_drawing
-from ...present.records import entity_dict, episode_dict, fact_dict
-from ...present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
-from ..corrections import Correction
-from ..model import Entity, Episode, Fact, normalize_name, utc_now
-from ..roles import optional
-from ..store import CorrectionReads, FactFilter, GraphReads
-from ..temporal import EVERYTHING, TimeFilter, interval, matches
+from ..embed import Embedder
+from ..errors import EntityNotFound
+from ..graph.corrections import Correction
+from ..graph.model import Entity, Episode, Fact, normalize_name, utc_now
+from ..graph.roles import optional
+from ..graph.store import CorrectionReads, FactFilter, GraphReads
+from ..graph.temporal import EVERYTHING, TimeFilter, interval, matches
+from ..present import frames
+from ..present.corrections import correction_dict, describe
+from ..present.draw import GraphDrawing, subgraph_drawing
+from ..present.records import entity_dict, episode_dict, fact_dict
+from ..present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from .filters import make_filters
 from .results import retired_uuids
 from .tasks import gather

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ...errors import UsageError
-from ..model import Entity, Episode, Fact, check_group_id, check_label, check_relation, to_utc
-from ..store import EntityFilter, FactFilter
-from ..temporal import TimeFilter, interval, overlaps
+from ..errors import UsageError
+from ..graph.model import Entity, Episode, Fact, check_group_id, check_label, check_relation, to_utc
+from ..graph.store import EntityFilter, FactFilter
+from ..graph.temporal import TimeFilter, interval, overlaps
 
 
 def valid_during(fact: Fact, start: datetime | None, end: datetime | None) -> bool:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ...present import frames
-from ...present.draw import GraphDrawing, subgraph_drawing
-from ...present.records import entity_dict, episode_dict, fact_dict
-from ...present.tables import Table, TableView, fmt_score, fmt_time, fmt_validity, shorten
-from ..derived import Community
-from ..model import Entity, Episode, Fact, utc_now
-from ..temporal import is_current, start_unknown
+from ..graph.derived import Community
+from ..graph.model import Entity, Episode, Fact, utc_now
+from ..graph.temporal import is_current, start_unknown
+from ..present import frames
+from ..present.draw import GraphDrawing, subgraph_drawing
+from ..present.records import entity_dict, episode_dict, fact_dict
+from ..present.tables import Table, TableView, fmt_score, fmt_time, fmt_validity, shorten
 
 
 def is_retired(fact: Fact, now: datetime | None = None) -> bool:
@@ -138,7 +138,7 @@ class EntityResult:
 @dataclass(frozen=True, slots=True)
 class EpisodeHit:
     """An episode a search found, with its score (what ingesting an episode gave is
-    ``ingestion.events.EpisodeResult``)."""
+    ``episodes.events.EpisodeResult``)."""
 
     episode: Episode
     score: float

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from epigraph.episodes.reports import merge_reports
 from epigraph.graph.model import IngestReport, PromptUsage
-from epigraph.ingestion.reports import merge_reports
 
 
 def test_merge_reports_adds_everything() -> None:

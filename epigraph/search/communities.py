@@ -18,11 +18,11 @@ from collections.abc import Sequence
 import numpy as np
 from rank_bm25 import BM25Plus
 
-from ...language import LUCENE_STOP_WORDS
-from ...language import words as all_words
-from ..derived import Community
-from ..roles import optional
-from ..store import GraphReads, Hit, ViewReads
+from ..graph.derived import Community
+from ..graph.roles import optional
+from ..graph.store import GraphReads, Hit, ViewReads
+from ..language import LUCENE_STOP_WORDS
+from ..language import words as all_words
 
 
 def words(text: str) -> list[str]:

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ...embed import Embedder
-from ...errors import UsageError
-from ..derived import Community
-from ..model import Entity, Episode, Fact, speaker_of
-from ..store import CURRENT, GraphReads, Hit, TimeFilter
+from ..embed import Embedder
+from ..errors import UsageError
+from ..graph.derived import Community
+from ..graph.model import Entity, Episode, Fact, speaker_of
+from ..graph.store import CURRENT, GraphReads, Hit, TimeFilter
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...language import QUERY_STOP_WORDS, words
-from ..store import GraphReads, Hit
+from ..graph.store import GraphReads, Hit
+from ..language import QUERY_STOP_WORDS, words
 from . import communities
 from .config import Retriever, Scope
 from .filters import Filters

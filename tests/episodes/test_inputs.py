@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from epigraph.episodes.inputs import EpisodeInput, parse_episode_lines
 from epigraph.errors import InputError
 from epigraph.graph.model import EpisodeKind
-from epigraph.ingestion.inputs import EpisodeInput, parse_episode_lines
 
 GOOD = {"content": "I moved.", "kind": "message", "speaker": "Ann", "reference_time": "2024-05-02T10:00:00Z",
         "group": "ann", "source": "chat", "name": "m1", "id": "m-1"}  # fmt: skip

@@ -1,0 +1,12 @@
+"""The vocabulary of an episode's road, spoken by the queue and the per-episode algorithm alike.
+
+- :mod:`.inputs` — ``EpisodeInput`` (what goes in: content, speaker, reference time, group, ...) and the
+  parser of JSON Lines episode files;
+- :mod:`.events` — what comes out: ``EpisodeResult`` and the typed progress events (``EpisodeDone``,
+  ``EntityResolved``, ``FactInvalidated``, ...);
+- :mod:`.reports` — the arithmetic of ingest reports (``merge_reports``).
+
+It sits below both the pipeline (``epigraph.pipeline``), which speaks it, and the queue
+(``epigraph.ingestion``), which runs the pipeline, and below the importers and the publisher, which make
+episode inputs (``tests/test_layers.py``). Nothing is imported here, so importing one module runs no other.
+"""
