@@ -14,8 +14,9 @@ The Protocols you implement to bring your own parts are here too: :class:`GraphS
 :class:`GraphLookups`, :class:`GraphSearch`, ``setup``, ``close``): ingestion, search, ``ask`` and the
 entity view need nothing else. A store may add optional roles: :class:`DerivedViews` (:class:`ViewReads`,
 :class:`ViewUpkeep`: communities and conversation summaries, kept after each batch), :class:`CorrectionLog`
-(:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`WholeGroups` (export,
-load, stats, ``delete_group``) and :class:`BulkWrites`; a feature whose role the store has not got raises
+(:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`ChangeReads` (what
+changed in a time window: ``kg.changes``), :class:`WholeGroups` (export, load, stats, ``delete_group``)
+and :class:`BulkWrites`; a feature whose role the store has not got raises
 :class:`StoreRoleMissing` naming the feature, the role and the methods missing.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
@@ -47,6 +48,7 @@ from .graph.derived import Community, ConversationSummary
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.store import (
     BulkWrites,
+    ChangeReads,
     CorrectionLog,
     CorrectionReads,
     CorrectionWrites,
@@ -76,6 +78,7 @@ __all__ = [
     "AskOptions",
     "AskUsage",
     "BulkWrites",
+    "ChangeReads",
     "Citation",
     "Community",
     "ConfigError",

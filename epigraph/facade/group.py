@@ -15,17 +15,19 @@ from typing import Any, Literal, Unpack, overload
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
-from ..errors import ConfigError, EpisodeNotFound
+from ..errors import ConfigError, EpisodeNotFound, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
+from ..graph.changes import Window, kinds_of, named_entities, what_changed
 from ..graph.derived import chain_key
-from ..graph.model import Episode, EpisodeStatus, check_group_id
+from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
 from ..graph.roles import optional, role
-from ..graph.store import OverviewStore, StoreStats, WholeGroups
+from ..graph.store import ChangeReads, OverviewStore, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.runner import ALL
 from ..overview import Conversations
 from ..pipeline.options import Mode
+from ..present.changes import ChangeList
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from .corrections import Corrections
 from .overview import Overview
@@ -154,6 +156,36 @@ class GroupHandle:
         return await role((await opened(self._graph)).store, WholeGroups, feature="stats").stats(
             self.group_id
         )
+
+    async def changes(
+        self,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        *,
+        kinds: Iterable[str] | None = None,
+        limit: int = 1000,
+    ) -> ChangeList:
+        """What changed in the group in ``[since, until)`` (an unset bound is none), grouped by entity:
+        facts that started or ended (event time), were learned, retired, corrected by hand or moved by a
+        merge (system time), each with both axes' times and its sources (:mod:`epigraph.graph.changes`
+        says which axis decides each kind). ``kinds``: only these (``started``, ``ended``, ``learned``,
+        ``retired``, ``corrected``, ``merged``); ``limit``: at most this many facts and corrections read
+        (``truncated`` says when the window held more). A bad window or kind raises
+        :class:`~epigraph.errors.InputError` naming the field; a store without the role
+        (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
+        window = _window(since, until)
+        try:
+            chosen = kinds_of(list(kinds) if kinds is not None else None)
+        except ValueError as exc:
+            raise InputError(str(exc), field="kinds") from None
+        if limit < 1:
+            raise InputError(f"limit must be at least 1, got {limit}", field="limit")
+        g = await opened(self._graph)
+        records = await role(g.store, ChangeReads, feature="changes").changes(self.group_id, window, limit)
+        found = what_changed(records, window, chosen)
+        episodes = {e.uuid: e for e in records.episodes}
+        return ChangeList(self.group_id, window, found, named_entities(records), episodes, chosen,
+                          records.truncated)  # fmt: skip
 
     async def search(
         self,
@@ -287,3 +319,17 @@ class GroupHandle:
         async with aclosing(chunks) as dialog_chunks:
             async for chunk in dialog_chunks:
                 yield chunk
+
+
+def _window(since: datetime | str | None, until: datetime | str | None) -> Window:
+    """The window ``[since, until)``; :class:`~epigraph.errors.InputError` naming the bad field."""
+    bounds: dict[str, datetime | None] = {}
+    for name, value in (("since", since), ("until", until)):
+        try:
+            bounds[name] = None if value is None else to_utc(value)
+        except ValueError as exc:
+            raise InputError(str(exc), field=name) from None
+    try:
+        return Window(bounds["since"], bounds["until"])
+    except ValueError as exc:
+        raise InputError(str(exc), field="until") from None

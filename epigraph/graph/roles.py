@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar, cast
 
 from ..errors import StoreRoleMissing
-from .store import BulkWrites, CorrectionLog, DerivedViews, WholeGroups
+from .store import BulkWrites, ChangeReads, CorrectionLog, DerivedViews, WholeGroups
 
 __all__ = ["OPTIONAL_ROLES", "missing", "optional", "role"]
 
 R = TypeVar("R")
 
-OPTIONAL_ROLES: tuple[type, ...] = (DerivedViews, CorrectionLog, WholeGroups, BulkWrites)
+OPTIONAL_ROLES: tuple[type, ...] = (DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites)
 """The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
 
 

@@ -4,8 +4,9 @@ Async Protocols in domain types, one per role, cut along what consumers call, so
 for what it calls (and a fake or a third store implements only that). The roles: :class:`EpisodeLog`
 (the ingestion queue's writes and claims), :class:`GraphLookups`, :class:`GraphSearch`,
 :class:`ViewReads` and :class:`ViewUpkeep` (the derived views read, and kept: with the entity summaries
-a batch still owes), :class:`CorrectionReads`, :class:`CorrectionWrites`, :class:`WholeGroups` (list,
-count, dump, load, delete) and :class:`BulkWrites`.
+a batch still owes), :class:`CorrectionReads`, :class:`CorrectionWrites`, :class:`ChangeReads` (what
+changed in a time window), :class:`WholeGroups` (list, count, dump, load, delete) and
+:class:`BulkWrites`.
 
 :class:`GraphStore` is the core every store implements (25 methods): the episode log, the lookups and
 the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
@@ -43,6 +44,7 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from .changes import ChangeRecords, Window
 from .corrections import Correction
 from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
@@ -77,6 +79,7 @@ __all__ = [
     "ANY_FACT",
     "Chain",
     "ChainRead",
+    "ChangeRecords",
     "Claim",
     "DeletionResult",
     "DumpItem",
@@ -88,6 +91,7 @@ __all__ = [
     "Hit",
     "OwedSummaries",
     "StoreStats",
+    "Window",
     "check_communities",
     "unknown_member",
 ]
@@ -293,6 +297,18 @@ class CorrectionWrites(Protocol):
         (``corrections.conflict``; :class:`~epigraph.errors.ConflictError` and nothing written when it
         does not), make it ``correction.after`` (``Correction.plan``) and store ``correction.stored()``.
         ``correction.check()`` failing raises StoreError before anything is read."""
+
+
+@runtime_checkable
+class ChangeReads(Protocol):
+    """What changed in a time window: the records ``graph.changes.what_changed`` reads."""
+
+    async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
+        """The group's records for ``window`` (``graph.changes.ChangeRecords``): every fact with a time
+        in it on either axis (a start, ``valid_at`` or ``stated_at``; ``invalid_at``; ``created_at``;
+        ``expired_at``) and every correction made in it, each at most ``limit`` (the oldest recorded
+        first; ``truncated`` when more were there), with the stored entities and episodes they name
+        (``graph.changes.cited``). Unbounded sides of the window are no bound."""
 
 
 @runtime_checkable

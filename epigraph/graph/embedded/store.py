@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ...errors import EpigraphError, StoreError, StoreUnavailable
+from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, utc_now
@@ -297,6 +298,10 @@ class EmbeddedStore:
 
     async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
         return await self._read(reads.mentions, group_id, list(entity_uuids))
+
+    # --- what changed ---------------------------------------------------------------------------------
+    async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
+        return await self._read(reads.changes, group_id, window, limit)
 
     # --- whole groups -----------------------------------------------------------------------------------
     async def groups(self) -> list[str]:

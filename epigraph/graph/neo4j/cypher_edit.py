@@ -120,3 +120,24 @@ DELETE_GROUP = (
     "MATCH (n:Conversation {group_id: $group_id}) DELETE n",
     "MATCH (n:GroupLock {group_id: $group_id}) DELETE n",
 )
+
+# --- what changed in a window (graph.changes) ----------------------------------------------------------
+# $since / $until: datetimes, or null for an open side. A group's facts are scanned (the (group_id,
+# start_us) index serves a group scan); no index serves a time on five properties, and a window's read is
+# a report, not a hot path.
+_IN_WINDOW = "t IS NOT NULL AND ($since IS NULL OR t >= $since) AND ($until IS NULL OR t < $until)"
+CHANGED_FACTS = f"""
+MATCH ()-[r:RELATES_TO]->() WHERE r.group_id = $group_id
+  AND any(t IN [r.valid_at, r.stated_at, r.invalid_at, r.created_at, r.expired_at] WHERE {_IN_WINDOW})
+RETURN {fact_map("r")} AS fact ORDER BY r.created_at, r.uuid LIMIT $limit
+"""
+CHANGED_BY_CORRECTIONS = """
+MATCH (c:Correction {group_id: $group_id})
+WHERE ($since IS NULL OR c.created_at >= $since) AND ($until IS NULL OR c.created_at < $until)
+RETURN c.record_json AS record ORDER BY c.created_at, c.uuid LIMIT $limit
+"""
+GET_EPISODES = f"""
+UNWIND $uuids AS u
+MATCH (ep:Episode {{group_id: $group_id, uuid: u}}) {_seek("ep", "Episode")}
+RETURN {episode_map("ep")} AS ep
+"""

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import neo4j
 
+from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..derived import Community, ConversationSummary
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
@@ -42,6 +43,7 @@ from ..store import (
     StoreStats,
     TimeFilter,
 )
+from . import changes as change_reads
 from . import claims, convert, derived, groups, lookups, schema, search, writing
 from . import cypher as q
 from . import cypher_edit as qe
@@ -372,6 +374,10 @@ class Neo4jStore:
             return []
         params = {"group_id": group_id, "uuids": _unique(entity_uuids)}
         return [convert.mention_from(group_id, r) for r in await self._conn.read(qe.MENTIONS_OF, params)]
+
+    # --- what changed -----------------------------------------------------------------------------------
+    async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
+        return await change_reads.changes(self._conn, group_id, window, limit)
 
     # --- whole groups ------------------------------------------------------------------------------------
     async def groups(self) -> list[str]:
