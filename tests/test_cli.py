@@ -596,6 +596,28 @@ def test_episodes_and_stats(graph_db: Path, capsys: Capsys) -> None:
     assert row(out, "current facts") == 4
 
 
+def test_changes_in_a_window_by_kind_grouped_by_entity(graph_db: Path, capsys: Capsys) -> None:
+    argv = ["--db", str(graph_db), "changes", "--since", "2023-12-01", "--until", "2024-01-01", "--json"]
+    code, out, _ = run(capsys, argv, OFFLINE)
+    changed = json.loads(out)
+    by_kind: dict[str, set[str]] = {}
+    for entity in changed["entities"]:
+        for change in entity["changes"]:
+            by_kind.setdefault(change["kind"], set()).add(change["fact"]["text"])
+    # said in January 2024 of "last month": Berlin began and Paris ended in December 2023 (event time)
+    assert code == 0
+    assert by_kind == {"started": {"Alice lives in Berlin."}, "ended": {"Alice lives in Paris."}}
+    code, out, _ = run(capsys, ["--db", str(graph_db), "changes", "--kind", "retired", "--json"], OFFLINE)
+    (retired,) = {c["fact"]["text"]: c for e in json.loads(out)["entities"] for c in e["changes"]}.values()
+    assert retired["fact"]["text"] == "Alice lives in Paris." and retired["axis"] == "system"
+    assert retired["retired_by"]["episode"]["reference_time"] == "2024-01-15T20:00:00+00:00"
+    code, out, _ = run(capsys, ["--db", str(graph_db), "changes", "--until", "2023-04-01"], OFFLINE)
+    assert code == 0 and "What changed in 'default' from the beginning until 2023-04-01" in out
+    assert "Alice lives in Paris." in out and "started (event)" in out
+    code, _, err = run(capsys, ["--db", str(graph_db), "changes", "--kind", "moved"], OFFLINE)
+    assert code == 2 and "invalid choice: 'moved'" in err
+
+
 def test_conversations_list_and_show_their_episodes_in_order(graph_db: Path, capsys: Capsys) -> None:
     """The ingestion folded the file's three turns (source "chat") into the conversation's summary."""
     code, out, _ = run(capsys, ["--db", str(graph_db), "conversations", "--json"], OFFLINE)

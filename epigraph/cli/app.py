@@ -48,7 +48,7 @@ from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
     ingest.register,  # ingest, import, remove, retry
-    read.register,  # search, entity, episodes, stats
+    read.register,  # search, entity, episodes, changes, stats
     overview.register,  # communities, conversations
     ask.register,  # ask
     edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)

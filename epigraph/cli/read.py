@@ -1,7 +1,7 @@
 """Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
 entity's view with its corrections by hand; ``--html [FILE]`` also writes its interactive view, ``--svg
 FILE`` a static picture; ``entity merge|unmerge|rename`` are corrections, in ``edit``),
-``episodes`` (newest first) and ``stats``.
+``episodes`` (newest first), ``changes`` (what changed in a window, by entity) and ``stats``.
 
 They read a graph that exists: a missing store file is an error (exit 1) and is never created, and a
 search of a group without episodes finds nothing without loading the embedding model.
@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
+from ..graph.changes import KINDS
 from ..graph.model import EpisodeStatus
 from ..present import EpisodeList, StatsView
 from ..search import DEFAULT, RECIPES, SearchResults
@@ -54,6 +55,17 @@ def register(command: AddCommand) -> None:
     p.add_argument("--until", type=date_arg, metavar="DATE", help="reference time < DATE")
     p.add_argument("--status", choices=[s.value for s in EpisodeStatus])
     p.add_argument("--limit", type=positive_arg, default=50, metavar="N", help="at most N (default 50)")
+
+    p = command("changes", cmd_changes, "what changed in a window, by entity (both time axes, the sources)")
+    p.add_argument("--since", type=date_arg, metavar="DATE", help="from DATE (included; default: the start)")
+    p.add_argument("--until", type=date_arg, metavar="DATE", help="until DATE (excluded; default: no end)")
+    p.add_argument(
+        "--kind", action="append", choices=[k.value for k in KINDS], metavar="KIND",
+        help=f"only this kind (repeatable): {', '.join(KINDS)}; started and ended are read on event "
+        "time, the others on system time",
+    )  # fmt: skip
+    p.add_argument("--limit", type=positive_arg, default=1000, metavar="N",
+                   help="read at most N facts and N corrections (default 1000)")  # fmt: skip
 
     command("stats", cmd_stats, "counts of episodes, entities and facts in the group")
 
@@ -112,6 +124,13 @@ async def cmd_episodes(cli: Cli, args: argparse.Namespace) -> int:
         found = await kg.episodes(since=args.since, until=args.until, status=status, limit=args.limit)
     listing = EpisodeList(kg.group_id, found, since=args.since, until=args.until)
     cli.show(listing, listing.records())
+    return 0
+
+
+async def cmd_changes(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli, existing=True) as kg:
+        listing = await kg.changes(args.since, args.until, kinds=args.kind, limit=args.limit)
+    cli.show(listing, listing.to_dict())
     return 0
 
 

@@ -28,6 +28,7 @@ from ..ask import AskMode
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..errors import ConflictError, NotFound, UsageError
+from ..graph.changes import ChangeKind
 from ..version import __version__
 from . import editing, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
@@ -176,6 +177,18 @@ def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         """An entity by name, alias or uuid: summary, current facts, history, episodes; as_of: as it was
         then (the facts current then, the history by then, the episodes said by then)."""
         return await guarded(service.entity(state, group(ctx, group_id), name, as_of=as_of))
+
+    @server.tool()
+    async def changes(
+        *, group_id: GroupArg = None, ctx: Context, since: Timestamp | None = None,
+        until: Timestamp | None = None, kinds: list[ChangeKind] | None = None, limit: int = 1000,
+    ) -> dict[str, Any]:  # fmt: skip
+        """What changed in [since, until), grouped by entity: facts that started or ended (event time),
+        were learned, retired, corrected or merged (system time), with both times and their sources."""
+        chosen = [k.value for k in kinds] if kinds else None
+        found = service.changes(state, group(ctx, group_id), since=since, until=until, kinds=chosen,
+                                limit=max(1, min(limit, 1000)))  # fmt: skip
+        return await guarded(found)
 
     @server.tool()
     async def ask(

@@ -1,4 +1,5 @@
-"""Routes that read: search, an entity's view and history, episodes of a time range, group stats."""
+"""Routes that read: search, an entity's view and history, episodes of a time range, what changed in a
+window, group stats."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from ..graph.changes import ChangeKind
 from ..graph.model import EpisodeStatus
 from . import service
 from .deps import ERRORS, Group, state_of
@@ -67,6 +69,24 @@ async def episodes(
     """Episodes whose reference time is in ``[since, until)``, newest first."""
     return await service.episodes(
         state_of(request), group_id, since=since, until=until, status=status, limit=limit
+    )
+
+
+@router.get("/changes", responses=ERRORS)
+async def changes(
+    request: Request,
+    group_id: Group,
+    since: Timestamp | None = None,
+    until: Timestamp | None = None,
+    kind: Annotated[list[ChangeKind] | None, Query(description="only these kinds (repeatable)")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="facts and corrections read, at most")] = 1000,
+) -> dict[str, Any]:
+    """What changed in ``[since, until)`` (half-open; an unset side is no bound), grouped by entity:
+    facts that started or ended (event time), were learned, retired, corrected or merged (system time),
+    each with both axes' times and its sources (episode ids and names, the correction)."""
+    kinds = [k.value for k in kind] if kind else None
+    return await service.changes(
+        state_of(request), group_id, since=since, until=until, kinds=kinds, limit=limit
     )
 
 

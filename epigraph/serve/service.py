@@ -142,6 +142,21 @@ async def episodes(
     return {"group_id": group_id, "episodes": [episode_body(e) for e in found]}
 
 
+async def changes(
+    state: ServerState,
+    group_id: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    kinds: Sequence[str] | None = None,
+    limit: int = 1000,
+) -> dict[str, Any]:
+    """What changed in ``[since, until)``, grouped by entity (``GroupHandle.changes``)."""
+    async with state.intake.priority.foreground():
+        listing = await group(state, group_id).changes(since, until, kinds=kinds, limit=limit)
+    return listing.to_dict()
+
+
 async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
     """The group's counts, and how many of its episodes are pending and failed."""
     async with state.intake.priority.foreground():

@@ -56,9 +56,16 @@ CONVERSATION = [
     ("2024-05-10", "2025-01-05", "Ann: I moved to Paris.", [PARIS]),
     ("2024-05-20", "2025-01-06", "Bo: Anne plays chess.", [CHESS]),
 ]
+
+
+def _turn(message: str, facts: list[F]) -> Turn:
+    """The speaker and the facts' ends as the turn's entities, each once."""
+    names = [message.split(":")[0], *(n for f in facts for n in (f.source, f.target))]
+    return Turn(list(dict.fromkeys(names)), facts)
+
+
 WORLD = World(
-    turns={message: Turn(list(dict.fromkeys([message.split(":")[0], *(n for f in facts for n in (f.source, f.target))])), facts)
-           for _, _, message, facts in CONVERSATION},
+    turns={message: _turn(message, facts) for _, _, message, facts in CONVERSATION},
     contradicts={BERLIN.fact: [OSLO.fact], PARIS.fact: [BERLIN.fact]},
 )  # fmt: skip
 PARIS_EDITED = "Ann lives in Paris, France."
@@ -152,7 +159,9 @@ async def test_the_scripted_conversation_changes_exactly_as_expected_in_every_wi
     assert wrong == {}, "(found, expected) per window and kind"
 
 
-async def test_changes_carry_both_axes_their_sources_and_are_grouped_by_entity(store: GraphStore, group: str) -> None:
+async def test_changes_carry_both_axes_their_sources_and_are_grouped_by_entity(
+    store: GraphStore, group: str
+) -> None:
     run = await scripted(store, group)
     listing = await run.kg.changes("2025-01-03", "2025-01-04")
     retired = [c for c in listing.changes if c.kind == ChangeKind.RETIRED]
@@ -166,12 +175,16 @@ async def test_changes_carry_both_axes_their_sources_and_are_grouped_by_entity(s
     record = listing.to_dict()
     groups = {group["name"]: group for group in record["entities"]}
     assert set(groups) == {"Ann", "Oslo", "Berlin"}  # the retired fact under both its ends
-    ann = [c for c in groups["Ann"]["changes"] if c["kind"] == "retired"][0]
+    ann = next(c for c in groups["Ann"]["changes"] if c["kind"] == "retired")
     assert ann["retired_by"]["episode"]["reference_time"] == "2024-03-15T00:00:00+00:00"
     assert ann["retired_by"]["by_hand"] is False
     # a system-time window: Berlin learned, Oslo retired; what they started and ended was in 2024
     assert record["counts"] == {"started": 0, "ended": 0, "learned": 1, "retired": 1, "corrected": 0,
                                 "merged": 0}  # fmt: skip
+    html = listing._repr_html_()  # a notebook cell: a table per entity, the retired row muted
+    assert html.count("<table") == 3 and '<tr class="retired">' in html and "retired (system)" in html
+    frame = listing.to_pandas()  # one row per change and entity
+    assert len(frame) == 4 and set(frame["kind"]) == {"learned", "retired"}  # 2 changes x 2 ends
     merged = await run.kg.changes("2025-02-04", "2025-02-05")
     names = {group["name"] for group in merged.to_dict()["entities"]}
     assert names == {"Ann", "Anne", "chess"}  # the merged-away name from its correction
@@ -184,7 +197,7 @@ async def test_kinds_limit_and_bad_windows(store: GraphStore, group: str) -> Non
     cut = await run.kg.changes(limit=2)
     assert cut.truncated and not (await run.kg.changes()).truncated
     assert len({c.fact.uuid for c in cut.changes if c.fact and c.correction is None}) <= 2
-    with pytest.raises(InputError, match="since .* must be before until") as raised:
+    with pytest.raises(InputError, match=r"since .* must be before until") as raised:
         await run.kg.changes("2024-05-01", "2024-05-01")
     assert raised.value.field == "until"
     with pytest.raises(InputError, match="unknown kind of change 'moved'") as bad:
@@ -195,7 +208,9 @@ async def test_kinds_limit_and_bad_windows(store: GraphStore, group: str) -> Non
     assert when.value.field == "since"
 
 
-async def test_the_read_returns_what_the_window_touches_on_either_axis_only(store: GraphStore, group: str) -> None:
+async def test_the_read_returns_what_the_window_touches_on_either_axis_only(
+    store: GraphStore, group: str
+) -> None:
     run = await scripted(store, group)
     reads: ChangeReads = store  # type: ignore[assignment]
     records = await reads.changes(run.kg.group_id, Window(at("2023-01-01"), at("2023-02-01")), 100)

@@ -108,6 +108,28 @@ def test_search_entity_history_range_and_stats(served: Served) -> None:
         assert stats["episodes"] >= 4 and stats["pending_episodes"] == 0 and stats["facts"] >= 4
 
 
+def test_what_changed_in_a_window_grouped_by_entity(served: Served) -> None:
+    with served.client() as c:
+        ids = add(c, "changes", "Ivan trusts Judy.")
+        wait_done(c, "changes", ids)
+        window = {"since": "2024-05-02", "until": "2024-05-03"}
+        changed = c.get("/v1/groups/changes/changes", params=window).json()
+        assert changed["since"] == "2024-05-02T00:00:00+00:00" and not changed["truncated"]
+        assert changed["counts"]["started"] == 1 and changed["counts"]["learned"] == 0  # learned today
+        assert [e["name"] for e in changed["entities"]] == ["Ivan", "Judy"]
+        (started,) = changed["entities"][0]["changes"]
+        assert started["kind"] == "started" and started["axis"] == "event"
+        assert started["fact"]["text"] == "Ivan knows Judy." and started["at"].startswith("2024-05-02T10:00")
+        assert [s["uuid"] for s in started["sources"]] == ids
+        learned = c.get("/v1/groups/changes/changes", params={"kind": ["learned", "retired"]}).json()
+        assert learned["kinds"] == ["learned", "retired"]
+        assert learned["counts"] == {"learned": 1, "retired": 0}
+        for params, field in [({"since": "2024-05-03", "until": "2024-05-02"}, "until"),
+                              ({"kind": "moved"}, "kind"), ({"since": "0"}, "since")]:  # fmt: skip
+            refused = c.get("/v1/groups/changes/changes", params=params)
+            assert refused.status_code == 422 and refused.json()["field"].startswith(field), refused.text
+
+
 def test_ask_streams_the_dialog_as_sse_and_answers_one_json_otherwise(served: Served) -> None:
     with served.client() as c:
         wait_done(c, "alpha", add(c, "alpha", "Alice knows Bob."))

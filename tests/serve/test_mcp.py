@@ -18,7 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from epigraph import __version__
 
 TOOLS = {
-    "add_episodes", "episode_status", "search", "read_entity", "ask", "remove_episode",
+    "add_episodes", "episode_status", "search", "read_entity", "changes", "ask", "remove_episode",
     "communities", "update_communities", "conversations", "conversation", "update_conversations",
 }  # fmt: skip
 CONTEXT_TOOLS = ["search_episodes", "search_facts", "entities", "conversations_of", "episodes_of"]
@@ -103,6 +103,14 @@ async def _session_checks(session: ClientSession) -> None:
     assert ok and view["entity"]["name"] == "Alice" and view["current"] and view["episodes"]
     ok, then = await _call(session, "read_entity", group_id="alpha", name="Alice", as_of="2024-01-01")
     assert ok and then["as_of"].startswith("2024-01-01") and then["current"] == then["episodes"] == []
+    ok, changed = await _call(session, "changes", group_id="alpha", since="2024-05-01", until="2024-05-03")
+    assert ok and changed["counts"]["started"] == 1 and changed["counts"]["learned"] == 0, changed
+    started = {c["fact"]["text"] for e in changed["entities"] for c in e["changes"] if c["kind"] == "started"}
+    assert started == {"Alice knows Bob."}
+    sources = [c["sources"] for e in changed["entities"] for c in e["changes"]]
+    assert {s["uuid"] for found in sources for s in found} == {uuid}
+    ok, refused = await _call(session, "changes", group_id="alpha", since="2024-05-03", until="2024-05-01")
+    assert not ok and "must be before until" in refused
     ok, answer = await _call(session, "ask", group_id="alpha", question="Who does Alice know?")
     assert ok and "Alice knows Bob" in answer["text"]
     assert [a["tool"] for a in answer["actions"]] == CONTEXT_TOOLS and answer["usage"]["calls"] == 1
