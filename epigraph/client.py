@@ -22,6 +22,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
+from . import tracing
 from .config import Settings
 from .embed import Embedder, embedder_from_settings
 from .errors import ConfigError
@@ -36,6 +37,7 @@ from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, for_small_model
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
+from .webhooks import Webhooks, webhooks_from_settings
 
 log = logging.getLogger("epigraph.ingest")
 
@@ -115,6 +117,11 @@ class KnowledgeGraph(GroupHandle):
         self._producer: EpisodeProducer | None = None
         self._opened = False
         self.overview_options = overview or OverviewOptions()
+        self.webhooks: Webhooks | None = webhooks_from_settings(self.settings)
+        """``episode.done`` / ``episode.failed`` posted to ``EPIGRAPH_WEBHOOK_URLS`` (None without them):
+        told of every episode the queue runs, never holding it up (``epigraph.webhooks``)."""
+        if self.settings.tracing:
+            tracing.enable()  # spans to the process's tracer provider (``epigraph.tracing``)
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def open(self) -> KnowledgeGraph:
@@ -136,6 +143,8 @@ class KnowledgeGraph(GroupHandle):
 
     async def close(self) -> None:
         self._opened = False
+        if self.webhooks is not None:
+            await self.webhooks.close()
         await self.store.close()
         if self._producer is not None:
             producer, self._producer = self._producer, None
@@ -173,8 +182,9 @@ class KnowledgeGraph(GroupHandle):
             upkeep = Upkeep(views, self.embedder, self.overview_options) if views is not None else None
             if views is None:
                 log.info(NO_UPKEEP, type(self.store).__name__)
+            watch = self.webhooks.episode_finished if self.webhooks is not None else None
             self._ingestor = Ingestor(
-                store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep
+                store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep, watch=watch
             )
         return self._ingestor
 

@@ -26,6 +26,10 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_API_KEY | api_key | the key an `epigraph mcp` stdio session presents (its host sets it) |
 | EPIGRAPH_KAFKA_BOOTSTRAP / _TOPIC | kafka_* | unset: `enqueue` ingests here / epigraph.episodes |
 | EPIGRAPH_CLAIM_SECONDS | claim_seconds | 60 (an ingesting process's claim on an episode, renewed) |
+| EPIGRAPH_TRACING | tracing | false (true: OpenTelemetry spans, epigraph[otel]; see ``epigraph.tracing``) |
+| EPIGRAPH_WEBHOOK_URLS / _SECRET | webhook_* | unset: no webhooks (URLs: commas or spaces between; secrets) |
+| EPIGRAPH_WEBHOOK_EVENTS | webhook_events | episode.done,episode.failed |
+| EPIGRAPH_WEBHOOK_ATTEMPTS / _BACKOFF / _TIMEOUT / _QUEUE | webhook_* | 5 / 1 s (doubled) / 10 s / 1000 |
 
 API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
 ``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
@@ -99,6 +103,23 @@ class Settings(BaseModel):
     claim_seconds: float = Field(default=60.0, gt=0)
     """How long a process's claim on the episode it ingests lasts unless renewed (every third of it):
     the longest another process waits to take over an episode of a process that crashed."""
+
+    tracing: bool = False
+    """OpenTelemetry spans of episodes, stages and model calls (``epigraph.tracing``, the ``otel`` extra)."""
+
+    webhook_urls: SecretStr | None = None
+    """Where ``episode.done`` / ``episode.failed`` are posted (``epigraph.webhooks``): http(s) URLs
+    separated by commas or spaces; a secret, as a URL may carry a token."""
+    webhook_secret: SecretStr | None = None
+    """The key of each delivery's HMAC-SHA256 signature (required with ``webhook_urls``)."""
+    webhook_events: str = "episode.done,episode.failed"
+    webhook_attempts: int = Field(default=5, ge=1, le=20)
+    """Tries per delivery (the first included); then it is a dead letter, counted."""
+    webhook_backoff: float = Field(default=1.0, gt=0, le=300)
+    """Seconds before the second try, doubled before each next one (at most 5 minutes)."""
+    webhook_timeout: float = Field(default=10.0, gt=0)
+    webhook_queue: int = Field(default=1000, ge=1)
+    """Deliveries waiting or in flight at most; one more is a dead letter (ingestion never waits)."""
 
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:

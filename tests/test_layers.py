@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "epigraph.config": 0,
     "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it
     "epigraph.language": 0,  # words, stop words, stems: the one place of language mechanics
+    "epigraph.tracing": 0,  # OpenTelemetry spans, off by default (imports OpenTelemetry only when on)
     # 1: the graph: its records and time rules, the store's role Protocols, the two stores
     "epigraph.graph": 1,
     # 2: talking to models; their doubles; showing records; the vocabulary of an episode's road
@@ -54,6 +55,7 @@ LAYERS: dict[str, int] = {
     "epigraph.ask": 4,
     "epigraph.explore": 4,  # the interactive view: reads through search
     "epigraph.overview": 4,  # communities and conversation summaries (beside pipeline)
+    "epigraph.webhooks": 4,  # episode.done / episode.failed posted, signed, retried (the queue's results)
     "epigraph.publish": 4,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
     # 5: the ingestion queue, which runs the algorithm; its package's __init__ imports nothing
     "epigraph.ingestion": 5,

@@ -60,7 +60,7 @@ from ..prompts.protocol import LLM
 from .batch_end import AfterBatch, BatchEnd, last_ran
 from .claims import Leases
 from .retry import StoreRetry
-from .runner import ALL, NO_LLM, EpisodeRunner, Job, ignore, requeue, save_pending
+from .runner import ALL, NO_LLM, EpisodeRunner, Job, Watch, ignore, requeue, save_pending
 
 log = logging.getLogger("epigraph.ingest")
 
@@ -91,9 +91,12 @@ class Ingestor:
         *,
         leases: Leases | None = None,
         after_batch: AfterBatch | None = None,
+        watch: Watch | None = None,
     ) -> None:
+        """``watch``: told of each episode run here once done or failed (the webhooks; it must not
+        block)."""
         self._options_given = options or IngestOptions()
-        self._runner = EpisodeRunner(store, llm, embedder, leases or Leases())
+        self._runner = EpisodeRunner(store, llm, embedder, leases or Leases(), watch)
         self._batch_end = BatchEnd(self._runner, self._options_given, after_batch)
         self._accepting: dict[str, asyncio.Lock] = {}
         # strictly increasing, so episodes sharing a reference time keep their given order

@@ -16,8 +16,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .. import tracing
 from ..embed import Embedder
 from ..episodes.events import (
     EpisodeDone,
@@ -48,6 +50,10 @@ ALL = 1_000_000
 
 def ignore(_: ProgressEvent) -> None:
     return None
+
+
+Watch = Callable[[EpisodeResult], None]
+"""What is told of each episode run to its end (``EpisodeRunner.watch``)."""
 
 
 @dataclass
@@ -94,8 +100,18 @@ class EpisodeRunner:
     server), under one lock per group and the claims of ``leases``. Without an LLM running one raises
     ConfigError."""
 
-    def __init__(self, store: IngestStore, llm: LLM | None, embedder: Embedder, leases: Leases) -> None:
+    def __init__(
+        self,
+        store: IngestStore,
+        llm: LLM | None,
+        embedder: Embedder,
+        leases: Leases,
+        watch: Watch | None = None,
+    ) -> None:
         self.store, self.llm, self.embedder, self.leases = store, llm, embedder, leases
+        self.watch = watch
+        """Told of every episode run here once its status is decided (done or failed; not one skipped as
+        done already): the webhooks. Called at once, so it must not block (it queues and returns)."""
         self._locks: dict[str, asyncio.Lock] = {}
 
     def model(self) -> LLM:
@@ -175,17 +191,41 @@ class EpisodeRunner:
         run = EpisodeRun(
             episode, self.store, llm, embedder, options, report, emit, index, now, job.prefetched
         )
-        try:
-            return await ingest_episode(run)
-        except StoreUnavailable:
-            raise  # the store failed, not the episode: it stays pending (module docstring)
-        except Exception as exc:
-            job.errors.append(exc)
-            reason = f"{type(exc).__name__}: {exc}"
-            failed = episode.model_copy(
-                update={"status": EpisodeStatus.FAILED, "error": reason, "report": report.build()}
-            )
-            await self.store.save_episode(failed)
-            result = EpisodeResult(episode=failed)
-            job.emit(EpisodeFailed(episode.group_id, episode.uuid, job.index, error=reason, result=result))
-            return result
+        with tracing.current("ingest episode", _episode_attributes(episode)) as span:
+            try:
+                result = await ingest_episode(run)
+            except StoreUnavailable as exc:
+                span.fail(type(exc).__name__, "the store is unavailable: the episode stays pending")
+                raise  # the store failed, not the episode: it stays pending (module docstring)
+            except Exception as exc:
+                job.errors.append(exc)
+                reason = f"{type(exc).__name__}: {exc}"
+                failed = episode.model_copy(
+                    update={"status": EpisodeStatus.FAILED, "error": reason, "report": report.build()}
+                )
+                await self.store.save_episode(failed)
+                result = EpisodeResult(episode=failed)
+                span.fail(type(exc).__name__, reason)
+                where = (episode.group_id, episode.uuid, job.index)
+                job.emit(EpisodeFailed(*where, error=reason, result=result))
+            span.set(_result_attributes(result))
+        if self.watch is not None and not result.skipped:
+            self.watch(result)
+        return result
+
+
+def _episode_attributes(episode: Episode) -> dict[str, str]:
+    return {"epigraph.group_id": episode.group_id, "epigraph.episode.uuid": episode.uuid}
+
+
+def _result_attributes(result: EpisodeResult) -> dict[str, str | int | bool]:
+    report = result.report
+    return {
+        "epigraph.episode.status": result.episode.status.value,
+        "epigraph.episode.skipped": result.skipped,
+        "epigraph.episode.llm_calls": report.llm_calls,
+        "epigraph.episode.input_tokens": report.input_tokens,
+        "epigraph.episode.output_tokens": report.output_tokens,
+        "epigraph.episode.facts": len(result.facts),
+        "epigraph.episode.invalidated": len(result.invalidated),
+    }

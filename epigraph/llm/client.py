@@ -27,10 +27,12 @@ import httpx
 import openai
 from pydantic import SecretStr
 
+from .. import tracing
 from ..config import Settings
 from ..errors import ConfigError, LLMError
 from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
 from ..tokens import aload_encoding, count_message_tokens, estimate_usage
+from .calls import CallStats
 from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, parse_retry_after, run_with_retries
 from .profiles import (
     EndpointProfile,
@@ -86,6 +88,8 @@ class OpenAIChat:
         self._profile = profile or EndpointProfile()
         self.limiter = limiter or Limiter()
         self.retry = retry or RetryPolicy()
+        self.calls = CallStats()
+        """Every call's outcome, tokens, retries and latency, per prompt (``epigraph serve``'s metrics)."""
         self._owns_http = http_client is None
         # base_url and api_key are always explicit, so the SDK never falls back to OPENAI_* variables.
         self._sdk = openai.AsyncOpenAI(
@@ -152,6 +156,17 @@ class OpenAIChat:
 
     async def complete(self, request: ChatRequest) -> Completion:
         started = time.monotonic()
+        span = self._span(request)
+        try:
+            completion = await self._complete(request, started)
+        except BaseException as exc:
+            self._ended(request, span, started, error=exc)
+            raise
+        self._ended(request, span, started, usage=completion.usage, finish=completion.finish_reason,
+                    model=completion.model, attempts=completion.attempts)  # fmt: skip
+        return completion
+
+    async def _complete(self, request: ChatRequest, started: float) -> Completion:
         estimate = await self._estimate_tokens(request)
         trial = self._profile
 
@@ -192,22 +207,27 @@ class OpenAIChat:
         becomes the final chunk. Iterate to the end (or ``aclose()`` the iterator) to free the slot.
         """
         started = time.monotonic()
+        span = self._span(request)
         session: StreamSession | None = None
+        last = StreamChunk()
         try:
             try:
                 session, attempts = await self._open_stream(request)
             except LLMError as error:
-                yield StreamChunk(
+                last = StreamChunk(
                     done=True, error=error, attempts=error.attempts, latency_s=time.monotonic() - started
                 )
+                yield last
                 return
             chunks = session.chunks(attempts, started, self._classify, self._what(request))
             async with aclosing(chunks):
                 async for chunk in chunks:
+                    last = chunk
                     yield chunk
         finally:
             if session is not None:
                 await session.close()
+            self._stream_ended(request, span, started, last)
 
     async def _open_stream(self, request: ChatRequest) -> tuple[StreamSession, int]:
         estimate = await self._estimate_tokens(request)
@@ -235,6 +255,56 @@ class OpenAIChat:
         )
         self._adopt(session.profile)
         return session, attempts
+
+    # -- what a call came to: its span and counts ------------------------------------------------
+
+    def _span(self, request: ChatRequest) -> tracing.Span:
+        temperature = self.temperature if request.temperature is None else request.temperature
+        return tracing.model_call(
+            model=self._model_for(request), base_url=self.base_url, prompt=request.prompt_name,
+            max_tokens=self._max_tokens(request), temperature=temperature,
+            output="text" if request.response_type in ("text", "lines") else "json",
+        )  # fmt: skip
+
+    def _ended(
+        self,
+        request: ChatRequest,
+        span: tracing.Span,
+        started: float,
+        *,
+        usage: Usage | None = None,
+        finish: str | None = None,
+        model: str = "",
+        attempts: int = 1,
+        error: BaseException | None = None,
+        outcome: str = "ok",
+    ) -> None:
+        """Count the call (``calls``) and end its span: ok, or failed with ``error``."""
+        if error is not None:
+            attempts = getattr(error, "attempts", attempts)
+            outcome = type(error).__name__
+            span.fail(outcome, self._redact(str(error)))
+        tokens = usage or Usage()
+        tracing.model_reply(span, input_tokens=tokens.input_tokens, output_tokens=tokens.output_tokens,
+                            finish_reason=finish, model=model or self._model_for(request),
+                            attempts=attempts)  # fmt: skip
+        span.end()
+        seconds = time.monotonic() - started
+        self.calls.record(
+            request.prompt_name, seconds=seconds, attempts=attempts, outcome=outcome, usage=usage
+        )
+
+    def _stream_ended(
+        self, request: ChatRequest, span: tracing.Span, started: float, last: StreamChunk
+    ) -> None:
+        """A stream's end: its last chunk says how (an error, a finish), or the reader closed it early."""
+        if last.done and last.error is not None:
+            self._ended(request, span, started, error=last.error)
+        elif last.done:
+            self._ended(request, span, started, usage=last.usage, finish=last.finish_reason,
+                        attempts=last.attempts)  # fmt: skip
+        else:
+            self._ended(request, span, started, attempts=last.attempts, outcome="closed")
 
     # -- helpers --------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .. import tracing
 from ..embed import Embedder
 from ..graph.model import IngestReport, PromptUsage
 from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk, Usage
@@ -160,7 +161,10 @@ class ReportBuilder:
             self.warnings.append(message)
 
     def stage(self, name: str, started: float) -> None:
+        """The stage ``name`` ran from ``started`` (``time.perf_counter()``) until now: its time added to
+        the report, and its span recorded (``tracing``: when on)."""
         self.stage_ms[name] = round(self.stage_ms.get(name, 0.0) + (time.perf_counter() - started) * 1000, 3)
+        tracing.recorded(f"stage {name}", started, {"epigraph.stage": name})
 
     def build(self) -> IngestReport:
         per_prompt: dict[str, PromptUsage] = {}
