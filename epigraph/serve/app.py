@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from ..client import KnowledgeGraph
 from ..version import __version__
@@ -32,9 +32,10 @@ from . import (
     routes_transfer,
     service,
 )
-from .auth import Keys
+from .auth import ALL_GROUPS, AuthError, Keys, key_from_headers
 from .deps import API_VERSION, QUERY_CHECKED, state_of
 from .intake import GroupRegistry, Intake
+from .metrics import CONTENT_TYPE_LATEST, HttpMetrics, ServerMetrics
 from .schemas import BodyLimit, Limits
 from .service import ServerState, running
 
@@ -72,9 +73,11 @@ def create_app(
         responses={400: {"description": unreadable, "content": {"text/plain": {}}}},
     )
     app.state.server = state
+    metrics = ServerMetrics(intake)
     app.add_middleware(
         BodyLimit, max_bytes=state.limits.max_body_bytes, max_dump_bytes=state.limits.max_dump_bytes
     )
+    app.add_middleware(HttpMetrics, metrics=metrics)  # outermost: every answer counted, refusals too
     http_errors.install(app)
 
     for router in (routes_episodes.router, routes_read.router, routes_overview.router, routes_ask.router,
@@ -83,7 +86,18 @@ def create_app(
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)
     _health(app)
+    _metrics(app, metrics)
     return app
+
+
+def _metrics(app: FastAPI, metrics: ServerMetrics) -> None:
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus(request: Request) -> Response:
+        """Prometheus metrics (``serve.metrics``); with API keys, a key that may use every group."""
+        principal = state_of(request).keys.principal(key_from_headers(request.headers))
+        if not principal.open and ALL_GROUPS not in principal.groups:
+            raise AuthError(403, "the metrics are the server's, across groups: a key for every group (*)")
+        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
 
 def _health(app: FastAPI) -> None:

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..client import KnowledgeGraph
-from ..episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, ProgressEvent
+from ..episodes.events import EpisodeDone, EpisodeFailed, EpisodeResult, EpisodeSaved, ProgressEvent
 from ..episodes.inputs import EpisodeInput
-from ..graph.model import Episode
+from ..graph.model import Episode, EpisodeStatus
+from ..ingestion.runner import ALL
 from ..overview import OverviewUpdated
 
 
@@ -78,11 +79,22 @@ class Intake:
         self.kg, self.registry, self.queue_size = kg, registry, queue_size
         self._subscribers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self.priority = kg.priority
+        self.finished: dict[str, int] = {"done": 0, "failed": 0}
+        """Episodes the background runs took to ``done`` or ``failed`` (the metrics' counts)."""
+        self._waiting: set[tuple[str, str]] = set()
+
+    @property
+    def queue_depth(self) -> int:
+        """Episodes accepted (or found pending at start, or set pending to retry) not run yet."""
+        return len(self._waiting)
 
     # --- lifecycle ------------------------------------------------------------------------------
     async def resume(self) -> list[str]:
         """Start ingesting in the background (reads first) and resume every known group that has
         pending episodes; returns those groups."""
+        for group_id in self.registry.groups:  # read before the runs start: none can end unseen
+            pending = await self.kg.ingestor.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=ALL)
+            self._waiting.update((group_id, e.uuid) for e in pending)
         return await self.kg.ingestor.start(self.registry.groups, self._publish)
 
     async def close(self) -> None:
@@ -97,10 +109,26 @@ class Intake:
 
     async def retry_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the queue runs them."""
-        return await self.kg.ingestor.requeue_failed(group_id)
+        again = await self.kg.ingestor.requeue_failed(group_id)
+        self._waiting.update((group_id, e.uuid) for e in again)  # no run of them began before this
+        return again
 
     # --- events ---------------------------------------------------------------------------------
+    def _count(self, event: ProgressEvent) -> None:
+        """The metrics' view of an event: accepted (waiting), or ended (no longer waiting; counted unless
+        skipped as done already)."""
+        key = (event.group_id, event.episode_uuid)
+        if isinstance(event, EpisodeSaved):
+            self._waiting.add(key)
+        elif isinstance(event, EpisodeDone | EpisodeFailed):
+            self._waiting.discard(key)
+            result = event.result
+            if result is not None and not result.skipped:
+                status = result.episode.status.value
+                self.finished[status] = self.finished.get(status, 0) + 1
+
     def _publish(self, event: ProgressEvent) -> None:
+        self._count(event)
         subscribers = self._subscribers.get(event.group_id)
         if not subscribers:
             return

@@ -165,6 +165,8 @@ async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
         for status in (EpisodeStatus.PENDING, EpisodeStatus.FAILED):
             found = await chosen.episodes(status=status, limit=None)
             counts[f"{status.value}_episodes"] = len(found)
+    if state.kg.webhooks is not None:  # the server's, across groups (also at /metrics)
+        counts["webhook_dead_letters"] = state.kg.webhooks.stats.dead_letters
     return {"group_id": group_id, **counts}
 
 
