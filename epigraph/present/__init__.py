@@ -8,15 +8,17 @@
 - :mod:`.listing` — ``EpisodeList`` and ``StatsView``: the listings ``epigraph episodes`` / ``stats``
   print and a notebook shows;
 - :mod:`.corrections` — corrections by hand: what one did in a line, its JSON, and ``CorrectionList``
-  (``epigraph corrections``).
+  (``epigraph corrections``);
+- :mod:`.changes` — ``ChangeList``: what changed in a window, a table per entity (``epigraph changes``).
 
 It sits below search (``epigraph.search``' result types describe themselves as tables and rows and this
 package draws them), so it knows the graph's model, not the readers.
 """
 
+from .changes import ChangeList
 from .corrections import CorrectionList
 from .draw import GraphDrawing
 from .listing import EpisodeList, StatsView
 from .tables import Table, TableView
 
-__all__ = ["CorrectionList", "EpisodeList", "GraphDrawing", "StatsView", "Table", "TableView"]
+__all__ = ["ChangeList", "CorrectionList", "EpisodeList", "GraphDrawing", "StatsView", "Table", "TableView"]
