@@ -105,7 +105,14 @@ class Intake:
         """Record the group, then store each episode ``pending`` (one already stored is returned as it
         is, a failed one is set pending again); the queue runs them. Returns the stored episodes."""
         await asyncio.to_thread(self.registry.add, group_id)
-        return await self.kg.ingestor.accept(items)
+        stored = await self.kg.ingestor.accept(items)
+        if self.kg.llm is None:  # nothing runs (no EpisodeSaved either): what is accepted waits
+            self._waiting.update((e.group_id, e.uuid) for e in stored if e.status == EpisodeStatus.PENDING)
+        return stored
+
+    def removed(self, group_id: str, uuid: str) -> None:
+        """An episode was deleted: it no longer waits, if it did."""
+        self._waiting.discard((group_id, uuid))
 
     async def retry_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the queue runs them."""

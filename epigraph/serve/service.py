@@ -115,6 +115,7 @@ async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]
     chosen = group(state, group_id)
     await chosen.episode(uuid)  # EpisodeNotFound (404) before the queue waits for anything
     result = await chosen.remove_episode(uuid)
+    state.intake.removed(group_id, uuid)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
 
 

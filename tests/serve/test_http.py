@@ -230,5 +230,7 @@ def test_a_pending_episode_deleted_while_it_waits_is_never_run(served: Served) -
             assert wait_done(c, "waiting", [first]) == {first: "done"}
             assert c.get(f"/v1/groups/waiting/episodes/{second}").status_code == 404
             assert c.get("/v1/groups/waiting/stats").json()["episodes"] == 1
+            metrics = c.get("/metrics").text.splitlines()
+            assert "epigraph_queue_depth 0.0" in metrics  # the deleted one waits no more
     finally:
         served.world.delay_s = 0.0

@@ -97,3 +97,17 @@ def test_the_metrics_take_a_key_for_every_group(url: str) -> None:
     assert missing.status_code == 404
     assert scrape(url)[("epigraph_http_requests_total", (("method", "GET"), ("route", "unmatched"),
                                                          ("status", "404")))] == 1  # fmt: skip
+
+
+def test_without_a_model_what_is_accepted_waits_in_the_queue(llm: LLMThread, tmp_path: Path) -> None:
+    settings = graph_settings(tmp_path / "graph.db", llm.url).model_copy(update={"llm_model": None})
+    app = create_app(KnowledgeGraph(settings), keys=Keys(KEYS), limits=LIMITS)
+    with uvicorn_thread(app) as served:
+        body = {"episodes": [{"content": text, "reference_time": T} for text in ("One.", "Two.")]}
+        accepted = httpx.post(f"{served}/v1/groups/alpha/episodes/batch", json=body, headers=auth("key-all"))
+        assert accepted.status_code == 202
+        found = scrape(served)
+    assert found[("epigraph_queue_depth", ())] == 2
+    assert found[("epigraph_episodes_total", (("status", "done"),))] == 0
+    assert not any(name.startswith("epigraph_model_") for name, _ in found)  # no model client
+    assert not any(name.startswith("epigraph_webhook_") for name, _ in found)  # no webhooks
