@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from . import tracing
 from .config import Settings
 from .errors import ConfigError, EmbeddingError, UsageError
 
@@ -204,12 +205,13 @@ class OpenAIEmbedder:
         from openai import AsyncOpenAI
 
         self.name, self.dim, self.batch_size = model, dim, batch_size
+        self.base_url = base_url or "https://api.openai.com/v1"
         self.send_dimensions = send_dimensions
         self.requests = 0
         self.input_tokens = 0
         self._limiter = limiter
         self._client = AsyncOpenAI(
-            base_url=base_url or "https://api.openai.com/v1",
+            base_url=self.base_url,
             api_key=api_key or "unused",  # local servers accept any key; never read from the environment
             timeout=timeout,
             max_retries=max_retries,  # the SDK backs off on 429/5xx and honours Retry-After
@@ -231,6 +233,7 @@ class OpenAIEmbedder:
         extra: dict[str, Any] = {"dimensions": self.dim} if self.send_dimensions else {}
         self.requests += 1
         estimate = sum(len(t) for t in texts) // 4 + len(texts)  # ~4 characters per token
+        span = tracing.model_call(model=self.name, base_url=self.base_url, operation="embeddings")
         try:
             if self._limiter is None:
                 response = await self._client.embeddings.create(model=self.name, input=texts, **extra)
@@ -238,9 +241,14 @@ class OpenAIEmbedder:
                 async with self._limiter.slot(estimate):
                     response = await self._client.embeddings.create(model=self.name, input=texts, **extra)
         except openai.OpenAIError as exc:
+            span.fail(type(exc).__name__, f"embedding request to {self.name!r} failed")
+            span.end()
             raise EmbeddingError(f"embedding request to {self.name!r} failed: {exc}") from exc
         usage = getattr(response, "usage", None)
-        self.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tracing.model_reply(span, input_tokens=tokens, model=str(getattr(response, "model", "") or self.name))
+        span.end()
+        self.input_tokens += tokens
         rows = sorted(response.data, key=lambda d: d.index)
         if len(rows) != len(texts):
             raise EmbeddingError(f"{self.name!r} returned {len(rows)} embeddings for {len(texts)} texts")

@@ -14,8 +14,9 @@ The spans (all children of whatever span is current when an episode starts):
 - ``stage <name>`` (INTERNAL), one per timed stage of the report (``IngestReport.stage_ms``: context,
   extract_entities, extract_facts, resolve_entities, resolve_facts, summaries, ...), recorded when the
   stage ends with its measured start;
-- ``chat <model>`` (CLIENT), one per model call of the OpenAI-compatible client, on the GenAI semantic
-  conventions: ``gen_ai.operation.name`` (``chat``), ``gen_ai.provider.name`` (``openai``: the API
+- ``chat <model>`` (CLIENT), one per model call of the OpenAI-compatible client, and ``embeddings
+  <model>`` per request of the OpenAI-compatible embedder (``EPIGRAPH_EMBEDDER=openai``), on the GenAI
+  semantic conventions: ``gen_ai.operation.name`` (``chat``), ``gen_ai.provider.name`` (``openai``: the API
   spoken; ``gen_ai.system`` too, its name before v1.37), ``gen_ai.request.model``,
   ``gen_ai.request.max_tokens``, ``gen_ai.request.temperature``, ``gen_ai.response.model``,
   ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``,
@@ -110,41 +111,58 @@ def recorded(name: str, started: float, attributes: Attributes) -> None:
 
 
 def model_call(
-    *, model: str, base_url: str, prompt: str, max_tokens: int, temperature: float, output: str
+    *,
+    model: str,
+    base_url: str,
+    prompt: str = "",
+    operation: str = "chat",
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    output: str | None = None,
 ) -> Span:
-    """The CLIENT span of one chat call (GenAI conventions; module docstring), started now; the caller
-    sets its response attributes (:func:`model_reply`) or :meth:`Span.fail`, then ends it."""
+    """The CLIENT span of one model call (``chat`` or ``embeddings``; GenAI conventions, module
+    docstring), started now; the caller sets its response attributes (:func:`model_reply`) or
+    :meth:`Span.fail`, then ends it."""
     tracer = _state["tracer"]
     if tracer is None:
         return Span()
     trace = _state["trace"]
     parts = urlsplit(base_url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "openai",
-        "gen_ai.system": "openai",
-        "gen_ai.request.model": model,
+    given = {
         "gen_ai.request.max_tokens": max_tokens,
         "gen_ai.request.temperature": temperature,
         "gen_ai.output.type": output,
+        "epigraph.prompt": prompt or None,
+    }
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": operation,
+        "gen_ai.provider.name": "openai",
+        "gen_ai.system": "openai",
+        "gen_ai.request.model": model,
         "server.address": parts.hostname or "",
         "server.port": port,
-        "epigraph.prompt": prompt,
+        **{name: value for name, value in given.items() if value is not None},
     }
-    return Span(tracer.start_span(f"chat {model}", kind=trace.SpanKind.CLIENT, attributes=attributes))
+    kind = trace.SpanKind.CLIENT
+    return Span(tracer.start_span(f"{operation} {model}", kind=kind, attributes=attributes))
 
 
 def model_reply(
-    span: Span, *, input_tokens: int, output_tokens: int, finish_reason: str | None, model: str, attempts: int
+    span: Span,
+    *,
+    input_tokens: int,
+    model: str,
+    output_tokens: int | None = None,
+    finish_reason: str | None = None,
+    attempts: int | None = None,
 ) -> dict[str, Any]:
-    """Set a finished call's response attributes on ``span``; returns them."""
-    attributes: dict[str, Any] = {
-        "gen_ai.usage.input_tokens": input_tokens,
-        "gen_ai.usage.output_tokens": output_tokens,
-        "gen_ai.response.model": model,
-        "epigraph.attempts": attempts,
-    }
+    """Set a finished call's response attributes on ``span`` (those given); returns them."""
+    attributes: dict[str, Any] = {"gen_ai.usage.input_tokens": input_tokens, "gen_ai.response.model": model}
+    if output_tokens is not None:
+        attributes["gen_ai.usage.output_tokens"] = output_tokens
+    if attempts is not None:
+        attributes["epigraph.attempts"] = attempts
     if finish_reason:
         attributes["gen_ai.response.finish_reasons"] = [finish_reason]
     span.set(attributes)

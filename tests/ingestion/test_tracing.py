@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from epigraph import KnowledgeGraph, Settings, tracing
+from epigraph.embed import OpenAIEmbedder
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.llm import OpenAIChat
 from epigraph.llm.limiter import RetryPolicy
@@ -31,6 +32,7 @@ from epigraph.testing.server import FakeOpenAIServer, Reply
 
 T = datetime(2024, 5, 2, 10, tzinfo=UTC)
 MODEL = "fake-model"
+EMBED = "fake-embedder"
 
 
 class Answers:
@@ -73,14 +75,15 @@ def spans() -> Iterator[InMemorySpanExporter]:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[FakeOpenAIServer, Answers]]:
     answers = Answers()
-    async with FakeOpenAIServer(answers, models=(MODEL,)) as server:
+    async with FakeOpenAIServer(answers, models=(MODEL, EMBED), embed_dim=16) as server:
         yield server, answers
 
 
 def graph(server: FakeOpenAIServer) -> KnowledgeGraph:
     llm = OpenAIChat(model=MODEL, base_url=server.base_url, api_key="k",
                      retry=RetryPolicy(max_attempts=2, base_delay=0.01))  # fmt: skip
-    return KnowledgeGraph(store=EmbeddedStore(":memory:"), llm=llm, embedder=HashEmbedder(dim=32))
+    embedder = OpenAIEmbedder(model=EMBED, base_url=server.base_url, api_key="k", dim=16)
+    return KnowledgeGraph(store=EmbeddedStore(":memory:"), llm=llm, embedder=embedder)
 
 
 def by_name(found: tuple[ReadableSpan, ...], prefix: str) -> list[ReadableSpan]:
@@ -128,6 +131,16 @@ async def test_an_episode_its_stages_and_model_calls_are_spans_on_the_genai_conv
     assert call["server.address"] == "127.0.0.1" and call["server.port"] == server.port
     assert isinstance(call["gen_ai.request.max_tokens"], int) and call["gen_ai.request.temperature"] == 0.0
     assert kg.llm is not None and isinstance(kg.llm, OpenAIChat)
+    embeddings = by_name(found, f"embeddings {EMBED}")
+    embedded = [r for r in server.requests if r.path.endswith("/embeddings")]
+    assert len(embeddings) == len(embedded) == result.report.embedding_requests > 0
+    for span in embeddings:
+        vector = dict(span.attributes or {})
+        assert span.kind == SpanKind.CLIENT and span.parent is not None
+        assert span.parent.span_id == episode.context.span_id
+        assert vector["gen_ai.operation.name"] == "embeddings" and vector["gen_ai.request.model"] == EMBED
+        assert vector["gen_ai.provider.name"] == "openai"
+        assert int(str(vector["gen_ai.usage.input_tokens"])) > 0
     counted = kg.llm.calls.snapshot()
     assert sum(c.retries for c in counted.values()) == 1
     assert sum(c.calls for c in counted.values()) == len(calls)
@@ -168,6 +181,7 @@ import asyncio, sys
 from datetime import UTC, datetime
 {block}
 from epigraph import KnowledgeGraph
+from epigraph.embed import OpenAIEmbedder
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.testing import HashEmbedder, ScriptedLLM
 
