@@ -83,6 +83,7 @@ bench: install chromium neo4j-build kafka-build
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) bench/scale_bench.py
 	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/fault_bench.py
 	$(PY) bench/fuzz_bench.py
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/observe_bench.py --stores embedded,neo4j
 
 lint: install
 	$(PY) -m ruff check epigraph tests bench examples tools
