@@ -162,7 +162,7 @@ class GroupHandle:
         since: datetime | str | None = None,
         until: datetime | str | None = None,
         *,
-        kinds: Iterable[str] | None = None,
+        kinds: str | Iterable[str] | None = None,
         limit: int = 1000,
     ) -> ChangeList:
         """What changed in the group in ``[since, until)`` (an unset bound is none), grouped by entity:
@@ -175,7 +175,7 @@ class GroupHandle:
         (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
         window = _window(since, until)
         try:
-            chosen = kinds_of(list(kinds) if kinds is not None else None)
+            chosen = kinds_of(kinds)
         except ValueError as exc:
             raise InputError(str(exc), field="kinds") from None
         if limit < 1:

@@ -68,10 +68,13 @@ KINDS: tuple[ChangeKind, ...] = tuple(ChangeKind)
 """Every kind, in the order a fact's changes are listed at one instant."""
 
 
-def kinds_of(names: Iterable[str | ChangeKind] | None) -> tuple[ChangeKind, ...]:
-    """The kinds named (every kind for None); ``ValueError`` naming the kinds there are otherwise."""
+def kinds_of(names: str | Iterable[str | ChangeKind] | None) -> tuple[ChangeKind, ...]:
+    """The kinds named (one, or several; every kind for None); ``ValueError`` naming the kinds there are
+    otherwise."""
     if names is None:
         return KINDS
+    if isinstance(names, str):
+        names = [names]
     chosen: list[ChangeKind] = []
     for name in names:
         try:

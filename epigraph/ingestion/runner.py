@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,6 +39,8 @@ from ..pipeline.options import IngestOptions
 from ..pipeline.state import Emit, EpisodeRun, Prefetched
 from ..prompts.protocol import LLM
 from .claims import Leases, holding
+
+log = logging.getLogger("epigraph.ingest")
 
 REMOVED = "removed before it ran"
 NO_LLM = (
@@ -210,7 +213,10 @@ class EpisodeRunner:
                 job.emit(EpisodeFailed(*where, error=reason, result=result))
             span.set(_result_attributes(result))
         if self.watch is not None and not result.skipped:
-            self.watch(result)
+            try:
+                self.watch(result)
+            except Exception:  # what watches never changes what ran: the episode is written as it is
+                log.exception("the watch of episode %s failed", episode.uuid)
         return result
 
 

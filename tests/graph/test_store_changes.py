@@ -192,7 +192,7 @@ async def test_changes_carry_both_axes_their_sources_and_are_grouped_by_entity(
 
 async def test_kinds_limit_and_bad_windows(store: GraphStore, group: str) -> None:
     run = await scripted(store, group)
-    only = await run.kg.changes(kinds=["retired"])
+    only = await run.kg.changes(kinds="retired")
     assert {c.kind for c in only.changes} == {ChangeKind.RETIRED} and only.kinds == (ChangeKind.RETIRED,)
     cut = await run.kg.changes(limit=2)
     assert cut.truncated and not (await run.kg.changes()).truncated

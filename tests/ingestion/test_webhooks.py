@@ -18,6 +18,9 @@ import pytest
 from epigraph import KnowledgeGraph, Settings
 from epigraph.errors import ConfigError, LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.ingestion.events import EpisodeResult
+from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedReply
 from epigraph.webhooks import SIGNATURE, verify, webhooks_from_settings
 from tests.pipeline.world import OSLO, OSLO_WORLD, World, episode_of
@@ -170,3 +173,21 @@ def test_the_settings_are_checked_and_never_shown() -> None:
     assert hooks is not None and len(hooks.urls) == 2
     assert "t0ken" not in repr(hooks) and SECRET not in repr(hooks)
     assert "t0ken" not in repr(Settings(webhook_urls="https://a.example/t0ken"))
+
+
+async def test_a_watch_that_fails_changes_nothing_of_the_episode(caplog: pytest.LogCaptureFixture) -> None:
+    seen: list[EpisodeResult] = []
+
+    def watch(result: EpisodeResult) -> None:
+        seen.append(result)
+        raise RuntimeError("a receiver's bug")
+
+    async with EmbeddedStore(":memory:") as store:
+        await store.setup(16)
+        queue = Ingestor(store, World(turns=dict(OSLO_WORLD)).llm(), HashEmbedder(dim=16), watch=watch)
+        item = EpisodeInput.coerce({"content": OSLO, "reference_time": T, "group_id": "g"})
+        result = await queue.add_episode(item)
+        stored = await store.get_episode("g", result.episode.uuid)
+    assert result.ok and stored is not None and stored.status.value == "done"
+    assert [r.episode.uuid for r in seen] == [result.episode.uuid]
+    assert "the watch of episode" in caplog.text
