@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph.model import EpisodeStatus, utc_now
 from ..episodes.events import EpisodeResult
+from ..graph.model import EpisodeStatus, utc_now
 
 DONE, FAILED = "episode.done", "episode.failed"
 _EPISODE_FIELDS = {

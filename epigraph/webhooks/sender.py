@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..config import Settings
+from ..episodes.events import EpisodeResult
 from ..errors import ConfigError
 from ..graph.model import new_uuid
-from ..episodes.events import EpisodeResult
 from ..version import __version__
 from .payload import EVENTS, event_of, payload
 from .signing import DELIVERY, EVENT, SIGNATURE, sign

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from epigraph import KnowledgeGraph, Settings
+from epigraph.episodes.events import EpisodeResult
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError, LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.events import EpisodeResult
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.testing import HashEmbedder, ScriptedReply
 from epigraph.webhooks import SIGNATURE, verify, webhooks_from_settings
 from tests.pipeline.world import OSLO, OSLO_WORLD, World, episode_of
