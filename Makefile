@@ -71,19 +71,20 @@ test: install chromium neo4j-build kafka-build
 test-fast: install chromium
 	$(PY) -m pytest -q -x -m "not live and not release"
 
+# The benches, each `python -m bench NAME` (bench/README.md); summaries in bench/results/*.json.
 BENCH_DATA ?= ../shared/datasets/locomo
 GOLD_SETS ?= $(wildcard bench/data/locomo*_s*.json)
 bench: install chromium neo4j-build kafka-build
-	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/store_bench.py --stores neo4j
-	$(PY) bench/store_bench.py --stores embedded
-	$(PY) bench/ingest_bench.py --conversation $(BENCH_DATA) $(foreach g,$(GOLD_SETS),--gold $(g))
-	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) bench/search_bench.py --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
-	$(PY) bench/import_bench.py
-	$(PY) bench/view_bench.py
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) bench/scale_bench.py
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/fault_bench.py
-	$(PY) bench/fuzz_bench.py
-	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) bench/observe_bench.py --stores embedded,neo4j
+	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) -m bench store --stores neo4j
+	$(PY) -m bench store --stores embedded
+	$(PY) -m bench ingest --conversation $(BENCH_DATA) $(foreach g,$(GOLD_SETS),--gold $(g))
+	$(PY) tools/neo4j/neo4jctl.py run --heap 2g --pagecache 2g -- $(PY) -m bench search --locomo $(BENCH_DATA)/26.json $(BENCH_DATA)/30.json
+	$(PY) -m bench import
+	$(PY) -m bench view
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) tools/kafka/kafkactl.py run -- $(PY) -m bench scale
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) -m bench fault
+	$(PY) -m bench fuzz
+	$(PY) tools/neo4j/neo4jctl.py run -- $(PY) -m bench observe --stores embedded,neo4j
 
 lint: install
 	$(PY) -m ruff check epigraph tests bench examples tools

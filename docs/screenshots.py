@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-
-from quickstart import GROUP, RECORDED, Replay, conversation  # noqa: E402
+if str(ROOT) not in sys.path:  # run as a script (docs/ first on the path): the examples from the root
+    sys.path.insert(0, str(ROOT))
 
 from epigraph.client import KnowledgeGraph  # noqa: E402
 from epigraph.config import Settings  # noqa: E402
 from epigraph.explore import GraphView  # noqa: E402
 from epigraph.testing import HashEmbedder, ScriptedLLM  # noqa: E402
+from examples.quickstart import GROUP, RECORDED, Replay, conversation  # noqa: E402
 
 PAST = "2023-06-01"
 SIZE = {"width": 1100, "height": 640}

@@ -16,7 +16,7 @@ since the things gathered were said at different times and in different words.
   second of every group, and so on. A list asks for several things, so the budget keeps one fact about
   each of the closest things before a second about any. On a whole conversation a speaker's record
   holds about 300 facts (LoCoMo 26, ingested by the local model): shown group by group, the first
-  groups (the other speaker's above all) filled the budget (``bench/qa_context.py``). Each line
+  groups (the other speaker's above all) filled the budget (``bench/quality/qa_context.py``). Each line
   carries its own dates.
 """
 

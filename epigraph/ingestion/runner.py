@@ -10,7 +10,7 @@
    When the store itself is unavailable (``StoreUnavailable``: unreachable, or a database still
    starting) the episode is not the cause: it stays ``pending`` and the error is raised, so nothing of its
    group runs ahead of it (a ``failed`` one retried later would land after the group's later episodes,
-   out of order: ``bench/fault_bench.py``'s ``neo4j_restart``); the queue's ``StoreRetry`` runs it again.
+   out of order: ``bench/robustness/fault.py``'s ``neo4j_restart``); the queue's ``StoreRetry`` runs it again.
 """
 
 from __future__ import annotations

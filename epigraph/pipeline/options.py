@@ -32,7 +32,7 @@ makes sure the same-subject facts of a listed relation are shown first."""
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """How episodes are ingested. The defaults meet the cost budget in ``bench/ingest_bench.py``."""
+    """How episodes are ingested. The defaults meet the cost budget in ``bench/performance/ingest.py``."""
 
     mode: Mode = "separate"
     """``separate``: extract_entities then extract_facts (parallel with entity resolution);
@@ -148,7 +148,7 @@ SMALL_MODEL_RESTATED_SIMILARITY = 0.8
 
 def small_model_options(**changes: object) -> IngestOptions:
     """The options the small local model ingests with unless the caller chooses its own (chosen with
-    ``bench/live_bench.py``; the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md):
+    ``bench/quality/live.py``; the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md):
 
     - no previous-episodes window (``context_tokens=0``): shown earlier messages, it wrote their facts
       again under the current speaker;

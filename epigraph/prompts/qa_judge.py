@@ -1,6 +1,6 @@
 """qa_judge (json): the generous CORRECT/WRONG grading ("J") used by the Mem0 and Zep papers on LoCoMo.
 
-Used by ``bench/locomo_qa.py`` to grade the answers of ``KnowledgeGraph.ask`` and of its baselines.
+Used by ``bench/quality/locomo_qa.py`` to grade the answers of ``KnowledgeGraph.ask`` and of its baselines.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the ``with_*`` helpers or :func:`dataclasses.replace`, which return new objects:
     cfg = FACTS_HYBRID.with_limit(25)
     cfg = COMBINED.with_scope("facts", FACTS_HYBRID_MMR.facts)
 
-Defaults were tuned on LoCoMo evidence retrieval (``bench/search_bench.py``; numbers in the
+Defaults were tuned on LoCoMo evidence retrieval (``bench/performance/search.py``; numbers in the
 ``bench/results/search.json`` it writes): reciprocal rank fusion with a small k (5) beats both retrievers
 alone and every score fusion tried; textbook RRF (k=60) is too flat for 30-candidate lists. Episode
 searches then re-score the fused hits by their session neighbours and speakers (``HYBRID_CONTEXT``,

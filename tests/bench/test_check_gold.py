@@ -1,19 +1,18 @@
-"""bench/check_gold.py: the rules of a hand-made gold extraction set, on a tiny conversation made here."""
+"""bench/quality/check_gold.py: the rules of a hand-made gold extraction set, on a tiny conversation made
+here."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from check_gold import check, counts, main, session_time_utc
+from bench.quality.check_gold import check, counts, main, session_time_utc
 
 CONVERSATION: dict[str, Any] = {
     "speaker_a": "Ann",

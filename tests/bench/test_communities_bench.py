@@ -1,4 +1,4 @@
-"""bench/communities_bench.py end to end on the LoCoMo 26 gold graph (scripted models, hash embedder, no
+"""bench/performance/communities.py end to end on the LoCoMo 26 gold graph (scripted models, hash embedder, no
 latency): a full build names every community in one call, an update after one episode re-summarizes only
 what changed, an update with nothing new costs nothing."""
 
@@ -7,16 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-import communities_bench  # noqa: E402
-
-LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo"
+from bench.performance import communities
+from bench.shared.paths import DATASETS as LOCOMO
 
 
 def test_the_bench_measures_a_build_and_an_update_after_one_episode(tmp_path: Path) -> None:
@@ -34,7 +30,7 @@ def test_the_bench_measures_a_build_and_an_update_after_one_episode(tmp_path: Pa
         "--results-dir",
         str(tmp_path),
     ]
-    asyncio.run(communities_bench.main(argv))
+    asyncio.run(communities.main(argv))
     metrics = json.loads((tmp_path / "communities.json").read_text(encoding="utf-8"))["metrics"]
     m = {k.removeprefix("embedded."): v for k, v in metrics.items()}
     assert m["graph.episodes"] == 57 and m["build.communities"] >= 3

@@ -1,33 +1,27 @@
-"""bench/fault_bench.py's harness on the embedded store, small: the ingesting child is killed (SIGKILL) three
-times at random stages of its episodes, restarted each time, and the graph it ends with is the reference
-graph, with nothing lost, duplicated or half-written and a sound SQLite file after every kill. And the
-checks can fail: a store holding a record of an episode that is not done is reported half-written."""
+"""bench/robustness/fault.py's harness on the embedded store, small: the ingesting child is killed (SIGKILL)
+three times at random stages of its episodes, restarted each time, and the graph it ends with is the
+reference graph, with nothing lost, duplicated or half-written and a sound SQLite file after every kill.
+And the checks can fail: a store holding a record of an episode that is not done is reported half-written."""
 
 from __future__ import annotations
 
 import random
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-import fault_bench  # noqa: E402
-from _fault_graph import snapshot  # noqa: E402
-from _fault_harness import STAGES, KillLoop, start_world  # noqa: E402
-
-from epigraph.graph.embedded import EmbeddedStore  # noqa: E402
-from epigraph.graph.model import Entity, Episode, EpisodeStatus, Mention  # noqa: E402
-from epigraph.graph.store import EpisodeWrite  # noqa: E402
+from bench.robustness import fault
+from bench.robustness.fault_graph import snapshot
+from bench.robustness.fault_harness import STAGES, KillLoop, start_world
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Entity, Episode, EpisodeStatus, Mention
+from epigraph.graph.store import EpisodeWrite
 
 
 def test_three_kills_on_the_embedded_store_lose_duplicate_and_half_write_nothing(tmp_path: Path) -> None:
     world, llm = start_world()
     with llm:
         loop = KillLoop(world, llm.url, tmp_path, episodes_per_round=6, rng=random.Random(3))
-        tally = loop.run(
-            fault_bench.embedded_target(tmp_path), kills=3, max_kills_per_round=3, uninterrupted=False
-        )
+        tally = loop.run(fault.embedded_target(tmp_path), kills=3, max_kills_per_round=3, uninterrupted=False)
     assert tally.kills == 3
     assert sum(tally.per_stage[s] for s in STAGES) == 3
     assert (tally.lost, tally.duplicated, tally.half_written, tally.integrity_failures) == (0, 0, 0, 0)

@@ -1,4 +1,4 @@
-"""bench/live_bench.py end to end against the local OpenAI-compatible test server (no real model): it
+"""bench/quality/live.py end to end against the local OpenAI-compatible test server (no real model): it
 ingests the first turns of LoCoMo 26 in both modes, survives a runaway reply, and writes live.json
 with the keys of DESIGN.md section 9."""
 
@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.shared.paths import DATA, DATASETS
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "locomo"
 KEYS = (
     "entity_recall", "entity_precision", "fact_recall", "aliases_merged", "contradictions_applied",
     "invalidations_spurious", "dropped_lines", "truncated_replies", "stopped_replies", "reasks",
@@ -47,14 +45,13 @@ def _answer(body: dict[str, Any]) -> Reply:
 
 @pytest.mark.skipif(not DATASETS.is_dir(), reason="LoCoMo datasets not present")
 async def test_the_live_bench_runs_both_modes_and_writes_its_keys(tmp_path: Path) -> None:
-    sys.path.insert(0, str(BENCH))
-    import live_bench
+    from bench.quality import live
 
     async with FakeOpenAIServer(_answer) as srv:
-        await live_bench.main(
+        await live.main(
             ["--base-url", srv.base_url, "--turns", "6", "--embedder", "hash", "--results-dir", str(tmp_path),
              "--gold", str(DATASETS / "annotations" / "locomo26_s1-3.json"),
-             "--gold", str(BENCH / "data" / "locomo30_s1-3.json"), "--conversation", str(DATASETS)]
+             "--gold", str(DATA / "locomo30_s1-3.json"), "--conversation", str(DATASETS)]
         )  # fmt: skip
     data = json.loads((tmp_path / "live.json").read_text())
     metrics = data["metrics"]
@@ -83,16 +80,13 @@ async def test_the_live_bench_runs_both_modes_and_writes_its_keys(tmp_path: Path
 async def test_a_replay_of_the_saved_replies_builds_the_same_graph_without_a_model(
     tmp_path: Path, mode: str
 ) -> None:
-    sys.path.insert(0, str(BENCH))
-    import live_bench
+    from bench.quality import live
 
     common = ["--turns", "4", "--modes", mode, "--embedder", "hash", "--results-dir", str(tmp_path)]
     async with FakeOpenAIServer(_answer) as srv:
-        await live_bench.main(
-            ["--base-url", srv.base_url, *common, "--save-replies", str(tmp_path / "r.jsonl")]
-        )
+        await live.main(["--base-url", srv.base_url, *common, "--save-replies", str(tmp_path / "r.jsonl")])
     assert (tmp_path / f"r.locomo26.{mode}.jsonl").is_file()
-    await live_bench.main(["--replay", str(tmp_path / "r.jsonl"), *common])  # the server is gone
+    await live.main(["--replay", str(tmp_path / "r.jsonl"), *common])  # the server is gone
     # (tokens are counted again locally: the graph and the calls are what a replay reproduces)
     live = json.loads((tmp_path / "live.json").read_text())["metrics"]
     replay = json.loads((tmp_path / "live_replay.json").read_text())["metrics"]
@@ -103,9 +97,7 @@ async def test_a_replay_of_the_saved_replies_builds_the_same_graph_without_a_mod
 
 
 def test_a_replay_that_no_longer_matches_the_pipeline_says_so(tmp_path: Path) -> None:
-    sys.path.insert(0, str(BENCH))
-    from _live_replay import replayed
-
+    from bench.quality.live_replay import replayed
     from epigraph.prompts.protocol import ChatRequest
     from epigraph.testing.doubles import ScriptError
 
@@ -123,8 +115,7 @@ def test_a_replay_that_no_longer_matches_the_pipeline_says_so(tmp_path: Path) ->
 async def test_the_full_profile_runs_beside_the_small_one(tmp_path: Path) -> None:
     """--profile full: IngestOptions() (resolve and retire on) on the same endpoint, its keys written as
     full.* into the same results beside the small profile's, its replies saved apart."""
-    sys.path.insert(0, str(BENCH))
-    import live_bench
+    from bench.quality import live
 
     common = [
         "--turns", "3", "--embedder", "hash", "--results-dir", str(tmp_path), "--modes", "separate",
@@ -132,7 +123,7 @@ async def test_the_full_profile_runs_beside_the_small_one(tmp_path: Path) -> Non
     ]  # fmt: skip
     async with FakeOpenAIServer(_answer) as srv:
         for profile in ("small", "full"):
-            await live_bench.main(
+            await live.main(
                 ["--base-url", srv.base_url, "--profile", profile, *common,
                  "--save-replies", str(tmp_path / "replies.jsonl")]
             )  # fmt: skip

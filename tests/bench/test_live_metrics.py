@@ -1,4 +1,4 @@
-"""bench/_live_metrics.py's fact figures: a gold restatement counts as merged only when the built fact
+"""bench/quality/live_metrics.py's fact figures: a gold restatement counts as merged only when the built fact
 matching the first statement also carries the restating turn's episode (a fact written again as new is
 not); a built fact's start is right when it agrees with the gold fact it matches (its own date, else
 when it was said), and a made-up year is wrong; a bulk window's lines count as kept by the turns they
@@ -6,20 +6,15 @@ went to, and a combined reply's names line by the names written."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+from bench.quality.live_metrics import Built, fact_quality, kept_output_tokens
+from bench.shared.gold import GoldSet
 from epigraph.episodes.events import EpisodeResult
 from epigraph.graph.model import Entity, Episode, Fact
 from epigraph.pipeline.metering import CallRecord
 from epigraph.testing import HashEmbedder
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from _gold import GoldSet
-from _live_metrics import Built, fact_quality, kept_output_tokens
 
 G = "g"
 FIRST = "Jon started a dance studio."

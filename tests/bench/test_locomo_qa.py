@@ -1,6 +1,6 @@
-"""bench/locomo_qa.py end to end, offline: a tiny LoCoMo-shaped conversation and a gold extraction set
+"""bench/quality/locomo_qa.py end to end, offline: a tiny LoCoMo-shaped conversation and a gold extraction set
 made here, the scripted model (``--scripted``), every row asked, scored and judged, the results file
-written with the issue's keys; and its measures (``_qa_metrics``): LoCoMo's F1, the bootstrap, the
+written with the issue's keys; and its measures (``qa_metrics``): LoCoMo's F1, the bootstrap, the
 judge's votes."""
 
 from __future__ import annotations
@@ -9,20 +9,14 @@ import asyncio
 import hashlib
 import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import _locomo
-import _model_speed
-import _qa_metrics as qa
-import _qa_rows
-import locomo_qa
-from _gold import GoldScript
-
+from bench.quality import locomo_qa, qa_locomo, qa_model_speed, qa_rows
+from bench.quality import qa_metrics as qa
+from bench.shared.gold import GoldScript
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM, ScriptedReply
@@ -197,7 +191,7 @@ def test_other_paths_are_rows_of_their_own(tmp_path: Path) -> None:
 
 def test_the_full_conversation_is_cut_to_the_newest_turns_that_fit(tmp_path: Path) -> None:
     path, _ = files(tmp_path)
-    conversation = _locomo.load(path, None)
+    conversation = qa_locomo.load(path, None)
     everything = locomo_qa.conversation_lines(conversation, 10_000)
     assert len(everything) == 6 and everything[0].startswith("E1 [3 March 2023]: Mia: Noah, I finished")
     cut = locomo_qa.conversation_lines(conversation, 40)
@@ -246,8 +240,8 @@ def test_votes_and_their_agreement() -> None:
         temperatures.append(request.temperature)
         return json.dumps({"reasoning": "", "label": next(labels)})
 
-    grader = _qa_rows.Judge(ScriptedLLM({"qa_judge": judge}), votes=3, temperature=0.7)
-    q = _qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
+    grader = qa_rows.Judge(ScriptedLLM({"qa_judge": judge}), votes=3, temperature=0.7)
+    q = qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
 
     async def grade() -> list[tuple[bool, ...]]:
         return [await grader.grade(q, a) for a in ("The Pixel [F1].", "pixel [E3]", "Tom [F2].")]
@@ -284,10 +278,10 @@ def test_distinct_answers_are_judged_side_by_side_each_once(parallel: int) -> No
         return json.dumps({"reasoning": "", "label": "CORRECT" if correct else "WRONG"})
 
     llm = _InFlight(ScriptedLLM({"qa_judge": judge}))
-    grader = _qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=parallel)
-    q = _qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
+    grader = qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=parallel)
+    q = qa_rows.Question("c:1", "What is the cat called?", "Pixel", 4, ("D1:2",), "c")
     rows = [
-        _qa_rows.Row(name, "c:1", 4, answer, 3, 10, 20, 1, 5.0)
+        qa_rows.Row(name, "c:1", 4, answer, 3, 10, 20, 1, 5.0)
         for name, answer in (
             ("graph", "The Pixel [F1]."),
             ("episodes", "pixel [E3]"),
@@ -301,7 +295,7 @@ def test_distinct_answers_are_judged_side_by_side_each_once(parallel: int) -> No
     assert grader.calls == 6 and len(grader.verdicts) == 3, "the same words: judged once, even side by side"
     assert llm.most == parallel, "as many distinct answers at once as asked, and no more"
     with pytest.raises(ValueError, match="one answer at a time"):
-        _qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=0)
+        qa_rows.Judge(llm, votes=3, temperature=0.7, parallel=0)
 
 
 def test_the_gold_script_resolves_a_fact_by_the_sentence_the_graph_stores() -> None:
@@ -367,7 +361,7 @@ def test_a_mem0_row_adds_searches_and_is_paired_with_the_graph(tmp_path: Path) -
     judge; its store reused by a second run (nothing added again)."""
     if importlib.util.find_spec("mem0") is None:  # not imported here: _mem0_row turns telemetry off first
         pytest.skip("the mem0 row needs the bench extra (mem0ai)")
-    from _serve_harness import LLMThread
+    from bench.shared.serve_harness import LLMThread
 
     path, _ = files(tmp_path)
     with LLMThread(mem0_extraction, embed_dim=384, api_key=None) as server:
@@ -399,7 +393,7 @@ def test_a_mem0_row_adds_searches_and_is_paired_with_the_graph(tmp_path: Path) -
 def test_a_failed_mem0_add_is_logged_and_tried_again(tmp_path: Path) -> None:
     if importlib.util.find_spec("mem0") is None:
         pytest.skip("the mem0 row needs the bench extra (mem0ai)")
-    from _serve_harness import LLMThread
+    from bench.shared.serve_harness import LLMThread
 
     path, _ = files(tmp_path)
     FAILS.append("Pixel knocked")
@@ -472,9 +466,9 @@ def test_the_model_speed_probe_reads_a_new_prompt_then_writes_a_long_reply() -> 
     llm = ScriptedLLM(
         {"model_speed": [ScriptedReply("ok", delay_s=0.2), ScriptedReply("1\n2\n3", delay_s=0.4)]}
     )
-    speed = asyncio.run(_model_speed.model_speed(llm))
+    speed = asyncio.run(qa_model_speed.model_speed(llm))
     read, write = llm.calls
-    assert (read.request.max_tokens, write.request.max_tokens) == (1, _model_speed.WRITE_TOKENS)
+    assert (read.request.max_tokens, write.request.max_tokens) == (1, qa_model_speed.WRITE_TOKENS)
     assert (
         read.request.messages[0]["content"].split(".")[0]
         != write.request.messages[0]["content"].split(".")[0]
@@ -491,6 +485,6 @@ def test_the_bench_names_which_llama_cpp_answers_it(tmp_path: Path) -> None:
     from epigraph.config import Settings
 
     local = Settings(llm_local=True, local_model_dir=str(tmp_path))
-    assert _model_speed.model_runtime(local, scripted=True) == "scripted"
-    assert _model_speed.model_runtime(Settings(), scripted=False) == "endpoint"
-    assert _model_speed.model_runtime(local, scripted=False) == "not running"
+    assert qa_model_speed.model_runtime(local, scripted=True) == "scripted"
+    assert qa_model_speed.model_runtime(Settings(), scripted=False) == "endpoint"
+    assert qa_model_speed.model_runtime(local, scripted=False) == "not running"

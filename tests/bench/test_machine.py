@@ -1,14 +1,12 @@
-"""bench/_machine.py: the machine-speed figures stored beside each store's results."""
+"""bench/shared/machine.py: the machine-speed figures stored beside each store's results."""
 
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _machine import calibrate
-from _results import write_results
+from bench.shared.machine import calibrate
+from bench.shared.results import write_results
 
 
 def test_calibration_measures_both_workloads_in_a_child_process(tmp_path: Path) -> None:

@@ -1,17 +1,13 @@
-"""bench/qa_context.py's ``--variant``: the library's context, the general parts, one shape's parts, or
-the general parts with other shares; a budget below 1 or an unknown part refused, whatever the form."""
+"""bench/quality/qa_context.py's ``--variant``: the library's context, the general parts, one shape's parts,
+or the general parts with other shares; a budget below 1 or an unknown part refused, whatever the form."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import qa_context
-
+from bench.quality import qa_context
 from epigraph.ask.context import PARTS, SHAPED
 
 

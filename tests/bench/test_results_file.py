@@ -1,15 +1,13 @@
-"""bench/_results.py: the results file every benchmark writes (DESIGN.md section 9)."""
+"""bench/shared/results.py: the results file every benchmark writes (DESIGN.md section 9)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _results import KEPT_NOTE, write_results
+from bench.shared.results import KEPT_NOTE, write_results
 
 
 def _read(path: Path) -> dict:

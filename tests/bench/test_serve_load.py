@@ -1,15 +1,13 @@
-"""bench/serve_bench.py's mixed load, short: a real ``epigraph serve`` process, a few clients reading and
-writing for a few seconds while it ingests, then every accepted episode audited."""
+"""bench/performance/serve.py's mixed load, short: a real ``epigraph serve`` process, a few clients
+reading and writing for a few seconds while it ingests, then every accepted episode audited."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _serve_harness import LLMThread, World, server_env
-from _serve_load import WEIGHTS
-from serve_bench import GROUPS, SEEDED, mixed_row
+from bench.performance.serve import GROUPS, SEEDED, mixed_row
+from bench.performance.serve_load import WEIGHTS
+from bench.shared.serve_harness import LLMThread, World, server_env
 
 
 def test_clients_reading_and_writing_while_the_server_ingests_lose_nothing(tmp_path: Path) -> None:

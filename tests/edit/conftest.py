@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +15,8 @@ from epigraph.graph.store import GraphStore
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
+from examples.quickstart import RECORDED, Replay, conversation
 from tests.graph.conftest import group, other_group, store
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from quickstart import RECORDED, Replay, conversation
 
 __all__ = ["group", "other_group", "quickstart", "store"]
 

@@ -7,17 +7,13 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
-from screenshots import SIZE, browser, demo_view
-
+from docs.screenshots import SIZE, browser, demo_view
 from epigraph.explore import GraphView
 
 T = TypeVar("T")

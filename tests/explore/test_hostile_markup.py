@@ -208,10 +208,8 @@ def test_a_notebook_view_shows_markup_as_text(watched: Any, hostile: Hostile) ->
 
 
 def test_the_served_page_shows_markup_as_text(watched: Any, hostile: Hostile) -> None:
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from _serve_harness import uvicorn_thread
+    from bench.shared.serve_harness import uvicorn_thread
 
     app = create_app(_graph(hostile.store(), hostile.group))
     with uvicorn_thread(app) as url:

@@ -3,27 +3,22 @@ thread) over the demo graph, keys on: search, expand by fetching, ask with cited
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from screenshots import demo_graph
 
+from bench.shared.serve_harness import uvicorn_thread
+from docs.screenshots import demo_graph
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.serve import Keys, create_app
 from epigraph.testing import ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
+from examples.quickstart import RECORDED, Replay, conversation
 
 from .conftest import in_thread
 from .test_browser import BERLIN, DRAWN, NODES, PARIS, drawn, move_slider
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from _serve_harness import uvicorn_thread
-from quickstart import RECORDED, Replay, conversation
 
 KEY = "k-demo-not-a-secret"
 

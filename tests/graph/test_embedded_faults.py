@@ -1,4 +1,4 @@
-"""The embedded store on a file system that fails it (found by ``bench/fault_bench.py``): a real SQLite
+"""The embedded store on a file system that fails it (found by ``bench/robustness/fault.py``): a real SQLite
 file on a real tmpfs, mounted small (it fills) or remounted read-only. The error says what happened and
 where (the file, and for a read-only store why it cannot be written); nothing of a refused write is
 stored; once the cause is gone the same store takes the write.

@@ -1,4 +1,4 @@
-"""A store that is unavailable for a moment while an episode runs (found by bench/fault_bench.py's
+"""A store that is unavailable for a moment while an episode runs (found by bench/robustness/fault.py's
 ``neo4j_restart``: a read failed while the Neo4j server's database was starting, the episode was saved
 ``failed``, the group's later episodes ran, and the retried episode then landed after them: a move
 retired by an earlier one). The episode is not the cause: it stays ``pending``, the batch stops with the

@@ -1,4 +1,4 @@
-"""Real replies of the local 1.5B model (``fixtures/live/*.json``, saved by ``bench/live_bench.py
+"""Real replies of the local 1.5B model (``fixtures/live/*.json``, saved by ``bench/quality/live.py
 --save-replies``) through the runtime and the pipeline: what is kept, what is dropped and why, and what
 the episode reports.
 

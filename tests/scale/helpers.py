@@ -1,17 +1,15 @@
-"""What the worker tests share: the bench harness (``bench/_scale_harness.py``) on the path, the Neo4j
+"""What the worker tests share: the bench harness (``bench/shared/scale_harness.py``) on the path, the Neo4j
 they need (skipped without one, a failure in CI), and episodes as Kafka records."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from aiokafka.partitioner import murmur2
 
-from _scale_harness import (
+from bench.shared.scale_harness import (
     START,
     CityWorld,
     WorkerProcess,
@@ -23,9 +21,7 @@ from _scale_harness import (
     wait_for,
     worker_env,
 )
-from _serve_harness import LLM_KEY, LLMThread
-from aiokafka.partitioner import murmur2
-
+from bench.shared.serve_harness import LLM_KEY, LLMThread
 from epigraph.episodes.inputs import EpisodeInput
 
 from .conftest import _skip_or_fail

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,12 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.shared.serve_harness import LLM_KEY, LLMThread, World, uvicorn_thread
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.serve import Keys, Limits, create_app
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _serve_harness import LLM_KEY, LLMThread, World, uvicorn_thread
 
 KEYS = {"key-alpha": frozenset({"alpha"}), "key-beta": frozenset({"beta"}), "key-all": frozenset({"*"})}
 # questions get all the time a loaded machine needs; the time limit has its own app (test_http)

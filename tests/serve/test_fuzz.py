@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-import _fuzz as fuzz
 import pytest
-from _serve_harness import ServerProcess, server_env
+
+from bench.robustness import fuzz_run
+from bench.shared.serve_harness import ServerProcess, server_env
 
 from .conftest import LLMThread
 
-KEYS = f"{fuzz.KEY}=*;key-alpha=alpha"
+KEYS = f"{fuzz_run.KEY}=*;key-alpha=alpha"
 EXAMPLES = 30  # per operation and phase: ~25 s on 2 cores
 SEED = 1
 
@@ -54,8 +55,8 @@ def test_a_url_at_every_documented_maximum_is_read(server: ServerProcess) -> Non
 
 def test_schemathesis_finds_nothing(server: ServerProcess, tmp_path: Path) -> None:
     """The fixed seed of ``make test`` (``SEED``, derandomized: the same cases every run, on any
-    machine); other seeds run in ``bench/fuzz_bench.py``."""
-    found = fuzz.run(server.url, tmp_path, seed=SEED, examples=EXAMPLES, deterministic=True)
+    machine); other seeds run in ``bench/robustness/fuzz.py``."""
+    found = fuzz_run.run(server.url, tmp_path, seed=SEED, examples=EXAMPLES, deterministic=True)
     out = found.output
     assert found.ok, out[-20_000:]
     assert found.tested == found.selected >= 16 and found.total >= 17, out[-5_000:]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _serve_harness import uvicorn_thread
 
+from bench.shared.serve_harness import uvicorn_thread
 from epigraph import __version__
 from epigraph.client import KnowledgeGraph
 from epigraph.serve import Keys, create_app

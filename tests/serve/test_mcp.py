@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _serve_harness import LLMThread, World, server_env
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from bench.shared.serve_harness import LLMThread, World, server_env
 from epigraph import __version__
 
 TOOLS = {

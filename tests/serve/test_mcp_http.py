@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import httpx2
-from _serve_harness import LLMThread, World, free_port, server_env
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+
+from bench.shared.serve_harness import LLMThread, World, free_port, server_env
 
 
 def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import httpx
-from _serve_harness import ServerProcess, server_env
+
+from bench.shared.serve_harness import ServerProcess, server_env
 
 from .conftest import LLMThread, World
 

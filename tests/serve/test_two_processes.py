@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from _serve_harness import ServerProcess, server_env
+
+from bench.shared.serve_harness import ServerProcess, server_env
 
 from .conftest import LLMThread, World
 

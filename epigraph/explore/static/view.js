@@ -255,7 +255,7 @@
     cy.layout({ name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 9000; },
       idealEdgeLength: function () { return 110; }, edgeElasticity: function () { return 80; },
       numIter: Math.max(200, Math.min(1500, Math.round(60000 / Math.max(1, cy.nodes().length)))),
-      fit: false }).run();  // fewer rounds for big graphs (bench/view_bench.py)
+      fit: false }).run();  // fewer rounds for big graphs (bench/performance/view.py)
     makeRoomForLabels();
     cy.fit(cy.elements(), 30);
   }
@@ -506,7 +506,7 @@
     // for served.js
     ui: ui, hooks: hooks, el: el, merge: merge, load: load, layout: layout, refreshSlider: refreshSlider,
     apply: apply, shown: shown };
-  window.epigraph.readyMs = performance.now();  // bench/view_bench.py reads them
+  window.epigraph.readyMs = performance.now();  // bench/performance/view.py reads them
   window.epigraph.scriptMs = window.epigraph.readyMs - STARTED;
   window.epigraph.ready = !CONFIG.api;  // served.js says when the served page is ready
 }());

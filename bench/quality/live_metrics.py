@@ -1,0 +1,314 @@
+"""What ``live.py`` measures: every model call (a recording LLM), and a built graph against a gold
+graph when the model wrote its own names and sentences (so nothing can be compared by exact text).
+
+Matching rules (stated in the results' notes):
+
+- entities: the same normalized name or alias, or the same content words up to plural/verb endings
+  ("Melanie's kids" = "kids of Melanie"; "Mel" is not "Melanie" unless the graph merged them);
+- facts: a gold fact is recalled by a built fact joining the same two entities (either direction), or
+  by a built fact saying the same thing: cosine of the two sentences' embeddings >= the threshold;
+- a gold contradiction (a later fact retiring an earlier one) is applied when a built fact matching the
+  earlier one was retired by a built fact matching the later one; every other retirement is spurious.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from bench.shared.gold import GoldSet, Turn, canonical_ids
+from epigraph.embed import Embedder
+from epigraph.episodes.events import EpisodeResult
+from epigraph.graph.model import Entity, Fact, normalize_name, speaker_of
+from epigraph.graph.store import GraphStore
+from epigraph.graph.temporal import effective_valid_at
+from epigraph.language import plain_words as words
+from epigraph.language import stem
+from epigraph.pipeline.dating import among, parse_iso, without_iso_dates
+from epigraph.pipeline.metering import CallRecord, MeteredLLM
+from epigraph.prompts.extract_combined import names_part
+from epigraph.prompts.fact_lines import NamePart, read_line, read_names
+from epigraph.prompts.protocol import LLM
+
+# ------------------------------------------------------------------------------------------- calls
+
+
+def recording(inner: LLM) -> MeteredLLM:
+    """The pipeline's own meter over the whole run, keeping every reply's text (fixtures, table)."""
+    return MeteredLLM(inner, keep_text=True)
+
+
+def cut_by_cap(call: CallRecord) -> bool:
+    """Cut by the token cap (the server ended it: ``finish_reason == "length"``)."""
+    return call.finish_reason == "length"
+
+
+def stopped_early(call: CallRecord) -> bool:
+    """Closed by the runtime at its first repeated or unreadable line (text came, no end ever did):
+    the lines before it stand; by design, not a cut."""
+    return not call.ok and call.finish_reason is None and bool(call.text)
+
+
+def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
+    """Each reply as written, with its prompt, how it ended and its episode; ``ends``: (number of calls
+    recorded when the episode ended, its text), in order (one group: episodes never interleave). An
+    episode that made no call of its own (a bulk window's later turns: the window's call is its first
+    turn's) gets a row with no prompt, so a replay knows every turn the run ingested."""
+    rows, start = [], 0
+    for end, episode in ends:
+        for call in calls[start:end]:
+            rows.append(
+                {"prompt": call.prompt, "finish": call.finish_reason, "episode": episode, "text": call.text}
+            )
+        if end == start:
+            rows.append({"prompt": None, "finish": None, "episode": episode, "text": None})
+        start = end
+    return rows
+
+
+def kept_output_tokens(calls: Sequence[CallRecord], results: Sequence[EpisodeResult]) -> list[float]:
+    """Per call, the generated tokens of the reply lines the graph kept: an extraction line whose fact
+    (or, for a name list, whose entity) the run wrote; every line of other prompts counts as kept
+    (decisions and summaries are used whole). A call's tokens are shared by its lines' lengths. A line
+    is looked up among what every episode of the run wrote, not its own turn's only: turns overlap (the
+    next turn's call can end before the turn before it does), a bulk window's lines go to several turns,
+    and a line handed to another turn than its number says is written with that turn's speaker
+    (speakers are compared as one). A line whose very sentence one turn dropped and another kept counts
+    as kept."""
+    written = _Written(results)
+    kept = [float(c.output_tokens) for c in calls]
+    for i, call in enumerate(calls):
+        if call.prompt.startswith("extract_") and call.text.strip():
+            lines = [line for line in call.text.splitlines() if line.strip()]
+            share = sum(_kept_chars(line, call.prompt, written) for line in lines)
+            kept[i] = call.output_tokens * share / max(1, sum(len(line) for line in lines))
+    return kept
+
+
+class _Written:
+    """What some episodes wrote: their facts' sentences (each speaker's name as one marker) and names."""
+
+    def __init__(self, results: Sequence[EpisodeResult]) -> None:
+        self.speakers = {s.casefold() for r in results if (s := speaker_of(r.episode))}
+        self.facts = {self.flat(f.text) for r in results for f in (*r.facts, *r.invalidated)}
+        self.names = {normalize_name(n) for r in results for e in r.entities for n in (e.name, *e.aliases)}
+
+    def flat(self, text: str) -> str:
+        said = without_iso_dates(text).casefold().rstrip(" .!").split()
+        return " ".join("\x00" if w in self.speakers else w for w in said)
+
+
+def _kept_chars(line: str, prompt: str, written: _Written) -> float:
+    """The characters of one reply line the graph kept: a name list's kept names (separate mode's
+    names call, a combined reply's ``Names:`` line) by their share of its names' lengths, any other
+    line whole or not at all."""
+    listed = names_part(line) if prompt == "extract_combined" else None
+    if prompt == "extract_entities" or listed is not None:
+        try:
+            parts = read_names(line if listed is None else listed)
+        except ValueError:
+            return 0.0
+        kept = sum(len(p.name) for p in parts if normalize_name(p.name) in written.names)
+        return len(line) * kept / max(1, sum(len(p.name) for p in parts))
+    return float(len(line)) if _kept(line, prompt, written) else 0.0
+
+
+def _kept(line: str, prompt: str, written: _Written) -> bool:
+    if prompt == "extract_window":  # "<turn> <speaker>: [a] verb [b]": the turn first
+        line = line.partition(" ")[2]
+        line = line[line.index("[") :] if "[" in line else line
+    try:
+        parts = read_line(line)
+    except ValueError:
+        return False
+    if isinstance(parts, NamePart):  # a bare "[name]" line of a combined reply
+        return normalize_name(parts.name) in written.names
+    return written.flat(parts.sentence) in written.facts
+
+
+# ------------------------------------------------------------------------------------------- graph
+
+
+def name_key(name: str) -> frozenset[str]:
+    """Content words of a name up to endings: the loose identity of an entity name."""
+    return frozenset(stem(w) for w in words(name) if w not in ("s", "the", "a", "an", "of"))
+
+
+def same_entity(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two entities (each as its name and aliases) are one by name or by content words."""
+    exact = {normalize_name(n) for n in a} & {normalize_name(n) for n in b}
+    return bool(exact) or bool({name_key(n) for n in a} & {name_key(n) for n in b} - {frozenset()})
+
+
+@dataclass
+class Built:
+    """The final state of every entity and fact the episodes wrote."""
+
+    entities: dict[str, Entity]
+    facts: list[Fact]
+
+    def names(self, uuid: str) -> list[str]:
+        entity = self.entities.get(uuid)
+        return [entity.name, *entity.aliases] if entity else []
+
+
+async def built_graph(store: GraphStore, group: str, results: Sequence[EpisodeResult]) -> Built:
+    entity_ids = sorted({e.uuid for r in results for e in r.entities})
+    fact_ids = sorted({f.uuid for r in results for f in (*r.facts, *r.invalidated)})
+    facts = await store.get_facts(group, fact_ids)
+    ends = sorted({u for f in facts for u in (f.source_uuid, f.target_uuid)} | set(entity_ids))
+    entities = {e.uuid: e for e in await store.get_entities(group, ends)}
+    return Built(entities, facts)
+
+
+def _gold_in(gold_set: GoldSet, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    chosen = {t.dia_id for t in turns}
+    return [t for dia_id, t in gold_set.gold["turns"].items() if dia_id in chosen]
+
+
+async def graph_quality(
+    store: GraphStore,
+    gold_set: GoldSet,
+    turns: Sequence[Turn],
+    results: Sequence[EpisodeResult],
+    embedder: Embedder,
+    threshold: float,
+) -> dict[str, float]:
+    """Entity recall/precision, fact recall, contradictions against the gold of the turns that ran."""
+    gold_turns = _gold_in(gold_set, turns)
+    built = await built_graph(store, gold_set.name, results)
+    metrics = entity_quality(gold_turns, built)
+    episodes = _episodes_of(turns, results)
+    metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold, episodes))
+    return metrics
+
+
+def _episodes_of(turns: Sequence[Turn], results: Sequence[EpisodeResult]) -> dict[str, str]:
+    """dia_id -> the uuid of the episode that turn became (results come in the turns' order)."""
+    return {
+        turn.dia_id: result.episode.uuid
+        for turn, result in zip(turns, results, strict=False)
+        if result.episode.content.endswith(turn.text)
+    }
+
+
+def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[str, float]:
+    aliases = {normalize_name(d["name"]): d["same_as"] for t in gold_turns for d in t.get("duplicates", [])}
+    gold: dict[str, list[str]] = {}
+    for turn in gold_turns:
+        for entity in turn["entities"]:
+            norm = normalize_name(entity["name"])
+            canonical = normalize_name(aliases.get(norm, entity["name"]))
+            gold.setdefault(canonical, [aliases.get(norm, entity["name"])]).append(entity["name"])
+    entities = [built.names(u) for u in built.entities]
+    found = [g for g in gold.values() if any(same_entity(g, e) for e in entities)]
+    exact = [
+        g
+        for g in gold.values()
+        if any({normalize_name(n) for n in g} & {normalize_name(n) for n in e} for e in entities)
+    ]
+    correct = [e for e in entities if any(same_entity(g, e) for g in gold.values())]
+    return {
+        "entities_expected": len(gold),
+        "entities_built": len(entities),
+        "entity_recall": _share(len(found), len(gold)),
+        "entity_recall_exact": _share(len(exact), len(gold)),
+        "entity_precision": _share(len(correct), len(entities)),
+    }
+
+
+async def fact_quality(
+    gold_set: GoldSet,
+    gold_turns: Sequence[dict[str, Any]],
+    built: Built,
+    embedder: Embedder,
+    threshold: float,
+    episode_of: Mapping[str, str],
+) -> dict[str, float]:
+    """Fact recall (same endpoints or meaning), contradictions applied, and restatements merged: a
+    gold fact that restates an earlier one (``duplicate_of``) whose turn the graph counted as one more
+    statement of a built fact matching the first (its provenance holds both turns' episodes;
+    ``episode_of``: dia_id -> episode uuid)."""
+    canonical = canonical_ids(gold_set.gold)
+    every = {f["id"]: f for t in gold_turns for f in t["facts"]}
+    gold = [f for fid, f in every.items() if canonical[fid] == fid]
+    similar = await _cosines([f["fact"] for f in gold], [f.text for f in built.facts], embedder)
+    by_meaning: dict[str, set[int]] = {}
+    by_ends: dict[str, set[int]] = {}
+    for i, fact in enumerate(gold):
+        by_meaning[fact["id"]] = {j for j in range(len(built.facts)) if similar[i, j] >= threshold}
+        by_ends[fact["id"]] = {j for j, f in enumerate(built.facts) if _same_ends(fact, f, built)}
+    recalled = [fid for fid in by_meaning if by_meaning[fid] or by_ends[fid]]
+    pairs = [
+        (canonical[f["id"]], canonical[old])
+        for f in every.values()
+        for old in f.get("contradicts", [])
+        if old in every or canonical[old] in every
+    ]
+    applied, explained = 0, set()
+    for new, old in pairs:
+        olds = by_meaning.get(old, set()) | by_ends.get(old, set())
+        news = {built.facts[j].uuid for j in by_meaning.get(new, set()) | by_ends.get(new, set())}
+        hit = [j for j in olds if (by := built.facts[j].invalidated_by) is not None and by.fact_uuid in news]
+        applied += bool(hit)
+        explained.update(hit)
+    restated = [
+        (fid, canonical[fid]) for fid in every if canonical[fid] != fid and canonical[fid] in by_meaning
+    ]
+    merged = 0
+    for fid, first in restated:
+        both = {episode_of.get(first.split("#")[0]), episode_of.get(fid.split("#")[0])}
+        merged += any(both <= set(built.facts[j].episodes) for j in by_meaning[first] | by_ends[first])
+    starts: dict[int, set[datetime]] = {}  # built fact -> the starts of the dated gold facts it matches
+    for fact in gold:
+        if (day := parse_iso(fact.get("valid_at"))) is not None:
+            for j in by_meaning[fact["id"]] | by_ends[fact["id"]]:
+                starts.setdefault(j, set()).add(day)
+    dates_right = sum(_starts_when(built.facts[j], days) for j, days in starts.items())
+    retired = [j for j, f in enumerate(built.facts) if f.invalidated_by is not None]
+    return {
+        "facts_expected": len(gold),
+        "facts_built": len(built.facts),
+        "fact_recall": _share(len(recalled), len(gold)),
+        "fact_recall_endpoints": _share(sum(1 for s in by_ends.values() if s), len(gold)),
+        "fact_recall_meaning": _share(sum(1 for s in by_meaning.values() if s), len(gold)),
+        "fact_dates_checked": len(starts),
+        "fact_dates_right": _share(dates_right, len(starts)),
+        "restatements_expected": len(restated),
+        "restatements_merged": merged,
+        "contradictions_expected": len(pairs),
+        "contradictions_applied": applied,
+        "invalidations_spurious": len([j for j in retired if j not in explained]),
+    }
+
+
+def _starts_when(fact: Fact, days: set[datetime]) -> bool:
+    """Whether a built fact starts (its own date, else when it was said: ``effective_valid_at``) on
+    one of the starts of the gold facts it matches, at the coarser precision of the two."""
+    return fact.stated_at is not None and among(
+        effective_valid_at(fact.valid_at, fact.stated_at), frozenset(days)
+    )
+
+
+def _same_ends(gold: dict[str, Any], fact: Fact, built: Built) -> bool:
+    source, target = built.names(fact.source_uuid), built.names(fact.target_uuid)
+    forward = same_entity([gold["source"]], source) and same_entity([gold["target"]], target)
+    backward = same_entity([gold["source"]], target) and same_entity([gold["target"]], source)
+    return forward or backward
+
+
+async def _cosines(left: list[str], right: list[str], embedder: Embedder) -> np.ndarray:
+    if not left or not right:
+        return np.zeros((len(left), len(right)))
+    a, b = await embedder.embed(left), await embedder.embed(right)
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return np.asarray(a @ b.T)
+
+
+def _share(hits: int, total: int) -> float:
+    return round(hits / total, 4) if total else 1.0
