@@ -14,7 +14,7 @@ from epigraph import KnowledgeGraph
 from epigraph.cli import main
 from epigraph.config import Settings
 from epigraph.testing import HashEmbedder
-from tests.edit.conftest import ingest_quickstart, quickstart_llm
+from tests.support.quickstart import ingest_quickstart, quickstart_llm
 
 OFFLINE = {"EPIGRAPH_EMBEDDER": "hash", "HF_HUB_OFFLINE": "1"}
 AS_ALICE = {**OFFLINE, "EPIGRAPH_AUTHOR": "alice"}

@@ -20,8 +20,7 @@ from epigraph.cli import main
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Reply
-
-from .conftest import BERLIN, ingest
+from tests.support.ask_graph import BERLIN, ingest
 
 ANSWER = ["Alice ", "lived ", "in ", "Berlin ", "then ", "[F1]", "."]
 

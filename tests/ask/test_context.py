@@ -19,9 +19,8 @@ from epigraph.graph.model import Episode, Fact
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.tokens import count_text_tokens
-
-from .conftest import BERLIN, LISBON, PARIS
-from .scripts import fact_lines, held_on, plan
+from tests.support.ask_graph import BERLIN, LISBON, PARIS
+from tests.support.ask_scripts import fact_lines, held_on, plan
 
 CONTEXT_TOOLS = ["search_episodes", "search_facts", "entities", "conversations_of", "episodes_of"]
 

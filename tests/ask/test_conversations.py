@@ -16,9 +16,8 @@ from epigraph.graph.derived import ConversationSummary
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedLLM
-
-from .conftest import EPISODES, LISBON, WORLD
-from .scripts import held_on, plan
+from tests.support.ask_graph import EPISODES, LISBON, WORLD
+from tests.support.ask_scripts import held_on, plan
 
 SUMMARY = "Alice moved from Paris to Berlin and then to Lisbon; Bob works at Acme."
 WRITTEN = datetime.now(UTC) + timedelta(days=1)

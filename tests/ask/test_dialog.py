@@ -14,9 +14,8 @@ from epigraph.errors import ConfigError, LLMUnavailable, UsageError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.prompts.protocol import ChatRequest, Completion
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-
-from .conftest import BERLIN, LISBON, PARIS
-from .scripts import fact_lines, held_on, plan
+from tests.support.ask_graph import BERLIN, LISBON, PARIS
+from tests.support.ask_scripts import fact_lines, held_on, plan
 
 
 def graph(store: EmbeddedStore, embedder: HashEmbedder, llm: object) -> KnowledgeGraph:

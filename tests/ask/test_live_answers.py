@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from epigraph.ask import CitationFilter, cited_answer_grammar
-
-from .gbnf import to_regex
+from tests.support.gbnf import to_regex
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "live_answers.json").read_text(encoding="utf-8"))
 RECORDED: list[dict[str, Any]] = FIXTURE["answers"]

@@ -16,8 +16,7 @@ from epigraph.ask.observations import Observations
 from epigraph.errors import UsageError
 from epigraph.graph.model import Episode, Fact
 from epigraph.prompts.ask_plan import AskPlanOutput
-
-from .gbnf import to_regex
+from tests.support.gbnf import to_regex
 
 KNOWN = {"F1", "F2", "E1"}
 

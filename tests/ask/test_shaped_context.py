@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
 from epigraph import AskChunk, KnowledgeGraph
 from epigraph.ask import check_dialog
@@ -22,6 +21,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Fact
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
+from tests.support.world import F, Turn, World
 
 POTTERY = "Melanie signed up for a pottery class."
 PLATE = "Melanie made a plate in the pottery class."

@@ -4,32 +4,22 @@ installs it). Without ``chromium`` the browser tests skip, except in CI, where t
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-from collections.abc import Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from docs.screenshots import SIZE, browser, demo_view
 from epigraph.explore import GraphView
-
-T = TypeVar("T")
+from tests.support.view_page import in_thread
 
 
 @pytest.fixture(scope="session")
 def alice() -> GraphView:
     """Alice's neighbourhood in the demo graph (retired facts drawn too)."""
     return in_thread(demo_view("Alice"))
-
-
-def in_thread(work: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to the end on a loop of its own thread (Playwright's sync API keeps a loop
-    running in this one)."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, work).result()
 
 
 @pytest.fixture(scope="package")

@@ -27,11 +27,9 @@ from epigraph.graph.store import GraphStore
 from epigraph.present.listing import EpisodeList
 from epigraph.serve import create_app
 from epigraph.testing import HashEmbedder, ScriptedLLM
-from tests.graph.conftest import DIM, _neo4j_store
-from tests.pipeline.world import F, Turn, World
-
-from .conftest import in_thread
-from .test_browser import by_name, point
+from tests.support.stores import DIM, neo4j_store
+from tests.support.view_page import by_name, in_thread, point
+from tests.support.world import F, Turn, World
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(2)>"
@@ -72,11 +70,11 @@ class Hostile:
     notebook: dict[str, str]
 
     def store(self) -> GraphStore:
-        return EmbeddedStore(str(self.db)) if self.kind == "embedded" else _neo4j_store()
+        return EmbeddedStore(str(self.db)) if self.kind == "embedded" else neo4j_store()
 
 
 async def _build(kind: str, db: Path) -> Hostile:
-    store = EmbeddedStore(str(db)) if kind == "embedded" else _neo4j_store()
+    store = EmbeddedStore(str(db)) if kind == "embedded" else neo4j_store()
     group = f"h-{uuid.uuid4().hex[:12]}"
     async with _graph(store, group) as kg:
         result = await kg.add_episode(EPISODE, reference_time=datetime(2024, 1, 1, tzinfo=UTC))

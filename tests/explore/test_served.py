@@ -16,9 +16,7 @@ from epigraph.serve import Keys, create_app
 from epigraph.testing import ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
 from examples.quickstart import RECORDED, Replay, conversation
-
-from .conftest import in_thread
-from .test_browser import BERLIN, DRAWN, NODES, PARIS, drawn, move_slider
+from tests.support.view_page import BERLIN, DRAWN, NODES, PARIS, drawn, in_thread, move_slider
 
 KEY = "k-demo-not-a-secret"
 

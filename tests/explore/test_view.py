@@ -14,8 +14,7 @@ from epigraph.explore import GraphView
 from epigraph.explore.page import script_json
 from epigraph.graph.model import Entity, Fact
 from epigraph.present.tables import Table, html_tables
-
-from .conftest import in_thread
+from tests.support.view_page import in_thread
 
 DATA = re.compile(r'<script id="epigraph-data" type="application/json">(.*?)</script>', re.S)
 

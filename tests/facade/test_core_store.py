@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
 
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
@@ -24,7 +23,8 @@ from epigraph.errors import StoreRoleMissing
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import GraphStore
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-from tests.graph.test_store_roles import members
+from tests.support.protocols import members
+from tests.support.world import F, Turn, World
 
 PARIS, LISBON = "Alice lives in Paris.", "Alice lives in Lisbon."
 WORLD = World(

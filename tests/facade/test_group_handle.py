@@ -26,7 +26,8 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.serve.schemas import EpisodeIn
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import read
-from tests.edit.conftest import DIM, ingest_quickstart, quickstart_llm
+from tests.support.quickstart import ingest_quickstart, quickstart_llm
+from tests.support.stores import DIM
 
 PACKAGE = Path(epigraph.__file__).parent
 

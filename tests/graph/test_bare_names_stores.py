@@ -14,8 +14,7 @@ from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-
-DIM = 384  # the stores fixture sets up 384-dimensional vectors (conftest.DIM)
+from tests.support.stores import DIM
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 LINES = {

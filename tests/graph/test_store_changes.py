@@ -22,8 +22,8 @@ from epigraph.graph.store import ChangeReads, GraphStore
 from epigraph.pipeline.options import IngestOptions
 from epigraph.present.changes import ChangeList
 from epigraph.testing import HashEmbedder
-from tests.graph.conftest import DIM
-from tests.pipeline.world import F, Turn, World
+from tests.support.stores import DIM
+from tests.support.world import F, Turn, World
 
 
 def at(text: str) -> datetime:

@@ -12,8 +12,8 @@ import dataclasses
 
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import GraphStore
-from tests.graph.test_store_contract import make_entity, make_episode, make_fact, write_of
-from tests.graph.test_store_once import _second
+from tests.support.records import make_entity, make_episode, make_fact, write_of
+from tests.support.stores import second_store
 
 MINUTE = 60.0
 
@@ -78,7 +78,7 @@ async def test_a_claim_survives_saving_and_writing_the_episode_and_goes_with_its
 
 
 async def test_of_two_concurrent_claimants_exactly_one_wins(store: GraphStore, group: str) -> None:
-    other = _second(store)  # its own connection (SQLite) or driver (Neo4j): another process
+    other = second_store(store)  # its own connection (SQLite) or driver (Neo4j): another process
     await other.setup(embedding_dim=384)
     try:
         for i in range(8):

@@ -1,4 +1,4 @@
-"""The GraphStore contract: the same assertions for every backend (see conftest.py for ``store``).
+"""The GraphStore contract: the same assertions for every backend (the root conftest's ``store``).
 
 Each test works in its own random group, so nothing is wiped between tests. Embedding vectors are small
 (``DIM``), deterministic, and exactly representable in float32 so that any store can return them verbatim.
@@ -38,76 +38,20 @@ from epigraph.graph.model import (
     Fact,
     IngestReport,
     Invalidation,
-    Mention,
 )
 from epigraph.graph.neo4j import Neo4jStore
 from epigraph.graph.store import (
     CURRENT,
     EVERYTHING,
     EntityFilter,
-    EpisodeWrite,
     FactFilter,
     GraphStore,
     StoreStats,
     TimeFilter,
 )
 from epigraph.graph.temporal import episode_matches, matches, resolve_contradiction
-
-DIM = 384  # = conftest.DIM
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-def day(n: float) -> datetime:
-    return T0 + timedelta(days=n)
-
-
-def vec(seed: int) -> list[float]:
-    """A deterministic DIM-d vector whose values are exact float32 numbers."""
-    values: list[float] = np.random.default_rng(seed).normal(size=DIM).astype(np.float32).tolist()
-    return values
-
-
-def make_episode(group: str, content: str = "a conversation turn", at: datetime = T0, **kw: Any) -> Episode:
-    return Episode(group_id=group, content=content, reference_time=at, **kw)
-
-
-def make_entity(group: str, name: str, seed: int | None = None, **kw: Any) -> Entity:
-    return Entity(group_id=group, name=name, name_embedding=None if seed is None else vec(seed), **kw)
-
-
-def make_fact(
-    group: str,
-    src: Entity,
-    dst: Entity,
-    text: str,
-    episodes: Sequence[str],
-    seed: int | None = None,
-    **kw: Any,
-) -> Fact:
-    kw.setdefault("relation", "RELATES_TO")
-    return Fact(
-        group_id=group,
-        source_uuid=src.uuid,
-        target_uuid=dst.uuid,
-        text=text,
-        episodes=list(episodes),
-        text_embedding=None if seed is None else vec(seed),
-        **kw,
-    )
-
-
-def write_of(
-    ep: Episode,
-    entities: Sequence[Entity] = (),
-    facts: Sequence[Fact] = (),
-    mentioned: Sequence[Entity] | None = None,
-) -> EpisodeWrite:
-    """An EpisodeWrite whose episode mentions ``mentioned`` (default: every entity written)."""
-    mentions = [
-        Mention(group_id=ep.group_id, episode_uuid=ep.uuid, entity_uuid=e.uuid)
-        for e in (entities if mentioned is None else mentioned)
-    ]
-    return EpisodeWrite(episode=ep, entities=list(entities), facts=list(facts), mentions=mentions)
+from tests.support.records import T0, day, make_entity, make_episode, make_fact, vec, write_of
+from tests.support.stores import DIM
 
 
 def uuids(items: Sequence[Any]) -> list[str]:

@@ -23,12 +23,21 @@ from epigraph.graph.store import (
     FactFilter,
     GraphStore,
     GroupDump,
-    OwedSummaries,
     StoreStats,
     TimeFilter,
 )
 from epigraph.transfer.moves import regroup
-from tests.graph.test_store_contract import T0, day, make_entity, make_episode, make_fact, vec, write_of
+from tests.support.records import (
+    T0,
+    day,
+    group_of,
+    make_entity,
+    make_episode,
+    make_fact,
+    snapshot,
+    vec,
+    write_of,
+)
 
 AUTHOR = "person:alice"
 S = 7000
@@ -47,26 +56,6 @@ def undo(correction: Correction, at_day: float = 30) -> Correction:
 
 def mention(ep: Episode, entity: Entity) -> Mention:
     return Mention(group_id=ep.group_id, episode_uuid=ep.uuid, entity_uuid=entity.uuid)
-
-
-async def snapshot(store: GraphStore, group: str) -> list[DumpItem]:
-    async with aclosing(store.dump([group], vectors=True)) as items:
-        return [item async for item in items]
-
-
-def group_of(group: str, items: Sequence[DumpItem]) -> GroupDump:
-    """The records of a dump as ``load_group`` takes them."""
-    return GroupDump(
-        group,
-        episodes=[i for i in items if isinstance(i, Episode)],
-        entities=[i for i in items if isinstance(i, Entity)],
-        facts=[i for i in items if isinstance(i, Fact)],
-        mentions=[i for i in items if isinstance(i, Mention)],
-        corrections=[i for i in items if isinstance(i, Correction)],
-        communities=[i for i in items if isinstance(i, Community)],
-        conversations=[i for i in items if isinstance(i, ConversationSummary)],
-        owed_summaries=[u for i in items if isinstance(i, OwedSummaries) for u in i.entity_uuids],
-    )
 
 
 async def graph_of(store: GraphStore, group: str) -> list[DumpItem]:

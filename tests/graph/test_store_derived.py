@@ -16,8 +16,8 @@ from epigraph.errors import StoreError
 from epigraph.graph.derived import Community, ConversationSummary, members_digest
 from epigraph.graph.model import EpisodeStatus, Invalidation
 from epigraph.graph.store import EVERYTHING, ChainRead, FactFilter, GraphStore, TimeFilter
-from tests.graph.test_store_contract import T0, day, make_entity, make_episode, make_fact, vec, write_of
-from tests.graph.test_store_once import _second
+from tests.support.records import T0, day, make_entity, make_episode, make_fact, vec, write_of
+from tests.support.stores import second_store
 
 
 async def _people(store: GraphStore, group: str, names: list[str]) -> list[str]:
@@ -197,7 +197,7 @@ async def test_summaries_are_written_version_by_version(
 
 
 async def test_of_two_concurrent_summary_writers_one_wins(store: GraphStore, group: str) -> None:
-    other = _second(store)
+    other = second_store(store)
     await other.setup(embedding_dim=384)
     try:
         for round_ in range(6):

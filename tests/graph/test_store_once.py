@@ -13,11 +13,10 @@ import os
 
 import pytest
 
-from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Episode, EpisodeStatus
 from epigraph.graph.store import EpisodeWrite, GraphStore, StoreStats
-from tests.graph.conftest import _neo4j_store
-from tests.graph.test_store_contract import make_entity, make_episode, make_fact, write_of
+from tests.support.records import make_entity, make_episode, make_fact, write_of
+from tests.support.stores import neo4j_store, second_store
 
 
 def _result(episode: Episode, who: str) -> tuple[EpisodeWrite, list[Entity]]:
@@ -28,13 +27,6 @@ def _result(episode: Episode, who: str) -> tuple[EpisodeWrite, list[Entity]]:
     done = episode.model_copy(update={"status": EpisodeStatus.DONE})
     write = write_of(done, [ann, other], [fact])
     return dataclasses.replace(write, unless_done=True), [ann, other]
-
-
-def _second(store: GraphStore) -> GraphStore:
-    """Another store on the same data: its own connection (SQLite) or driver (Neo4j)."""
-    if isinstance(store, EmbeddedStore):
-        return EmbeddedStore(store.path)
-    return _neo4j_store()
 
 
 async def test_a_second_done_write_of_an_episode_is_refused(store: GraphStore, group: str) -> None:
@@ -72,7 +64,7 @@ async def test_a_pending_or_new_episode_is_written(store: GraphStore, group: str
 
 
 async def test_of_two_concurrent_writers_exactly_one_takes_effect(store: GraphStore, group: str) -> None:
-    other = _second(store)
+    other = second_store(store)
     await other.setup(embedding_dim=384)
     try:
         for i in range(8):
@@ -94,7 +86,7 @@ async def test_neo4j_second_writer_waits_for_the_first_then_skips(group: str) ->
     """Deterministic: the first transaction holds the episode's lock while the second writer starts."""
     from epigraph.graph.neo4j import writing
 
-    store, other = _neo4j_store(), _neo4j_store()
+    store, other = neo4j_store(), neo4j_store()
     await store.setup(embedding_dim=384)
     await other.setup(embedding_dim=384)
     try:

@@ -15,8 +15,7 @@ from epigraph.errors import StoreError
 from epigraph.graph.model import Entity, EpisodeStatus, Mention
 from epigraph.graph.store import EpisodeWrite, GraphStore, OwedSummaries
 from epigraph.transfer.moves import regroup
-from tests.graph.test_store_contract import make_entity, make_episode, make_fact, write_of
-from tests.graph.test_store_contract_edits import group_of, snapshot
+from tests.support.records import group_of, make_entity, make_episode, make_fact, snapshot, write_of
 
 
 async def test_marks_are_written_with_the_episode_listed_counted_and_cleared(

@@ -30,30 +30,13 @@ from epigraph.graph import roles, store, store_records
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.neo4j import Neo4jStore
 from epigraph.ingestion.pacing import Priority, paced
+from tests.support.protocols import declared, members
 
 STORES = (EmbeddedStore, Neo4jStore)
 MAX_METHODS = 25
 OWNERS_OWN = {"setup", "close"}
 """What ``GraphStore`` (the core) declares beside its roles: the owner opens and closes the store."""
 STORE_MODULES = (store, store_records)
-
-
-def declared(protocol: type) -> dict[str, Callable[..., Any]]:
-    """The public methods ``protocol`` declares in its own body."""
-    return {
-        name: value
-        for name, value in vars(protocol).items()
-        if not name.startswith("_") and inspect.isfunction(value)
-    }
-
-
-def members(protocol: type) -> dict[str, Callable[..., Any]]:
-    """Every public method of ``protocol``, its own and its roles'."""
-    found: dict[str, Callable[..., Any]] = {}
-    for cls in reversed(protocol.__mro__):
-        if cls is not Protocol and Protocol in cls.__mro__[1:]:
-            found.update(declared(cls))
-    return found
 
 
 def protocols_in(module: ModuleType) -> list[type]:

@@ -1,8 +1,13 @@
-"""The queue's tests share the pipeline tests' fixtures and scripted world (``tests/pipeline/conftest.py``,
-``tests/pipeline/world.py``; tests/ is on sys.path), imported rather than written twice."""
+"""The queue's tests ask for an in-memory store by ``store``, as the pipeline's do (the root conftest's
+``memory_store``); their scripted world is ``tests/support/world.py``."""
 
 from __future__ import annotations
 
-from pipeline.conftest import T0, embedder, store
+import pytest
 
-__all__ = ["T0", "embedder", "store"]
+from epigraph.graph.embedded import EmbeddedStore
+
+
+@pytest.fixture
+def store(memory_store: EmbeddedStore) -> EmbeddedStore:
+    return memory_store

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.world import F, Turn, World, episode_of, hobbies
-
 from epigraph.episodes.events import (
     EntityExtracted,
     EntityResolved,
@@ -24,8 +22,7 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.context import context_block
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
+from tests.support.world import T0, F, Turn, World, episode_of, hobbies
 
 
 def _turns(group: str, n: int) -> dict[str, Turn]:

@@ -13,7 +13,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from pipeline.world import F, Turn, World, episode_of
 
 from epigraph.episodes.events import EntityExtracted, EpisodeDone, EpisodeWaiting, ProgressEvent
 from epigraph.episodes.inputs import EpisodeInput
@@ -24,8 +23,7 @@ from epigraph.graph.store import EpisodeWrite
 from epigraph.ingestion.claims import Leases, holding
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-
-from .conftest import T0
+from tests.support.world import T0, F, Turn, World, episode_of
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi"]
 TEXTS = [f"{a} met {b}." for a, b in zip(NAMES[::2], NAMES[1::2], strict=True)]

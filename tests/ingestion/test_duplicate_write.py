@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.world import F, Turn, World
-
 from epigraph.episodes.events import DUPLICATE, EpisodeResult
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode, EpisodeStatus
@@ -17,8 +15,7 @@ from epigraph.ingestion.claims import Leases
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-
-from .conftest import T0
+from tests.support.world import T0, F, Turn, World
 
 TEXT = "Melanie: I moved to Paris last spring."
 WORLD = World(

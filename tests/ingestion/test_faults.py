@@ -25,8 +25,7 @@ from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Reply
 from epigraph.tokens import load_encoding
-
-from .conftest import T0
+from tests.support.world import T0
 
 FAULTS = [
     None,

@@ -16,9 +16,8 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .meetings import MET_BOB, MET_FOUR, WORLD, ticking
+from tests.support.meetings import MET_BOB, MET_FOUR, WORLD, ticking
+from tests.support.world import T0
 
 BATCH = IngestOptions(summary_mode="batch", clock=ticking())
 

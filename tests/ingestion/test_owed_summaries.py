@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline.world import World, hobbies
-
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
@@ -29,8 +27,7 @@ from epigraph.prompts.grammar import NONE
 from epigraph.testing import HashEmbedder
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
-
-from .conftest import T0
+from tests.support.world import T0, World, hobbies
 
 KEY = "llm-test-key-not-a-secret"
 MET = ["Bob", "Carol", "Dave", "Erin", "Frank", "Grace"]

@@ -13,8 +13,7 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.testing import HashEmbedder, ScriptedLLM
-
-from .conftest import T0
+from tests.support.world import T0
 
 GROUP = "g"
 LOOKS = 20

@@ -16,9 +16,8 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EpisodeWrite
 from epigraph.pipeline.options import IngestOptions, SummaryMode
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .meetings import FOUR, HELLO, LIVES, MET_BOB, MET_FOUR, PARIS, WORLD, ticking
+from tests.support.meetings import FOUR, HELLO, LIVES, MET_BOB, MET_FOUR, PARIS, WORLD, ticking
+from tests.support.world import T0
 
 
 class WritesSeen(EmbeddedStore):

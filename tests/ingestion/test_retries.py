@@ -4,7 +4,6 @@ is kept and a retry completes it."""
 from __future__ import annotations
 
 import pytest
-from pipeline.world import OSLO, OSLO_WORLD, World
 
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import LLMUnavailable
@@ -13,8 +12,7 @@ from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
-
-from .conftest import T0
+from tests.support.world import OSLO, OSLO_WORLD, T0, World
 
 
 async def test_the_same_episode_twice_changes_nothing(store: EmbeddedStore, embedder: HashEmbedder) -> None:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline.world import F, Turn, World
 
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import StoreUnavailable
@@ -26,8 +25,7 @@ from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
+from tests.support.world import T0, F, Turn, World
 
 MOVES = ["Alice: I moved to Paris.", "Alice: I moved to Lisbon.", "Alice: I moved to Oslo."]
 CITY = {m: m.removesuffix(".").rsplit(" ", 1)[1] for m in MOVES}

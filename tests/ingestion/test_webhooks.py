@@ -23,7 +23,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.testing import HashEmbedder, ScriptedReply
 from epigraph.webhooks import SIGNATURE, verify, webhooks_from_settings
-from tests.pipeline.world import OSLO, OSLO_WORLD, World, episode_of
+from tests.support.world import OSLO, OSLO_WORLD, World, episode_of
 
 SECRET = "not-a-real-secret"
 T = datetime(2024, 5, 2, 10, tzinfo=UTC)

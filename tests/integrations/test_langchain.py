@@ -1,5 +1,5 @@
 """LangChain's own classes over the graph: the chat history under ``RunnableWithMessageHistory`` and the
-retriever in a chain, offline (the scripted world of ``conftest.py``)."""
+retriever in a chain, offline (the scripted world of ``tests/support/integrations_world.py``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ from epigraph import KnowledgeGraph
 from epigraph.errors import InputError, UsageError
 from epigraph.graph.model import utc_now
 from epigraph.integrations.langchain import EpigraphChatMessageHistory, EpigraphRetriever
-
-from .conftest import ACME, BERLIN, LISBON, PARIS, SAID
+from tests.support.integrations_world import ACME, BERLIN, LISBON, PARIS, SAID
 
 
 async def test_messages_become_episodes_and_read_back_in_order(kg: KnowledgeGraph) -> None:

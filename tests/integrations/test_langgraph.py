@@ -1,5 +1,5 @@
 """LangGraph's store interface over the graph, and a compiled ``StateGraph`` whose nodes read and write
-long-term memory through it, offline (the scripted world of ``conftest.py``)."""
+long-term memory through it, offline (the scripted world of ``tests/support/integrations_world.py``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from epigraph import KnowledgeGraph
 from epigraph.errors import UsageError
 from epigraph.graph.model import utc_now
 from epigraph.integrations.langgraph import EpigraphStore
-
-from .conftest import ACME, BERLIN, LISBON, NOTES, PARIS, SAID
+from tests.support.integrations_world import ACME, BERLIN, LISBON, NOTES, PARIS, SAID
 
 ALICE = ("memories", "alice")
 

@@ -1,7 +1,7 @@
 """The memory tools in a real OpenAI Agents SDK run: ``Agent`` + ``Runner.run`` with the SDK's own
 ``OpenAIChatCompletionsModel`` over an ``AsyncOpenAI`` client, against the shipped fake OpenAI-compatible
 server (real HTTP on 127.0.0.1) scripted to call the tools, then answer. Tracing is off: nothing leaves
-the machine. The graph's own model is the scripted world of ``conftest.py``."""
+the machine. The graph's own model is the scripted world of ``tests/support/integrations_world.py``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from epigraph import KnowledgeGraph
 from epigraph.graph.model import utc_now
 from epigraph.integrations.openai_agents import memory_tools
 from epigraph.testing.server import FakeOpenAIServer, Reply, ToolCall
-
-from .conftest import ACME, BERLIN, LISBON, SAID
+from tests.support.integrations_world import ACME, BERLIN, LISBON, SAID
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 

@@ -1,7 +1,7 @@
 """The memory tools in real pydantic-ai runs: an ``Agent`` with the toolset, driven by pydantic-ai's own
 ``FunctionModel`` (scripted tool calls that read the tools' replies) and ``TestModel`` (calls every tool
 it is told to with arguments it makes up). The graph's own model is the scripted world of
-``conftest.py``."""
+``tests/support/integrations_world.py``."""
 
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from epigraph import KnowledgeGraph
 from epigraph.graph.model import utc_now
 from epigraph.integrations.pydantic_ai import memory_toolset
-
-from .conftest import BERLIN, PARIS, SAID
+from tests.support.integrations_world import BERLIN, PARIS, SAID
 
 
 def replies(messages: list[ModelMessage]) -> list[str]:

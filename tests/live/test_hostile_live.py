@@ -21,7 +21,7 @@ from epigraph.config import Settings
 from epigraph.graph.model import Fact
 from epigraph.pipeline.options import small_model_options
 from epigraph.testing import HashEmbedder
-from tests.live.test_local_model import _require_local_model
+from tests.support.local_model import require_local_model
 
 pytestmark = pytest.mark.live
 
@@ -40,7 +40,7 @@ async def _dump(kg: KnowledgeGraph, group: str) -> list[str]:
 
 
 async def test_an_injected_episode_on_the_local_model_stays_in_its_scope() -> None:
-    _require_local_model()
+    require_local_model()
     settings = Settings.from_env(llm_local=True, db_path=":memory:", llm_max_tokens=1024)
     options = dataclasses.replace(small_model_options(), resolve=True, retire=True, fact_similarity_floor=0.0)
     group, other = f"live-{uuid.uuid4().hex[:8]}", f"other-{uuid.uuid4().hex[:8]}"

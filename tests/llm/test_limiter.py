@@ -15,8 +15,7 @@ from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
 from epigraph.llm.limiter import Failure, TokenBucket, parse_retry_after
 from epigraph.prompts.protocol import Completion
 from epigraph.testing.server import FakeOpenAIServer, Reply
-
-from .helpers import HANG, SUCCESS_S, ask, make_client
+from tests.support.llm_client import HANG, SUCCESS_S, ask, make_client
 
 # -- pure policy ----------------------------------------------------------------------------------
 

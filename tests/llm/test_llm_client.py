@@ -17,8 +17,7 @@ from epigraph.llm import EndpointProfile, OpenAIChat, RetryPolicy
 from epigraph.prompts.protocol import LLM, Completion
 from epigraph.testing.server import FakeOpenAIServer, Reply, reject_response_format, script
 from epigraph.tokens import count_message_tokens, count_text_tokens
-
-from .helpers import API_KEY, HANG, ask, make_client
+from tests.support.llm_client import API_KEY, HANG, ask, make_client
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 

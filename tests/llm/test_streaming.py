@@ -15,8 +15,7 @@ from epigraph.llm.profiles import ThinkStripper, strip_think
 from epigraph.prompts.protocol import ChatRequest, StreamChunk
 from epigraph.testing.server import FakeOpenAIServer, Reply, script
 from epigraph.tokens import count_text_tokens
-
-from .helpers import HANG, SUCCESS_S, ask, make_client
+from tests.support.llm_client import HANG, SUCCESS_S, ask, make_client
 
 
 async def collect(llm: OpenAIChat, request: ChatRequest | None = None) -> list[StreamChunk]:

@@ -10,8 +10,7 @@ import openai
 import pytest
 
 from epigraph.testing.server import FakeOpenAIServer, Reply, ToolCall, script, unit_vector
-
-from .helpers import HANG
+from tests.support.llm_client import HANG
 
 
 def sdk(srv: FakeOpenAIServer, key: str = "sk-raw") -> openai.AsyncOpenAI:

@@ -17,8 +17,8 @@ from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT
-from tests.graph.test_store_contract import T0
-from tests.pipeline.world import F, Turn, World
+from tests.support.records import T0
+from tests.support.world import F, Turn, World
 
 G = "g"
 CHAT = "chat:ann-bob"

@@ -16,7 +16,7 @@ from epigraph.overview import Communities, OverviewOptions
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT, community_reply
-from tests.graph.test_store_contract import T0, day, make_episode, write_of
+from tests.support.records import T0, day, make_episode, write_of
 
 G = "g"
 

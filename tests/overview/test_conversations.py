@@ -14,7 +14,7 @@ from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.overview import Conversations, OverviewOptions
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
 from epigraph.testing.overview import OVERVIEW_SCRIPT, conversation_reply
-from tests.graph.test_store_contract import T0
+from tests.support.records import T0
 
 G = "g"
 CHAT = "chat:ann-bob"

@@ -12,8 +12,7 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.bare_names import head_target, kin_owned, speakers_own, unowned
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .world import F, Turn, World
+from tests.support.world import F, Turn, World
 
 T0, T1, T2 = "2023-05-08T13:56:00Z", "2023-05-08T14:00:00Z", "2023-05-08T14:05:00Z"
 SWIM = "Melanie: Yep, Caroline. I'm off to go swimming with the kids. Talk to you soon!"

@@ -16,9 +16,7 @@ from epigraph.prompts import extract_window as wp
 from epigraph.prompts.extraction import EntityLine, FactLine
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
-
-from .conftest import T0
-from .world import F, Turn, World
+from tests.support.world import T0, F, Turn, World
 
 TURNS = {
     "Ann: Hi Bo!": Turn(),

@@ -13,8 +13,7 @@ from epigraph.pipeline.grounding import Grounding, not_an_entity
 from epigraph.pipeline.options import IngestOptions
 from epigraph.pipeline.policy import GroundingPolicy
 from epigraph.testing import HashEmbedder
-
-from .world import F, Turn, World
+from tests.support.world import F, Turn, World
 
 T0 = "2023-05-08T13:56:00Z"
 GREETING = "Caroline: Hey Mel! Good to see you! How have you been?"

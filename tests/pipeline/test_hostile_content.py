@@ -12,21 +12,27 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from epigraph import IngestOptions, KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder
-from tests.graph.conftest import DIM, group, other_group, store
-
-from .world import F, Turn, World
-
-__all__ = ["group", "other_group", "store"]
+from tests.support.stores import DIM
+from tests.support.world import F, Turn, World
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 EVERY_SCOPED_FACT = IngestOptions(fact_similarity_floor=0.0)
 """Show the model every fact in scope (HashEmbedder's vectors carry no meaning)."""
+
+
+@pytest.fixture
+def store(any_store: GraphStore) -> GraphStore:
+    """Both stores (the root conftest's ``any_store``), not the pipeline tests' in-memory one."""
+    return any_store
+
 
 SEED = {
     "Alice: I work at Initech.": Turn(

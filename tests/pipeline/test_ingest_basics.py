@@ -14,9 +14,7 @@ from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .world import F, Turn, World
+from tests.support.world import T0, F, Turn, World
 
 
 class OrthogonalEmbedder:

@@ -10,9 +10,7 @@ from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .world import F, Turn, World
+from tests.support.world import T0, F, Turn, World
 
 LONDON = "Bob: I live in London."
 EVERY_SCOPED_FACT = IngestOptions(fact_similarity_floor=0.0)

@@ -7,9 +7,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import HashEmbedder, ScriptedReply
-
-from .conftest import T0
-from .world import OSLO, OSLO_WORLD, F, Turn, World
+from tests.support.world import OSLO, OSLO_WORLD, T0, F, Turn, World
 
 
 async def test_a_truncated_reply_keeps_its_valid_lines_and_says_so(

@@ -12,9 +12,7 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.ontology import Ontology, clean_attributes, relation_name
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .world import E, F, Turn, World
+from tests.support.world import T0, E, F, Turn, World
 
 
 class Person(BaseModel):

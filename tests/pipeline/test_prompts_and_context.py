@@ -19,8 +19,7 @@ from epigraph.prompts import (
 from epigraph.prompts.parsing import parse_lines_reply
 from epigraph.prompts.render import render
 from epigraph.tokens import count_message_tokens
-
-from .conftest import T0
+from tests.support.world import T0
 
 MODULES = [
     extract_entities,

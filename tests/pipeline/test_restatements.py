@@ -8,8 +8,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .world import F, Turn, World
+from tests.support.world import F, Turn, World
 
 T0, T1 = "2023-01-20T16:04:00Z", "2023-01-20T16:10:00Z"
 FIRST = "Jon: I'm passionate about dancing, so I'm off to go swimming."

@@ -23,9 +23,7 @@ from epigraph.pipeline.retirements import restates, sentence_words
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import HashEmbedder, ScriptedLLM
-
-from .conftest import T0
-from .world import F, Turn, World
+from tests.support.world import T0, F, Turn, World
 
 ALL_SCOPED = IngestOptions(fact_similarity_floor=0.0)
 GUARDED = IngestOptions(fact_similarity_floor=0.0, retire_all_guard=3)

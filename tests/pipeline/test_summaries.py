@@ -8,9 +8,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .conftest import T0
-from .world import F, Turn, World, hobbies
+from tests.support.world import T0, F, Turn, World, hobbies
 
 
 async def test_small_entities_get_composed_summaries_without_a_model(

@@ -12,8 +12,7 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions, small_model_options
 from epigraph.pipeline.things import NounPhrases, ThingCheck, message_words
 from epigraph.testing import HashEmbedder
-
-from .world import F, Turn, World
+from tests.support.world import F, Turn, World
 
 T0 = "2023-05-08T13:56:00Z"
 SWIM = "Melanie: Yep, Caroline. I'm off to go swimming with the kids. Talk to you soon!"

@@ -19,8 +19,7 @@ from epigraph.explore.payload import edge_dict
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
-
-from .world import F, Turn, World
+from tests.support.world import F, Turn, World
 
 SAID = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 EARLIER = datetime(2023, 6, 1, 12, 0, tzinfo=UTC)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from epigraph.prompts import Prompt
-
-from .defs import Decision, EntityOut, MixedLine, make_prompt
+from tests.support.prompt_defs import Decision, EntityOut, MixedLine, make_prompt
 
 
 @pytest.fixture

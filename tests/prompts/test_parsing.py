@@ -15,8 +15,7 @@ from epigraph.prompts.parsing import (
     parse_jsonl_reply,
     strip_think,
 )
-
-from .defs import Decision, EntityLine, EntityOut, FactLine, MixedLine
+from tests.support.prompt_defs import Decision, EntityLine, EntityOut, FactLine, MixedLine
 
 ENT = TypeAdapter(EntityOut)
 MIXED = TypeAdapter(MixedLine)

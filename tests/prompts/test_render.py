@@ -11,8 +11,7 @@ from pydantic import BaseModel, Field, computed_field
 from epigraph.errors import UsageError
 from epigraph.prompts import Prompt, TemplateError, render
 from epigraph.prompts.render import format_rules, output_schema, parse_template
-
-from .defs import EXAMPLE, EntityOut, EpisodeIn
+from tests.support.prompt_defs import EXAMPLE, EntityOut, EpisodeIn
 
 
 def prompt_with(tmp_path: Path, body: str, input_model: type[BaseModel] = EpisodeIn, **kw: object) -> Prompt:

@@ -20,7 +20,7 @@ from epigraph.prompts import extract_window as ew
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.runtime import REPEAT_STOP, build_request, stream
 from epigraph.testing.server import FakeOpenAIServer, Reply
-from tests.llm.helpers import make_client
+from tests.support.llm_client import make_client
 
 GREETING = ep.ExtractCombinedInput(
     **ExtractionInput.of("Caroline: Hey Mel! Good to see you! How have you been?", "Caroline")

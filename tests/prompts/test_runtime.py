@@ -12,8 +12,7 @@ from epigraph.errors import LLMUnavailable, StructuredOutputError, UsageError
 from epigraph.prompts import ChatRequest, Prompt, PromptResult, Usage, run, stream
 from epigraph.testing import ScriptedLLM, ScriptedReply
 from epigraph.tokens import aload_encoding
-
-from .defs import EXAMPLE, Decision, EntityLine, EntityOut, FactLine
+from tests.support.prompt_defs import EXAMPLE, Decision, EntityLine, EntityOut, FactLine
 
 GOOD = '{"reasoning": "same person", "duplicate": true}'
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable
 
 import pytest
+
+from tests.support.ci import skip_or_fail
+from tests.support.kafka import NewTopic
 
 KAFKA_SKIP = (
     "EPIGRAPH_KAFKA_BOOTSTRAP not set: run `make test`, or "
@@ -20,30 +22,17 @@ KAFKA_SKIP = (
 )
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("true", "1")
-
-
-def _skip_or_fail(reason: str) -> None:
-    if _in_ci():
-        pytest.fail(f"{reason} (CI must run the Kafka tests, not skip them)")
-    pytest.skip(reason)
-
-
 @pytest.fixture
 def kafka_bootstrap() -> str:
     """The bootstrap (``127.0.0.1:PORT``) of the suite's Kafka; skip (fail in CI) without one."""
     bootstrap = os.environ.get("EPIGRAPH_KAFKA_BOOTSTRAP", "").strip()
     if not bootstrap:
-        _skip_or_fail(KAFKA_SKIP)
+        skip_or_fail(KAFKA_SKIP, "the Kafka tests")
     try:
         import aiokafka  # noqa: F401
     except ImportError:
-        _skip_or_fail("the kafka extra is not installed: pip install -e '.[kafka]'")
+        skip_or_fail("the kafka extra is not installed: pip install -e '.[kafka]'", "the Kafka tests")
     return bootstrap
-
-
-NewTopic = Callable[..., Awaitable[str]]
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import NewTopic
-from .test_producer import read_all
+from tests.support.kafka import NewTopic, read_all
 
 pytestmark = pytest.mark.kafka
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import NewTopic
+from tests.support.kafka import NewTopic
 
 _PATH = Path(__file__).parents[2] / "tools/kafka/kafkactl.py"
 _SPEC = importlib.util.spec_from_file_location("epigraph_tools_kafkactl", _PATH)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from datetime import UTC, datetime, timedelta
 
@@ -13,14 +12,11 @@ from epigraph.config import Settings
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import InputError, QueueError
 from epigraph.graph.model import EpisodeStatus
-from epigraph.publish.envelope import Envelope, decode
 from epigraph.publish.producer import EpisodeProducer, ensure_topic
 from epigraph.testing import HashEmbedder, ScriptedLLM
-
-from .conftest import NewTopic
+from tests.support.kafka import NewTopic, read_all
 
 WHEN = datetime(2024, 5, 2, 10, 0, tzinfo=UTC)
-Message = tuple[int, int, bytes | None, Envelope]
 
 pytestmark = pytest.mark.kafka
 
@@ -32,26 +28,6 @@ def _episodes(groups: int, each: int) -> list[EpisodeInput]:
         for i in range(each)
         for g in range(groups)
     ]
-
-
-async def read_all(bootstrap: str, topic: str, partitions: int) -> list[Message]:
-    """Every message of ``topic`` as (partition, offset, key, envelope), from the start of each partition."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        assigned = [TopicPartition(topic, p) for p in range(partitions)]
-        consumer.assign(assigned)
-        await consumer.seek_to_beginning(*assigned)
-        end = await consumer.end_offsets(assigned)
-        out: list[Message] = []
-        while len(out) < sum(end.values()):
-            batch = await asyncio.wait_for(consumer.getmany(timeout_ms=1000), 30)
-            out += [(m.partition, m.offset, m.key, decode(m.value)) for ms in batch.values() for m in ms]
-        return out
-    finally:
-        await consumer.stop()
 
 
 async def test_episodes_are_keyed_by_group_and_each_group_keeps_its_order(

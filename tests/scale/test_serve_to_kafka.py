@@ -13,9 +13,7 @@ from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.serve import Keys, create_app
 from epigraph.testing import HashEmbedder, ScriptedLLM
-
-from .conftest import NewTopic
-from .test_producer import read_all
+from tests.support.kafka import NewTopic, read_all
 
 pytestmark = pytest.mark.kafka
 KEY = {"Authorization": "Bearer k"}

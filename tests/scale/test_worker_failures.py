@@ -15,22 +15,14 @@ from dataclasses import replace
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from bench.shared.scale_harness import CityWorld, create_topic, current_episode, publish
+from bench.shared.serve_harness import LLM_KEY, LLMThread
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import EpisodeStatus
 from epigraph.scale.worker import KafkaWorker, WorkerConfig
 from epigraph.testing.reading import prompt_of
-
-from .helpers import (
-    LLM_KEY,
-    CityWorld,
-    LLMThread,
-    create_topic,
-    current_episode,
-    moves,
-    neo4j_uri,
-    publish,
-)
+from tests.support.kafka import moves, neo4j_uri
 
 pytestmark = pytest.mark.neo4j
 

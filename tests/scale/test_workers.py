@@ -17,24 +17,21 @@ from typing import Any
 
 import pytest
 
-from epigraph.client import KnowledgeGraph, store_from_settings
-from epigraph.config import Settings
-from epigraph.episodes.inputs import EpisodeInput
-
-from .helpers import (
-    LLM_KEY,
+from bench.shared.scale_harness import (
     CityWorld,
-    LLMThread,
     WorkerProcess,
     canonical,
     create_topic,
     episodes,
-    neo4j_uri,
-    one_group_a_partition,
     publish,
     wait_for,
     worker_env,
 )
+from bench.shared.serve_harness import LLM_KEY, LLMThread
+from epigraph.client import KnowledgeGraph, store_from_settings
+from epigraph.config import Settings
+from epigraph.episodes.inputs import EpisodeInput
+from tests.support.kafka import neo4j_uri, one_group_a_partition
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.kafka]
 

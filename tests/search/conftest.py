@@ -1,14 +1,14 @@
-"""Fixtures of the search tests: ``graph`` = the small temporal graph of :mod:`search_graph`."""
+"""Fixtures of the search tests: ``graph`` = the small temporal graph of ``tests/support/search_graph.py``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 import pytest
-from search_graph import DIM, Graph, build
 
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.testing import HashEmbedder
+from tests.support.search_graph import DIM, Graph, build
 
 
 @pytest.fixture

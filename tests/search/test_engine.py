@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from search_graph import Graph, t
 
 from epigraph.errors import EntityNotFound, StoreError, UsageError
 from epigraph.graph.derived import Community
@@ -32,6 +31,7 @@ from epigraph.search.config import Retriever
 from epigraph.search.results import is_retired
 from epigraph.search.tasks import first_error
 from epigraph.testing import HashEmbedder
+from tests.support.search_graph import Graph, t
 
 LIVES = ("paris", "berlin", "rome")
 

@@ -1,5 +1,5 @@
 """entity_view(), closest names and an entity's neighbourhood (``explore.gather.entity_graph``, what
-``kg.subgraph`` shows), on the small graph of search_graph."""
+``kg.subgraph`` shows), on the small graph of tests/support/search_graph.py."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from search_graph import Graph, t
 
 from epigraph.errors import EntityNotFound
 from epigraph.explore import GraphView
 from epigraph.explore.gather import entity_graph
 from epigraph.search import closest_names, entity_view
+from tests.support.search_graph import Graph, t
 
 
 async def test_entity_view_current_history_and_episodes(graph: Graph) -> None:

@@ -6,8 +6,7 @@ import socket
 from urllib.parse import urlsplit
 
 from epigraph.search import RECIPES
-
-from .conftest import Served
+from tests.support.served import Served
 
 
 def test_the_document_states_the_group_pattern_and_the_recipes(served: Served) -> None:

@@ -12,9 +12,7 @@ import httpx
 
 from epigraph.transfer import read
 from epigraph.transfer.moves import regroup
-
-from .conftest import Served, wait_done
-from .test_http import add
+from tests.support.served import Served, add, wait_done
 
 
 def correction(response: httpx.Response, status: int = 200) -> dict[str, Any]:

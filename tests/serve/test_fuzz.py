@@ -18,9 +18,7 @@ from urllib.parse import quote
 import pytest
 
 from bench.robustness import fuzz_run
-from bench.shared.serve_harness import ServerProcess, server_env
-
-from .conftest import LLMThread
+from bench.shared.serve_harness import LLMThread, ServerProcess, server_env
 
 KEYS = f"{fuzz_run.KEY}=*;key-alpha=alpha"
 EXAMPLES = 30  # per operation and phase: ~25 s on 2 cores

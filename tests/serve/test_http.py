@@ -3,41 +3,18 @@ the pipeline answered by the local OpenAI-compatible test server."""
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench.shared.serve_harness import uvicorn_thread
+from bench.shared.serve_harness import LLMThread, World, uvicorn_thread
 from epigraph import __version__
 from epigraph.client import KnowledgeGraph
 from epigraph.serve import Keys, create_app
-
-from .conftest import KEYS, LIMITS, LLMThread, Served, World, auth, graph_settings, wait_done
-
-T = "2024-05-02T10:00:00Z"
-
-
-def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
-    """The JSON ``data:`` of each server-sent event, as the bytes arrive."""
-    data: list[str] = []
-    for line in response.iter_lines():
-        if line.startswith("data:"):
-            data.append(line[5:].strip())
-        elif line == "" and data:
-            yield json.loads("\n".join(data))
-            data = []
-
-
-def add(client: httpx.Client, group: str, *contents: str) -> list[str]:
-    body = {"episodes": [{"content": c, "reference_time": T, "speaker": None} for c in contents]}
-    response = client.post(f"/v1/groups/{group}/episodes/batch", json=body)
-    assert response.status_code == 202, response.text
-    return [e["uuid"] for e in response.json()["episodes"]]
+from tests.support.served import KEYS, LIMITS, Served, T, add, auth, graph_settings, sse_events, wait_done
 
 
 def test_added_episodes_are_ingested_in_order_with_progress_events_on_the_wire(served: Served) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.shared.serve_harness import LLMThread, uvicorn_thread
 from epigraph.client import KnowledgeGraph
 from epigraph.serve import Keys, create_app
-
-from .conftest import LIMITS, LLMThread, auth, graph_settings, uvicorn_thread
+from tests.support.served import LIMITS, auth, graph_settings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "transfer" / "fixtures" / "dump-v1.jsonl"
 

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _serve_harness import uvicorn_thread
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.shared.serve_harness import LLMThread, uvicorn_thread
 from epigraph.client import KnowledgeGraph
 from epigraph.serve import Keys, create_app
-
-from .conftest import KEYS, LIMITS, LLMThread, auth, graph_settings, wait_done
+from tests.support.served import KEYS, LIMITS, auth, graph_settings, wait_done
 
 T = "2024-05-02T10:00:00Z"
 REFUSED = "http://127.0.0.1:1/hooks"  # nothing listens on port 1: every try is a connection refused

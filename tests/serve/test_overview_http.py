@@ -13,9 +13,7 @@ import httpx
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.serve import Keys, create_app
-
-from .conftest import KEYS, LIMITS, Served, auth, wait_done
-from .test_http import T, sse_events
+from tests.support.served import KEYS, LIMITS, Served, T, auth, sse_events, wait_done
 
 
 def test_conversations_and_communities_over_http(served: Served) -> None:

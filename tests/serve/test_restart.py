@@ -10,9 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.shared.serve_harness import ServerProcess, server_env
-
-from .conftest import LLMThread, World
+from bench.shared.serve_harness import LLMThread, ServerProcess, World, server_env
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Kevin",
          "Laura", "Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent", "Ursula",

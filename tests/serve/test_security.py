@@ -9,9 +9,7 @@ import pytest
 from epigraph.config import Settings, api_keys
 from epigraph.errors import ConfigError
 from epigraph.serve.auth import Keys, check_exposure
-
-from .conftest import Served, wait_done
-from .test_http import T, add
+from tests.support.served import Served, T, add, wait_done
 
 GROUP_ROUTES = [
     ("GET", "/episodes"), ("POST", "/episodes/retry"), ("GET", "/search?q=x"), ("GET", "/stats"),

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.shared.serve_harness import ServerProcess, server_env
-
-from .conftest import LLMThread, World
+from bench.shared.serve_harness import LLMThread, ServerProcess, World, server_env
 
 T = "2024-05-02T10:00:00Z"
 CLI_TEXTS = ["Alice met Bob.", "Carol met Dave.", "Erin met Frank.", "Grace met Heidi."]

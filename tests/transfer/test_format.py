@@ -22,7 +22,7 @@ from epigraph.graph.store import GraphStore, StoreStats
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import VERSION, read
 from epigraph.transfer.format import KINDS, Header
-from tests.transfer.graphs import ingest_locomo, locomo_reply
+from tests.support.transfer_graphs import ingest_locomo, locomo_reply
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dump-v1.jsonl"
 DIM = 384

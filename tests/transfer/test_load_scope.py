@@ -17,9 +17,7 @@ from epigraph.errors import InputError, StoreError
 from epigraph.graph.store import GraphStore, GroupDump
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.transfer import read
-from tests.graph.conftest import DIM, group, other_group, store
-
-__all__ = ["group", "other_group", "store"]
+from tests.support.stores import DIM
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dump-v1.jsonl"
 SOURCE = "v1-fixture"

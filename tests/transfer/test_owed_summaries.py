@@ -14,8 +14,8 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import VERSION, read
-from tests.ingestion.conftest import T0
-from tests.ingestion.meetings import FOUR, MET_BOB, MET_FOUR, WORLD, ticking
+from tests.support.meetings import FOUR, MET_BOB, MET_FOUR, WORLD, ticking
+from tests.support.world import T0
 
 
 def graph(store: EmbeddedStore, group: str, *, later: bool = False) -> KnowledgeGraph:

@@ -17,8 +17,8 @@ from epigraph.config import Settings
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import GraphStore
 from epigraph.testing import HashEmbedder
-from tests.graph.conftest import DIM, _neo4j_store
-from tests.transfer.graphs import BUILDERS, llm_for
+from tests.support.stores import DIM, neo4j_store
+from tests.support.transfer_graphs import BUILDERS, llm_for
 
 pytestmark = pytest.mark.neo4j
 
@@ -43,7 +43,7 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
     tmp_path: Path, name: str, vectors: bool
 ) -> None:
     group = f"move-{uuid.uuid4().hex[:12]}"
-    neo4j = _neo4j_store()
+    neo4j = neo4j_store()
     first, last = EmbeddedStore(str(tmp_path / "first.db")), EmbeddedStore(str(tmp_path / "last.db"))
     dumps = [tmp_path / f"{i}.jsonl" for i in range(3)]
     try:

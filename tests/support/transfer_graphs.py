@@ -18,7 +18,7 @@ from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
-from tests.edit.conftest import ingest_quickstart
+from tests.support.quickstart import ingest_quickstart
 
 LOCOMO = Path(__file__).resolve().parents[1] / "cli" / "locomo_tiny.json"
 
@@ -116,7 +116,7 @@ BUILDERS = {
 
 
 def llm_for(name: str) -> ScriptedLLM:
-    from tests.edit.conftest import quickstart_llm
+    from tests.support.quickstart import quickstart_llm
 
     reply = BUILDERS[name][1]
     return quickstart_llm() if reply is None else ScriptedLLM(reply)

@@ -1,4 +1,5 @@
-"""A tiny scripted world for pipeline tests: what a careful model would answer, keyed by episode text.
+"""A tiny scripted world for the pipeline and queue tests (and others that ingest): what a careful
+model would answer, keyed by episode text.
 
 ``World`` answers every prompt of the pipeline through a ScriptedLLM: extraction by the episode's
 content, resolution from declared aliases, duplicates and contradictions (by fact sentence), dating
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from epigraph.pipeline.dating import without_iso_dates
@@ -19,6 +21,9 @@ from epigraph.prompts.grammar import NONE
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import ScriptedLLM, ScriptedReply
+
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+"""When the world's episodes are said, unless a test says otherwise (the pipeline and queue tests)."""
 
 
 @dataclass(frozen=True)

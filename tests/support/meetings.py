@@ -8,9 +8,7 @@ import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from pipeline.world import F, Turn, World  # tests/pipeline/world.py (tests/ is on sys.path)
-
-from .conftest import T0
+from tests.support.world import T0, F, Turn, World
 
 PARIS = "Alice: I live in Paris."
 LIVES = "Alice lives in Paris."

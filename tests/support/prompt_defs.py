@@ -1,4 +1,4 @@
-"""Test-only prompt declarations (templates in tests/prompts/templates)."""
+"""Test-only prompt declarations (templates in tests/support/prompt_templates)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from epigraph.prompts import Prompt
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent / "prompt_templates"
 
 
 class EpisodeIn(BaseModel):
