@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bench.quality import qa_judge
 from bench.quality.qa_journal import Journal
 from bench.quality.qa_metrics import (
     bootstrap_ci,
@@ -18,7 +19,6 @@ from bench.quality.qa_metrics import (
     settled,
     strip_citations,
 )
-from epigraph.prompts import qa_judge
 from epigraph.prompts.protocol import LLM
 from epigraph.prompts.runtime import run
 

@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 
-from bench.quality import locomo_qa, qa_locomo, qa_model_speed, qa_rows
+from bench.quality import locomo_qa, qa_judge, qa_locomo, qa_model_speed, qa_rows
 from bench.quality import qa_metrics as qa
 from bench.shared.gold import GoldScript
+from epigraph.errors import StructuredOutputError
 from epigraph.prompts.protocol import ChatRequest
+from epigraph.prompts.render import render
 from epigraph.prompts.resolve_episode import verdict_line
+from epigraph.prompts.runtime import run
 from epigraph.testing import ScriptedLLM, ScriptedReply
 from epigraph.testing.server import Reply
 
@@ -250,6 +253,27 @@ def test_votes_and_their_agreement() -> None:
     assert first == same == (True, False, True), "the same words (citations aside) are judged once"
     assert len(other) == 3 and grader.calls == 6 and len(grader.verdicts) == 2
     assert temperatures == [0.7] * 6, "several votes sample at the judge's temperature"
+
+
+def test_the_judge_prompt_is_the_benchs_own_run_by_the_packages_runtime() -> None:
+    """Its template is beside it in bench/quality (the package ships neither), rendered, called and parsed
+    by the package's prompt runtime: the question, the gold answer and the answer go in, a label comes
+    out, and a reply that is neither CORRECT nor WRONG is asked again, then refused."""
+    import epigraph.prompts
+
+    folder = qa_judge.PROMPT.template_dir
+    assert folder is not None and (folder / "qa_judge.txt").is_file()
+    assert not (Path(epigraph.prompts.__file__).parent / "templates" / "qa_judge.txt").exists()
+    said = render(qa_judge.PROMPT, qa_judge.EXAMPLE)[-1]["content"]
+    assert all(v in said for v in ("When did Caroline go", "7 May 2023", "May 7th, 2023 [E3]"))
+
+    def reply(label: str) -> ScriptedLLM:
+        return ScriptedLLM({"qa_judge": lambda r: json.dumps({"reasoning": "one sentence", "label": label})})
+
+    result = asyncio.run(run(reply("CORRECT"), qa_judge.PROMPT, qa_judge.EXAMPLE))
+    assert result.value.label == "CORRECT" and result.calls == 1
+    with pytest.raises(StructuredOutputError):
+        asyncio.run(run(reply("MAYBE"), qa_judge.PROMPT, qa_judge.EXAMPLE))
 
 
 class _InFlight:

@@ -1,15 +1,19 @@
 """qa_judge (json): the generous CORRECT/WRONG grading ("J") used by the Mem0 and Zep papers on LoCoMo.
 
-Used by ``bench/quality/locomo_qa.py`` to grade the answers of ``KnowledgeGraph.ask`` and of its baselines.
+The QA bench's judge (``qa_rows.Judge``) grades the answers of ``KnowledgeGraph.ask`` and of its
+baselines with it. A prompt like the package's (a :class:`Prompt` and its template), run by the same
+runtime (``epigraph.prompts.runtime.run``), but the bench's own: its template is ``qa_judge.txt`` beside
+this file (``template_dir``), and the package ships neither.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .base import Prompt
+from epigraph.prompts.base import Prompt
 
 
 class QaJudgeInput(BaseModel):
@@ -40,4 +44,5 @@ PROMPT: Prompt[QaJudgeInput, QaJudgeOutput] = Prompt(
     example=EXAMPLE,
     small=True,
     max_tokens=200,
+    template_dir=Path(__file__).resolve().parent,
 )
