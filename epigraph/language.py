@@ -58,8 +58,8 @@ QUERY_STOP_WORDS = LUCENE_STOP_WORDS | frozenset(
     we were what when where which while who whom why would you your yours yourself yourselves s t ever
     also""".split()
 )
-"""Function words a keyword query leaves out (on LoCoMo dropping them raised fulltext hit@10 by several
-points)."""
+"""Function words a keyword query leaves out (they cost fulltext hits: docs/decisions/
+2026-11-22-search-fusion-and-fulltext.md)."""
 
 NAME_FILLER = frozenset("a an the and or my your his her their our its is are was were be".split())
 """Words that are never a name's content ("the support group" is "support group")."""

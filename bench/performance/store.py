@@ -5,7 +5,7 @@ For each store and size it measures
 
 - write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (``write_episodes``
   of 20 episodes of 1,000 facts each), over the whole bulk load and over its last 20 episodes (a fresh
-  Neo4j JVM compiles its hot code during the first 40-60k facts);
+  Neo4j JVM compiles its hot code early in the load: tools/neo4j/README.md "Performance");
 - fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries, once the store is at
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;

@@ -1,8 +1,8 @@
 """How fast the model server reads and writes right now, so a bench's latencies can be read against the
-host's speed: on a shared host llama.cpp's speed moves 2-3x from one hour to the next (the same QA
-prompts decoded at 11 tokens/s, then at 4), and a latency p50 moves with it. And which llama.cpp the
-local server runs (:func:`model_runtime`: the wheel, or a build for this CPU from ``epigraph model
-build``, which reads prompts about twice as fast on AVX-512)."""
+host's speed: on a shared host llama.cpp's speed moves from one hour to the next, and a latency p50
+moves with it (docs/decisions/2026-11-25-ask.md). And which llama.cpp the local server runs
+(:func:`model_runtime`: the wheel, or a build for this CPU from ``epigraph model build``, which reads
+prompts much faster on AVX-512)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The machine a result was measured on: what it is (:func:`machine`, in every results file) and how fast
 it is right now (:func:`calibrate`: two fixed workloads, timed before a store is measured).
 
-The bars are judged on a shared machine whose speed drifts between days (session 9 found one thread's
-pass over 100k x 384 float32 at 18-28 ms, where an earlier session had measured 10-11 ms: see
-``epigraph/graph/embedded/vectors.py``), so every results file carries, beside each store's figures, what
-the same machine did on these workloads at that time:
+The bars are judged on a shared machine whose speed drifts between days (one thread's pass over the
+same vectors took twice as long one day as another: docs/decisions/2026-11-24-embedded-store.md), so
+every results file carries, beside each store's figures, what the same machine did on these workloads
+at that time:
 
 - ``matvec_100k_ms``: one pass of ``einsum('ij,j->i')`` over 100,000 x 384 float32 on one thread, the
   embedded store's exact vector search floor (memory-bound: 154 MB per pass);

@@ -7,10 +7,9 @@ reader ever sees a citation of something no lookup returned. ``[none]`` is the m
 shown answers this": it is taken out of the text and sets ``declared_none``. ``first_mark`` says what the
 first decisive bracket was (``"none"``, or ``"cited"`` for one that kept a shown id). A reply that
 *begins* with ``[none]``, before any text, declines (``declined``: ``ask``'s auto mode then looks
-further); a ``[none]`` after text ends an answer that cites nothing. The local 1.5B model, held to a
-grammar that let any sentence end in ``[none]``, wrote its answer citing "(F1)" in parentheses or "by
-E5" and closed it with ``[none]``: read as a decline, ten of 105 LoCoMo questions ended in "nothing
-known" although the context held the answer (``bench/results/qa.json`` at f491a14).
+further); a ``[none]`` after text ends an answer that cites nothing (a small model that cited in its
+own way, "(F1)", "by E5", and closed its answer with ``[none]`` was read as declining it:
+docs/decisions/2026-11-25-ask.md).
 
 :func:`cited_answer_grammar` makes citing a rule rather than a request, for endpoints that accept a
 GBNF grammar (the local model): the reply is ``[none]`` alone, or one to three sentences (at most 300
@@ -18,9 +17,9 @@ characters each), each ending with a bracket of shown ids or ``[none]``. A 1.5B 
 copied the facts' "(from ...; current)" and cited nothing; held to the grammar it cites the fact it
 used. A sentence's end (``.``, ``!`` or ``?`` before a space) is where its citation goes: when the
 grammar let the text run on past it, the model, wanting to stop but not allowed to before citing,
-wrote on ("This is mentioned in episode E2, which states ...") for 60 tokens a reply on average where
-it now writes 23 (20 LoCoMo questions of the QA bench's graph row), and a third of the answering
-time went to that padding. A mark not before a space stays text ("3.5", "e.g.,"). Pure: no I/O.
+padded its reply ("This is mentioned in episode E2, which states ...") until it chose to cite (the
+figures: docs/decisions/2026-11-25-ask.md). A mark not before a space stays text ("3.5", "e.g.,").
+Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -30,11 +30,9 @@ The best-matching episodes come first in every shape, with room for about as man
 ``episodes`` baseline shows (its top 10): on a whole conversation ingested by a small model, those
 reach most of what one message answers, and the graph's facts, one note per message, miss some of it;
 the graph's parts then add what the top messages lack (facts said at other times, with their dates;
-an entity's record). Measured without a model (``bench/quality/qa_context.py``, LoCoMo 26 whole, 149
-questions), against the facts first: questions with every evidence turn shown 0.59 -> 0.66 (the
-baseline's 0.66), reached 0.63 -> 0.70; on the gold graphs (53 questions) shown 0.81 both, reached
-0.83 -> 0.85. Only gathering questions read the record: for every question, or for plain ones,
-it reached fewer evidence turns than the general parts (gold graphs).
+an entity's record). Only gathering questions read the record: for every question, or for plain
+ones, it reached fewer evidence turns than the general parts. The figures, measured without a model
+(``python -m bench qa_context``): docs/decisions/2026-11-25-ask.md.
 
 Each part may use its share of the budget plus what the parts before it left unused (the last takes
 all that is left), so no part crowds out the others: without conversation summaries their share goes

@@ -8,8 +8,8 @@ here talks to a model. Time rules
 (the dialog's ``as_of`` is its "now", ``known_at`` its system time):
 
 - ``search_facts``: facts, and the episodes that best match the same query (the original words: a
-  small model's facts can miss what a question asks; on LoCoMo the top episodes alone answered twice as
-  many questions as its facts); the episodes are bounded by the dialog's ``as_of`` only, since a later
+  small model's facts can miss what a question asks, docs/decisions/2026-11-25-ask.md); the episodes
+  are bounded by the dialog's ``as_of`` only, since a later
   message may tell what held at an earlier date. With an ``as_of`` date: the facts true then (the
   store's time filter). Without one:
   current AND past facts, each with its window, so a question about the past finds what held then and

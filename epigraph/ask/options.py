@@ -50,8 +50,8 @@ class AskOptions:
     fit is not shown); auto: the context's and the agent's lookups together."""
     one_call_tokens: int = 650
     """One-call path: the budget its context is assembled to (the answering call's prompt grows with
-    it, and with it the time to the first answer token). 650 rather than 1000: the same J, a higher F1
-    and 9 s instead of 14 s p50 on the local model (docs/decisions/2026-11-25-ask.md)."""
+    it, and with it the time to the first answer token). 650 rather than 1000: answers as good, sooner,
+    on the local model (the figures: docs/decisions/2026-11-25-ask.md)."""
     facts_per_lookup: int = 8
     """Facts per agent lookup (the one-call context searches twice as many)."""
     episodes_per_lookup: int = 5

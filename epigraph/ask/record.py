@@ -14,10 +14,9 @@ since the things gathered were said at different times and in different words.
   by closeness to the question (cosine of the question's and the facts' embeddings; by the newest fact
   when a store keeps no fact vectors), then taken in rounds: the closest fact of every group, then the
   second of every group, and so on. A list asks for several things, so the budget keeps one fact about
-  each of the closest things before a second about any. On a whole conversation a speaker's record
-  holds about 300 facts (LoCoMo 26, ingested by the local model): shown group by group, the first
-  groups (the other speaker's above all) filled the budget (``bench/quality/qa_context.py``). Each line
-  carries its own dates.
+  each of the closest things before a second about any: shown group by group, a speaker's record on a
+  whole conversation was its first groups alone, the other speaker's above all
+  (docs/decisions/2026-11-25-ask.md). Each line carries its own dates.
 """
 
 from __future__ import annotations

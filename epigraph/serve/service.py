@@ -67,7 +67,7 @@ async def running(state: ServerState, *, close_graph: bool = True) -> AsyncItera
     await state.kg.open()
     await aload_encoding()  # ingestion counts tokens: load the BPE tables now, not on the event loop later
     # What start-up built lives as long as the server: out of the collector's sight, a full collection
-    # under load scans only what requests made (it paused the loop for 100-250 ms before).
+    # under load scans only what requests made (such pauses: docs/decisions/2026-11-25-serve.md).
     gc.freeze()
     try:
         resumed = await state.intake.resume()
