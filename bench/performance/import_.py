@@ -8,7 +8,7 @@ every 10% of the records so that "flat memory" is a number (``rss_growth_mb``: R
 after the first 10%), next to the process's peak RSS. Prints a table and writes
 ``bench/results/import.json`` (DESIGN.md section 9). Usage::
 
-    python -m bench import                     # 100k synthetic records
+    python -m bench import                          # 100k synthetic records
     python -m bench import --records 1000000
     python -m bench import data.jsonl [--mapping m.json]
 """

@@ -10,7 +10,7 @@ Measured per setting: generated tokens per second over all calls (throughput), t
 generation speed per call (llama.cpp's ``timings``), prompt tokens per second, seconds per call. With
 ``--load N`` the same runs again beside N busy processes (a CPU-bound job on the machine)::
 
-    python -m bench local_server                       # slots 1,2,4 x threads 1,2, idle and loaded
+    python -m bench local_server                   # slots 1,2,4 x threads 1,2, idle and loaded
     python -m bench local_server --slots 1,2 --threads 2 --load 1 --requests 8
 
 Run it with nothing else on the CPU: the point is what the machine's own work does to the model.

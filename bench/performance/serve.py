@@ -16,9 +16,9 @@ that never come; the server's LLM timeout is 2 s). After a fault window the fail
 once (``POST .../episodes/retry``). Per row: accepted, done, failed (after the retry), lost (accepted
 but not stored, or still pending at the end) and duplicated (an episode or a fact stored twice).
 
-    python -m bench serve                  # ~6-8 minutes on 2 cores
+    python -m bench serve                                         # ~6-8 minutes on 2 cores
     python -m bench serve --episodes 80 --rows kill_restart
-    python -m bench serve --seconds 20 --mixed-clients 10 --rows   # a short mixed run
+    python -m bench serve --seconds 20 --mixed-clients 10 --rows  # a short mixed run
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ done, nothing of the reference missing (``lost``), nothing twice and no episode'
 again beyond the run a kill interrupted (``duplicated``). The model is the scripted world of
 ``fault_harness`` (replies take ``DELAY_S``), the embedder the hash embedder.
 
-    python -m bench fault                        # embedded only (+ disk_full, read_only as root)
-    python tools/neo4j/neo4jctl.py run -- python -m bench fault   # both stores and every row
+    python -m bench fault  # embedded only (+ disk_full, read_only as root)
+    python tools/neo4j/neo4jctl.py run -- python -m bench fault  # both stores and every row
     python -m bench fault --kills 5 --stores embedded --rows none  # a quick look
 
 Writes ``bench/results/faults.json`` (``embedded.kills``, ``embedded.lost``, ..., ``neo4j.*``,

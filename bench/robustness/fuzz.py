@@ -6,7 +6,7 @@ every time); this bench runs the same configuration (``fuzz_run``: every check, 
 not. Per seed it reports the operations tested, the cases generated and passed and the failures (the
 operations that failed, named in the notes), and writes ``bench/results/fuzz.json``.
 
-    python -m bench fuzz                    # seed 2, 30 examples per operation and phase
+    python -m bench fuzz                                # seed 2, 30 examples per operation and phase
     python -m bench fuzz --seeds 2,3,4 --examples 50
 """
 

@@ -1,4 +1,4 @@
-"""Fixtures: the test-only prompts of tests/prompts/defs.py."""
+"""Fixtures: the test-only prompts of tests/support/prompt_defs.py."""
 
 from __future__ import annotations
 
