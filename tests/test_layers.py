@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "epigraph.usage": 0,  # the tokens of a model call: tokens and prompts.protocol both use it
     "epigraph.language": 0,  # words, stop words, stems: the one place of language mechanics
     "epigraph.tracing": 0,  # OpenTelemetry spans, off by default (imports OpenTelemetry only when on)
+    "epigraph.concurrency": 0,  # the one helper that runs steps concurrently (the first error raised as is)
     # 1: the graph: its records and time rules, the store's role Protocols, the two stores
     "epigraph.graph": 1,
     # 2: talking to models; their doubles; showing records; the vocabulary of an episode's road
@@ -327,7 +328,8 @@ def test_three_rooms_of_ingestion() -> None:
     assert not broken, "\n".join(broken)
     assert not imports_of(PACKAGE / "ingestion" / "__init__.py")
     assert not imports_of(PACKAGE / "episodes" / "__init__.py")
-    queue = {"ingestor", "runner", "retry", "claims", "pacing", "inputs", "events", "reports"}
+    queue = {"ingestor", "runner", "background", "batch_end", "retry", "claims", "pacing"}
+    queue |= {"inputs", "events", "reports", "outcome"}
     assert not {p.stem for p in (PACKAGE / "pipeline").rglob("*.py")} & queue
     assert not (PACKAGE / "pipeline" / "importers").exists()
 
@@ -344,9 +346,9 @@ def _calls(path: Path) -> list[str]:
 
 def test_one_ingestion_queue() -> None:
     """The road of an episode (ARCHITECTURE.md): every door connects to ``KnowledgeGraph.ingestor``, the one
-    queue, which ``client`` alone builds; an episode's status is written only on that road (``runner``; the
-    run's own done write in ``episode``; a summary refresh re-upserting a done episode in ``refresh``)."""
-    status_writers = {"epigraph.ingestion.runner", "epigraph.pipeline.episode", "epigraph.pipeline.refresh"}
+    queue, which ``client`` alone builds; an episode is written only by the queue (``runner``: accepted,
+    done by the run's one write, failed; ``batch_end``: a summary refresh re-upserting a done episode)."""
+    status_writers = {"epigraph.ingestion.runner", "epigraph.ingestion.batch_end"}
     stores = ("epigraph.graph.embedded", "epigraph.graph.neo4j")
     writes = {"save_episode", "write_episode", "write_episodes"}
     builders, writers = set(), set()
@@ -378,18 +380,87 @@ def test_the_queue_is_built_once() -> None:
 
 def test_one_after_batch_step() -> None:
     """What runs after a batch (conversations, communities: ``overview.Upkeep``) is built once, by
-    ``client`` as the queue's ``after_batch``; the queue ends its own batches, and the Kafka worker, whose
-    lanes alone know where a batch of deliveries ends, is the only door that ends one from outside
-    (``finish_batch``: the summaries its groups owe, then ``after_batch``)."""
-    callers: dict[str, set[str]] = {"Upkeep": set(), "after_batch": set(), "finish_batch": set()}
+    ``client`` as the queue's ``after_batch``; the queue ends every batch with one call
+    (``run_batch_end``: the summaries its groups owe, then that work), from its doors that run now and its
+    background passes; the Kafka worker, whose lanes alone know where a batch of deliveries ends, is the
+    only door that ends one from outside (``finish_batch``); summaries are refreshed only there."""
+    names = ("Upkeep", "run_batch_end", "finish_batch", "refresh_summaries", "_pay_summaries", "_after_batch")
+    callers: dict[str, set[str]] = {name: set() for name in names}
     for path in PACKAGE.rglob("*.py"):
         module, called = module_name(path), set(_calls(path))
         for name, found in callers.items():
             if name in called:
                 found.add(module)
     assert callers["Upkeep"] == {"epigraph.client"}
-    assert callers["after_batch"] == {"epigraph.ingestion.ingestor"}
+    assert callers["run_batch_end"] == {"epigraph.ingestion.ingestor", "epigraph.ingestion.background"}
     assert callers["finish_batch"] == {"epigraph.scale.worker"}
+    assert callers["refresh_summaries"] == callers["_pay_summaries"] == {"epigraph.ingestion.batch_end"}
+    assert callers["_after_batch"] == {"epigraph.ingestion.batch_end"}
+
+
+STORE_WRITES = frozenset(
+    {"save_episode", "write_episode", "write_episodes", "delete_episode", "claim_episode", "release_episode"}
+    | {"replace_communities", "save_conversation_summary", "apply_correction", "load_group", "delete_group"}
+    | {"setup", "close"}
+)
+"""The store's methods that change what it holds (``graph/store.py``'s role Protocols)."""
+
+
+def _status_settings(tree: ast.AST) -> list[int]:
+    """The lines of ``tree`` that set an episode's status: a ``status=`` argument, a ``"status"`` key of a
+    dict (``model_copy(update={"status": ...})``), an assignment to ``.status``, or ``EpisodeStatus``
+    used anywhere but in a comparison (``stored.status == EpisodeStatus.DONE`` reads it)."""
+    compared = {
+        id(n) for node in ast.walk(tree) if isinstance(node, ast.Compare) for n in ast.walk(node)
+    }
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "status":
+            lines.append(node.value.lineno)
+        elif isinstance(node, ast.Dict) and any(
+            isinstance(k, ast.Constant) and k.value == "status" for k in node.keys
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "status" for t in targets):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id == "EpisodeStatus" and id(node) not in compared:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_pipeline_computes_and_the_queue_writes() -> None:
+    """No module under ``epigraph/pipeline/`` calls a method of the store that writes, or sets an episode's
+    status: the algorithm returns the write it wants (``episodes.outcome.EpisodeOutcome``, a refresh's
+    ``Refresh.write``), and the queue stamps the status and performs it (``ingestion.runner``,
+    ``ingestion.batch_end``)."""
+    from epigraph.graph import store
+
+    protocols = [v for v in vars(store).values() if isinstance(v, type) and getattr(v, "_is_protocol", False)]
+    methods = {name for p in protocols for name in vars(p) if not name.startswith("_")}
+    assert STORE_WRITES <= methods, f"not the store's methods: {sorted(STORE_WRITES - methods)}"
+    broken = []
+    for path in sorted((PACKAGE / "pipeline").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(PACKAGE.parent)
+        broken += [f"{where}: calls {name}" for name in sorted(set(_calls(path)) & STORE_WRITES)]
+        broken += [f"{where}:{line}: sets an episode status" for line in _status_settings(tree)]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_checker_sees_writes_and_statuses(tmp_path: Path) -> None:
+    source = tmp_path / "episode.py"
+    source.write_text(
+        "done = episode.model_copy(update={'status': EpisodeStatus.DONE})\n"
+        "failed = Episode(status=s)\n"
+        "episode.status = x\n"
+        "state = EpisodeStatus.FAILED\n"
+        "if stored.status == EpisodeStatus.DONE:\n"
+        "    await store.write_episode(write)\n"
+    )
+    assert sorted(set(_status_settings(ast.parse(source.read_text())))) == [1, 2, 3, 4]
+    assert set(_calls(source)) & STORE_WRITES == {"write_episode"}
 
 
 def modules_of(root: Path) -> dict[str, Path]:

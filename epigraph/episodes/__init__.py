@@ -4,6 +4,8 @@
   parser of JSON Lines episode files;
 - :mod:`.events` — what comes out: ``EpisodeResult`` and the typed progress events (``EpisodeDone``,
   ``EntityResolved``, ``FactInvalidated``, ...);
+- :mod:`.outcome` — what the algorithm hands the queue: ``EpisodeOutcome``, the one write an episode
+  wants (the queue stamps its status and performs it) and its result;
 - :mod:`.reports` — the arithmetic of ingest reports (``merge_reports``).
 
 It sits below both the pipeline (``epigraph.pipeline``), which speaks it, and the queue

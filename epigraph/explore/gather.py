@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..concurrency import gather
 from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.model import Entity, Episode, Fact
@@ -19,7 +20,6 @@ from ..graph.store import EVERYTHING, FactFilter, GraphReads
 from ..search import search
 from ..search.communities import of_groups
 from ..search.entity import closest_names, find_entities, most_mentioned
-from ..search.tasks import gather
 from .payload import EPISODES_PER_FACT
 from .view import GraphView
 

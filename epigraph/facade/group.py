@@ -19,13 +19,11 @@ from ..errors import ConfigError, EpisodeNotFound, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.derived import chain_key
 from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
-from ..graph.roles import optional, role
-from ..graph.store import ChangeReads, OverviewStore, StoreStats, WholeGroups
+from ..graph.roles import role
+from ..graph.store import ChangeReads, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.runner import ALL
-from ..overview import Conversations
 from ..pipeline.options import Mode
 from ..present.changes import ChangeList
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
@@ -102,14 +100,7 @@ class GroupHandle:
     async def remove_episode(self, uuid: str) -> RemovalResult:
         """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh
         (its conversation's summary is folded again from the start)."""
-        g = await opened(self._graph)
-        episode = await g.store.get_episode(self.group_id, uuid)
-        removed = await g.ingestor.remove_episode(self.group_id, uuid)
-        views = optional(g.store, OverviewStore)  # a store without the derived views keeps no summary
-        if views is not None and episode is not None and chain_key(episode.source_description) is not None:
-            conversations = Conversations(views, g.llm, g.embedder, g.overview_options)
-            await conversations.reset(self.group_id, episode.source_description)
-        return removed
+        return await (await opened(self._graph)).ingestor.remove_episode(self.group_id, uuid)
 
     def _grouped(self, items: Iterable[Item]) -> Iterable[EpisodeInput]:
         for item in items:

@@ -13,13 +13,14 @@ server's are paced, reads first), the embedder, the options, the claims' leases 
 batch. Nothing of it changes afterwards, and it calls nothing back.
 
 Every door takes the same steps (``runner``): accepted (stored ``pending``), run under the group's lock
-(claimed, run if still pending, released), the status decided in one place. A door that ingests in
-batches ends each one with :meth:`Ingestor.after_batch` (the :class:`AfterBatch` work it was built with:
-conversation summaries and communities, ``overview.Upkeep``), after paying the summaries its groups
-owe: ``add_episodes`` / ``ingest`` and ``retry_failed`` after their episodes, a background pass after
-each pass, the Kafka worker (:meth:`Ingestor.finish_batch`) when a lane has run what it had fetched. Never
-per episode: ``add_episode`` and ``process`` alone do not. What ends a batch, the summaries a group owes
-and that work, is ``batch_end``.
+(claimed, run if still pending, released), the status decided and the episode written in one place. A
+door that ingests in batches ends each one with ONE call, ``BatchEnd.run_batch_end`` (``batch_end``: the
+summaries its groups owe, then the :class:`AfterBatch` work it was built with: conversation summaries and
+communities, ``overview.Upkeep``): ``add_episodes`` / ``ingest`` and ``retry_failed`` after their
+episodes, a background pass (``background``) after each pass, the Kafka worker
+(:meth:`Ingestor.finish_batch`) when a lane has run what it had fetched. Never per episode:
+``add_episode`` and ``process`` alone do not. A removal (:meth:`Ingestor.remove_episode`) refreshes the
+summaries it left stale and hands the episode to the same work (its conversation folded again).
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
@@ -33,12 +34,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from ..concurrency import gather
 from ..embed import Embedder
 from ..episodes.events import (
     EpisodeDone,
@@ -49,20 +50,17 @@ from ..episodes.events import (
     ProgressEvent,
 )
 from ..episodes.inputs import EpisodeInput
-from ..graph.model import Entity, Episode, EpisodeStatus, IncreasingClock, IngestReport
+from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
 from ..graph.store import DeletionResult, IngestStore
 from ..pipeline.bulk import extract_window
-from ..pipeline.episode import together
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
-from ..pipeline.refresh import refresh_summaries
 from ..pipeline.state import Emit, Prefetched
 from ..prompts.protocol import LLM
-from .batch_end import AfterBatch, BatchEnd, last_ran
+from .background import Background
+from .batch_end import AfterBatch, BatchEnd
 from .claims import Leases
 from .retry import StoreRetry
-from .runner import ALL, NO_LLM, EpisodeRunner, Job, Watch, ignore, requeue, save_pending
-
-log = logging.getLogger("epigraph.ingest")
+from .runner import NO_LLM, EpisodeRunner, Job, Watch, ignore, pending_episodes, requeue, save_pending
 
 Item = EpisodeInput | Mapping[str, Any]
 
@@ -98,12 +96,10 @@ class Ingestor:
         self._options_given = options or IngestOptions()
         self._runner = EpisodeRunner(store, llm, embedder, leases or Leases(), watch)
         self._batch_end = BatchEnd(self._runner, self._options_given, after_batch)
+        self._background = Background(self._runner, self._batch_end, self._options_given)
         self._accepting: dict[str, asyncio.Lock] = {}
         # strictly increasing, so episodes sharing a reference time keep their given order
         self._created_at = IncreasingClock(lambda: self._options_given.clock())
-        self._background: Emit | None = None
-        self._wake: dict[str, asyncio.Event] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     @property
     def store(self) -> IngestStore:
@@ -156,9 +152,9 @@ class Ingestor:
         """Ingest many episodes, yielding typed progress events as they happen.
 
         Each episode gets exactly one ``EpisodeDone`` or ``EpisodeFailed``, after its other events.
-        A batch summary refresh at the end of a group yields ``SummaryUpdated`` events and an
-        ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for it). The
-        batch's ``after_batch`` events come last. Closing the iterator early cancels the run; an
+        Once every group has run, the batch ends: each group's summary refresh yields ``SummaryUpdated``
+        events and an ``EpisodeUpdated`` with the new result of the group's last done episode (it pays for
+        it), and the after-batch work's events come last. Closing the iterator early cancels the run; an
         interrupted episode stays ``pending`` and :meth:`retry_failed` picks it up."""
         self._runner.model()
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
@@ -182,12 +178,11 @@ class Ingestor:
         await requeue(self.store, group_id)
         options = self._options(mode, None)
         results = []
-        for index, episode in enumerate(await self._pending(group_id)):
+        for index, episode in enumerate(await pending_episodes(self.store, group_id)):
             result = await self._runner.run(episode, Job(options, index=index))
             if result is not None:
                 results.append(result)
-        await self._batch_end.pay_summaries(group_id, options, last_ran(enumerate(results)), ignore)
-        await self.after_batch(results)
+        await self._batch_end.run_batch_end(options, [group_id], enumerate(results))
         return results
 
     async def process(
@@ -209,50 +204,24 @@ class Ingestor:
     async def finish_batch(self, results: Sequence[EpisodeResult]) -> list[ProgressEvent]:
         """End a batch of episodes run one at a time with :meth:`process` (a Kafka worker's lane): the
         summaries each of their groups owes (this batch's, and any an earlier run left: a crashed
-        worker's, paid when its episodes come again), then :meth:`after_batch`; returns the events of
-        both. A group's summaries that fail to be written are logged, their marks left to its next batch."""
-        events: list[ProgressEvent] = []
-        for group_id in dict.fromkeys(r.episode.group_id for r in results):
-            ran = [(i, r) for i, r in enumerate(results) if r.episode.group_id == group_id]
-            await self._batch_end.settle(group_id, self.options, ran, events.append)
-        return [*events, *await self.after_batch(results)]
-
-    async def after_batch(self, results: Sequence[EpisodeResult], emit: Emit = ignore) -> list[ProgressEvent]:
-        """End a batch: the ``after_batch`` work over the episodes of ``results`` that ran here (not the
-        skipped or failed ones), its events sent to ``emit`` and returned. Every door that ingests in
-        batches calls it once per batch (module docstring); nothing runs without such an episode, an
-        ``after_batch`` or an LLM."""
-        return await self._batch_end.after_batch(results, emit)
+        worker's, paid when its episodes come again), then the after-batch work over those that ran here
+        (not the skipped or failed ones); returns the events of both. A group's summaries that fail to be
+        written are logged, their marks left to its next batch."""
+        groups = [r.episode.group_id for r in results]
+        return await self._batch_end.run_batch_end(self.options, groups, enumerate(results), keep_going=True)
 
     # --- doors that run in the background -------------------------------------------------------------
 
     async def start(self, groups: Iterable[str], emit: Emit) -> list[str]:
-        """Run accepted episodes in the background from now on, each group in its own task, their progress
-        events sent to ``emit``; resume those of ``groups`` that have pending episodes or owed summaries
-        (returned). Without
-        an LLM nothing runs: accepted episodes wait ``pending`` for a process that has one."""
-        if self.llm is None:
-            log.warning("no LLM configured: accepted episodes stay pending")
-            return []
-        self._background = emit
-        resumed = []
-        for group_id in sorted(set(groups)):
-            pending = await self.store.episodes(group_id, status=EpisodeStatus.PENDING, limit=1)
-            if pending or await self._batch_end.owed(group_id):
-                self._wake_group(group_id)
-                resumed.append(group_id)
-        return resumed
+        """Run accepted episodes in the background from now on, each group in its own task
+        (``background``), their progress events sent to ``emit``; resume those of ``groups`` that have
+        pending episodes or owed summaries (returned). Without an LLM nothing runs: accepted episodes wait
+        ``pending`` for a process that has one."""
+        return await self._background.start(groups, emit)
 
     async def stop(self) -> None:
         """Stop the background runs; an interrupted episode stays ``pending`` (resumed at the next start)."""
-        self._background = None
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await self._background.stop()
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
         """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
@@ -266,16 +235,16 @@ class Ingestor:
                     if episode.group_id == group_id:
                         saved, done = await save_pending(self.store, episode)
                         stored[i] = done or saved
-                        if done is None and self._background is not None:
-                            self._background(EpisodeSaved(group_id, saved.uuid, 0))
-            self._wake_group(group_id)
+                        if done is None:
+                            self._background.send(EpisodeSaved(group_id, saved.uuid, 0))
+            self._background.wake(group_id)
         return [stored[i] for i in range(len(episodes))]
 
     async def requeue_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the background run runs them."""
         again = await requeue(self.store, group_id)
         if again:
-            self._wake_group(group_id)
+            self._background.wake(group_id)
         return again
 
     # --- changing what was ingested -------------------------------------------------------------------
@@ -286,17 +255,18 @@ class Ingestor:
         return self._runner.lock(group_id)
 
     async def remove_episode(self, group_id: str, uuid: str) -> RemovalResult:
-        """Delete an episode with provenance cleanup (facts it retired are restored) and regenerate
-        the summaries of the entities it touched. Waits for a run of the group in flight here: an
-        episode removed while it waited is not stored again by its run."""
-        llm = self._runner.model()
+        """Delete an episode with provenance cleanup (facts it retired are restored), regenerate the
+        summaries of the entities it touched, then hand it to the after-batch work (its conversation's
+        summary is folded again from the start). Waits for a run of the group in flight here: an episode
+        removed while it waited is not stored again by its run."""
+        self._runner.model()
         async with self._runner.lock(group_id):
+            episode = await self.store.get_episode(group_id, uuid)
             deletion = await self.store.delete_episode(group_id, uuid)
-            entities, report = await refresh_summaries(
-                self.store, llm, self.embedder, self.options, group_id, deletion.touched_entities,
-                charged_to=None,
-            )  # fmt: skip
-        return RemovalResult(deletion, entities, report)
+            refresh = await self._batch_end.refresh(group_id, deletion.touched_entities, charged_to=None)
+        if episode is not None:
+            await self._batch_end.after_removal(episode)
+        return RemovalResult(deletion, refresh.entities, refresh.report)
 
     # --- internals ------------------------------------------------------------------------------------
 
@@ -311,69 +281,26 @@ class Ingestor:
     def _episode(self, item: EpisodeInput) -> Episode:
         return item.to_episode(created_at=self._created_at())
 
-    async def _pending(self, group_id: str) -> list[Episode]:
-        """The group's pending episodes in the order they were accepted."""
-        pending = await self.store.episodes(
-            group_id, status=EpisodeStatus.PENDING, limit=ALL, newest_first=False
-        )
-        return sorted(pending, key=lambda e: (e.created_at, e.uuid))
-
-    def _wake_group(self, group_id: str) -> None:
-        """The group has new pending episodes: when running in the background, start its task or wake it."""
-        if self._background is None:
-            return
-        self._wake.setdefault(group_id, asyncio.Event()).set()
-        task = self._tasks.get(group_id)
-        if task is None or task.done():
-            self._tasks[group_id] = asyncio.create_task(
-                self._background_run(group_id), name=f"ingest:{group_id}"
-            )
-
-    async def _background_run(self, group_id: str) -> None:
-        """The group's background task: a pass over its pending episodes, again while a pass found some,
-        else asleep until the group is woken."""
-        wake = self._wake[group_id]
-        while True:
-            wake.clear()
-            if not await self._background_pass(group_id):
-                await wake.wait()
-
-    async def _background_pass(self, group_id: str) -> bool:
-        """One pass over the group's pending episodes, then the summaries the group owes and the batch's
-        ``after_batch``; whether it found any episode. A store failure is retried with backoff (the episode
-        stays pending meanwhile)."""
-        retry = StoreRetry(partial(_store_failed, group_id))
-        pending = await retry.run(partial(self._pending, group_id))
-        emit = self._background or ignore
-        results = []
-        for episode in pending:
-            result = await retry.run(partial(self._runner.run, episode, Job(self.options, emit)))
-            if result is not None:
-                results.append(result)
-        await self._batch_end.settle(group_id, self.options, ((0, r) for r in results), emit)
-        await self.after_batch(results, emit)
-        return bool(pending)
-
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
+        """Each group's episodes in order, groups concurrently; then the batch ended. A group's failure
+        that is not its episode's (the store unavailable) stops the batch with that error itself, not an
+        ExceptionGroup: the other groups' runs are cancelled, their episodes left pending."""
         by_group: dict[str, list[tuple[int, Episode]]] = {}
         for index, episode in enumerate(episodes):
             by_group.setdefault(episode.group_id, []).append((index, episode))
-        results: list[EpisodeResult] = []
-        # A group's failure that is not its episode's (the store unavailable) stops the batch with that
-        # error itself, not an ExceptionGroup; the other groups' runs are cancelled, their episodes pending.
-        await together(*(self._run_group(members, options, emit, results) for members in by_group.values()))
-        await self.after_batch(results, emit)
+        ran: list[tuple[int, EpisodeResult]] = []
+        await gather([self._run_group(members, options, emit, ran) for members in by_group.values()])
+        ran.sort(key=lambda pair: pair[0])
+        await self._batch_end.run_batch_end(options, list(by_group), ran, emit)
 
     async def _run_group(
         self,
         members: list[tuple[int, Episode]],
         options: IngestOptions,
         emit: Emit,
-        results: list[EpisodeResult],
+        ran: list[tuple[int, EpisodeResult]],
     ) -> None:
-        """Run the group's episodes in order, appending their results to ``results``; then the summaries
-        the group owes (its batch's, and any an earlier run left owed)."""
-        ran: list[tuple[int, EpisodeResult]] = []
+        """Run the group's episodes in order, appending each result, with its index, to ``ran``."""
         prefetched: dict[str, Prefetched] = {}
         windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
         for position, (index, episode) in enumerate(members):
@@ -382,11 +309,4 @@ class Ingestor:
                 windowed.update(e.uuid for e in window)
                 prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
             job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
-            result = await self._runner.accept_and_run(episode, job)
-            results.append(result)
-            ran.append((index, result))
-        await self._batch_end.pay_summaries(members[0][1].group_id, options, last_ran(ran), emit)
-
-
-def _store_failed(group_id: str, exc: Exception, wait_s: float) -> None:
-    log.error("ingesting group %s: the store failed (%s); trying again in %.0f s", group_id, exc, wait_s)
+            ran.append((index, await self._runner.accept_and_run(episode, job)))

@@ -5,8 +5,11 @@
 2. **run** (:meth:`EpisodeRunner.run`), under its group's lock: claimed (``claims``; an episode another
    live process holds is looked at again later, not run), its status read, run if still ``pending``
    (``pipeline.episode.ingest_episode``, the per-episode algorithm), the claim released;
-3. its **status** decided, here and nowhere else: ``done`` by the run's one atomic write (``unless_done``:
-   of two writers exactly one takes effect), or ``failed`` with the reason; a ``done`` episode is skipped.
+3. its **status** decided, here and nowhere else: the algorithm computes the episode's one write and
+   writes nothing (``EpisodeOutcome``); the runner stamps it ``done`` with its report and performs it
+   (``unless_done``: of two writers exactly one takes effect; the other's run is reported a
+   :data:`~epigraph.episodes.events.DUPLICATE` and skipped), announcing ``EpisodeDone``, or saves the
+   episode ``failed`` with the reason, announcing ``EpisodeFailed``; a ``done`` episode is skipped.
    When the store itself is unavailable (``StoreUnavailable``: unreachable, or a database still
    starting) the episode is not the cause: it stays ``pending`` and the error is raised, so nothing of its
    group runs ahead of it (a ``failed`` one retried later would land after the group's later episodes,
@@ -18,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import tracing
 from ..embed import Embedder
 from ..episodes.events import (
+    DUPLICATE,
     EpisodeDone,
     EpisodeFailed,
     EpisodeResult,
@@ -30,6 +34,7 @@ from ..episodes.events import (
     EpisodeWaiting,
     ProgressEvent,
 )
+from ..episodes.outcome import EpisodeOutcome
 from ..errors import ConfigError, StoreUnavailable
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import Claim, EpisodeWrite, IngestStore
@@ -96,6 +101,12 @@ async def requeue(store: IngestStore, group_id: str) -> list[Episode]:
     for episode in again:
         await store.save_episode(episode)
     return again
+
+
+async def pending_episodes(store: IngestStore, group_id: str) -> list[Episode]:
+    """The group's pending episodes in the order they were accepted."""
+    pending = await store.episodes(group_id, status=EpisodeStatus.PENDING, limit=ALL, newest_first=False)
+    return sorted(pending, key=lambda e: (e.created_at, e.uuid))
 
 
 class EpisodeRunner:
@@ -196,7 +207,7 @@ class EpisodeRunner:
         )
         with tracing.current("ingest episode", _episode_attributes(episode)) as span:
             try:
-                result = await ingest_episode(run)
+                result = await self._write_done(run, await ingest_episode(run))
             except StoreUnavailable as exc:
                 span.fail(type(exc).__name__, "the store is unavailable: the episode stays pending")
                 raise  # the store failed, not the episode: it stays pending (module docstring)
@@ -217,6 +228,23 @@ class EpisodeRunner:
                 self.watch(result)
             except Exception:  # what watches never changes what ran: the episode is written as it is
                 log.exception("the watch of episode %s failed", episode.uuid)
+        return result
+
+    async def _write_done(self, run: EpisodeRun, outcome: EpisodeOutcome) -> EpisodeResult:
+        """The run's one write, its episode stamped ``done`` with its report, and ``EpisodeDone``. A write
+        the store refuses (another writer finished the episode first: a Kafka worker that took the
+        partition over while this one was frozen) changed nothing: the run is reported a duplicate and
+        skipped."""
+        done = outcome.write.episode.model_copy(
+            update={"status": EpisodeStatus.DONE, "error": None, "report": run.report.build()}
+        )
+        if await self.store.write_episode(replace(outcome.write, episode=done, unless_done=True)):
+            result = replace(outcome.result, episode=done)
+        else:
+            run.report.warn(DUPLICATE)
+            skipped = done.model_copy(update={"report": run.report.build()})
+            result = EpisodeResult(episode=skipped, skipped=True)
+        run.event(EpisodeDone, result=result)
         return result
 
 

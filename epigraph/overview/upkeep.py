@@ -9,6 +9,10 @@ already has communities, those are updated (``Communities.update``: at most one 
 ``community_batch`` changed communities). Nothing here runs per episode, so ingestion's calls per
 episode stay what the ingest bench measures. A model failure is logged and reported, never raised: the
 episodes are stored, and the next update catches up.
+
+After a removal (``Upkeep.after_removal``, called by the queue once the episode is deleted), the
+conversation the episode belonged to is reset, so its next update folds the chain again from the start
+(without the removed episode).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ..embed import Embedder
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.reports import merge_reports
 from ..errors import EpigraphError
+from ..graph.derived import chain_key
 from ..graph.model import Episode, IngestReport
 from ..graph.store import OverviewStore
 from ..prompts.protocol import LLM
@@ -54,7 +59,8 @@ class OverviewUpdated(ProgressEvent):
 
 @dataclass(frozen=True)
 class Upkeep:
-    """The ingestion queue's after-batch work (``ingestion.batch_end.AfterBatch``): over ``store`` (the
+    """The ingestion queue's after-batch work and its upkeep after a removal
+    (``ingestion.batch_end.AfterBatch``): over ``store`` (the
     queue's own, as paced, with the derived-view roles: ``KnowledgeGraph`` builds none for a store
     without them) with this embedder and these options, through the queue's model."""
 
@@ -74,6 +80,13 @@ class Upkeep:
             await _group(self.store, llm, self.embedder, self.options, group, episodes)
             for group, episodes in fresh.items()
         ]
+
+    async def after_removal(self, llm: LLM, episode: Episode) -> None:
+        """``episode`` was removed: its conversation's summary is forgotten, to be folded again from the
+        start (nothing for an episode of no conversation)."""
+        if chain_key(episode.source_description) is not None:
+            conversations = Conversations(self.store, llm, self.embedder, self.options)
+            await conversations.reset(episode.group_id, episode.source_description)
 
 
 async def _group(

@@ -10,21 +10,23 @@ Separate mode, with the LLM round trips on the critical path numbered::
                ambiguous and no fact has a candidate)
             -> re-point facts to merged entities, apply contradictions (graph.temporal)
             -> (4) summarize_entities (only when needed)
-            -> ONE atomic write of everything, with the episode marked done and its report
+            -> the ONE write of everything it wants (``EpisodeOutcome``), returned with its result
 
-Combined mode replaces (1) and (2)'s extract_facts by one extract_combined call. Nothing is written
-before the final write, so any exception leaves the graph as it was (the caller marks the episode failed).
+Combined mode replaces (1) and (2)'s extract_facts by one extract_combined call. Nothing is written here:
+the queue's runner (``ingestion.runner``) stamps the episode ``done`` with its report and performs the
+write, or saves it ``failed`` when this raised, so any exception leaves the graph as it was.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from ..episodes.events import DUPLICATE, EpisodeDone, EpisodeResult, SummaryUpdated
-from ..graph.model import Entity, Episode, EpisodeStatus, Fact, Mention, speaker_of
+from ..concurrency import gather
+from ..episodes.events import EpisodeResult, SummaryUpdated
+from ..episodes.outcome import EpisodeOutcome
+from ..graph.model import Entity, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
@@ -46,28 +48,8 @@ from .summaries import current_facts, summarize
 T = TypeVar("T")
 
 
-async def together(*steps: Awaitable[Any]) -> list[Any]:
-    """Run steps concurrently; on the first failure cancel the others and raise that failure itself."""
-    tasks: list[asyncio.Task[Any]] = []
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_as_coroutine(step)) for step in steps]
-    except BaseExceptionGroup as failed:
-        raise _first_leaf(failed) from None
-    return [t.result() for t in tasks]
-
-
-async def _as_coroutine(step: Awaitable[T]) -> T:
-    return await step
-
-
-def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-async def ingest_episode(run: EpisodeRun) -> EpisodeResult:
-    """Run every stage and write; returns the result."""
+async def ingest_episode(run: EpisodeRun) -> EpisodeOutcome:
+    """Run every stage; returns the write the episode wants and its result (nothing is written)."""
     entity_context, fact_context = await _context(run)
     resolver = EntityResolver(run, context=entity_context)
     try:
@@ -82,9 +64,11 @@ async def ingest_episode(run: EpisodeRun) -> EpisodeResult:
         else:
             names = ep.ExtractEntitiesInput(**_inputs(run, entity_context))
             await _extract(run, ep.PROMPT, names, _Reply(run, resolver))
-            lines, _ = await together(
-                _extract_facts(run, resolver.names, fact_context),
-                _timed(run, "resolve_entities", resolver.finish()),
+            lines, _ = await gather(
+                [
+                    _extract_facts(run, resolver.names, fact_context),
+                    _timed(run, "resolve_entities", resolver.finish()),
+                ]
             )
     finally:
         resolver.cancel()
@@ -95,7 +79,7 @@ async def ingest_episode(run: EpisodeRun) -> EpisodeResult:
     _attach_vectors(changes, drafts, vectors)
     run.report.stage("resolve_facts", started)
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
-    return await _write(run, resolver, changes, entities, wanting)
+    return _outcome(run, resolver, changes, entities, wanting)
 
 
 async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
@@ -293,47 +277,32 @@ async def _summaries(
     return updated, wanting
 
 
-def _duplicate(run: EpisodeRun, done: Episode) -> EpisodeResult:
-    """The result of a run whose write the store refused: another writer (a Kafka worker that took the
-    partition over while this one was frozen) finished the episode first, so this run changed nothing."""
-    run.report.warn(DUPLICATE)
-    result = EpisodeResult(episode=done.model_copy(update={"report": run.report.build()}), skipped=True)
-    run.event(EpisodeDone, result=result)
-    return result
-
-
-async def _write(
+def _outcome(
     run: EpisodeRun,
     resolver: EntityResolver,
     changes: FactChanges,
     entities: dict[str, Entity],
     wanting: set[str],
-) -> EpisodeResult:
-    """The episode's one write; in ``batch`` summary mode the entities still wanting a model summary
-    are marked owed with it, so they are paid even if the run dies before its batch ends."""
+) -> EpisodeOutcome:
+    """The episode's one write and its result. In ``batch`` summary mode the entities still wanting a
+    model summary are marked owed with it, so they are paid even if the run dies before its batch ends."""
     mentioned = dict.fromkeys([*resolver.by_surface.values(), *resolver.entities])
-    done = run.episode.model_copy(
-        update={"status": EpisodeStatus.DONE, "error": None, "report": run.report.build()}
-    )
+    episode, group_id = run.episode, run.group_id
     write = EpisodeWrite(
-        episode=done,
+        episode=episode,
         entities=list(entities.values()),
         facts=[*changes.updated.values(), *changes.new.values()],
-        mentions=[Mention(group_id=run.group_id, episode_uuid=done.uuid, entity_uuid=u) for u in mentioned],
-        unless_done=True,
+        mentions=[Mention(group_id=group_id, episode_uuid=episode.uuid, entity_uuid=u) for u in mentioned],
         owed_summaries=sorted(wanting) if run.options.summary_mode == "batch" else (),
     )
-    if not await run.store.write_episode(write):
-        return _duplicate(run, done)
     new_and_restated = [
         *changes.new.values(),
         *(f for u, f in changes.updated.items() if u not in changes.invalidated),
     ]
     result = EpisodeResult(
-        episode=done,
+        episode=episode,
         entities=list(entities.values()),
         facts=new_and_restated,
         invalidated=[changes.updated[u] for u in changes.invalidated],
     )
-    run.event(EpisodeDone, result=result)
-    return result
+    return EpisodeOutcome(write, result)

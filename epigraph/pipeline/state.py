@@ -10,7 +10,7 @@ from typing import Any
 
 from ..episodes.events import ProgressEvent
 from ..graph.model import Episode
-from ..graph.store import IngestStore
+from ..graph.store import GraphReads
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.runtime import PromptResult
 from .metering import CallRecord, MeteredEmbedder, MeteredLLM, ReportBuilder
@@ -40,7 +40,8 @@ class Prefetched:
 @dataclass
 class EpisodeRun:
     episode: Episode
-    store: IngestStore
+    store: GraphReads
+    """What the run reads the graph through: reads only (the queue performs the write it returns)."""
     llm: MeteredLLM
     embedder: MeteredEmbedder
     options: IngestOptions

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..concurrency import gather
 from ..embed import Embedder
 from ..errors import UsageError
 from ..graph.derived import Community
@@ -32,7 +33,6 @@ from .entity import resolve_center
 from .filters import Filters, make_filters
 from .results import CommunityResult, EntityResult, EpisodeHit, FactResult, SearchResults
 from .retrievers import Request, center_distances, retrieve
-from .tasks import gather
 
 Item = Fact | Entity | Episode
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..concurrency import gather
 from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.corrections import Correction
@@ -36,7 +37,6 @@ from ..present.records import entity_dict, episode_dict, fact_dict
 from ..present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
 from .filters import make_filters
 from .results import retired_uuids
-from .tasks import gather
 
 
 @dataclass(frozen=True, slots=True)

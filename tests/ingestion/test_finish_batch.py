@@ -12,6 +12,7 @@ from datetime import timedelta
 from epigraph.episodes.events import EpisodeResult, EpisodeUpdated, ProgressEvent, SummaryUpdated
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Episode
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.prompts.protocol import LLM
@@ -31,6 +32,9 @@ class AfterBatchSeen:
     async def __call__(self, llm: LLM, results: Sequence[EpisodeResult]) -> Sequence[ProgressEvent]:
         self.given.append([r.episode.content for r in results])
         return []
+
+    async def after_removal(self, llm: LLM, episode: Episode) -> None:
+        self.given.append([f"removed: {episode.content}"])
 
 
 async def run(ingestor: Ingestor, group_id: str, *texts: str) -> list[EpisodeResult]:
@@ -92,3 +96,21 @@ async def test_marks_a_killed_run_left_are_paid_when_its_episodes_come_again() -
 
     assert await store.owed_summaries("g") == []
     assert (await summary(store, "g", "Alice")).startswith("Alice: ")
+
+
+async def test_a_removal_refreshes_what_it_left_stale_and_hands_the_episode_to_the_after_batch_work() -> None:
+    """Removal's upkeep goes through the queue: the episode is gone, its entities' summaries written
+    again, and the queue's after-batch work is told which episode went (``overview.Upkeep`` resets its
+    conversation), once, after the removal."""
+    store, seen = EmbeddedStore(":memory:"), AfterBatchSeen()
+    await store.setup(embedding_dim=64)
+    ingestor = Ingestor(store, WORLD.llm(), HashEmbedder(dim=64), BATCH, after_batch=seen)
+    bob, four = await run(ingestor, "g", MET_BOB, MET_FOUR)
+    await ingestor.finish_batch([bob, four])
+
+    removal = await ingestor.remove_episode("g", four.episode.uuid)
+
+    assert await store.get_episode("g", four.episode.uuid) is None
+    assert removal.deletion.touched_entities and "Alice" in {e.name for e in removal.entities}
+    assert await summary(store, "g", "Alice") == "Alice met Bob."
+    assert seen.given == [[MET_BOB, MET_FOUR], [f"removed: {MET_FOUR}"]]

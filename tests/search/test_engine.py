@@ -29,7 +29,6 @@ from epigraph.search import (
 )
 from epigraph.search.config import Retriever
 from epigraph.search.results import is_retired
-from epigraph.search.tasks import first_error
 from epigraph.testing import HashEmbedder
 from tests.support.search_graph import Graph, t
 
@@ -302,12 +301,6 @@ async def test_store_errors_surface_unwrapped() -> None:
             await search(store, HashEmbedder(dim=8), "anything", group_ids="g")
     finally:
         await store.close()
-
-
-def test_first_error_descends_nested_groups() -> None:
-    inner = ValueError("inner")
-    group = BaseExceptionGroup("outer", [ExceptionGroup("middle", [inner, KeyError("k")])])
-    assert first_error(group) is inner
 
 
 class CountingStore:
