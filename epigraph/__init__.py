@@ -63,9 +63,9 @@ from .graph.store import (
     WholeGroups,
 )
 from .overview import OverviewOptions
+from .pipeline.names.policy import GroundingPolicy
 from .pipeline.ontology import Ontology
-from .pipeline.options import IngestOptions
-from .pipeline.policy import GroundingPolicy
+from .pipeline.options import ContextOptions, FactOptions, IngestOptions, NameOptions, SummaryOptions
 from .prompts.protocol import LLM
 from .search import RECIPES, EntityView, SearchConfig, SearchResults
 from .version import __version__
@@ -82,6 +82,7 @@ __all__ = [
     "Citation",
     "Community",
     "ConfigError",
+    "ContextOptions",
     "ConversationNotFound",
     "ConversationSummary",
     "CorrectionLog",
@@ -101,6 +102,7 @@ __all__ = [
     "EpisodeResult",
     "EpisodeStatus",
     "Fact",
+    "FactOptions",
     "GraphLookups",
     "GraphReads",
     "GraphSearch",
@@ -113,6 +115,7 @@ __all__ = [
     "KnowledgeGraph",
     "LLMError",
     "Mention",
+    "NameOptions",
     "NotFound",
     "Ontology",
     "OverviewOptions",
@@ -124,6 +127,7 @@ __all__ = [
     "StoreError",
     "StoreRoleMissing",
     "StructuredOutputError",
+    "SummaryOptions",
     "UsageError",
     "ViewReads",
     "ViewUpkeep",

@@ -99,6 +99,7 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("epigraph.serve", "epigraph.cli", "the service is beside the command line, not on it"),
     ("epigraph.pipeline", "epigraph.ingestion", "the algorithm speaks episodes, not the queue"),
     ("epigraph.present", "epigraph.search", "present draws records; search draws through it"),
+    ("epigraph.pipeline.names", "epigraph.pipeline.facts", "facts build on names, not back"),
 ]
 
 
@@ -326,8 +327,8 @@ def test_three_rooms_of_ingestion() -> None:
             if imp.imported != "epigraph.episodes.inputs":
                 broken.append(f"{imp.importer} imports {imp.imported}")
     assert not broken, "\n".join(broken)
-    assert not imports_of(PACKAGE / "ingestion" / "__init__.py")
-    assert not imports_of(PACKAGE / "episodes" / "__init__.py")
+    for package in ("ingestion", "episodes", "pipeline", "pipeline/names", "pipeline/facts"):
+        assert not imports_of(PACKAGE / package / "__init__.py"), package
     queue = {"ingestor", "runner", "background", "batch_end", "retry", "claims", "pacing"}
     queue |= {"inputs", "events", "reports", "outcome"}
     assert not {p.stem for p in (PACKAGE / "pipeline").rglob("*.py")} & queue

@@ -51,7 +51,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.metering import round_trips
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder, RecordedCall, ScriptedLLM
 
 DEFAULT_SET = "locomo26"
@@ -73,7 +73,7 @@ class ModeRun:
 
 
 VARIANTS = {
-    "one_fact_per_call": ({"fact_batch": 1}, "batch"),
+    "one_fact_per_call": ({"facts": FactOptions(batch=1)}, "batch"),
     "summaries_per_episode": ({}, "episode"),
 }
 """Settings the defaults are compared with (run without latency): the issue's literal one-fact-per-call

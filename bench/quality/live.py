@@ -67,8 +67,8 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.llm import EndpointProfile, OpenAIChat
 from epigraph.llm.profiles import local_model_profile
 from epigraph.pipeline.metering import CallRecord
+from epigraph.pipeline.names.tagging import thing_check
 from epigraph.pipeline.options import SMALL_MODEL_RETIRE_ALL_GUARD, IngestOptions, small_model_options
-from epigraph.pipeline.tagging import thing_check
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 
@@ -156,12 +156,8 @@ async def run_mode(
         store = await stack.enter_async_context(EmbeddedStore(":memory:"))
         await store.setup(embedder.dim)
         base = IngestOptions() if args.profile == "full" else small_model_options()
-        options = replace(
-            base,
-            mode=mode,  # type: ignore[arg-type]
-            retire_all_guard=args.retire_all_guard,
-            **_option_overrides(args.option),
-        )
+        guarded = replace(base.facts, retire_all_guard=args.retire_all_guard)
+        options = with_options(replace(base, mode=mode, facts=guarded), args.option)  # type: ignore[arg-type]
         ingestor = Ingestor(store, llm, embedder, options)
         started = time.perf_counter()
 
@@ -330,7 +326,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--retire-all-guard",
         type=int,
-        help=f"IngestOptions.retire_all_guard ({SMALL_MODEL_RETIRE_ALL_GUARD} on the local model, else 0)",
+        help=f"FactOptions.retire_all_guard ({SMALL_MODEL_RETIRE_ALL_GUARD} on the local model, else 0)",
     )
     parser.add_argument("--results-dir", type=Path)
     parser.add_argument("--save-replies", type=Path, help="write every model reply here (JSON Lines)")
@@ -339,7 +335,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"), help="hash: tests only")
     parser.add_argument("--show-graph", action="store_true", help="print the built graph after each mode")
     parser.add_argument(
-        "--option", action="append", default=[], help="an IngestOptions field, NAME=VALUE (repeatable)"
+        "--option",
+        action="append",
+        default=[],
+        help="an IngestOptions field, GROUP.NAME=VALUE (facts.resolve=true; repeatable)",
     )
     parser.add_argument(
         "--profile",
@@ -423,14 +422,19 @@ def profile_tag(args: Any) -> str:
     return "full." if args.explicit_profile == "full" else ""
 
 
-def _option_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """``--option context_tokens=0``: IngestOptions fields given on the command line (ints, floats,
-    true/false, or text)."""
-    known = {f.name: f for f in fields(IngestOptions)}
-    chosen: dict[str, Any] = {}
+GROUPS = ("context", "names", "facts", "summaries")
+"""The groups of IngestOptions an ``--option`` may set a field of (``--option facts.resolve=true``)."""
+
+
+def with_options(options: IngestOptions, pairs: Sequence[str]) -> IngestOptions:
+    """``options`` with the fields ``--option GROUP.NAME=VALUE`` gives (``context.tokens=0``,
+    ``facts.retire=true``, or ``window=3``; ints, floats, true/false, or text; ``names.things`` by the
+    name of a check: tagger, words, off). ``facts.retire_all_guard`` has its own flag."""
     for pair in pairs:
-        name, _, raw = pair.partition("=")
-        if name not in known or name in ("mode", "retire_all_guard", "ontology", "clock"):
+        path, _, raw = pair.partition("=")
+        group, _, name = path.rpartition(".")
+        part = getattr(options, group) if group in GROUPS else options if path == "window" else None
+        if part is None or name not in {f.name for f in fields(part)} or path == "facts.retire_all_guard":
             raise SystemExit(f"--option {pair!r}: not an IngestOptions field this bench lets you set")
         value: Any = raw
         for cast in (int, float):
@@ -441,10 +445,10 @@ def _option_overrides(pairs: Sequence[str]) -> dict[str, Any]:
                 continue
         if raw in ("true", "false"):
             value = raw == "true"
-        if name == "things":  # a names check by name: tagger, words, off
+        if path == "names.things":
             value = thing_check(raw)
-        chosen[name] = value
-    return chosen
+        options = replace(options, **({group: replace(part, **{name: value})} if group else {name: value}))
+    return options
 
 
 def _slice(gold_set: GoldSet, args: Any) -> int | None:

@@ -26,11 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from epigraph import EpisodeResult, GraphStore, IngestOptions, KnowledgeGraph, Settings
+from epigraph import EpisodeResult, GraphStore, IngestOptions, KnowledgeGraph, Settings, SummaryOptions
 from epigraph.client import store_from_settings
 from epigraph.graph.store import EpisodeWrite
 
-OPTIONS = IngestOptions(summary_compose_max=0)
+OPTIONS = IngestOptions(summaries=SummaryOptions(compose_max=0))
 """Every entity an episode touches gets its summary from the model (by default only one with more than
 four current facts does), so every episode has a summary stage to be killed in."""
 

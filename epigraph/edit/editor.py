@@ -223,14 +223,16 @@ class Editor:
     async def _summarize(self, wanted: list[tuple[Entity, list[Fact]]]) -> dict[str, str]:
         if not wanted:
             return {}
-        if self.llm is not None and self.options.summary_mode != "off":
+        if self.llm is not None and self.options.summaries.mode != "off":
             report = ReportBuilder(MeteredLLM(self.llm), MeteredEmbedder(self.embedder))
             try:
-                summaries, _ = await summarize(self.llm, self.options, report, wanted, use_model=True)
+                summaries, _ = await summarize(
+                    self.llm, self.options.summaries, report, wanted, use_model=True
+                )
                 return summaries
             except LLMError as exc:
                 log.warning("summaries of a correction composed: the model failed (%s)", type(exc).__name__)
-        return {e.uuid: compose(facts, self.options.summary_compose_max) for e, facts in wanted}
+        return {e.uuid: compose(facts, self.options.summaries.compose_max) for e, facts in wanted}
 
 
 def _changed(wanted: list[tuple[Entity, list[Fact]]], summaries: dict[str, str]) -> list[tuple[str, str]]:

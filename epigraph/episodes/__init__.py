@@ -6,7 +6,8 @@
   ``EntityResolved``, ``FactInvalidated``, ...);
 - :mod:`.outcome` — what the algorithm hands the queue: ``EpisodeOutcome``, the one write an episode
   wants (the queue stamps its status and performs it) and its result;
-- :mod:`.reports` — the arithmetic of ingest reports (``merge_reports``).
+- :mod:`.reports` — the arithmetic of ingest reports (``merge_reports``);
+- :mod:`.verdicts` — ``Verdict``: what one gate of the algorithm refused or changed, and why.
 
 It sits below both the pipeline (``epigraph.pipeline``), which speaks it, and the queue
 (``epigraph.ingestion``), which runs the pipeline, and below the importers and the publisher, which make

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..graph.store import EpisodeWrite
 from .events import EpisodeResult
+from .verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,9 @@ class EpisodeOutcome:
     ``write``: everything the episode adds or changes (entities, facts, mentions, the summaries it leaves
     owed), its episode as it was run (still ``pending``, its report not yet built); ``result``: what the
     episode changed, for its caller (its entities, its new and restated facts, the facts it retired), with
-    that same episode. The runner puts the stamped episode into both."""
+    that same episode. The runner puts the stamped episode into both. ``verdicts``: what the gates of the
+    names and facts rooms refused or changed on the way, in order (``verdicts``)."""
 
     write: EpisodeWrite
     result: EpisodeResult
+    verdicts: tuple[Verdict, ...] = ()

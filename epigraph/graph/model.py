@@ -184,7 +184,7 @@ class IngestReport(_Frozen):
     stage_ms: dict[str, float] = Field(default_factory=dict)
     dropped_lines: int = 0
     names_refused: int = 0
-    """Extracted names ``IngestOptions.things`` refused (not a thing the message names)."""
+    """Extracted names ``NameOptions.things`` refused (not a thing the message names)."""
     truncated: bool = False
     warnings: list[str] = Field(default_factory=list)
 

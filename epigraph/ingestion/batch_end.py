@@ -116,7 +116,7 @@ class BatchEnd:
         """The summaries the group owes, in one batched summarize call, written with their marks cleared.
         Its cost is added to the report of ``last``, the group's last episode run here (announced by
         ``EpisodeUpdated``), else to any episode of the group. Nothing with ``summary_mode="off"``."""
-        if options.summary_mode == "off":
+        if options.summaries.mode == "off":
             return
         async with self._runner.lock(group_id):
             owed = await self.owed(group_id)

@@ -274,8 +274,8 @@ class Ingestor:
         options = self.options
         if mode is not None:
             options = replace(options, mode=mode)
-        if summary_mode is not None and not (summary_mode == "batch" and options.summary_mode == "off"):
-            options = replace(options, summary_mode=summary_mode)
+        if summary_mode is not None and not (summary_mode == "batch" and options.summaries.mode == "off"):
+            options = replace(options, summaries=replace(options.summaries, mode=summary_mode))
         return options
 
     def _episode(self, item: EpisodeInput) -> Episode:

@@ -26,10 +26,10 @@ from ..prompts import extract_window as wp
 from ..prompts.extraction import EntityLine, FactLine
 from ..prompts.protocol import LLM
 from ..prompts.runtime import stream
-from .grounding import Grounding
 from .metering import MeteredLLM
+from .names.grounding import Grounding
+from .names.policy import GroundingPolicy
 from .options import IngestOptions
-from .policy import GroundingPolicy
 from .state import Prefetched
 
 
@@ -60,7 +60,9 @@ async def extract_window(
         raise result.error
     reached = len(pending) if result.complete else max((line.turn for line in found), default=0)
     out = {e.uuid: Prefetched() for e in pending[:reached]}
-    for line in attributed(found, data.turns[:reached], (options.grounding or GroundingPolicy()).synonyms):
+    for line in attributed(
+        found, data.turns[:reached], (options.names.grounding or GroundingPolicy()).synonyms
+    ):
         out[pending[line.turn - 1].uuid].lines.extend(line.items)
     first = out.setdefault(pending[0].uuid, Prefetched(delivered=False))  # failed, or cut before a line
     first.records, first.result = list(meter.records), result

@@ -20,28 +20,26 @@ write, or saves it ``failed`` when this raised, so any exception leaves the grap
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from ..concurrency import gather
 from ..episodes.events import EpisodeResult, SummaryUpdated
 from ..episodes.outcome import EpisodeOutcome
+from ..episodes.verdicts import Verdict
 from ..graph.model import Entity, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
 from ..prompts import extract_entities as ep
 from ..prompts import extract_facts as fp
 from ..prompts.base import Prompt
-from ..prompts.extraction import ExtractedEntity, ExtractedFact, ExtractionInput
+from ..prompts.extraction import ExtractedFact, ExtractionInput
 from ..prompts.runtime import PromptResult, stream
 from .context import context_block, context_text, previous_episodes
-from .entities import EntityResolver
-from .fact_resolution import FactChanges, apply, decide
-from .facts import DraftFact, build_drafts
-from .name_repair import possessor, titled
-from .resolve_call import Decision
-from .restatements import without_repeats
-from .speaker import owned, undecided
+from .facts.resolution import FactChanges
+from .facts.settle import settle_facts
+from .names.reply import Reply
+from .names.resolver import EntityResolver
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
 
@@ -59,27 +57,24 @@ async def ingest_episode(run: EpisodeRun) -> EpisodeOutcome:
         elif run.options.mode in ("combined", "bulk"):
             _window_failed(run)
             combined = cp.ExtractCombinedInput(**_inputs(run, entity_context))
-            lines = await _extract(run, cp.PROMPT, combined, _Reply(run, resolver))
+            lines = await _extract(run, cp.PROMPT, combined, Reply(run, resolver))
             await _timed(run, "resolve_entities", resolver.finish())
         else:
             names = ep.ExtractEntitiesInput(**_inputs(run, entity_context))
-            await _extract(run, ep.PROMPT, names, _Reply(run, resolver))
+            await _extract(run, ep.PROMPT, names, Reply(run, resolver))
             lines, _ = await gather(
                 [
-                    _extract_facts(run, resolver.names, fact_context),
+                    _extract_facts(run, resolver, resolver.names, fact_context),
                     _timed(run, "resolve_entities", resolver.finish()),
                 ]
             )
     finally:
         resolver.cancel()
-    drafts = await build_drafts(run, resolver, lines)
-    started = time.perf_counter()
-    decisions, vectors = await _resolve_facts(run, drafts, resolver)
-    changes = apply(run, drafts, decisions)
-    _attach_vectors(changes, drafts, vectors)
-    run.report.stage("resolve_facts", started)
+    settled = await settle_facts(run, resolver, lines)
+    changes = settled.changes
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
-    return _outcome(run, resolver, changes, entities, wanting)
+    verdicts = (*resolver.verdicts, *settled.verdicts)
+    return _outcome(run, resolver, changes, entities, wanting, verdicts)
 
 
 async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
@@ -93,10 +88,10 @@ async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
 async def _context(run: EpisodeRun) -> tuple[str, str]:
     started = time.perf_counter()
     options = run.options
-    previous = await previous_episodes(run.store, run.episode, options.context_episodes)
+    previous = await previous_episodes(run.store, run.episode, options.context.episodes)
     texts = (
-        context_text(previous, options.context_tokens),
-        context_text(previous, options.fact_context_tokens),
+        context_text(previous, options.context.tokens),
+        context_text(previous, options.context.fact_tokens),
     )
     run.report.stage("context", started)
     return texts
@@ -127,60 +122,7 @@ def _inputs(run: EpisodeRun, context: str) -> dict[str, Any]:
     return ExtractionInput.of(episode.content, speaker_of(episode), **fields)
 
 
-def _add_speaker(run: EpisodeRun, resolver: EntityResolver) -> None:
-    """A message's speaker is an entity of it, known without asking the model: added with the first
-    thing extracted (a greeting that states nothing adds no entity)."""
-    speaker = speaker_of(run.episode)
-    if speaker is not None and not resolver.names:
-        resolver.add(ExtractedEntity(name=speaker))
-
-
-class _Reply:
-    """One extraction reply's lines as they arrive, with what the speaker calls "my X" named as the
-    speaker's (``speaker.owned``), and a quoted title or a bare possessive as what it names
-    (``name_repair``). An entity is handed on to the resolver at once, unless whether it is owned depends
-    on names later in the reply (``speaker.undecided``: "my dance crew took ..." for "dance"); those,
-    and the fact lines, are settled when the reply has ended. A fact-only reply (extract_facts) has no
-    resolver: its names are the ``known`` entities'."""
-
-    def __init__(self, run: EpisodeRun, resolver: EntityResolver | None, known: Sequence[str] = ()) -> None:
-        self.run, self.resolver = run, resolver
-        self.speaker, self.text = speaker_of(run.episode), run.episode.content
-        self.names = list(known)
-        self.held: list[ExtractedEntity] = []
-        self.facts: list[ExtractedFact] = []
-
-    def take(self, line: object) -> None:
-        if isinstance(line, ExtractedFact):
-            self.names += (line.source, line.target)
-            self.facts.append(line)
-        elif isinstance(line, ExtractedEntity):
-            self.names.append(line.name)
-            if undecided(line.name, self.text, self.speaker):
-                self.held.append(line)
-            else:
-                self._add(line)
-
-    def settle(self) -> list[ExtractedFact]:
-        """The held entities added and the fact lines returned, all judged against the whole reply."""
-        for entity in self.held:
-            self._add(entity)
-        ends = [{"source": self._own(f.source), "target": self._own(f.target)} for f in self.facts]
-        return [fact.model_copy(update=update) for fact, update in zip(self.facts, ends, strict=True)]
-
-    def _add(self, entity: ExtractedEntity) -> None:
-        assert self.resolver is not None, "an entity line in a fact-only reply"
-        _add_speaker(self.run, self.resolver)
-        self.resolver.add(entity.model_copy(update={"name": self._own(entity.name)}))
-
-    def _own(self, name: str) -> str:
-        name = possessor(titled(name, self.text), [*([self.speaker] if self.speaker else []), *self.names])
-        return owned(name, self.text, self.speaker, self.names)
-
-
-async def _extract(
-    run: EpisodeRun, prompt: Prompt[Any, Any], data: Any, reply: _Reply
-) -> list[ExtractedFact]:
+async def _extract(run: EpisodeRun, prompt: Prompt[Any, Any], data: Any, reply: Reply) -> list[ExtractedFact]:
     """One extraction call, whichever prompt: its lines taken into ``reply`` as they stream, settled when
     it ends, timed as the prompt's stage; the fact lines returned."""
     started = time.perf_counter()
@@ -193,11 +135,13 @@ async def _extract(
     return facts
 
 
-async def _extract_facts(run: EpisodeRun, names: list[str], context: str) -> list[ExtractedFact]:
+async def _extract_facts(
+    run: EpisodeRun, resolver: EntityResolver, names: list[str], context: str
+) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
     data = fp.ExtractFactsInput(**_inputs(run, context), entities=names)
-    return await _extract(run, fp.PROMPT, data, _Reply(run, None, known=names))
+    return await _extract(run, fp.PROMPT, data, Reply(run, resolver, known=names))
 
 
 def _window_failed(run: EpisodeRun) -> None:
@@ -218,35 +162,10 @@ def _take_prefetched(run: EpisodeRun, resolver: EntityResolver) -> list[Extracte
     assert prefetched is not None
     if prefetched.result is not None:  # the window's first turn carries the call and reports on it
         _absorb(run, prefetched.result)
-    reply = _Reply(run, resolver)
+    reply = Reply(run, resolver)
     for line in prefetched.lines:
         reply.take(line)
     return reply.settle()
-
-
-async def _resolve_facts(
-    run: EpisodeRun, drafts: list[DraftFact], resolver: EntityResolver
-) -> tuple[dict[str, Decision], dict[str, list[float]]]:
-    """The facts' one embedding batch first (their candidates are ranked by meaning; with
-    ``restated_similarity`` a draft restating an earlier one of the episode is removed from ``drafts``
-    here), then the one resolve call, which also settles the ambiguous entities."""
-    vectors = await _embed_facts(run, drafts)
-    if run.options.restated_similarity is not None:
-        drafts[:] = without_repeats(run, drafts, vectors, run.options.restated_similarity)
-    return await decide(run, drafts, vectors, resolver), vectors
-
-
-async def _embed_facts(run: EpisodeRun, drafts: list[DraftFact]) -> dict[str, list[float]]:
-    if not drafts:
-        return {}
-    vectors = await run.embedder.embed([d.fact.text for d in drafts])
-    return {d.fact.uuid: [float(x) for x in v] for d, v in zip(drafts, vectors, strict=True)}
-
-
-def _attach_vectors(changes: FactChanges, drafts: list[DraftFact], vectors: dict[str, list[float]]) -> None:
-    for uuid, fact in list(changes.new.items()):
-        if fact.text_embedding is None and uuid in vectors:
-            changes.new[uuid] = fact.model_copy(update={"text_embedding": vectors[uuid]})
 
 
 async def _summaries(
@@ -261,9 +180,9 @@ async def _summaries(
     entities.update({e.uuid: e for e in await run.store.get_entities(run.group_id, missing)})
     ordered = [entities[u] for u in sorted(touched) if u in entities]
     facts = await current_facts(run.store, run.group_id, [e.uuid for e in ordered], run.now, pending)
-    use_model = run.options.summary_mode == "episode"
+    use_model = run.options.summaries.mode == "episode"
     summaries, wanting = await summarize(
-        run.llm, run.options, run.report, [(e, facts[e.uuid]) for e in ordered], use_model=use_model
+        run.llm, run.options.summaries, run.report, [(e, facts[e.uuid]) for e in ordered], use_model=use_model
     )
     updated: dict[str, Entity] = {}
     for entity in ordered:
@@ -283,6 +202,7 @@ def _outcome(
     changes: FactChanges,
     entities: dict[str, Entity],
     wanting: set[str],
+    verdicts: tuple[Verdict, ...],
 ) -> EpisodeOutcome:
     """The episode's one write and its result. In ``batch`` summary mode the entities still wanting a
     model summary are marked owed with it, so they are paid even if the run dies before its batch ends."""
@@ -293,7 +213,7 @@ def _outcome(
         entities=list(entities.values()),
         facts=[*changes.updated.values(), *changes.new.values()],
         mentions=[Mention(group_id=group_id, episode_uuid=episode.uuid, entity_uuid=u) for u in mentioned],
-        owed_summaries=sorted(wanting) if run.options.summary_mode == "batch" else (),
+        owed_summaries=sorted(wanting) if run.options.summaries.mode == "batch" else (),
     )
     new_and_restated = [
         *changes.new.values(),
@@ -305,4 +225,4 @@ def _outcome(
         facts=new_and_restated,
         invalidated=[changes.updated[u] for u in changes.invalidated],
     )
-    return EpisodeOutcome(write, result)
+    return EpisodeOutcome(write, result, verdicts)

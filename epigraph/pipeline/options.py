@@ -1,4 +1,6 @@
-"""Ingestion options: every knob of the pipeline, with the reason for its default."""
+"""Ingestion options: every knob of the pipeline, with the reason for its default, grouped by the part of
+the road it turns (``ContextOptions``, ``NameOptions``, ``FactOptions``, ``SummaryOptions``), so that a
+profile (``small_model_options``) reads as one."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ from datetime import datetime
 from typing import Literal
 
 from ..graph.model import utc_now
-from .name_matching import NameVeto, never_same
+from .names.matching import NameVeto, never_same
+from .names.policy import GroundingPolicy
+from .names.tagging import noun_phrases
+from .names.things import ThingCheck
 from .ontology import Ontology
-from .policy import GroundingPolicy
-from .tagging import noun_phrases
-from .things import ThingCheck
 
 Mode = Literal["separate", "combined", "bulk"]
 SummaryMode = Literal["episode", "batch", "off"]
@@ -25,14 +27,145 @@ EXAMPLE_RELATION_FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"OWNS", "OWNED", "SOLD", "BOUGHT"}),
 )
 """An opt-in table of relations that can contradict each other across different targets, for
-``IngestOptions(relation_families=...)``. Not the default: candidates are found by meaning
-(``fact_candidates``), because a model names relations freely and no table lists them all; a table only
+``IngestOptions(facts=FactOptions(relation_families=...))``. Not the default: candidates are found by meaning
+(``facts.candidates``), because a model names relations freely and no table lists them all; a table only
 makes sure the same-subject facts of a listed relation are shown first."""
 
 
 @dataclass(frozen=True)
+class ContextOptions:
+    """What extraction is shown of the conversation before the episode (``pipeline.context``)."""
+
+    tokens: int = 400
+    """Token cap of the previous-episodes window sent to entity (or combined) extraction."""
+    fact_tokens: int = 120
+    """Smaller window for fact extraction: the entities are already resolved, only references remain."""
+    episodes: int = 8
+    """At most this many previous episodes are read before the token cap is applied."""
+
+
+@dataclass(frozen=True)
+class NameOptions:
+    """The rules of the names room (``pipeline.names``): which extracted names are kept, what they are
+    named, which stored entities they are compared with."""
+
+    grounding: GroundingPolicy | None = field(default_factory=GroundingPolicy)
+    """The hallucination check's word lists (``pipeline.names.policy``: synonyms, types that name no
+    entity): replace them, empty them (the name's own words only), or None: no check, every extracted
+    name kept."""
+    things: ThingCheck | None = None
+    """Names that are things (``pipeline.names.things``): an extracted name is kept only when it is the
+    speaker or a noun phrase of its message (a speaker's possessive judged by what it owns), not a
+    clause, a question, an adjective, a time expression or the reply's own wording; a name refused is
+    counted in the report (``names_refused``). ``things.message_words()`` (word lists, no dependency)
+    or ``tagging.noun_phrases()`` (spaCy's tagger, ``epigraph[local-model]``), or a check of your own.
+    Off (None) by default: a larger model names things; ``small_model_options`` turns it on."""
+    bare_names: bool = False
+    """Bare names resolved without a model (``pipeline.names.bare``): a speaker's possessive the message
+    does not give loses its owner ("Gina's business" for "your own business"), "the kids" a speaker
+    says are the speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds
+    that ("business" -> "Jon's business"), and a bare one-word noun is the one longer name of the
+    graph it heads ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
+    ``small_model_options``, which makes no resolve call."""
+    never_same: NameVeto | None = never_same
+    """Name pairs never offered as duplicates whatever the vectors say (``names.matching.never_same``:
+    different possessors, a possession and its possessor, a lone proper noun and a description mentioning
+    it); a function of your own, or None: no veto."""
+    max_candidates: int = 10
+    """Stored entities an extracted name is compared with (and the resolve call shown)."""
+    vector_threshold: float = 0.82
+    """Name cosine at or above which a vector hit is a plausible duplicate (lexical rules catch the rest)."""
+    related_threshold: float = 0.6
+    """Name cosine at or above which a vector hit that shares a word (or a possessor) with the new name
+    is a candidate too; the one resolve call per episode asks about all candidates at once."""
+
+
+@dataclass(frozen=True)
+class FactOptions:
+    """The rules of the facts room (``pipeline.facts``): how a fact line is dated, which believed facts
+    it is compared with, what decides whether it repeats or retires one."""
+
+    dates_stated_only: bool = False
+    """A fact line's date must agree with one its own message states (any time expression of it, or
+    its present: the reference day); another is left unknown and reported (``dating.stated_dates``).
+    On for the small local model, which copies the prompt's time words ("since 2019", "last Monday")
+    into facts of messages that give no time. Off by default: a model shown earlier messages dates
+    from them and infers ("5 years already!": five years ago), and the check would leave such right
+    dates unknown (how many: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    restated_similarity: float | None = None
+    """Facts said again merged without a model (``pipeline.facts.restatements``): a new fact on the same
+    two entities as an earlier fact of its episode, or as a believed candidate of the graph, whose
+    sentence cosine reaches this is that fact said again (dropped, or its episode added as a source).
+    None (the default): only word-for-word repeats merge without a model, the resolve call decides the
+    rest; the local model's options set it (they make no resolve call)."""
+    max_candidates: int = 10
+    """Candidates shown per new fact: each shared endpoint's ``candidates_per_end`` closest in meaning,
+    the facts on the same endpoint pair in the slots left (``facts.candidates.select``)."""
+    candidates_per_end: int = 3
+    """Candidates per shared endpoint (its facts not on the pair), so a busy endpoint (a person with 50
+    facts) never takes the slots of a quiet one (an event with 3)."""
+    similarity_floor: float = 0.3
+    """Residual cosine (shared endpoints' names projected out) a candidate past the ``candidates_always``
+    best of its endpoint needs: above unrelated facts of one person, below most updates (the figures on
+    all-MiniLM-L6-v2: docs/decisions/2026-11-25-contradiction-candidates.md)."""
+    candidates_always: int = 3
+    """Of each shared endpoint's facts, the closest this many are shown whatever their score."""
+    relation_families: tuple[frozenset[str], ...] = ()
+    """Optional relation families (see ``EXAMPLE_RELATION_FAMILIES``); none by default."""
+    resolve: bool = True
+    """Ask resolve_episode about the episode's facts that have candidates, and its ambiguous names (the
+    same call settles both). Off: no call; a name the deterministic rules did not match is new, and a
+    fact is a duplicate only when it repeats a candidate's endpoints, relation and words
+    (``facts.resolution.deterministic_duplicate``). The small local model's options turn it off: it
+    answered ``new`` to nearly everything it was asked, plain restatements included, and the call was a
+    large part of its time a message (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    batch: int = 6
+    """New facts per resolve_episode call (each with its own candidate block); an episode with more
+    facts to resolve makes further calls of facts only."""
+    clip_chars: int = 600
+    """Episode text sent to the resolve call is clipped to this many characters."""
+    retire: bool = True
+    """Apply the retirements resolve_episode's decisions ask for. The small local model's are noise
+    (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md), so its options turn it off
+    (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
+    restatements (a decision that ends a fact saying the same thing) still count as duplicates."""
+    retire_all_guard: int = 0
+    """When > 0: a resolve decision that retires EVERY candidate shown for a fact, when at least this
+    many were shown, retires none (reported; ``pipeline.facts.retirements``). The small local model
+    answers so where nothing was contradicted; a strong model rarely does, and rightly when a plan done
+    ends every step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
+    docs/decisions/2026-11-25-contradiction-candidates.md)."""
+
+
+@dataclass(frozen=True)
+class SummaryOptions:
+    """Entity summaries (``pipeline.summaries``): when the model writes them, and how big they get."""
+
+    mode: SummaryMode = "episode"
+    """``episode``: at most one summarize call per episode; ``batch``: one per group at the end of
+    ``add_episodes`` / ``ingest`` (entities get composed summaries in between; ``add_episode`` alone
+    then leaves composed summaries until the entity's next model summary); ``off``: composed only.
+    ``add_episodes`` and ``ingest`` use ``batch`` unless told otherwise."""
+    compose_max: int = 4
+    """An entity with at most this many current facts gets its facts joined as the summary, no model."""
+    facts_max: int = 15
+    """The newest facts of an entity the summarize call is shown."""
+    batch: int = 20
+    """Entities per summarize call."""
+
+
+@dataclass(frozen=True)
 class IngestOptions:
-    """How episodes are ingested. The defaults meet the cost budget in ``bench/performance/ingest.py``."""
+    """How episodes are ingested: the extraction mode, and a group of options for each part of the road
+    (the window of earlier episodes, the names room, the facts room, the summaries). The defaults meet
+    the cost budget in ``bench/performance/ingest.py``.
+
+    ::
+
+        IngestOptions(mode="combined", summaries=SummaryOptions(mode="batch"))
+        IngestOptions(facts=FactOptions(retire=False), names=NameOptions(grounding=None))
+        replace(options, facts=replace(options.facts, resolve=False))    # one option of a group changed
+    """
 
     mode: Mode = "separate"
     """``separate``: extract_entities then extract_facts (parallel with entity resolution);
@@ -42,102 +175,13 @@ class IngestOptions:
     window: int = 6
     """Turns per extract_window call in ``bulk`` mode."""
     ontology: Ontology = field(default_factory=Ontology)
-    context_tokens: int = 400
-    """Token cap of the previous-episodes window sent to entity (or combined) extraction."""
-    fact_context_tokens: int = 120
-    """Smaller window for fact extraction: the entities are already resolved, only references remain."""
-    context_episodes: int = 8
-    """At most this many previous episodes are read before the token cap is applied."""
-    clip_chars: int = 600
-    """Episode text sent to resolution prompts is clipped to this many characters."""
-    max_entity_candidates: int = 10
-    max_fact_candidates: int = 10
-    """Candidates shown per new fact: each shared endpoint's ``fact_candidates_per_end`` closest in
-    meaning, the facts on the same endpoint pair in the slots left (``fact_candidates.select``)."""
-    fact_candidates_per_end: int = 3
-    """Candidates per shared endpoint (its facts not on the pair), so a busy endpoint (a person with 50
-    facts) never takes the slots of a quiet one (an event with 3)."""
-    fact_similarity_floor: float = 0.3
-    """Residual cosine (shared endpoints' names projected out) a candidate past the ``always`` best of
-    its endpoint needs: above unrelated facts of one person, below most updates (the figures on
-    all-MiniLM-L6-v2: docs/decisions/2026-11-25-contradiction-candidates.md)."""
-    fact_candidates_always: int = 3
-    """Of each shared endpoint's facts, the closest this many are shown whatever their score."""
-    retire_all_guard: int = 0
-    """When > 0: a resolve decision that retires EVERY candidate shown for a fact, when at least this
-    many were shown, retires none (reported; ``pipeline.retirements``). The small local model answers so
-    where nothing was contradicted; a strong model rarely does, and rightly when a plan done ends every
-    step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
-    docs/decisions/2026-11-25-contradiction-candidates.md)."""
-    retire: bool = True
-    """Apply the retirements resolve_episode's decisions ask for. The small local model's are noise
-    (docs/decisions/2026-11-26-ingestion-at-conversational-speed.md), so its options turn it off
-    (``small_model_options``): its graph keeps every fact current, none retired wrongly. Its
-    restatements (a decision that ends a fact saying the same thing) still count as duplicates."""
-    resolve: bool = True
-    """Ask resolve_episode about the episode's ambiguous names and its facts that have candidates. Off:
-    no call; a name the deterministic rules did not match is new, and a fact is a duplicate only when it
-    repeats a candidate's endpoints, relation and words (``fact_resolution.deterministic_duplicate``).
-    The small local model's options turn it off: it answered ``new`` to nearly everything it was asked,
-    plain restatements included, and the call was a large part of its time a message
-    (the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
-    restated_similarity: float | None = None
-    """Facts said again merged without a model (``pipeline.restatements``): a new fact on the same two
-    entities as an earlier fact of its episode, or as a believed candidate of the graph, whose sentence
-    cosine reaches this is that fact said again (dropped, or its episode added as a source). None (the
-    default): only word-for-word repeats merge without a model, the resolve call decides the rest; the
-    local model's options set it (they make no resolve call)."""
-    dates_stated_only: bool = False
-    """A fact line's date must agree with one its own message states (any time expression of it, or
-    its present: the reference day); another is left unknown and reported (``dating.stated_dates``).
-    On for the small local model, which copies the prompt's time words ("since 2019", "last Monday")
-    into facts of messages that give no time. Off by default: a model shown earlier messages dates
-    from them ("the stories" of the support group it went to "yesterday", a turn before) and infers
-    ("5 years already!": five years ago), and the check would leave such right dates unknown (how many:
-    docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
-    fact_batch: int = 6
-    """New facts per resolve_episode call (each with its own candidate block); an episode with more
-    facts to resolve makes further calls of facts only."""
-    vector_threshold: float = 0.82
-    """Name cosine at or above which a vector hit is a plausible duplicate (lexical rules catch the rest)."""
-    related_name_threshold: float = 0.6
-    """Name cosine at or above which a vector hit that shares a word (or a possessor) with the new name
-    is a candidate too; the one resolve call per episode asks about all candidates at once."""
-    summary_mode: SummaryMode = "episode"
-    """``episode``: at most one summarize call per episode; ``batch``: one per group at the end of
-    ``add_episodes`` / ``ingest`` (entities get composed summaries in between; ``add_episode`` alone
-    then leaves composed summaries until the entity's next model summary); ``off``: composed only.
-    ``add_episodes`` and ``ingest`` use ``batch`` unless told otherwise."""
-    summary_compose_max: int = 4
-    """An entity with at most this many current facts gets its facts joined as the summary, no model."""
-    summary_facts_max: int = 15
-    summary_batch: int = 20
-    """Entities per summarize call."""
-    relation_families: tuple[frozenset[str], ...] = ()
-    """Optional relation families (see ``EXAMPLE_RELATION_FAMILIES``); none by default."""
+    """The declared entity and relation types (none by default: any)."""
+    context: ContextOptions = field(default_factory=ContextOptions)
+    names: NameOptions = field(default_factory=NameOptions)
+    facts: FactOptions = field(default_factory=FactOptions)
+    summaries: SummaryOptions = field(default_factory=SummaryOptions)
     clock: Callable[[], datetime] = utc_now
     """System time (created_at / expired_at); injectable for reproducible tests."""
-    grounding: GroundingPolicy | None = field(default_factory=GroundingPolicy)
-    """The hallucination check's word lists (``pipeline.policy``: synonyms, types that name no entity):
-    replace them, empty them (the name's own words only), or None: no check, every extracted name kept."""
-    things: ThingCheck | None = None
-    """Names that are things (``pipeline.things``): an extracted name is kept only when it is the
-    speaker or a noun phrase of its message (a speaker's possessive judged by what it owns), not a
-    clause, a question, an adjective, a time expression or the reply's own wording; a name refused is
-    counted in the report (``names_refused``). ``things.message_words()`` (word lists, no dependency)
-    or ``tagging.noun_phrases()`` (spaCy's tagger, ``epigraph[local-model]``), or a check of your own.
-    Off (None) by default: a larger model names things; ``small_model_options`` turns it on."""
-    bare_names: bool = False
-    """Bare names resolved without a model (``pipeline.bare_names``): a speaker's possessive the message
-    does not give loses its owner ("Gina's business" for "your own business"), "the kids" a speaker
-    says are the speaker's ("Melanie's kids"), a bare name is the speaker's own when the graph holds
-    that ("business" -> "Jon's business"), and a bare one-word noun is the one longer name of the
-    graph it heads ("group" -> "LGBTQ support group"). Off by default (the resolve call decides); on in
-    ``small_model_options``, which makes no resolve call."""
-    never_same: NameVeto | None = never_same
-    """Name pairs never offered as duplicates whatever the vectors say (``name_matching.never_same``:
-    different possessors, a possession and its possessor, a lone proper noun and a description mentioning
-    it); a function of your own, or None: no veto."""
 
 
 SMALL_MODEL_RETIRE_ALL_GUARD = 3
@@ -146,47 +190,47 @@ SMALL_MODEL_RESTATED_SIMILARITY = 0.8
 2026-11-28-names-that-are-things.md)."""
 
 
-def small_model_options(**changes: object) -> IngestOptions:
+def small_model_options() -> IngestOptions:
     """The options the small local model ingests with unless the caller chooses its own (chosen with
     ``bench/quality/live.py``; the figures: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md):
 
-    - no previous-episodes window (``context_tokens=0``): shown earlier messages, it wrote their facts
-      again under the current speaker;
-    - candidates only by meaning (``fact_candidates_always=0``): each fact it is shown is one more
-      chance to retire something unrelated, and a fact with no close candidate needs no resolve call;
-    - no retirements from its decisions (``retire=False``: they are noise, see that option); its
-      blanket ones are refused too when a caller turns them back on (``retire_all_guard``);
-    - no resolve_episode call (``resolve=False``): it answered ``new`` to every name and fact it was
-      asked about, duplicates included, and the call was a large part of its time;
-    - only dates its message states (``dates_stated_only``): it copied the prompt's time words;
-    - only names that are noun phrases of the message (``things``: spaCy's tagger, ``pipeline.tagging``):
-      it named clauses, questions, adjectives and times;
-    - facts said again merged by meaning (``restated_similarity``): with no resolve call, it wrote
-      each restatement as one more fact;
-    - bare names resolved (``bare_names``): it named "kids" for Melanie's kids and "group" for the
-      support group named a turn before, and nothing else merges them without a resolve call.
+    - no previous-episodes window (``context``): shown earlier messages, it wrote their facts again under
+      the current speaker;
+    - names (``names``): only those that are noun phrases of the message (``things``: spaCy's tagger,
+      ``pipeline.names.tagging``): it named clauses, questions, adjectives and times; and bare names
+      resolved (``bare_names``): it named "kids" for Melanie's kids and "group" for the support group
+      named a turn before, and nothing else merges them without a resolve call;
+    - facts (``facts``): only dates its message states (``dates_stated_only``: it copied the prompt's
+      time words); facts said again merged by meaning (``restated_similarity``: with no resolve call,
+      it wrote each restatement as one more fact); candidates only by meaning (``candidates_always=0``:
+      each fact it is shown is one more chance to retire something unrelated, and a fact with no close
+      candidate needs no resolve call); no resolve_episode call (``resolve=False``: it answered ``new``
+      to every name and fact it was asked about, duplicates included, and the call was a large part of
+      its time); no retirements from its decisions (``retire=False``: they are noise, see that option),
+      its blanket ones refused too when a caller turns them back on (``retire_all_guard``).
+
+    Change one option with ``dataclasses.replace`` (``replace(o, facts=replace(o.facts, retire=True))``).
     """
-    chosen = IngestOptions(
-        context_tokens=0,
-        fact_context_tokens=0,
-        fact_candidates_always=0,
-        retire=False,
-        resolve=False,
-        dates_stated_only=True,
-        retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
-        things=noun_phrases(),
-        restated_similarity=SMALL_MODEL_RESTATED_SIMILARITY,
-        bare_names=True,
+    return IngestOptions(
+        context=ContextOptions(tokens=0, fact_tokens=0),
+        names=NameOptions(things=noun_phrases(), bare_names=True),
+        facts=FactOptions(
+            dates_stated_only=True,
+            restated_similarity=SMALL_MODEL_RESTATED_SIMILARITY,
+            candidates_always=0,
+            resolve=False,
+            retire=False,
+            retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD,
+        ),
     )
-    return replace(chosen, **changes)  # type: ignore[arg-type]
 
 
 def for_small_model(options: IngestOptions | None = None) -> IngestOptions:
     """The options to ingest with on the small local model: ``small_model_options()`` when the caller
-    chose none, else the caller's with its blanket retirements refused (``retire_all_guard`` 3, unless
-    the caller set one)."""
+    chose none, else the caller's with its blanket retirements refused (``facts.retire_all_guard`` 3,
+    unless the caller set one)."""
     if options is None:
         return small_model_options()
-    if options.retire_all_guard:
+    if options.facts.retire_all_guard:
         return options
-    return replace(options, retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD)
+    return replace(options, facts=replace(options.facts, retire_all_guard=SMALL_MODEL_RETIRE_ALL_GUARD))

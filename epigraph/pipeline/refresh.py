@@ -62,9 +62,9 @@ async def refresh_summaries(
     if not entities:
         return Refresh(report=report.build())
     facts = await current_facts(store, group_id, [e.uuid for e in entities], options.clock())
-    use_model = options.summary_mode != "off"
+    use_model = options.summaries.mode != "off"
     summaries, _ = await summarize(
-        metered, options, report, [(e, facts[e.uuid]) for e in entities], use_model=use_model
+        metered, options.summaries, report, [(e, facts[e.uuid]) for e in entities], use_model=use_model
     )
     updated = [
         e.model_copy(update={"summary": summaries[e.uuid]})

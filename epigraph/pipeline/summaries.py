@@ -1,8 +1,8 @@
 """Entity summaries from the entity's currently believed facts only (a retired fact never lingers).
 
-An entity with at most ``summary_compose_max`` facts gets them joined as its summary, without a model.
-Larger ones need the summarize_entities prompt: all of them in ONE call (chunked by ``summary_batch``),
-either per episode (``summary_mode="episode"``) or once per group at the end of a batch (``"batch"``,
+An entity with at most ``SummaryOptions.compose_max`` facts gets them joined as its summary, without a model.
+Larger ones need the summarize_entities prompt: all of them in ONE call (chunked by ``SummaryOptions.batch``),
+either per episode (``SummaryOptions.mode="episode"``) or once per group at the end of a batch (``"batch"``,
 entities keep a composed summary of their newest facts in between); ``"off"`` never calls the model.
 """
 
@@ -20,7 +20,7 @@ from ..prompts import summarize_entities as sp
 from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt
 from .metering import ReportBuilder
-from .options import IngestOptions
+from .options import SummaryOptions
 
 
 def _chronological(facts: Iterable[Fact]) -> list[Fact]:
@@ -60,7 +60,7 @@ async def current_facts(
 
 async def summarize(
     llm: LLM,
-    options: IngestOptions,
+    options: SummaryOptions,
     report: ReportBuilder,
     items: Sequence[tuple[Entity, list[Fact]]],
     *,
@@ -70,12 +70,12 @@ async def summarize(
     summaries: dict[str, str] = {}
     big: list[tuple[Entity, list[Fact]]] = []
     for entity, facts in items:
-        summaries[entity.uuid] = compose(facts, options.summary_compose_max)
-        if len(facts) > options.summary_compose_max:
+        summaries[entity.uuid] = compose(facts, options.compose_max)
+        if len(facts) > options.compose_max:
             big.append((entity, facts))
     if not big or not use_model:
         return summaries, {e.uuid for e, _ in big}
-    size = max(1, options.summary_batch)
+    size = max(1, options.batch)
     chunks = [big[i : i + size] for i in range(0, len(big), size)]
     answers = await asyncio.gather(*(_ask(llm, options, report, chunk) for chunk in chunks))
     for answer in answers:
@@ -84,7 +84,7 @@ async def summarize(
 
 
 async def _ask(
-    llm: LLM, options: IngestOptions, report: ReportBuilder, chunk: Sequence[tuple[Entity, list[Fact]]]
+    llm: LLM, options: SummaryOptions, report: ReportBuilder, chunk: Sequence[tuple[Entity, list[Fact]]]
 ) -> dict[str, str]:
     offered = {str(i + 1): entity for i, (entity, _) in enumerate(chunk)}
     data = sp.SummarizeEntitiesInput(
@@ -92,7 +92,7 @@ async def _ask(
             sp.EntityFacts(
                 id=key,
                 name=entity.name,
-                facts=[f.text for f in _chronological(facts)[-options.summary_facts_max :]],
+                facts=[f.text for f in _chronological(facts)[-options.facts_max :]],
             )
             for key, (entity, facts) in zip(offered, chunk, strict=True)
         ]

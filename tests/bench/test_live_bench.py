@@ -137,3 +137,20 @@ async def test_the_full_profile_runs_beside_the_small_one(tmp_path: Path) -> Non
     assert any("retire_all_guard: 0" in n for n in data["notes"]), "a larger model's: no guard"
     assert (tmp_path / "replies.full.locomo26.separate.jsonl").is_file()
     assert (tmp_path / "replies.locomo26.separate.jsonl").is_file()
+
+
+def test_an_option_of_a_group_is_set_by_its_dotted_name() -> None:
+    """``--option GROUP.NAME=VALUE`` sets one field of one group of IngestOptions, the others kept; the
+    guard has its own flag, and a name that is no field (or a flat name of old) is refused."""
+    from bench.quality import live
+    from epigraph.pipeline.options import small_model_options
+
+    small = small_model_options()
+    chosen = ["facts.resolve=true", "context.tokens=50", "names.things=off", "window=3"]
+    options = live.with_options(small, chosen)
+    chosen_fields = (options.facts.resolve, options.context.tokens, options.names.things, options.window)
+    assert chosen_fields == (True, 50, None, 3)
+    assert options.facts.retire is False and options.names.bare_names, "the rest as the profile has it"
+    for refused in ("facts.retire_all_guard=1", "resolve=true", "mode=bulk", "facts.nothing=1"):
+        with pytest.raises(SystemExit, match="not an IngestOptions field"):
+            live.with_options(small, [refused])

@@ -1,4 +1,4 @@
-"""Bare names resolved without a model (``IngestOptions.bare_names``) on both stores: the speaker's own
+"""Bare names resolved without a model (``NameOptions.bare_names``) on both stores: the speaker's own
 thing found by exact name, and the one longer name a bare noun heads found among the store's BM25
 candidates."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.store import GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions, NameOptions
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.protocol import ChatRequest
@@ -39,7 +39,10 @@ def _answer(request: ChatRequest) -> ScriptedReply:
 
 async def test_bare_names_reach_the_full_name_on_either_store(store: GraphStore, group: str) -> None:
     ingestor = Ingestor(
-        store, ScriptedLLM(_answer), HashEmbedder(dim=DIM), IngestOptions(resolve=False, bare_names=True)
+        store,
+        ScriptedLLM(_answer),
+        HashEmbedder(dim=DIM),
+        IngestOptions(names=NameOptions(bare_names=True), facts=FactOptions(resolve=False)),
     )
     results = [
         await ingestor.add_episode(

@@ -21,7 +21,7 @@ from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Reply
 from epigraph.tokens import load_encoding
@@ -124,7 +124,7 @@ async def test_every_failure_mode_ends_done_or_failed_and_a_rerun_completes(embe
         )  # fmt: skip
         async with llm:
             ingestor = Ingestor(
-                store, llm, embedder, IngestOptions(summary_mode="episode", summary_compose_max=1)
+                store, llm, embedder, IngestOptions(summaries=SummaryOptions(mode="episode", compose_max=1))
             )
             first = await ingestor.add_episodes(list(_items()), summary_mode=None)
 

@@ -14,13 +14,13 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Episode
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.prompts.protocol import LLM
 from epigraph.testing import HashEmbedder
 from tests.support.meetings import MET_BOB, MET_FOUR, WORLD, ticking
 from tests.support.world import T0
 
-BATCH = IngestOptions(summary_mode="batch", clock=ticking())
+BATCH = IngestOptions(summaries=SummaryOptions(mode="batch"), clock=ticking())
 
 
 class AfterBatchSeen:

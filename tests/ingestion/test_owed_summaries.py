@@ -22,7 +22,7 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.prompts.grammar import NONE
 from epigraph.testing import HashEmbedder
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
@@ -146,7 +146,7 @@ async def test_the_servers_queue_pays_what_a_group_owes_when_it_starts(
     queue started on the store (the server's) resumes the group for them alone and writes them."""
     world = World(hobbies(6))
     content = next(iter(hobbies(6)))
-    batch = Ingestor(store, world.llm(), embedder, IngestOptions(summary_mode="batch"))
+    batch = Ingestor(store, world.llm(), embedder, IngestOptions(summaries=SummaryOptions(mode="batch")))
     await batch.add_episode(EpisodeInput(content, group_id="g", reference_time=T0))
     named = await store.entities_by_names("g", ["Ann", "Bo"])
     ann, bo = named["Ann"][0], named["Bo"][0]

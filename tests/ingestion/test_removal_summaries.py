@@ -14,7 +14,7 @@ import pytest
 from epigraph import KnowledgeGraph
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EpisodeWrite
-from epigraph.pipeline.options import IngestOptions, SummaryMode
+from epigraph.pipeline.options import IngestOptions, SummaryMode, SummaryOptions
 from epigraph.testing import HashEmbedder
 from tests.support.meetings import FOUR, HELLO, LIVES, MET_BOB, MET_FOUR, PARIS, WORLD, ticking
 from tests.support.world import T0
@@ -33,7 +33,7 @@ class WritesSeen(EmbeddedStore):
 
 
 def graph(store: EmbeddedStore, summary_mode: SummaryMode = "episode") -> KnowledgeGraph:
-    options = IngestOptions(summary_mode=summary_mode, clock=ticking())
+    options = IngestOptions(summaries=SummaryOptions(mode=summary_mode), clock=ticking())
     return KnowledgeGraph(
         store=store, llm=WORLD.llm(), embedder=HashEmbedder(dim=64), options=options, group_id="g"
     )

@@ -23,13 +23,13 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import T0, F, Turn, World
 
 MOVES = ["Alice: I moved to Paris.", "Alice: I moved to Lisbon.", "Alice: I moved to Oslo."]
 CITY = {m: m.removesuffix(".").rsplit(" ", 1)[1] for m in MOVES}
-OPTIONS = IngestOptions(fact_similarity_floor=0.0)
+OPTIONS = IngestOptions(facts=FactOptions(similarity_floor=0.0))
 
 
 class OutageStore:

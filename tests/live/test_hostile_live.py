@@ -42,7 +42,9 @@ async def _dump(kg: KnowledgeGraph, group: str) -> list[str]:
 async def test_an_injected_episode_on_the_local_model_stays_in_its_scope() -> None:
     require_local_model()
     settings = Settings.from_env(llm_local=True, db_path=":memory:", llm_max_tokens=1024)
-    options = dataclasses.replace(small_model_options(), resolve=True, retire=True, fact_similarity_floor=0.0)
+    small = small_model_options()
+    facts = dataclasses.replace(small.facts, resolve=True, retire=True, similarity_floor=0.0)
+    options = dataclasses.replace(small, facts=facts)
     group, other = f"live-{uuid.uuid4().hex[:8]}", f"other-{uuid.uuid4().hex[:8]}"
     async with KnowledgeGraph(settings, embedder=HashEmbedder(), group_id=group, options=options) as kg:
         for i, text in enumerate(SEED):

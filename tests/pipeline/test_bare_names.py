@@ -1,4 +1,4 @@
-"""Bare names resolved without a model (``IngestOptions.bare_names``): "the kids" a speaker says are
+"""Bare names resolved without a model (``NameOptions.bare_names``): "the kids" a speaker says are
 the speaker's, a bare name is the speaker's own thing the graph holds, a bare one-word noun is the one
 longer name of the graph it heads; with several such names, or the option off, it stays a new entity."""
 
@@ -9,8 +9,8 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.bare_names import head_target, kin_owned, speakers_own, unowned
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.names.bare import head_target, kin_owned, speakers_own, unowned
+from epigraph.pipeline.options import FactOptions, IngestOptions, NameOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import F, Turn, World
 
@@ -57,7 +57,7 @@ async def _one(
 ) -> EpisodeResult:
     """One message ingested with ``bare_names`` on, the model naming ``names`` and stating ``line``."""
     world = World({text: Turn(names, [line])})
-    options = IngestOptions(resolve=False, bare_names=True)
+    options = IngestOptions(names=NameOptions(bare_names=True), facts=FactOptions(resolve=False))
     return await Ingestor(store, world.llm(), embedder, options).add_episode(
         EpisodeInput(text, group_id="g", reference_time=T0)
     )
@@ -107,7 +107,12 @@ async def test_a_bare_name_is_the_speakers_own_or_the_one_it_heads(
             ),
         }
     )
-    ingestor = Ingestor(store, world.llm(), embedder, IngestOptions(resolve=False, bare_names=True))
+    ingestor = Ingestor(
+        store,
+        world.llm(),
+        embedder,
+        IngestOptions(names=NameOptions(bare_names=True), facts=FactOptions(resolve=False)),
+    )
     first = await ingestor.add_episode(EpisodeInput(STARTING, group_id="g", reference_time=T0))
     (business,) = [e for e in first.entities if e.name == "Jon's business"]  # "my own business"
     second = await ingestor.add_episode(EpisodeInput(GOING, group_id="g", reference_time=T1))
@@ -131,10 +136,15 @@ async def test_without_the_option_or_with_two_candidates_a_bare_name_is_new(
             SWIM: Turn(["Melanie", "kids"]),
         }
     )
-    ingestor = Ingestor(store, world.llm(), embedder, IngestOptions(resolve=False, bare_names=True))
+    ingestor = Ingestor(
+        store,
+        world.llm(),
+        embedder,
+        IngestOptions(names=NameOptions(bare_names=True), facts=FactOptions(resolve=False)),
+    )
     for i, text in enumerate((GROUP, DANCE, HELPFUL)):
         result = await ingestor.add_episode(EpisodeInput(text, group_id="g", reference_time=T0))
         assert i < 2 or "group" in {e.name for e in result.entities}, "two groups: neither is it"
-    off = Ingestor(store, world.llm(), embedder, IngestOptions(resolve=False))
+    off = Ingestor(store, world.llm(), embedder, IngestOptions(facts=FactOptions(resolve=False)))
     result = await off.add_episode(EpisodeInput(SWIM, group_id="h", reference_time=T0))
     assert "kids" in {e.name for e in result.entities}

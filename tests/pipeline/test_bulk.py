@@ -10,8 +10,8 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.bulk import attributed
+from epigraph.pipeline.names.policy import SYNONYMS
 from epigraph.pipeline.options import IngestOptions
-from epigraph.pipeline.policy import SYNONYMS
 from epigraph.prompts import extract_window as wp
 from epigraph.prompts.extraction import EntityLine, FactLine
 from epigraph.prompts.protocol import ChatRequest

@@ -1,4 +1,4 @@
-"""Which earlier facts a new fact is shown (``pipeline.fact_candidates``): structural scope, then each
+"""Which earlier facts a new fact is shown (``pipeline.facts.candidates``): structural scope, then each
 shared endpoint's own best candidates, so a busy endpoint never takes a quiet one's slots."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from epigraph.graph.model import Fact
-from epigraph.pipeline.fact_candidates import Vector, rank, select
+from epigraph.pipeline.facts.candidates import Vector, rank, select
 
 NAMES: dict[str, tuple[str, Vector | None]] = {
     u: (name, None)

@@ -9,9 +9,9 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.language import plain_words as words
 from epigraph.language import roots, stem
-from epigraph.pipeline.grounding import Grounding, not_an_entity
-from epigraph.pipeline.options import IngestOptions
-from epigraph.pipeline.policy import GroundingPolicy
+from epigraph.pipeline.names.grounding import Grounding, not_an_entity
+from epigraph.pipeline.names.policy import GroundingPolicy
+from epigraph.pipeline.options import IngestOptions, NameOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import F, Turn, World
 
@@ -168,14 +168,16 @@ async def test_the_check_and_its_lists_switch_off(store: EmbeddedStore, embedder
             )
         }
     )
-    words_only = IngestOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))
+    words_only = IngestOptions(
+        names=NameOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))
+    )
     kept = await Ingestor(store, world.llm(), embedder, words_only).add_episode(
         EpisodeInput(GREETING, group_id="words", reference_time=T0)
     )
     assert sorted(e.name for e in kept.entities) == ["Caroline"] and kept.report.dropped_lines == 1, "Sam"
-    unchecked = await Ingestor(store, world.llm(), embedder, IngestOptions(grounding=None)).add_episode(
-        EpisodeInput(GREETING, group_id="off", reference_time=T0)
-    )
+    unchecked = await Ingestor(
+        store, world.llm(), embedder, IngestOptions(names=NameOptions(grounding=None))
+    ).add_episode(EpisodeInput(GREETING, group_id="off", reference_time=T0))
     assert sorted(e.name for e in unchecked.entities) == ["Caroline", "Sam"]
     assert [f.text for f in unchecked.facts] == ["Sam knows Caroline."]
     assert unchecked.report.dropped_lines == 0
@@ -189,7 +191,10 @@ async def test_the_name_vetoes_are_a_policy(store: EmbeddedStore, embedder: Hash
         {first: Turn(["Melanie", "Melanie's kids"]), second: Turn(["Caroline", "Caroline's kids"])},
         same_as={"Caroline's kids": "Melanie's kids"},
     )
-    for group, options in (("veto", IngestOptions()), ("free", IngestOptions(never_same=None))):
+    for group, options in (
+        ("veto", IngestOptions()),
+        ("free", IngestOptions(names=NameOptions(never_same=None))),
+    ):
         ingestor = Ingestor(store, world.llm(), embedder, options)
         await ingestor.add_episode(EpisodeInput(first, group_id=group, reference_time=T0))
         await ingestor.add_episode(

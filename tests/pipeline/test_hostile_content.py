@@ -3,7 +3,7 @@ tools, ingested through a model that obeys it (a ScriptedLLM answering as a comp
 
 What holds whatever the model answers: the episode is stored as its speaker said it; a fact retires only
 when it shares an endpoint with a new fact of the episode and the decision names it among that fact's own
-candidates (``pipeline.resolve_call``: ids not offered for that item are ignored and reported); a name merges
+candidates (``facts.resolve_call``: ids not offered for that item are ignored and reported); a name merges
 only into a candidate offered for it; and no other group is read or written.
 """
 
@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from epigraph import IngestOptions, KnowledgeGraph
+from epigraph import FactOptions, IngestOptions, KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import Fact
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
@@ -24,7 +24,7 @@ from tests.support.stores import DIM
 from tests.support.world import F, Turn, World
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
-EVERY_SCOPED_FACT = IngestOptions(fact_similarity_floor=0.0)
+EVERY_SCOPED_FACT = IngestOptions(facts=FactOptions(similarity_floor=0.0))
 """Show the model every fact in scope (HashEmbedder's vectors carry no meaning)."""
 
 

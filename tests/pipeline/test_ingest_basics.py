@@ -12,7 +12,7 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import T0, F, Turn, World
 
@@ -161,7 +161,7 @@ async def test_separate_mode_keeps_to_four_round_trips(store: EmbeddedStore, emb
         latency=0.25,  # round trips come from call timestamps: calls started together must overlap even
     )  # when a loaded machine delays one start (at 0.02 s a 5th "round trip" appeared under load)
     llm = world.llm()
-    ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_compose_max=1))
+    ingestor = Ingestor(store, llm, embedder, IngestOptions(summaries=SummaryOptions(compose_max=1)))
     for content in world.turns:
         result = await ingestor.add_episode(EpisodeInput(content, group_id="g", reference_time=T0))
         assert 1 <= result.report.round_trips <= 4

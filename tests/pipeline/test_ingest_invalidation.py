@@ -8,12 +8,12 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import T0, F, Turn, World
 
 LONDON = "Bob: I live in London."
-EVERY_SCOPED_FACT = IngestOptions(fact_similarity_floor=0.0)
+EVERY_SCOPED_FACT = IngestOptions(facts=FactOptions(similarity_floor=0.0))
 """HashEmbedder's vectors carry no meaning ("lives in Paris" / "moved to Berlin" share no word), so the
 tests of invalidation mechanics show the model every fact in scope; tests/pipeline/test_probes.py ranks
 by meaning with the real model."""
@@ -117,7 +117,9 @@ async def test_time_words_the_message_does_not_state_leave_the_fact_undated_and_
             )
         }
     )
-    only_stated = IngestOptions(dates_stated_only=True)  # the local model's (small_model_options)
+    only_stated = IngestOptions(
+        facts=FactOptions(dates_stated_only=True)
+    )  # the local model's (small_model_options)
     result = await Ingestor(store, world.llm(), embedder, only_stated).add_episode(
         EpisodeInput(said, group_id="g", reference_time=T0)
     )

@@ -15,17 +15,13 @@ from epigraph.pipeline.dating import (
     stated_dates,
     without_iso_dates,
 )
-from epigraph.pipeline.facts import outside_names
+from epigraph.pipeline.facts.drafts import outside_names
+from epigraph.pipeline.facts.wording import compatible_relations, normalize_relation, normalize_text
 from epigraph.pipeline.metering import CallRecord, round_trips
-from epigraph.pipeline.name_matching import (
-    compatible_relations,
-    normalize_relation,
-    normalize_text,
-    plausible_duplicate,
-)
-from epigraph.pipeline.name_repair import possessor, titled
+from epigraph.pipeline.names.matching import plausible_duplicate
+from epigraph.pipeline.names.repair import possessor, titled
+from epigraph.pipeline.names.speaker import owned
 from epigraph.pipeline.options import EXAMPLE_RELATION_FAMILIES
-from epigraph.pipeline.speaker import owned
 from epigraph.prompts.extraction import ExtractedFact
 
 REF = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday

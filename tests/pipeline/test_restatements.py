@@ -1,4 +1,4 @@
-"""Restatements without a model (``IngestOptions.restated_similarity``): a fact on the same two entities,
+"""Restatements without a model (``FactOptions.restated_similarity``): a fact on the same two entities,
 saying the same, adds its episode as a source instead of a second fact; another meaning stays apart."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import F, Turn, World
 
@@ -41,7 +41,10 @@ async def test_a_restatement_adds_a_source_instead_of_a_fact(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
     ingestor = Ingestor(
-        store, _world().llm(), embedder, IngestOptions(resolve=False, restated_similarity=0.7)
+        store,
+        _world().llm(),
+        embedder,
+        IngestOptions(facts=FactOptions(resolve=False, restated_similarity=0.7)),
     )
     first = await ingestor.add_episode(EpisodeInput(FIRST, group_id="g", reference_time=T0))
     assert sorted(f.text for f in first.facts) == [
@@ -65,7 +68,7 @@ async def test_a_restatement_adds_a_source_instead_of_a_fact(
 async def test_without_the_option_only_word_for_word_repeats_merge(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    ingestor = Ingestor(store, _world().llm(), embedder, IngestOptions(resolve=False))
+    ingestor = Ingestor(store, _world().llm(), embedder, IngestOptions(facts=FactOptions(resolve=False)))
     first = await ingestor.add_episode(EpisodeInput(FIRST, group_id="g", reference_time=T0))
     second = await ingestor.add_episode(EpisodeInput(SECOND, group_id="g", reference_time=T1))
     assert len(first.facts) == 3

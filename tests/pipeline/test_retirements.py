@@ -1,4 +1,4 @@
-"""What a model's ``contradicts`` answers may retire (``pipeline.retirements``): restatements never,
+"""What a model's ``contradicts`` answers may retire (``pipeline.facts.retirements``): restatements never,
 every candidate shown at once not with ``retire_all_guard``; a real change still does."""
 
 from __future__ import annotations
@@ -13,20 +13,21 @@ from epigraph.config import Settings
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.pipeline.facts.retirements import restates, sentence_words
 from epigraph.pipeline.options import (
     SMALL_MODEL_RETIRE_ALL_GUARD,
+    FactOptions,
     IngestOptions,
     for_small_model,
     small_model_options,
 )
-from epigraph.pipeline.retirements import restates, sentence_words
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.prompts.resolve_episode import verdict_line
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from tests.support.world import T0, F, Turn, World
 
-ALL_SCOPED = IngestOptions(fact_similarity_floor=0.0)
-GUARDED = IngestOptions(fact_similarity_floor=0.0, retire_all_guard=3)
+ALL_SCOPED = IngestOptions(facts=FactOptions(similarity_floor=0.0))
+GUARDED = IngestOptions(facts=FactOptions(similarity_floor=0.0, retire_all_guard=3))
 MEL = "Melanie: I'm swamped with the kids & work, Caroline, and I paint. I live near you."
 EARLIER = [
     F("Melanie", "Caroline", "LIVES_NEAR", "Melanie lives in the same city as Caroline."),
@@ -154,24 +155,24 @@ async def test_the_recorded_blanket_reply_of_the_local_model_retires_nothing(
 
 
 def test_the_small_model_options_turn_the_guard_on_unless_set() -> None:
-    assert for_small_model().retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
+    assert for_small_model().facts.retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
     assert for_small_model(IngestOptions(mode="combined")).mode == "combined"
-    assert for_small_model(IngestOptions(retire_all_guard=5)).retire_all_guard == 5
-    assert IngestOptions().retire_all_guard == 0
+    assert for_small_model(IngestOptions(facts=FactOptions(retire_all_guard=5))).facts.retire_all_guard == 5
+    assert IngestOptions().facts.retire_all_guard == 0
 
 
 def test_a_knowledge_graph_on_the_local_model_uses_the_small_model_options() -> None:
     """Nothing starts before the graph is entered: the options are set when it is made."""
     local = KnowledgeGraph(Settings(llm_local=True, db_path=":memory:"), embedder=HashEmbedder())
-    assert local.options.retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
+    assert local.options.facts.retire_all_guard == SMALL_MODEL_RETIRE_ALL_GUARD
     chosen = KnowledgeGraph(
         Settings(llm_local=True, db_path=":memory:"),
         embedder=HashEmbedder(),
-        options=IngestOptions(mode="combined", retire_all_guard=4),
+        options=IngestOptions(mode="combined", facts=FactOptions(retire_all_guard=4)),
     )
-    assert (chosen.options.mode, chosen.options.retire_all_guard) == ("combined", 4)
+    assert (chosen.options.mode, chosen.options.facts.retire_all_guard) == ("combined", 4)
     other = KnowledgeGraph(Settings(db_path=":memory:"), llm=ScriptedLLM({}), embedder=HashEmbedder())
-    assert other.options.retire_all_guard == 0
+    assert other.options.facts.retire_all_guard == 0
 
 
 async def test_with_retire_off_no_decision_retires_a_fact_and_each_is_reported(
@@ -180,7 +181,7 @@ async def test_with_retire_off_no_decision_retires_a_fact_and_each_is_reported(
     """The local model's options: its retirements are noise, so none is applied (and each is said)."""
     moved = "Melanie moved away from Caroline's city."
     second = "Melanie: I moved away from your city, Caroline."
-    off = IngestOptions(fact_similarity_floor=0.0, retire=False)
+    off = IngestOptions(facts=FactOptions(similarity_floor=0.0, retire=False))
     result = await _two_turns(
         store,
         embedder,
@@ -189,7 +190,7 @@ async def test_with_retire_off_no_decision_retires_a_fact_and_each_is_reported(
     )
     assert result.invalidated == []
     assert [f.text for f in result.facts] == [moved], "the new fact is kept"
-    assert any("none retired (IngestOptions.retire is off)" in w for w in result.report.warnings)
+    assert any("none retired (IngestOptions.facts.retire is off)" in w for w in result.report.warnings)
 
 
 async def test_with_resolve_off_no_resolve_call_is_made_a_repeat_still_merges_and_the_rest_stay_new(
@@ -212,21 +213,25 @@ async def test_with_resolve_off_no_resolve_call_is_made_a_repeat_still_merges_an
         },
         overrides={"resolve_episode": resolve},
     )
-    result = await _two_turns(store, embedder, w, IngestOptions(fact_similarity_floor=0.0, resolve=False))
+    result = await _two_turns(
+        store, embedder, w, IngestOptions(facts=FactOptions(similarity_floor=0.0, resolve=False))
+    )
     assert asked == [], "no resolve_episode call"
     assert result.ok and result.invalidated == []
     repeat = next(f for f in result.facts if f.text == EARLIER[0].fact)
     assert len(repeat.episodes) == 2, "the word-for-word repeat extends the earlier fact's provenance"
     assert loves.fact in [f.text for f in result.facts], "the new fact is kept as new"
     async with EmbeddedStore(":memory:") as other:
-        asking = await _two_turns(other, embedder, w, IngestOptions(fact_similarity_floor=0.0, retire=False))
+        asking = await _two_turns(
+            other, embedder, w, IngestOptions(facts=FactOptions(similarity_floor=0.0, retire=False))
+        )
     assert asking.ok and len(asked) == 1, "with resolve on, the same turn asks about its candidates"
 
 
 def test_the_small_model_ingests_without_context_close_candidates_only_and_no_retirements() -> None:
     small = small_model_options()
-    assert (small.context_tokens, small.fact_candidates_always, small.retire) == (0, 0, False)
-    assert small.resolve is False and IngestOptions().resolve is True
-    assert small.dates_stated_only is True and IngestOptions().dates_stated_only is False
+    assert (small.context.tokens, small.facts.candidates_always, small.facts.retire) == (0, 0, False)
+    assert small.facts.resolve is False and IngestOptions().facts.resolve is True
+    assert small.facts.dates_stated_only is True and IngestOptions().facts.dates_stated_only is False
     assert for_small_model(None) == small
-    assert for_small_model(IngestOptions(mode="combined")).context_tokens == IngestOptions().context_tokens
+    assert for_small_model(IngestOptions(mode="combined")).context == IngestOptions().context

@@ -6,7 +6,7 @@ from __future__ import annotations
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import T0, F, Turn, World, hobbies
 
@@ -42,7 +42,9 @@ async def test_big_entities_share_one_summary_call_per_episode(
 async def test_summaries_can_be_turned_off(store: EmbeddedStore, embedder: HashEmbedder) -> None:
     world = World(hobbies(6))
     llm = world.llm()
-    ingestor = Ingestor(store, llm, embedder, IngestOptions(summary_mode="off", summary_compose_max=2))
+    ingestor = Ingestor(
+        store, llm, embedder, IngestOptions(summaries=SummaryOptions(mode="off", compose_max=2))
+    )
     await ingestor.add_episode(EpisodeInput(next(iter(hobbies(6))), group_id="g", reference_time=T0))
     assert not llm.calls_for("summarize_entities")
     ann = (await store.entities_by_names("g", ["Ann"]))["Ann"][0]

@@ -1,4 +1,4 @@
-"""Names that are things (``IngestOptions.things``): a name is kept only when it is the speaker or a noun
+"""Names that are things (``NameOptions.things``): a name is kept only when it is the speaker or a noun
 phrase of its message; a clause, a question, an adjective or a time expression is refused and counted."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.pipeline.options import IngestOptions, small_model_options
-from epigraph.pipeline.things import NounPhrases, ThingCheck, message_words
+from epigraph.pipeline.names.things import NounPhrases, ThingCheck, message_words
+from epigraph.pipeline.options import IngestOptions, NameOptions, small_model_options
 from epigraph.testing import HashEmbedder
 from tests.support.world import F, Turn, World
 
@@ -24,7 +24,7 @@ COLORS = "Caroline: Wow, Melanie! The colors really blend nicely. That's awesome
 def _checks() -> list[ThingCheck]:
     checks: list[ThingCheck] = [message_words()]
     try:
-        from epigraph.pipeline.tagging import noun_phrases
+        from epigraph.pipeline.names.tagging import noun_phrases
 
         checks.append(noun_phrases())
     except ConfigError:  # spaCy's model not installed: the word lists alone
@@ -58,7 +58,7 @@ def test_a_name_is_a_noun_phrase_of_its_message(
 
 def _tagger_check() -> ThingCheck:
     """The tagger's check, or the test skipped when spaCy's model is not installed."""
-    tagging = pytest.importorskip("epigraph.pipeline.tagging")
+    tagging = pytest.importorskip("epigraph.pipeline.names.tagging")
     try:
         check: ThingCheck = tagging.noun_phrases()
     except ConfigError:
@@ -104,7 +104,7 @@ async def test_a_refused_name_is_counted_and_its_facts_dropped(
             )
         }
     )
-    options = IngestOptions(things=message_words())
+    options = IngestOptions(names=NameOptions(things=message_words()))
     result = await Ingestor(store, world.llm(), embedder, options).add_episode(
         EpisodeInput(TRIP, group_id="g", reference_time=T0)
     )
@@ -119,8 +119,8 @@ async def test_a_refused_name_is_counted_and_its_facts_dropped(
 async def test_off_by_default_and_on_for_the_small_model(
     store: EmbeddedStore, embedder: HashEmbedder
 ) -> None:
-    assert IngestOptions().things is None
-    assert isinstance(small_model_options().things, NounPhrases)
+    assert IngestOptions().names.things is None
+    assert isinstance(small_model_options().names.things, NounPhrases)
     world = World({TRIP: Turn(["Evan", "where did you go"])})
     result = await Ingestor(store, world.llm(), embedder).add_episode(
         EpisodeInput(TRIP, group_id="g", reference_time=T0)

@@ -17,7 +17,7 @@ from epigraph.ask.lookups import Lookups
 from epigraph.ask.observations import Observations
 from epigraph.explore.payload import edge_dict
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import F, Turn, World
 
@@ -44,7 +44,7 @@ def graph() -> KnowledgeGraph:
         store=EmbeddedStore(":memory:"),
         llm=world().llm(),
         embedder=HashEmbedder(dim=64),
-        options=IngestOptions(fact_similarity_floor=0.0),
+        options=IngestOptions(facts=FactOptions(similarity_floor=0.0)),
         group_id="g",
     )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from epigraph import KnowledgeGraph
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import VERSION, read
 from tests.support.meetings import FOUR, MET_BOB, MET_FOUR, WORLD, ticking
@@ -21,7 +21,7 @@ from tests.support.world import T0
 def graph(store: EmbeddedStore, group: str, *, later: bool = False) -> KnowledgeGraph:
     """The graph, its clock a month on with ``later`` (the loaded graph: its facts are all in its past)."""
     clock = (lambda: T0 + timedelta(days=60)) if later else ticking()
-    options = IngestOptions(summary_mode="batch", clock=clock)
+    options = IngestOptions(summaries=SummaryOptions(mode="batch"), clock=clock)
     return KnowledgeGraph(
         store=store, llm=WORLD.llm(), embedder=HashEmbedder(dim=64), options=options, group_id=group
     )

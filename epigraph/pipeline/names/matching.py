@@ -1,4 +1,4 @@
-"""Pure name and relation logic: normalization, plausible-duplicate rules, relation compatibility.
+"""Pure name logic: the plausible-duplicate rules and the name vetoes.
 
 The plausibility rules decide which retrieved candidates are worth a resolve_entity call. They are
 deliberately lexical and explainable (a published operating point, not a magic cosine). Words are
@@ -16,11 +16,10 @@ pronoun: "charity race" in "charity race for mental health") and the *head* (the
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-from ..graph.model import RELATION_RE, normalize_name
-from ..language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
+from ...graph.model import normalize_name
+from ...language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
 
 
 def name_words(name: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -67,7 +66,7 @@ def _describes(name: str) -> bool:
 
 
 def never_same(new: str, candidate: str) -> bool:
-    """The default vetoes (``IngestOptions.never_same``), whatever the vectors say: different possessors
+    """The default vetoes (``NameOptions.never_same``), whatever the vectors say: different possessors
     ("Melanie's kids" / "Caroline's kids"), a possession and its possessor ("Melanie's kids" /
     "Melanie"), a lone proper noun and a description that merely mentions it ("Caroline" / "painting
     Caroline shared"; but not one named after it: "Marley" / "Marley flooring")."""
@@ -88,7 +87,7 @@ def never_same(new: str, candidate: str) -> bool:
 
 NameVeto = Callable[[str, str], bool]
 """``veto(new, candidate)``: True when the two names can never be one entity, whatever else says so
-(``IngestOptions.never_same``; :func:`never_same` by default, None for no veto)."""
+(``NameOptions.never_same``; :func:`never_same` by default, None for no veto)."""
 
 
 def plausible_duplicate(new: str, candidate: str, veto: NameVeto | None = never_same) -> bool:
@@ -120,27 +119,3 @@ def _prefix_match(a: frozenset[str], b: frozenset[str]) -> bool:
     (x,), (y,) = sorted(a), sorted(b)
     short, long_ = sorted((x, y), key=len)
     return len(short) >= 3 and short != long_ and long_.startswith(short)
-
-
-def normalize_relation(raw: str) -> str | None:
-    """SCREAMING_SNAKE_CASE from whatever the model wrote ("works at" -> WORKS_AT); None if impossible."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", raw.strip())
-    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper()
-    text = re.sub(r"_+", "_", text)[:64].rstrip("_")
-    if text and text[0].isdigit():
-        text = "R_" + text
-    return text if text and RELATION_RE.fullmatch(text) else None
-
-
-def compatible_relations(relation: str, families: Iterable[frozenset[str]]) -> frozenset[str]:
-    """The relations a fact with ``relation`` can contradict across different endpoints."""
-    related = {relation}
-    for family in families:
-        if relation in family:
-            related |= family
-    return frozenset(related)
-
-
-def normalize_text(text: str) -> str:
-    """Fact sentences compared for deterministic duplicates: case, spacing and final punctuation."""
-    return " ".join(text.casefold().split()).rstrip(" .!;")

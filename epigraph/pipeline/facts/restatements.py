@@ -3,12 +3,12 @@ meaning, is one more statement of it.
 
 A small model says one thing two or three times in a reply ("[Melanie] is off to go swimming [kids]"
 and "... with the kids"), and a conversation says it again a turn later ("Jon is passionate about
-dancing", then "Dancing has been my passion"). With ``IngestOptions.restated_similarity`` set (the
+dancing", then "Dancing has been my passion"). With ``FactOptions.restated_similarity`` set (the
 local model's options: it has no resolve call to ask), a new fact is a restatement of
 
 - an earlier fact of its own episode, when both join the same two entities (either direction) and
   their sentence vectors reach the threshold: the later one is dropped (said in the report);
-- a believed fact of the graph among its candidates (``fact_candidates``) on the same two entities
+- a believed fact of the graph among its candidates (``candidates``) on the same two entities
   whose vector reaches it: the episode becomes one more source of that fact
   (``fact_resolution.apply``), no second fact is written.
 
@@ -22,11 +22,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..graph.model import Fact
-from .facts import DraftFact
-from .state import EpisodeRun
+from ...episodes.verdicts import Verdict
+from ...graph.model import Fact
+from ..state import EpisodeRun
+from .drafts import DraftFact
 
 Vector = Sequence[float]
+
+RESTATED_IN_EPISODE = "restated_in_episode"
+"""The gate that drops a draft restating an earlier draft of its episode."""
 
 
 def same_pair(a: Fact, b: Fact) -> bool:
@@ -44,9 +48,11 @@ def cosine(a: Vector | None, b: Vector | None) -> float:
 
 def without_repeats(
     run: EpisodeRun, drafts: Sequence[DraftFact], vectors: Mapping[str, Vector], threshold: float
-) -> list[DraftFact]:
-    """The drafts less each one restating an earlier draft of the episode (reported)."""
+) -> tuple[list[DraftFact], list[Verdict]]:
+    """The drafts less each one restating an earlier draft of the episode, and a verdict for each one
+    taken out (``RESTATED_IN_EPISODE``; also said in the report)."""
     kept: list[DraftFact] = []
+    verdicts: list[Verdict] = []
     for draft in drafts:
         fact = draft.fact
         earlier = next(
@@ -61,8 +67,9 @@ def without_repeats(
         if earlier is None:
             kept.append(draft)
         else:
+            verdicts.append(Verdict(RESTATED_IN_EPISODE, fact.text, f"it restates {earlier.text[:80]!r}"))
             run.report.warn(f"fact {fact.text[:80]!r} dropped: it restates {earlier.text[:80]!r}")
-    return kept
+    return kept, verdicts
 
 
 def restated(fact: Fact, vector: Vector | None, candidates: Sequence[Fact], threshold: float) -> Fact | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..language import LUCENE_STOP_WORDS, plain_words, same_word
+from ...language import LUCENE_STOP_WORDS, plain_words, same_word
 
 FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine"})
 """A fact end the speaker writes of themself: the speaker."""

@@ -1,6 +1,6 @@
 """Fact resolution: duplicates extend provenance, contradictions retire facts, scoped structurally.
 
-A new fact is compared only with its candidates (``fact_candidates``): believed facts on the same
+A new fact is compared only with its candidates (``candidates``): believed facts on the same
 endpoint pair, or sharing an endpoint (never only the object of both), ranked by meaning. Never
 group-wide: a fact that shares no endpoint can never be a candidate, so it can never be retired by this
 fact. Decisions:
@@ -19,16 +19,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..episodes.events import FactInvalidated
-from ..graph.model import Entity, Fact
-from ..graph.temporal import effective_valid_at, first_stated, resolve_contradiction
-from .entities import EntityResolver
-from .fact_candidates import candidate_pool, in_scope, interleave, rank, select
-from .facts import DraftFact
-from .name_matching import normalize_text
-from .resolve_call import Decision, resolve_episode
+from ...episodes.events import FactInvalidated
+from ...episodes.verdicts import Verdict
+from ...graph.model import Entity, Fact
+from ...graph.temporal import effective_valid_at, first_stated, resolve_contradiction
+from ..names.resolver import EntityResolver
+from ..state import EpisodeRun
+from .candidates import candidate_pool, in_scope, interleave, rank, select
+from .drafts import DraftFact
+from .resolve_call import (
+    IN_SCOPE,
+    NO_CANDIDATES,
+    RESTATED,
+    WORD_FOR_WORD,
+    Decision,
+    resolve_episode,
+)
 from .restatements import restated
-from .state import EpisodeRun
+from .wording import normalize_text
 
 
 @dataclass
@@ -46,7 +54,7 @@ class FactChanges:
 
 _MOST_SHOWN = 12
 """Candidates one fact may be shown when an ambiguous endpoint multiplies its versions (the prompt's
-bound): ``max_fact_candidates`` per version, round robin."""
+bound): ``FactOptions.max_candidates`` per version, round robin."""
 
 
 def hypotheses(fact: Fact, questions: Mapping[str, Sequence[Entity]]) -> list[Fact]:
@@ -66,7 +74,7 @@ async def scoped_candidates(
     vectors: Mapping[str, Sequence[float]],
     resolver: EntityResolver,
 ) -> dict[str, list[Fact]]:
-    """Each draft's candidates (by draft key), best first, at most ``max_fact_candidates``."""
+    """Each draft's candidates (by draft key), best first, at most ``FactOptions.max_candidates``."""
     questions = {q.uuid: q.candidates for q in resolver.questions.values()}
     guesses = {d.key: hypotheses(d.fact, questions) for d in drafts}
     every = [f for facts in guesses.values() for f in facts]
@@ -78,15 +86,15 @@ async def scoped_candidates(
         lists = [
             select(
                 f,
-                rank(f, vectors.get(f.uuid), pool, names, options.relation_families),
-                options.max_fact_candidates,
-                options.fact_candidates_per_end,
-                options.fact_similarity_floor,
-                options.fact_candidates_always,
+                rank(f, vectors.get(f.uuid), pool, names, options.facts.relation_families),
+                options.facts.max_candidates,
+                options.facts.candidates_per_end,
+                options.facts.similarity_floor,
+                options.facts.candidates_always,
             )
             for f in facts
         ]
-        out[key] = interleave(lists)[: min(_MOST_SHOWN, options.max_fact_candidates * len(facts))]
+        out[key] = interleave(lists)[: min(_MOST_SHOWN, options.facts.max_candidates * len(facts))]
     return out
 
 
@@ -118,6 +126,10 @@ async def decide(
     resolver: EntityResolver,
 ) -> dict[str, Decision]:
     """A decision per draft key, and the ambiguous entities settled, with ONE resolve_episode call.
+    Each draft's decision says what decided it (``Decision.by``), in this order: a candidate it repeats
+    word for word (``WORD_FOR_WORD``) or by meaning (``RESTATED``, with ``FactOptions.restated_similarity``);
+    no candidate at all (``NO_CANDIDATES``: new); else the resolve call (``MODEL``; ``UNASKED`` when no
+    call answered it), whose decision is checked (``resolve_call``) and kept ``IN_SCOPE``.
 
     ``vectors``: the drafts' fact vectors (by fact uuid). After the call the drafts' facts point at the
     entities their ambiguous endpoints were merged into, and a picked candidate that no longer shares
@@ -128,11 +140,12 @@ async def decide(
     ask: list[tuple[DraftFact, list[Fact]]] = []
     for draft in drafts:
         found = candidates[draft.key]
-        duplicate = deterministic_duplicate(draft.fact, found) or _restated(run, draft, vectors, found)
-        if duplicate is not None:
-            decisions[draft.key] = Decision(duplicate_of=[duplicate])
+        if (same := deterministic_duplicate(draft.fact, found)) is not None:
+            decisions[draft.key] = Decision(duplicate_of=[same], by=WORD_FOR_WORD)
+        elif (same := _restated(run, draft, vectors, found)) is not None:
+            decisions[draft.key] = Decision(duplicate_of=[same], by=RESTATED)
         elif not found:
-            decisions[draft.key] = Decision()
+            decisions[draft.key] = Decision(by=NO_CANDIDATES)
         else:
             ask.append((draft, found))
     answers = await resolve_episode(run, list(resolver.questions.values()), ask)
@@ -147,7 +160,7 @@ async def decide(
 def _restated(
     run: EpisodeRun, draft: DraftFact, vectors: Mapping[str, Sequence[float]], found: Sequence[Fact]
 ) -> Fact | None:
-    threshold = run.options.restated_similarity
+    threshold = run.options.facts.restated_similarity
     if threshold is None:
         return None
     return restated(draft.fact, vectors.get(draft.fact.uuid), found, threshold)
@@ -164,17 +177,22 @@ def _repointed(fact: Fact, moved: Mapping[str, str]) -> Fact:
 
 
 def _still_in_scope(run: EpisodeRun, fact: Fact, decision: Decision) -> Decision:
+    verdicts = list(decision.verdicts)
+
     def keep(picked: list[Fact]) -> list[Fact]:
         kept = [old for old in picked if in_scope(fact, old)]
         for old in picked:
             if old not in kept:
-                run.report.warn(
+                why = (
                     f"resolve_episode picked {old.text[:80]!r} for {fact.text[:80]!r}, which shares no "
                     "endpoint with it once the entities were decided; ignored"
                 )
+                verdicts.append(Verdict(IN_SCOPE, fact.text, why, refused=False))
+                run.report.warn(why)
         return kept
 
-    return Decision(duplicate_of=keep(decision.duplicate_of), contradicts=keep(decision.contradicts))
+    duplicates, retired = keep(decision.duplicate_of), keep(decision.contradicts)
+    return Decision(duplicates, retired, decision.by, verdicts)
 
 
 def apply(run: EpisodeRun, drafts: Sequence[DraftFact], decisions: dict[str, Decision]) -> FactChanges:

@@ -10,7 +10,7 @@ warnings:
   new fact's, up to articles, demonstratives, case and punctuation, says the same thing; a fact that
   ends another must say something else (a change, a denial: "not", "no longer", "moved" are words too).
   It is read as the duplicate it is (when the decision named no duplicate), never retired;
-- **retiring everything shown is not a decision** (``IngestOptions.retire_all_guard``, off by default, on
+- **retiring everything shown is not a decision** (``FactOptions.retire_all_guard``, off by default, on
   for the local model): when at least that many candidates were shown and the decision retires every one
   of them, none is retired. A strong model rarely answers that way, and when it rightly does (a plan done
   ends every step of it) the guard would leave the steps believed: so it is for small models, where such
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..graph.model import Fact
-from ..language import ARTICLES_AND_DEMONSTRATIVES, phrase_words
+from ...graph.model import Fact
+from ...language import ARTICLES_AND_DEMONSTRATIVES, phrase_words
 
 
 def sentence_words(text: str) -> list[str]:

@@ -1,21 +1,25 @@
-"""Entity resolution: each extracted entity becomes a new entity or is merged into an existing one.
+"""The names room's entry point (``pipeline/names/__init__.py``): each extracted entity becomes a new
+entity or is merged into an existing one.
 
-Per entity, as its extraction line arrives: exact normalized-name / alias lookup and BM25 candidates.
-When extraction has ended: the names still unresolved are embedded in ONE batch, vector candidates are
-added, and each entity is decided:
+Per entity, as its extraction line arrives (:meth:`EntityResolver.add`): the gates of ``gates`` (refused,
+or the name it gets), then exact normalized-name / alias lookup and BM25 candidates. When extraction has
+ended (:meth:`EntityResolver.finish`): the names still unresolved are embedded in ONE batch, vector
+candidates are added, and each entity is decided:
 
 - an exact name/alias match is merged deterministically, whatever the embeddings say (two stored
   entities named "DGIA" can never coexist because their vectors disagree); only a clash of declared
-  types (the person "Paris" vs the city) sends it to the model instead;
+  types (the person "Paris" vs the city) sends it to the model instead; with ``NameOptions.bare_names``,
+  a bare noun the one stored name it heads (``bare.head_target``), or another name of its reply;
 - no plausible candidate: a new entity. Candidates are the lexically plausible names
-  (:func:`names.plausible_duplicate`), names whose vector is close (``vector_threshold``), and names that
-  share a word with it and are related in meaning (``related_name_threshold``: "Jon's dance studio" /
-  "Jon's business" 0.62, "dance session" / "dance class" 0.77 with all-MiniLM-L6-v2, where names of
-  different things reach 0.87: "Melanie's family" / "Melanie's kids"; the model decides);
+  (:func:`.matching.plausible_duplicate`), names whose vector is close (``NameOptions.vector_threshold``),
+  and names that share a word with it and are related in meaning (``NameOptions.related_threshold``:
+  "Jon's dance studio" / "Jon's business" 0.62, "dance session" / "dance class" 0.77 with
+  all-MiniLM-L6-v2, where names of different things reach 0.87: "Melanie's family" / "Melanie's kids";
+  the model decides);
 - otherwise it is *ambiguous*: kept as a provisional new entity with its candidates (``questions``, at
-  most ``max_entity_candidates``) until the episode's one resolve_episode call (``pipeline.resolve_call``)
-  answers, and :meth:`EntityResolver.settle` merges it or keeps it. A reply naming an id that was not
-  offered is ignored and reported there.
+  most ``NameOptions.max_candidates``) until the episode's one resolve_episode call
+  (``facts.resolve_call``) answers, and :meth:`EntityResolver.settle` merges it or keeps it. A reply
+  naming an id that was not offered is ignored and reported there.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..episodes.events import EntityExtracted, EntityResolved
-from ..graph.model import Entity, normalize_name, speaker_of
-from ..graph.store import Hit
-from ..prompts.extraction import ExtractedEntity
-from .bare_names import head_target, headed_by, kin_owned, speakers_own, unowned
-from .grounding import Grounding, episode_grounding, not_an_entity, report_ungrounded
-from .name_matching import NameVeto, plausible_duplicate, share_a_word
-from .ontology import clean_attributes
-from .state import EpisodeRun
+from ...episodes.events import EntityExtracted, EntityResolved
+from ...episodes.verdicts import Verdict
+from ...graph.model import Entity, normalize_name, speaker_of
+from ...graph.store import Hit
+from ...prompts.extraction import ExtractedEntity
+from ..ontology import clean_attributes
+from ..state import EpisodeRun
+from .bare import head_target, headed_by, speakers_own
+from .gates import NameGates, report_refusal
+from .grounding import Grounding, episode_grounding
+from .matching import NameVeto, plausible_duplicate, share_a_word
 
 
 @dataclass
@@ -84,22 +90,35 @@ class EntityResolver:
     """normalized extracted name -> the mention whose name it got (``bare_names``: "Jon's
     choreography" made "choreography", then "choreography" said too)"""
     _grounding: Grounding | None = None
+    _gates: NameGates | None = None
+    verdicts: list[Verdict] = field(default_factory=list)
+    """What the room refused or changed, in order: each repair of a reply's name (``reply``), each gate's
+    verdict on a new extracted name (``gates``)."""
 
     @property
     def grounding(self) -> Grounding | None:
-        """What extracted names must be found in (``pipeline.grounding``); None when the options switch
-        the hallucination check off (``IngestOptions.grounding``)."""
-        policy = self.run.options.grounding
+        """What extracted names must be found in (``names.grounding``); None when the options switch
+        the hallucination check off (``NameOptions.grounding``)."""
+        policy = self.run.options.names.grounding
         if self._grounding is None and policy is not None:
-            self._grounding = episode_grounding(self.run, self.context, policy)
+            self._grounding = episode_grounding(self.run.episode, self.context, policy)
         return self._grounding
+
+    @property
+    def gates(self) -> NameGates:
+        """The gates an extracted name passes (``gates``), over this episode."""
+        if self._gates is None:
+            self._gates = NameGates(self.run.episode, self.run.options.names, self.grounding)
+        return self._gates
 
     @property
     def names(self) -> list[str]:
         return [m.surface for m in self._mentions.values()]
 
     def add(self, extracted: ExtractedEntity) -> None:
-        """Take one extracted entity and start its lookups at once (called as its line arrives)."""
+        """Take one extracted entity (called as its line arrives): a name said again takes its type
+        later; a new one runs through the gates (``gates``: refused, or the name it gets) and its lookups
+        start at once."""
         surface = " ".join(extracted.name.split())
         norm = normalize_name(surface)
         if not norm:
@@ -107,44 +126,28 @@ class EntityResolver:
         if norm in self._mentions or norm in self._same:
             self._type_later(self._mentions[self._same.get(norm, norm)], extracted)
             return
-        policy, grounding = self.run.options.grounding, self.grounding
-        if policy is not None and not_an_entity(extracted.entity_type, policy.not_entity_types):
-            report_ungrounded(self.run, "entity", surface, f"{surface!r} typed {extracted.entity_type!r}")
-            return
-        if grounding is not None and not grounding.grounded(surface):
-            report_ungrounded(self.run, "entity", surface)
-            return
-        things = self.run.options.things
-        episode = self.run.episode
-        if things is not None and (why := things.refusal(surface, episode.content, speaker_of(episode))):
-            self.run.report.names_refused += 1
-            self.run.report.warn(f"entity dropped: {why}")
+        decision = self.gates.admit(surface, extracted.entity_type, self._taken)
+        self.verdicts += decision.verdicts
+        if decision.refusal is not None:
+            report_refusal(self.run.report, decision.refusal)
             return
         ontology = self.run.options.ontology
         label = ontology.label_for(extracted.entity_type)
         attributes, problems = clean_attributes(ontology.entity_model(label), extracted.attributes)
         for problem in problems:
             self.run.report.warn(f"entity {surface!r}: {problem}")
-        named = self._bare_name(surface) if self.run.options.bare_names else surface
-        if (same := self._mention_named(named)) is not None:
+        if (same := self._mention_named(decision.name)) is not None:
             self._same[norm] = same
             self._type_later(self._mentions[same], extracted)
             return
-        mention = _Mention(surface, label, attributes, name=named)
+        mention = _Mention(surface, label, attributes, name=decision.name)
         mention.lookup = asyncio.create_task(self._lookup(mention))
         self._mentions[norm] = mention
         self.run.event(EntityExtracted, name=surface)
 
-    def _bare_name(self, surface: str) -> str:
-        """The name a bare name gets (``bare_names``): a speaker's possessive the message does not
-        give loses its owner, unless that makes it another name of the reply (the model named two
-        things); "the kids" are the speaker's."""
-        episode = self.run.episode
-        speaker = speaker_of(episode)
-        name = unowned(surface, episode.content, speaker)
-        if name != surface and self._mention_named(name) is not None:
-            name = surface
-        return kin_owned(name, episode.content, speaker)
+    def _taken(self, name: str) -> bool:
+        """Whether a name of the reply already gets ``name``."""
+        return self._mention_named(name) is not None
 
     def _mention_named(self, name: str) -> str | None:
         """The key of the mention whose entity gets ``name`` (normalized alike), if one does."""
@@ -172,7 +175,7 @@ class EntityResolver:
         """Exact name/alias matches (a bare name: its own, else the speaker's own: ``bare_names``), else
         the BM25 candidates."""
         run = self.run
-        own = speakers_own(mention.name, speaker_of(run.episode)) if run.options.bare_names else None
+        own = speakers_own(mention.name, speaker_of(run.episode)) if run.options.names.bare_names else None
         names = [mention.name, *([own] if own else [])]
         exact = await run.store.entities_by_names(run.group_id, names)
         if exact.get(mention.name):
@@ -181,7 +184,7 @@ class EntityResolver:
             mention.name = own
             return exact[own], []
         hits = await run.store.search_entities_text(
-            [run.group_id], mention.name, limit=run.options.max_entity_candidates
+            [run.group_id], mention.name, limit=run.options.names.max_candidates
         )
         return [], hits
 
@@ -196,13 +199,13 @@ class EntityResolver:
             target = _exact_target(exact, mention.label)
             if target is not None:
                 self._merge(norm, target, outcome="exact")
-            elif self.run.options.bare_names and (
+            elif self.run.options.names.bare_names and (
                 headed := head_target(mention.name, speaker, [h.item for h in hits])
             ):
                 self._merge(norm, headed, outcome="head")
             else:
                 undecided.append(norm)
-        if self.run.options.bare_names:
+        if self.run.options.names.bare_names:
             undecided = self._same_in_reply(undecided)
         if undecided:
             surfaces = [self._mentions[n].surface for n in undecided]
@@ -224,7 +227,7 @@ class EntityResolver:
 
     def _same_in_reply(self, undecided: list[str]) -> list[str]:
         """The undecided names less each bare one-word noun that is another name of its reply (the
-        one it heads: ``bare_names.headed_by``), which it is then the same entity as."""
+        one it heads: ``bare.headed_by``), which it is then the same entity as."""
         speaker, left = speaker_of(self.run.episode), []
         for norm in undecided:
             others = [
@@ -242,7 +245,7 @@ class EntityResolver:
     ) -> None:
         run, mention = self.run, self._mentions[norm]
         vector_hits = await run.store.search_entities_vector(
-            [run.group_id], vector.tolist(), limit=run.options.max_entity_candidates
+            [run.group_id], vector.tolist(), limit=run.options.names.max_candidates
         )
         candidates = self._candidates(mention.surface, exact, text_hits, vector_hits)
         if not candidates:
@@ -254,12 +257,12 @@ class EntityResolver:
     def _candidates(
         self, surface: str, exact: list[Entity], text_hits: list[Hit[Entity]], vector_hits: list[Hit[Entity]]
     ) -> list[Entity]:
-        threshold, veto = self.run.options.vector_threshold, self.run.options.never_same
+        threshold, veto = self.run.options.names.vector_threshold, self.run.options.names.never_same
         pool: dict[str, _Candidate] = {e.uuid: _Candidate(e, 2.0) for e in exact}
         for hit in text_hits:
             if hit.item.uuid not in pool and _plausible(surface, hit.item, veto):
                 pool[hit.item.uuid] = _Candidate(hit.item, 1.0)
-        related = self.run.options.related_name_threshold
+        related = self.run.options.names.related_threshold
         for hit in vector_hits:
             close = hit.score >= threshold or _plausible(surface, hit.item, veto)
             close = close or (hit.score >= related and _related(surface, hit.item, veto))
@@ -267,7 +270,7 @@ class EntityResolver:
                 old = pool.get(hit.item.uuid)
                 pool[hit.item.uuid] = _Candidate(hit.item, max(hit.score, old.score if old else 0.0))
         ranked = sorted(pool.values(), key=lambda c: -c.score)
-        return [c.entity for c in ranked[: self.run.options.max_entity_candidates]]
+        return [c.entity for c in ranked[: self.run.options.names.max_candidates]]
 
     def settle(self, answers: dict[str, tuple[Entity, str | None]]) -> dict[str, str]:
         """Apply the model's answers (normalized name -> (chosen candidate, better name)); every other
@@ -325,7 +328,7 @@ def _plausible(surface: str, entity: Entity, veto: NameVeto | None) -> bool:
 
 
 def _related(surface: str, entity: Entity, veto: NameVeto | None) -> bool:
-    """Shares a word with one of its names and no veto applies (``IngestOptions.never_same``)."""
+    """Shares a word with one of its names and no veto applies (``NameOptions.never_same``)."""
     names = (entity.name, *entity.aliases)
     vetoed = veto is not None and any(veto(surface, n) for n in names)
     return any(share_a_word(surface, n) for n in names) and not vetoed

@@ -10,7 +10,7 @@ words (possessive ``'s`` removed):
    same word, the same word up to a plural or verb ending ("kids"/"kid", "painted"/"painting",
    "dancing"/"dance"), another word of its family ("performance"/"performed", "marriage"/"married",
    "retirement"/"retired": ``roots``), a shortening ("edu" for "education", "comp" for "competition",
-   "parent" for "parenthood"), or a synonym of the policy (``IngestOptions.grounding``: by default the
+   "parent" for "parenthood"), or a synonym of the policy (``NameOptions.grounding``: by default the
    family words "my ..." gets resolved through, "mom"/"mother", "kids"/"children", and the life events a
    chat names by their verb, "married" for a wedding, "born" for a birthday, "died" for a funeral). So
    "Melanie's wedding" after "How long have you been married?" is grounded (the owner and the event
@@ -28,21 +28,17 @@ speech or a feeling: "Good": Adjective, "See": Verb, both from a greeting) is dr
 name. The word lists are :mod:`.policy`'s (replace them, or switch them or the whole check off).
 
 A name with no content word at all ("I", "You", "the": stop words and pronouns are not content) is not
-an entity and is dropped too. Pure logic plus
-two report helpers; the pipeline calls them as lines arrive.
+an entity and is dropped too. Pure logic: the names room's gates (``gates``: an entity's name) and the
+facts room's (``facts.drafts``: a fact's ends) call it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
-from ..language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots, shortening
+from ...graph.model import Episode
+from ...language import LUCENE_STOP_WORDS, PRONOUNS, plain_words, roots, shortening
 from .policy import NOT_ENTITY_TYPES, SYNONYMS, GroundingPolicy
-
-if TYPE_CHECKING:
-    from ..prompts.extraction import ExtractedFact
-    from .state import EpisodeRun
 
 _NOT_CONTENT = LUCENE_STOP_WORDS | PRONOUNS
 
@@ -87,33 +83,12 @@ def not_an_entity(entity_type: str | None, types: frozenset[str] = NOT_ENTITY_TY
     return bool(entity_type) and " ".join(plain_words(entity_type or "")) in types
 
 
-def episode_grounding(run: EpisodeRun, context: str, policy: GroundingPolicy) -> Grounding:
+def episode_grounding(episode: Episode, context: str, policy: GroundingPolicy) -> Grounding:
     """The grounding of one episode: its content, its name (the speaker of a message) and the
     previous-episodes window given to extraction."""
-    episode = run.episode
     return Grounding([episode.content, episode.name or "", context], policy.synonyms)
 
 
-def report_ungrounded(run: EpisodeRun, what: str, name: str, why: str = "") -> None:
-    """Count and warn about one dropped hallucination (``what``: "entity" or a fact's text)."""
-    run.report.dropped_lines += 1
-    reason = why or f"{name!r} appears nowhere in the episode or its context (hallucinated)"
-    run.report.warn(f"{what} dropped: {reason}")
-
-
-def grounded_facts(
-    run: EpisodeRun, grounding: Grounding | None, known: Callable[[str], bool], lines: Sequence[ExtractedFact]
-) -> list[ExtractedFact]:
-    """The fact lines whose endpoints are each this episode's entity (``known``; checked when it was
-    extracted) or grounded; the others are dropped and reported. No grounding (the check is off): all."""
-    if grounding is None:
-        return list(lines)
-    kept: list[ExtractedFact] = []
-    for line in lines:
-        ends = (line.source, line.target)
-        bad = next((n for n in ends if not known(n) and not grounding.grounded(n)), None)
-        if bad is None:
-            kept.append(line)
-        else:
-            report_ungrounded(run, f"fact {line.fact!r}", bad)
-    return kept
+def hallucinated(name: str) -> str:
+    """Why an ungrounded name is dropped, as the episode's report says it."""
+    return f"{name!r} appears nowhere in the episode or its context (hallucinated)"

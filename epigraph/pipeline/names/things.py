@@ -4,7 +4,7 @@ A small model names what a message *says* as well as what it talks about: "where
 question), "views of the trails are amazing" (a clause), "awesome" (an adjective), "last year" (a time),
 "mental health support for those withsimilarissues" (its own wording). The grounding check
 (:mod:`.grounding`) lets them through, since their words are the message's. This check
-(``IngestOptions.things``, off by default, on in ``small_model_options``) keeps a name only when
+(``NameOptions.things``, off by default, on in ``small_model_options``) keeps a name only when
 
 - it is the speaker, or
 - its words, as a run of the message's own words (each word as itself, up to a plural or verb ending,
@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..language import ARTICLES, DETERMINERS, PREPOSITIONS, PRONOUNS, roots, singular
-from .dating import stated_dates
+from ...language import ARTICLES, DETERMINERS, PREPOSITIONS, PRONOUNS, roots, singular
+from ..dating import stated_dates
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
 """Meaning the pipeline is told rather than computes: the word lists of the hallucination check, as a
-policy a user replaces or switches off (``IngestOptions.grounding``; the name vetoes are
-``IngestOptions.never_same``, :func:`epigraph.pipeline.name_matching.never_same` by default).
+policy a user replaces or switches off (``NameOptions.grounding``; the name vetoes are
+``NameOptions.never_same``, :func:`epigraph.pipeline.names.matching.never_same` by default).
 
 ::
 
-    IngestOptions()                                            # the lists below (the default)
-    IngestOptions(grounding=GroundingPolicy(synonyms=(*SYNONYMS, frozenset({"doc", "doctor"}))))
-    IngestOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))  # words only
-    IngestOptions(grounding=None)                              # no hallucination check at all
+    NameOptions()                                          # the lists below (the default)
+    NameOptions(grounding=GroundingPolicy(synonyms=(*SYNONYMS, frozenset({"doc", "doctor"}))))
+    NameOptions(grounding=GroundingPolicy(synonyms=(), not_entity_types=frozenset()))  # words only
+    NameOptions(grounding=None)                            # no hallucination check at all
+
+given as ``IngestOptions(names=NameOptions(...))``.
 
 English, and written for chat about people's lives: another language or domain wants its own. Names
 grounded by their own words do not need them; they matter for what a real model paraphrases
@@ -49,9 +51,9 @@ Adjective, "See": Verb, both extracted from a greeting). Lower-case words of the
 
 @dataclass(frozen=True)
 class GroundingPolicy:
-    """What the hallucination check (:mod:`epigraph.pipeline.grounding`) counts beyond a name's own
+    """What the hallucination check (:mod:`epigraph.pipeline.names.grounding`) counts beyond a name's own
     words: ``synonyms`` (sets of interchangeable words) and ``not_entity_types`` (a type naming no
-    entity). Empty ones switch that part off; ``IngestOptions(grounding=None)`` the whole check."""
+    entity). Empty ones switch that part off; ``NameOptions(grounding=None)`` the whole check."""
 
     synonyms: tuple[frozenset[str], ...] = SYNONYMS
     not_entity_types: frozenset[str] = NOT_ENTITY_TYPES

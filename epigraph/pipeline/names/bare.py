@@ -1,5 +1,5 @@
 """Bare names resolved without a model: "the kids", "group", "business" are things the conversation
-has already named in full (pure functions; ``IngestOptions.bare_names``).
+has already named in full (pure functions; ``NameOptions.bare_names``).
 
 A small model names a thing by its bare head noun where the message says "the kids" or "such a helpful
 group", and the graph gets a second, vaguer entity beside "Melanie's kids" or "LGBTQ support group".
@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import TypeVar
 
-from ..graph.model import Entity
-from ..language import plain_words, same_word, singular
-from .name_matching import head, name_words
+from ...graph.model import Entity
+from ...language import plain_words, same_word, singular
+from .matching import head, name_words
 
 T = TypeVar("T")
 
