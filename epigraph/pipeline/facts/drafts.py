@@ -91,8 +91,8 @@ class Drafts:
     verdicts: list[Verdict] = field(default_factory=list)
 
     def refuse(self, run: EpisodeRun, verdict: Verdict) -> None:
-        """``verdict``'s line dropped: kept, said in the episode's report (a dropped line of the reply
-        counted for the gates of ``DROPPED_LINES``); a repeat is only kept."""
+        """A line ``verdict`` refused: the verdict kept and said in the episode's report (counted a
+        dropped line of the reply for the gates of ``DROPPED_LINES``); a repeat's is only kept."""
         self.verdicts.append(verdict)
         if verdict.gate in DROPPED_LINES:
             run.report.dropped_lines += 1

@@ -62,8 +62,8 @@ class NameGates:
 
     def admit(self, surface: str, entity_type: str | None, taken: Callable[[str], bool]) -> NameDecision:
         """Run ``surface`` (a name as extracted, typed ``entity_type``) through the gates in order; a
-        refusal ends it. ``taken``: whether another name of the reply already has a name (``unowned``
-        keeps the owner rather than make two names one)."""
+        refusal ends it. ``taken(name)``: whether another name of the reply already gets ``name``
+        (``unowned`` then keeps the owner rather than make two names one)."""
         for gate in (self._not_an_entity, self._grounded, self._thing):
             refused = gate(surface, entity_type)
             if refused is not None:
@@ -96,7 +96,7 @@ class NameGates:
         things = self.options.things
         episode = self.episode
         why = things.refusal(surface, episode.content, speaker_of(episode)) if things is not None else None
-        return None if why is None else Verdict(THING, surface, why)
+        return Verdict(THING, surface, why) if why else None
 
 
 def report_refusal(report: ReportBuilder, refusal: Verdict) -> None:
