@@ -15,8 +15,9 @@ The Protocols you implement to bring your own parts are here too: :class:`GraphS
 entity view need nothing else. A store may add optional roles: :class:`DerivedViews` (:class:`ViewReads`,
 :class:`ViewUpkeep`: communities and conversation summaries, kept after each batch), :class:`CorrectionLog`
 (:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`ChangeReads` (what
-changed in a time window: ``kg.changes``), :class:`WholeGroups` (export, load, stats, ``delete_group``)
-and :class:`BulkWrites`; a feature whose role the store has not got raises
+changed in a time window: ``kg.changes``), :class:`WholeGroups` (export, load, stats, ``delete_group``),
+:class:`BulkWrites`, :class:`Forgetting` (``forget``, its audit records) and :class:`Retention` (the
+groups' retention policies); a feature whose role the store has not got raises
 :class:`StoreRoleMissing` naming the feature, the role and the methods missing.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
@@ -29,6 +30,7 @@ from .embed import Embedder
 from .episodes.events import EpisodeResult, ProgressEvent
 from .episodes.inputs import EpisodeInput
 from .errors import (
+    AmbiguousName,
     ConfigError,
     ConversationNotFound,
     EntityNotFound,
@@ -44,7 +46,9 @@ from .errors import (
     UsageError,
 )
 from .facade.group import GroupHandle
+from .forget import ForgetResult
 from .graph.derived import Community, ConversationSummary
+from .graph.forgetting import ForgetRecord, RetentionPolicy
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.store import (
     BulkWrites,
@@ -54,10 +58,13 @@ from .graph.store import (
     CorrectionWrites,
     DerivedViews,
     EpisodeLog,
+    ForgetStore,
+    Forgetting,
     GraphLookups,
     GraphReads,
     GraphSearch,
     GraphStore,
+    Retention,
     ViewReads,
     ViewUpkeep,
     WholeGroups,
@@ -73,6 +80,7 @@ from .version import __version__
 __all__ = [
     "LLM",
     "RECIPES",
+    "AmbiguousName",
     "Answer",
     "AskChunk",
     "AskOptions",
@@ -103,6 +111,10 @@ __all__ = [
     "EpisodeStatus",
     "Fact",
     "FactOptions",
+    "ForgetRecord",
+    "ForgetResult",
+    "ForgetStore",
+    "Forgetting",
     "GraphLookups",
     "GraphReads",
     "GraphSearch",
@@ -121,6 +133,8 @@ __all__ = [
     "OverviewOptions",
     "ProgressEvent",
     "QueueError",
+    "Retention",
+    "RetentionPolicy",
     "SearchConfig",
     "SearchResults",
     "Settings",

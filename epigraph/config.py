@@ -30,6 +30,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_WEBHOOK_URLS / _SECRET | webhook_* | unset: no webhooks (URLs: commas or spaces between; secrets) |
 | EPIGRAPH_WEBHOOK_EVENTS | webhook_events | episode.done,episode.failed |
 | EPIGRAPH_WEBHOOK_ATTEMPTS / _BACKOFF / _TIMEOUT / _QUEUE | webhook_* | 5 / 1 s (doubled) / 10 s / 1000 |
+| EPIGRAPH_RETENTION_EVERY | retention_every | 3600 s between `epigraph serve`'s retention passes (0: none) |
 
 API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
 ``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
@@ -120,6 +121,9 @@ class Settings(BaseModel):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_queue: int = Field(default=1000, ge=1)
     """Deliveries waiting or in flight at most; one more is a dead letter (ingestion never waits)."""
+    retention_every: float = Field(default=3600.0, ge=0)
+    """Seconds between the retention passes of ``epigraph serve`` (each group's policy applied:
+    ``forget.retention``); 0: no pass (``epigraph retention apply`` still runs one on demand)."""
 
     @property
     def store_kind(self) -> Literal["embedded", "neo4j"]:

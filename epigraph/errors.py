@@ -5,7 +5,8 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     EpigraphError
     ├── UsageError                 the caller asked for something invalid (fix the call, not the system)
     │   ├── ConfigError            a setting or environment variable is missing or malformed
-    │   └── InputError             bad input data; says where: file, line, field
+    │   ├── InputError             bad input data; says where: file, line, field
+    │   └── AmbiguousName          a name denotes several entities (forget one by its id); lists them
     ├── NotFound                   an entity, episode, fact or correction does not exist in the group
     │   ├── EntityNotFound         carries the closest names, for "did you mean"
     │   ├── EpisodeNotFound
@@ -61,6 +62,18 @@ class InputError(UsageError):
         suffix = f" (field {field!r})" if field else ""
         super().__init__(f"{prefix}{message}{suffix}")
         self.reason = message
+
+
+class AmbiguousName(UsageError):
+    """A name denotes several entities of the group, so what it asks is refused: ``candidates`` are their
+    ids (the message lists them and never repeats the name)."""
+
+    def __init__(self, group_id: str, candidates: Sequence[str]) -> None:
+        self.group_id, self.candidates = group_id, list(candidates)
+        super().__init__(
+            f"the name given denotes {len(self.candidates)} entities of group {group_id!r} "
+            f"({', '.join(self.candidates)}): give the id of the one meant"
+        )
 
 
 class NotFound(EpigraphError, LookupError):

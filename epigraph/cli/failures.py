@@ -11,8 +11,8 @@ also one JSON object on stdout, so a script reads every outcome from stdout::
 ``kind`` is the exception's class name (``StoreNotFound``, ``EntityNotFound``, ``ConfigError``,
 ``LLMUnavailable``, ... see :mod:`epigraph.errors`; ``UsageError`` for a bad argument, ``Interrupted``,
 ``OSError``); ``where`` (``file``, ``line``, ``field``: what is known) or ``null``. Some kinds add their
-own keys: ``closest`` (names, for ``EntityNotFound``), ``problems`` (each invalid input line, for a
-rejected input file).
+own keys: ``closest`` (names, for ``EntityNotFound``), ``candidates`` (ids, for ``AmbiguousName``),
+``problems`` (each invalid input line, for a rejected input file).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..errors import EntityNotFound, EpigraphError, InputError, UsageError
+from ..errors import AmbiguousName, EntityNotFound, EpigraphError, InputError, UsageError
 
 OK, FAILURE, USAGE, INTERRUPTED = 0, 1, 2, 130
 
@@ -67,6 +67,8 @@ def from_error(error: EpigraphError) -> Failed:
     extra: dict[str, Any] = {}
     if isinstance(error, EntityNotFound):
         extra["closest"] = list(error.closest)
+    if isinstance(error, AmbiguousName):
+        extra["candidates"] = list(error.candidates)
     located = where(error) if isinstance(error, InputError) else None
     return Failed(type(error).__name__, str(error), code, located, extra)
 

@@ -66,7 +66,7 @@ async def cmd_load(cli: Cli, args: argparse.Namespace) -> int:
 
 
 PLURALS = {"episode": "episodes", "entity": "entities", "fact": "facts", "mention": "mentions",
-           "correction": "corrections"}  # fmt: skip
+           "correction": "corrections", "forgetting": "forgettings"}  # fmt: skip
 
 
 def _listed(kinds: dict[str, int]) -> str:

@@ -19,12 +19,13 @@ from datetime import datetime
 from ..embed import Embedder
 from ..errors import ConflictError, LLMError
 from ..graph.corrections import Correction, GraphSlice, new_correction_uuid
+from ..graph.derived import compose_summary
 from ..graph.model import Entity, Fact, utc_now
 from ..graph.store import EditStore
 from ..graph.temporal import is_current
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
-from ..pipeline.summaries import compose, current_facts, summarize
+from ..pipeline.summaries import current_facts, summarize
 from ..prompts.protocol import LLM
 from . import build
 from .build import Draft, MaybeTime, Who
@@ -232,7 +233,7 @@ class Editor:
                 return summaries
             except LLMError as exc:
                 log.warning("summaries of a correction composed: the model failed (%s)", type(exc).__name__)
-        return {e.uuid: compose(facts, self.options.summaries.compose_max) for e, facts in wanted}
+        return {e.uuid: compose_summary(facts, self.options.summaries.compose_max) for e, facts in wanted}
 
 
 def _changed(wanted: list[tuple[Entity, list[Fact]]], summaries: dict[str, str]) -> list[tuple[str, str]]:

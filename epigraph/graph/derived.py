@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
-from .model import Embedding, GroupId, UtcDatetime, Uuid, _Frozen, new_uuid, utc_now
+from .model import Embedding, Fact, GroupId, UtcDatetime, Uuid, _Frozen, new_uuid, utc_now
 
 CHAIN_KEY_RE = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,512}")
 """A chain key: 1-512 characters without control characters (an episode's ``source_description``)."""
@@ -46,6 +46,20 @@ def chain_key(source_description: str) -> str | None:
     ``source_description=`` in Python, an importer's ``meta.source``); ``None`` for an episode with no
     usable source, which belongs to no chain."""
     return source_description if CHAIN_KEY_RE.fullmatch(source_description) else None
+
+
+def chronological(facts: Iterable[Fact]) -> list[Fact]:
+    """Facts in the order a summary tells them: by start (``valid_at``, else when learned), then uuid."""
+    return sorted(facts, key=lambda f: (f.valid_at or f.created_at, f.created_at, f.uuid))
+
+
+def compose_summary(facts: Sequence[Fact], limit: int) -> str:
+    """An entity summary without a model: its newest ``limit`` believed facts, oldest first, joined
+    (``pipeline.summaries``; a forgetting composes the summaries it rewrites the same way)."""
+    newest = chronological(facts)[-limit:] if limit > 0 else []
+    return " ".join(
+        f.text.rstrip() if f.text.rstrip().endswith(".") else f.text.rstrip() + "." for f in newest
+    )
 
 
 def members_digest(members: Iterable[str]) -> str:

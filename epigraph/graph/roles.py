@@ -14,13 +14,23 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar, cast
 
 from ..errors import StoreRoleMissing
-from .store import BulkWrites, ChangeReads, CorrectionLog, DerivedViews, WholeGroups
+from .store import (
+    BulkWrites,
+    ChangeReads,
+    CorrectionLog,
+    DerivedViews,
+    Forgetting,
+    Retention,
+    WholeGroups,
+)  # fmt: skip
 
 __all__ = ["OPTIONAL_ROLES", "missing", "optional", "role"]
 
 R = TypeVar("R")
 
-OPTIONAL_ROLES: tuple[type, ...] = (DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites)
+OPTIONAL_ROLES: tuple[type, ...] = (
+    DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites, Forgetting, Retention,
+)  # fmt: skip
 """The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
 
 

@@ -5,8 +5,9 @@ for what it calls (and a fake or a third store implements only that). The roles:
 (the ingestion queue's writes and claims), :class:`GraphLookups`, :class:`GraphSearch`,
 :class:`ViewReads` and :class:`ViewUpkeep` (the derived views read, and kept: with the entity summaries
 a batch still owes), :class:`CorrectionReads`, :class:`CorrectionWrites`, :class:`ChangeReads` (what
-changed in a time window), :class:`WholeGroups` (list, count, dump, load, delete) and
-:class:`BulkWrites`.
+changed in a time window), :class:`WholeGroups` (list, count, dump, load, delete), :class:`BulkWrites`,
+:class:`Forgetting` (a subject or old episodes forgotten, with the audit record) and :class:`Retention`
+(the groups' retention policies).
 
 :class:`GraphStore` is the core every store implements (25 methods): the episode log, the lookups and
 the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
@@ -33,7 +34,7 @@ Two implementations pass one contract suite (``tests/graph``), each implementing
 - strings are stored verbatim; user text never becomes query syntax;
 - an episode has at most one live claim (``claim_episode``): a lease with an owner and an expiry, taken
   atomically against other processes and connections, judged by the store's own clock.
-- ``apply_correction``, ``load_group`` and ``delete_group`` are atomic too, and ``dump`` reads one
+- ``apply_correction``, ``load_group``, ``delete_group`` and ``forget`` are atomic too, and ``dump`` reads one
   consistent state of its groups (a snapshot, or with the groups' writers held off), so a dump taken
   while episodes are written never holds half an episode.
 """
@@ -47,6 +48,7 @@ from typing import Protocol, runtime_checkable
 from .changes import ChangeRecords, Window
 from .corrections import Correction
 from .derived import Community, ConversationSummary
+from .forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
 from .store_records import (
     ALL_OF_CHAIN,
@@ -317,7 +319,8 @@ class WholeGroups(Protocol):
     a group (``transfer``)."""
 
     async def groups(self) -> list[str]:
-        """Every group that holds an episode, an entity or a correction, sorted (a cross-group read)."""
+        """Every group that holds an episode, an entity, a correction or a forgetting's audit record,
+        sorted (a cross-group read)."""
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
@@ -327,7 +330,8 @@ class WholeGroups(Protocol):
         group in the given order, its episodes (by reference_time, created_at, uuid), the summaries it
         owes (one ``OwedSummaries``, when it owes any), entities and facts (by created_at, uuid),
         mentions (by episode, entity), corrections (by created_at, uuid), then its derived records:
-        communities (as ``communities`` orders them) and conversation summaries (by key).
+        communities (as ``communities`` orders them) and conversation summaries (by key), and last its
+        forgetting's audit records (by at, uuid) and its retention policy.
         Embeddings only with ``vectors``. Close the iterator (``aclosing``) to let the groups' writers go
         on early."""
 
@@ -335,11 +339,12 @@ class WholeGroups(Protocol):
         """Write a whole group in one transaction, into a group that holds nothing, derived records
         included (:class:`~epigraph.errors.ConflictError` otherwise, nothing written). Records are
         written as given: ids, times, provenance, invalidations, corrections, communities with their
-        members, conversation summaries with their versions, the summaries owed."""
+        members, conversation summaries with their versions, the summaries owed, audit records and the
+        retention policy."""
 
     async def delete_group(self, group_id: str) -> StoreStats:
-        """Delete every record of the group in one transaction (derived records and claims too); returns
-        what it held (all zero for an unknown group)."""
+        """Delete every record of the group in one transaction (derived records, claims, audit records
+        and its retention policy too); returns what it held (all zero for an unknown group)."""
 
 
 @runtime_checkable
@@ -351,6 +356,41 @@ class BulkWrites(Protocol):
         """``write_episode`` for each, in order; the first failure stops it and is raised (the episodes
         before it stay written, it and the rest are not). Faster than the loop where a store can overlap
         one episode's preparation with the previous one's write."""
+
+
+@runtime_checkable
+class Forgetting(Protocol):
+    """Forgetting in one group: a subject (an entity, its facts, its names in what stays) or old episodes
+    (retention), in one transaction, with its audit record (``graph.forgetting``)."""
+
+    async def forget(self, request: ForgetRequest) -> ForgetOutcome:
+        """In one transaction, which no other writer of the group runs beside: read the group's records,
+        plan ``request`` over them (``forget_plan.plan_forgetting``: the preview's plan when nothing
+        changed), refuse with :class:`~epigraph.errors.ConflictError` (nothing written) when
+        ``request.expect`` is given and is not that plan's digest, or when a rewritten text has no
+        embedding in ``request.vectors``; else write it (``ForgetWrite``: the deletions, the rewritten
+        records with their embeddings, the communities, the owed marks) and its audit record. With
+        ``request.compact``, the store then compacts what it keeps on disk, so that no byte of what was
+        deleted or rewritten stays in its files where the store can help it (``Compaction``). The
+        in-memory indexes (terms, vectors) follow at the commit."""
+
+    async def forgettings(self, group_id: str, limit: int = 100) -> list[ForgetRecord]:
+        """The group's audit records, newest first (``at``, then uuid)."""
+
+
+@runtime_checkable
+class Retention(Protocol):
+    """The groups' retention policies: how many days each keeps its episodes (``forget.retention``
+    forgets the older ones)."""
+
+    async def retention_policies(self, group_id: str | None = None) -> list[RetentionPolicy]:
+        """The group's policy (none, or one), or every group's when ``group_id`` is None, by group."""
+
+    async def set_retention(self, policy: RetentionPolicy) -> None:
+        """Store ``policy`` as its group's (replacing the one it had)."""
+
+    async def clear_retention(self, group_id: str) -> bool:
+        """Drop the group's policy; whether it had one."""
 
 
 # The unions below declare nothing of their own: each names the roles one consumer calls.
@@ -396,6 +436,12 @@ class CorrectionHistoryStore(GraphReads, CorrectionReads, Protocol):
 @runtime_checkable
 class TransferStore(WholeGroups, ViewReads, CorrectionReads, Protocol):
     """Export and load: the dump and the load of whole groups, and whether a group holds anything."""
+
+
+@runtime_checkable
+class ForgetStore(GraphLookups, WholeGroups, Forgetting, Protocol):
+    """What forgetting uses: the subject found by name, the preview read from a dump, the forgetting
+    applied and its records listed."""
 
 
 @runtime_checkable

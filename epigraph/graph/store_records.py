@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 from ..errors import StoreError
 from .corrections import Correction
 from .derived import Community, ConversationSummary
+from .forgetting import ForgetRecord, RetentionPolicy
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, records_problem
 from .temporal import CURRENT, TimeFilter
 
@@ -94,7 +95,10 @@ class OwedSummaries:
     entity_uuids: tuple[str, ...]
 
 
-DumpRecord = Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
+DumpRecord = (
+    Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
+    | ForgetRecord | RetentionPolicy
+)  # fmt: skip
 """A record of a dump (a line of its own in a dump file, ``transfer.format``)."""
 DumpItem = DumpRecord | OwedSummaries
 """What a dump reads (``WholeGroups.dump``): its records, and the summaries each group owes."""
@@ -114,15 +118,19 @@ class GroupDump:
     conversations: Sequence[ConversationSummary] = ()
     owed_summaries: Sequence[str] = ()
     """Entities (uuids of ``entities``) whose summaries are owed: marked owed by the load."""
+    forgettings: Sequence[ForgetRecord] = ()
+    """The group's audit records of forgetting (``graph.forgetting``)."""
+    retention: RetentionPolicy | None = None
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another
         group (a correction's slices count), or a fact whose event time ends before it starts."""
         inside = (record for c in self.corrections for _, record in c.slice_records())
         records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections, *inside]
-        problem = records_problem(
-            self.group_id, [*records, *self.communities, *self.conversations], "the load"
-        )
+        derived = [*self.communities, *self.conversations, *self.forgettings]
+        if self.retention is not None:
+            derived.append(self.retention)
+        problem = records_problem(self.group_id, [*records, *derived], "the load")
         if problem:
             raise StoreError(problem)
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from ..errors import StructuredOutputError
+from ..graph.derived import chronological
+from ..graph.derived import compose_summary as compose
 from ..graph.model import Entity, Fact
 from ..graph.store import FactFilter, GraphReads
 from ..graph.temporal import EVERYTHING, is_current
@@ -21,18 +23,6 @@ from ..prompts.protocol import LLM
 from ..prompts.runtime import run as run_prompt
 from .metering import ReportBuilder
 from .options import SummaryOptions
-
-
-def _chronological(facts: Iterable[Fact]) -> list[Fact]:
-    return sorted(facts, key=lambda f: (f.valid_at or f.created_at, f.created_at, f.uuid))
-
-
-def compose(facts: Sequence[Fact], limit: int) -> str:
-    """The newest ``limit`` believed facts, oldest first, joined."""
-    newest = _chronological(facts)[-limit:] if limit > 0 else []
-    return " ".join(
-        f.text.rstrip() if f.text.rstrip().endswith(".") else f.text.rstrip() + "." for f in newest
-    )
 
 
 async def current_facts(
@@ -92,7 +82,7 @@ async def _ask(
             sp.EntityFacts(
                 id=key,
                 name=entity.name,
-                facts=[f.text for f in _chronological(facts)[-options.facts_max :]],
+                facts=[f.text for f in chronological(facts)[-options.facts_max :]],
             )
             for key, (entity, facts) in zip(offered, chunk, strict=True)
         ]

@@ -9,7 +9,9 @@ One JSON object per line (docs/dump-format.md is the reference)::
     {"record": "mention", "group_id", "episode_uuid", "entity_uuid"}       mentions,
     {"record": "correction", ...Correction fields}    corrections by hand,
     {"record": "community", ...Community fields}      and the derived records: communities (members),
-    {"record": "conversation", ...ConversationSummary fields}   conversation summaries
+    {"record": "conversation", ...ConversationSummary fields}   conversation summaries,
+    {"record": "forgetting", ...ForgetRecord fields}  forgetting's audit records (v3),
+    {"record": "retention", ...RetentionPolicy fields}          the group's retention policy (v3)
     {"record": "end", "counts": {group: {record: n}}} the last line: a dump without it was cut short
 
 Each record line is its model's fields (``graph.model``, ``graph.corrections``) as pydantic writes them in
@@ -39,12 +41,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import InputError
 from ..graph.corrections import Correction
 from ..graph.derived import Community, ConversationSummary
+from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
 from ..graph.store import DumpRecord, GroupDump
 from ..version import __version__
 
 FORMAT = "epigraph-dump"
-VERSION = 2
+VERSION = 3
 """The format version this epigraph writes (docs/dump-format.md, "Versions")."""
 OWED = "summary_owed"
 """The field of an entity line that says its summary is owed (version 2 on)."""
@@ -60,7 +63,13 @@ def _owed_unsaid(record: Record) -> Record:
     return record
 
 
-UPGRADES: dict[int, Callable[[Record], Record]] = {1: _owed_unsaid}
+def _nothing_forgotten(record: Record) -> Record:
+    """Version 2 -> 3: a version 2 dump holds no audit record and no retention policy (its groups had
+    none: forgetting came with version 3); its lines are read as they are."""
+    return record
+
+
+UPGRADES: dict[int, Callable[[Record], Record]] = {1: _owed_unsaid, 2: _nothing_forgotten}
 """version v -> the step that rewrites a record line of version v as version v + 1."""
 RETIRED: dict[int, str] = {}
 """Versions no upgrade reads, and why (none yet)."""
@@ -73,6 +82,8 @@ KINDS: dict[str, type[BaseModel]] = {
     "correction": Correction,
     "community": Community,
     "conversation": ConversationSummary,
+    "forgetting": ForgetRecord,
+    "retention": RetentionPolicy,
 }
 """Record kinds in the order a group's records are written."""
 EMBEDDINGS = {
@@ -178,6 +189,7 @@ def _counts(dump: GroupDump) -> dict[str, int]:
         "episode": len(dump.episodes), "entity": len(dump.entities), "fact": len(dump.facts),
         "mention": len(dump.mentions), "correction": len(dump.corrections),
         "community": len(dump.communities), "conversation": len(dump.conversations),
+        "forgetting": len(dump.forgettings), "retention": int(dump.retention is not None),
     }  # fmt: skip
 
 
@@ -314,6 +326,8 @@ def _key(item: Any) -> str:
         return f"{item.episode_uuid} -> {item.entity_uuid}"
     if isinstance(item, ConversationSummary):
         return item.key
+    if isinstance(item, RetentionPolicy):
+        return item.group_id
     return str(item.uuid)
 
 
@@ -322,7 +336,8 @@ def _group_dump(group_id: str, group: _Group) -> GroupDump:
     return GroupDump(
         group_id, episodes=r["episode"], entities=r["entity"], facts=r["fact"], mentions=r["mention"],
         corrections=r["correction"], communities=r["community"], conversations=r["conversation"],
-        owed_summaries=group.owed,
+        owed_summaries=group.owed, forgettings=r["forgetting"],
+        retention=r["retention"][0] if r["retention"] else None,
     )  # fmt: skip
 
 

@@ -20,11 +20,12 @@ from ..embed import Embedder
 from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, GraphSlice
 from ..graph.derived import community_text
+from ..graph.forgetting import RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
 from ..graph.store import GroupDump, OwedSummaries, TransferStore, WholeGroups
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
 
-T = TypeVar("T", Episode, Entity, Fact, Mention)
+T = TypeVar("T", Episode, Entity, Fact, Mention, RetentionPolicy)
 
 
 async def export_lines(
@@ -155,6 +156,10 @@ def regroup(group: GroupDump, group_id: str) -> GroupDump:
         communities=[c.model_copy(update={"group_id": group_id}) for c in group.communities],
         conversations=[c.model_copy(update={"group_id": group_id}) for c in group.conversations],
         owed_summaries=group.owed_summaries,
+        forgettings=[f.model_copy(update={"group_id": group_id}) for f in group.forgettings],
+        retention=None
+        if group.retention is None
+        else group.retention.model_copy(update={"group_id": group_id}),
     )
 
 

@@ -21,6 +21,7 @@ from epigraph.errors import StoreUnavailable
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
 from epigraph.graph.embedded import migrations as embedded_migrations
 from epigraph.graph.embedded import schema as embedded_schema
+from epigraph.graph.forgetting import RetentionPolicy
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, StoreStats
 
@@ -219,9 +220,14 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         # v8: an entity's summary can be owed, and paid
         await store.write_episode(EpisodeWrite(episode=newer, owed_summaries=[entities[0].uuid]))
         assert await store.owed_summaries(GROUP) == [entities[0].uuid]
+        # v9: a retention policy can be kept; the group has no audit record of forgetting yet
+        policy = RetentionPolicy(group_id=GROUP, days=30, updated_at=T0)
+        await store.set_retention(policy)
+        assert await store.retention_policies(GROUP) == [policy]
+        assert await store.forgettings(GROUP) == []
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 8
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 9
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
@@ -233,6 +239,9 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
         # v8: the mark owed on the upgraded file is stored
         assert conn.execute("SELECT count(*) FROM owed_summaries").fetchone() == (1,)
+        # v9: the policy is stored, the audit table is empty
+        assert conn.execute("SELECT group_id, days FROM retention").fetchall() == [(GROUP, 30)]
+        assert conn.execute("SELECT count(*) FROM forgettings").fetchone() == (0,)
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

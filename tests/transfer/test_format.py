@@ -55,6 +55,8 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
                 "correction": 2,
                 "community": 1,
                 "conversation": 1,
+                "forgetting": 0,
+                "retention": 0,
             }
         }
         assert report.embeddings == "computed" and report.embedded == 7  # names, texts, the community
@@ -96,6 +98,8 @@ async def test_a_dump_is_a_header_records_and_an_end_line(tmp_path: Path) -> Non
             "correction": 0,
             "community": 0,
             "conversation": 1,
+            "forgetting": 0,
+            "retention": 0,
         }
     }  # the import's conversation, summarized
     kinds = [line["record"] for line in lines[1:-1]]

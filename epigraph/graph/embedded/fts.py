@@ -81,6 +81,10 @@ class Stemmer:
     def __init__(self) -> None:
         self._cache: dict[str, list[str]] = {}
 
+    def clear(self) -> None:
+        """Forget every word remembered (a forgotten name a query once held, too)."""
+        self._cache.clear()
+
     def tokens(self, conn: sqlite3.Connection, words: Iterable[str]) -> list[str]:
         """The distinct tokens of ``words``, in word order."""
         words = list(words)

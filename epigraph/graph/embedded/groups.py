@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from ...errors import ConflictError
 from ..model import utc_now
 from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
-from . import derived
+from . import audit, derived
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -31,10 +31,10 @@ from .db import Db
 from .reads import stats
 from .writes import EPISODE_UPSERT, insert_mentions, mark_owed, upsert_entities, upsert_facts, upsert_rows
 
-_TABLES = ("communities", "facts", "entities", "episodes", "corrections")
+_TABLES = ("communities", "facts", "entities", "episodes", "corrections", "forgettings")
 """What a group's rows are in (mentions, names, vectors, provenance, claims, members and subjects go with
 them); facts before entities, since they reference entity rows."""
-_HELD = (*_TABLES, "conversation_summaries")
+_HELD = (*_TABLES, "conversation_summaries", "retention")
 
 
 def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -> Iterator[DumpItem]:
@@ -64,6 +64,8 @@ def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -
         for community in derived.communities(conn, group_id):
             yield community if vectors else community.model_copy(update={"embedding": None})
         yield from derived.conversation_summaries(conn, group_id, None)
+        yield from audit.forgettings(conn, group_id)
+        yield from audit.retention_policies(conn, group_id)
 
 
 _MENTIONS = (
@@ -126,6 +128,9 @@ def load_group(db: Db, dump: GroupDump) -> None:
         derived.write_communities(db, conn, dump.group_id, list(dump.communities))
         for summary in dump.conversations:
             derived.write_summary(conn, summary)
+        audit.insert_records(conn, list(dump.forgettings))
+        if dump.retention is not None:
+            audit.write_retention(conn, dump.retention)
 
 
 def delete_group(db: Db, group_id: str) -> StoreStats:
@@ -138,5 +143,6 @@ def delete_group(db: Db, group_id: str) -> StoreStats:
             if table in ("facts", "entities", "episodes"):
                 db.after_commit(functools.partial(db.rows_changed, table, ids))
         conn.execute("DELETE FROM conversation_summaries WHERE group_id = ?", (group_id,))
+        conn.execute("DELETE FROM retention WHERE group_id = ?", (group_id,))
         db.after_commit(lambda: db.vectors.drop_group(group_id))
     return held

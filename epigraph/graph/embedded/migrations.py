@@ -1,5 +1,5 @@
 """Opening an embedded store's file at the current schema: a fresh file gets the whole ``schema.DDL``,
-an older one is upgraded step by step (v1 -> v8) inside the opening transaction, a newer or unknown
+an older one is upgraded step by step (v1 -> v9) inside the opening transaction, a newer or unknown
 one is refused. The current DDL itself is in :mod:`.schema`."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from .schema import (
     CORRECTION_TABLES,
     DDL,
     DERIVED_TABLES,
+    FORGET_TABLES,
     FTS_TABLES,
     OWED_TABLES,
     SCHEMA_VERSION,
@@ -91,9 +92,15 @@ def _to_v8(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v9(conn: sqlite3.Connection) -> None:
+    """v8 -> v9: the (empty) tables of forgetting's audit records and retention policies."""
+    for statement in statements(FORGET_TABLES):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
 MIGRATIONS: dict[int, Migration] = {
-    2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8,
+    2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8, 9: _to_v9,
 }  # fmt: skip
 
 

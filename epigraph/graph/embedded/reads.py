@@ -382,7 +382,7 @@ def get_correction(conn: sqlite3.Connection, group_id: str, uuid: str) -> Correc
 def groups(conn: sqlite3.Connection) -> list[str]:
     sql = (
         "SELECT group_id FROM episodes UNION SELECT group_id FROM entities"
-        " UNION SELECT group_id FROM corrections ORDER BY 1"
+        " UNION SELECT group_id FROM corrections UNION SELECT group_id FROM forgettings ORDER BY 1"
     )
     return [row[0] for row in conn.execute(sql)]
 

@@ -47,6 +47,9 @@ it was).
 - **v8**: ``owed_summaries``: the entities whose summaries a batch still owes (``EpisodeWrite``'s
   ``owed_summaries`` / ``paid_summaries``, written in the episode's transaction), gone with the entity.
   Upgrading creates the empty table.
+- **v9**: forgetting (``graph.forgetting``): ``forgettings``, the audit records (one row per forgetting,
+  the record as JSON: ids and counts, never the subject's name), and ``retention``, a group's retention
+  policy. Upgrading creates the two empty tables.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from pathlib import Path
 
 from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -247,6 +250,24 @@ CREATE TABLE IF NOT EXISTS owed_summaries (
 );
 """
 
+FORGET_TABLES = """
+-- Forgetting (v9): the audit records (the ForgetRecord's JSON) and each group's retention policy.
+CREATE TABLE IF NOT EXISTS forgettings (
+    id INTEGER PRIMARY KEY,
+    group_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    UNIQUE (group_id, uuid)
+);
+CREATE INDEX IF NOT EXISTS forgettings_by_time ON forgettings (group_id, at);
+CREATE TABLE IF NOT EXISTS retention (
+    group_id TEXT PRIMARY KEY,
+    days INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -300,6 +321,7 @@ DDL = (
     + CLAIM_TABLES
     + CORRECTION_TABLES
     + OWED_TABLES
+    + FORGET_TABLES
     + "".join(fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )

@@ -28,6 +28,7 @@ from ...errors import EpigraphError, StoreError, StoreUnavailable
 from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..derived import Community, ConversationSummary
+from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, utc_now
 from ..priority import in_foreground
 from ..store import (
@@ -48,7 +49,7 @@ from ..store import (
     StoreStats,
     TimeFilter,
 )
-from . import claims, corrections, derived, groups, reads, search, writes
+from . import audit, claims, corrections, derived, forgetting, groups, reads, search, writes
 from .db import Db
 from .schema import why_unwritable
 from .sqlite_thread import SqliteThread
@@ -337,6 +338,22 @@ class EmbeddedStore:
 
     async def delete_group(self, group_id: str) -> StoreStats:
         return await self._run(groups.delete_group, group_id)
+
+    # --- forgetting -------------------------------------------------------------------------------------
+    async def forget(self, request: ForgetRequest) -> ForgetOutcome:
+        return await self._run(forgetting.forget, request)
+
+    async def forgettings(self, group_id: str, limit: int = 100) -> list[ForgetRecord]:
+        return await self._read(audit.forgettings, group_id, limit)
+
+    async def retention_policies(self, group_id: str | None = None) -> list[RetentionPolicy]:
+        return await self._read(audit.retention_policies, group_id)
+
+    async def set_retention(self, policy: RetentionPolicy) -> None:
+        await self._run(audit.set_retention, policy)
+
+    async def clear_retention(self, group_id: str) -> bool:
+        return await self._run(audit.clear_retention, group_id)
 
 
 DUMP_PAGE = 500

@@ -76,6 +76,7 @@ CALL () {
   MATCH (n:Episode) RETURN DISTINCT n.group_id AS g
   UNION MATCH (n:Entity) RETURN DISTINCT n.group_id AS g
   UNION MATCH (n:Correction) RETURN DISTINCT n.group_id AS g
+  UNION MATCH (n:Forgetting) RETURN DISTINCT n.group_id AS g
 }
 RETURN g ORDER BY g
 """
@@ -86,7 +87,10 @@ CALL () { MATCH ()-[r:RELATES_TO {group_id: $group_id}]->() RETURN count(r) AS f
 CALL () { MATCH (n:Correction {group_id: $group_id}) RETURN count(n) AS corrections }
 CALL () { MATCH (n:Community {group_id: $group_id}) RETURN count(n) AS communities }
 CALL () { MATCH (n:Conversation {group_id: $group_id}) RETURN count(n) AS conversations }
-RETURN episodes + entities + facts + corrections + communities + conversations AS held
+CALL () { MATCH (n:Forgetting {group_id: $group_id}) RETURN count(n) AS forgettings }
+CALL () { MATCH (n:Retention {group_id: $group_id}) RETURN count(n) AS retention }
+RETURN episodes + entities + facts + corrections + communities + conversations + forgettings + retention
+    AS held
 """
 
 
@@ -118,6 +122,8 @@ DELETE_GROUP = (
     "MATCH (n:Correction {group_id: $group_id}) DELETE n",
     "MATCH (n:Community {group_id: $group_id}) DETACH DELETE n",
     "MATCH (n:Conversation {group_id: $group_id}) DELETE n",
+    "MATCH (n:Forgetting {group_id: $group_id}) DELETE n",
+    "MATCH (n:Retention {group_id: $group_id}) DELETE n",
     "MATCH (n:GroupLock {group_id: $group_id}) DELETE n",
 )
 

@@ -28,6 +28,10 @@ CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_correction_key IF NOT EXISTS "
     "FOR (n:Correction) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
     "CREATE CONSTRAINT epigraph_group_lock_key IF NOT EXISTS FOR (n:GroupLock) REQUIRE n.group_id IS UNIQUE",
+    # forgetting's audit records and the retention policies (cypher_forget)
+    "CREATE CONSTRAINT epigraph_forgetting_key IF NOT EXISTS "
+    "FOR (n:Forgetting) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_retention_key IF NOT EXISTS FOR (n:Retention) REQUIRE n.group_id IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
@@ -39,6 +43,7 @@ RANGE_INDEXES = (
     "FOR (n:Episode) ON (n.group_id, n.source_description, n.reference_time)",
     "CREATE INDEX epigraph_correction_group_time IF NOT EXISTS "
     "FOR (n:Correction) ON (n.group_id, n.created_at)",
+    "CREATE INDEX epigraph_forgetting_group_time IF NOT EXISTS FOR (n:Forgetting) ON (n.group_id, n.at)",
     # The exact vector scan's way in: a group's facts that can be valid at $as_of (start_us <= it).
     f"CREATE INDEX {FACT_START_INDEX} IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.start_us)",
     # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).

@@ -1,4 +1,5 @@
-"""Whole groups on Neo4j: read one out (a dump), write one in (a load), delete one.
+"""Whole groups on Neo4j: read one out (a dump; :func:`group_items` also reads a group for a forgetting),
+write one in (a load), delete one.
 
 Neo4j reads committed data, not a snapshot: a long read could see an episode's write that committed
 halfway through it. So a dump first takes its groups' locks (``cypher_edit.LOCK_GROUPS``, in one explicit
@@ -17,10 +18,11 @@ import neo4j
 
 from ...errors import ConflictError, StoreError
 from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
-from . import convert, derived
+from . import convert, derived, forgetting
 from . import cypher as q
 from . import cypher_derived as qd
 from . import cypher_edit as qe
+from . import cypher_forget as qf
 from .connection import Connection
 from .corrections import create_corrections, records
 from .writing import check_record_dims, rows_of, write_rows
@@ -28,33 +30,44 @@ from .writing import check_record_dims, rows_of, write_rows
 
 async def dump(conn: Connection, group_ids: Sequence[str], vectors: bool) -> AsyncGenerator[DumpItem, None]:
     """Every record of the groups in dump order, read under their locks."""
+    async with conn.transaction(what="dump") as tx:
+        await (await tx.run(qe.LOCK_GROUPS, {"group_ids": sorted(set(group_ids))})).consume()
+        for group_id in group_ids:
+            async for item in group_items(tx, group_id, vectors):
+                yield item
+
+
+async def group_items(
+    tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction, group_id: str, vectors: bool
+) -> AsyncGenerator[DumpItem, None]:
+    """One group's records in dump order, read in ``tx`` (which holds the group's lock)."""
     statements = qe.DUMP_WITH_VECTORS if vectors else qe.DUMP_WITHOUT_VECTORS
     decoders: tuple[Callable[[Any], DumpItem], ...] = (
         convert.episode_from,
         convert.entity_from,
         convert.fact_from,
     )
-    keys = ("ep", "e", "fact")
-    async with conn.transaction(what="dump") as tx:
-        await (await tx.run(qe.LOCK_GROUPS, {"group_ids": sorted(set(group_ids))})).consume()
-        for group_id in group_ids:
-            key = {"group_id": group_id}
-            for statement, decode, name in zip(statements, decoders, keys, strict=True):
-                if name == "e":  # before its entities, the summaries the group owes
-                    owed = [r["uuid"] async for r in await tx.run(q.OWED_SUMMARIES, key)]
-                    if owed:
-                        yield OwedSummaries(group_id, tuple(owed))
-                async for record in await tx.run(statement, key):
-                    yield decode(record[name])
-            async for record in await tx.run(qe.DUMP_MENTIONS, key):
-                yield convert.mention_from(group_id, record)
-            async for record in await tx.run(qe.DUMP_CORRECTIONS, key):
-                yield convert.correction_from(record["record"])
-            for community in derived.communities_from([r async for r in await tx.run(qd.COMMUNITIES, key)]):
-                yield community if vectors else community.model_copy(update={"embedding": None})
-            summaries = [r async for r in await tx.run(qd.CONVERSATIONS, {**key, "keys": None})]
-            for summary in derived.summaries_from(summaries):
-                yield summary
+    key = {"group_id": group_id}
+    for statement, decode, name in zip(statements, decoders, ("ep", "e", "fact"), strict=True):
+        if name == "e":  # before its entities, the summaries the group owes
+            owed = [r["uuid"] async for r in await tx.run(q.OWED_SUMMARIES, key)]
+            if owed:
+                yield OwedSummaries(group_id, tuple(owed))
+        async for record in await tx.run(statement, key):
+            yield decode(record[name])
+    async for record in await tx.run(qe.DUMP_MENTIONS, key):
+        yield convert.mention_from(group_id, record)
+    async for record in await tx.run(qe.DUMP_CORRECTIONS, key):
+        yield convert.correction_from(record["record"])
+    for community in derived.communities_from([r async for r in await tx.run(qd.COMMUNITIES, key)]):
+        yield community if vectors else community.model_copy(update={"embedding": None})
+    summaries = [r async for r in await tx.run(qd.CONVERSATIONS, {**key, "keys": None})]
+    for summary in derived.summaries_from(summaries):
+        yield summary
+    async for record in await tx.run(qf.FORGETTINGS_ALL, key):
+        yield forgetting.record_from(record)
+    async for record in await tx.run(qf.RETENTION, key):
+        yield forgetting.policy_from(record)
 
 
 async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim: int | None) -> None:
@@ -81,6 +94,9 @@ async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim
     for summary in group.conversations:
         await records(tx, qd.LOCK_CONVERSATION, {"group_id": summary.group_id, "key": summary.key})
         await records(tx, qd.SAVE_CONVERSATION, derived.summary_params(summary))
+    await forgetting.create_records(tx, group.group_id, list(group.forgettings))
+    if group.retention is not None:
+        await forgetting.set_retention_tx(tx, group.retention)
 
 
 async def delete_group_tx(

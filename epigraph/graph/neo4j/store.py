@@ -21,9 +21,11 @@ from typing import TypeVar
 
 import neo4j
 
+from ...errors import StoreError
 from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..derived import Community, ConversationSummary
+from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
 from ..store import (
     ALL_OF_CHAIN,
@@ -44,9 +46,10 @@ from ..store import (
     TimeFilter,
 )
 from . import changes as change_reads
-from . import claims, convert, derived, groups, lookups, schema, search, writing
+from . import claims, convert, derived, forgetting, groups, lookups, schema, search, writing
 from . import cypher as q
 from . import cypher_edit as qe
+from . import cypher_forget as qf
 from . import cypher_search as qs
 from .connection import Connection
 from .corrections import apply_correction_tx
@@ -406,3 +409,40 @@ class Neo4jStore:
             return await groups.delete_group_tx(tx, group_id, params)
 
         return await self._conn.write(work, what=f"delete_group {group_id}")
+
+    # --- forgetting (see forgetting) --------------------------------------------------------------------
+    async def forget(self, request: ForgetRequest) -> ForgetOutcome:
+        """One write transaction under the group's lock: the group read as a dump reads it, planned,
+        written (see ``forgetting``). Nothing to compact: Neo4j manages its own files."""
+        dim = await self._dim()
+        for vector in request.vectors.values():
+            if dim is not None and len(vector) != dim:
+                raise StoreError(f"embedding of dimension {len(vector)}; this store holds dimension {dim}")
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> ForgetOutcome:
+            await (await tx.run(q.LOCK_GROUP, {"group_id": request.group_id})).consume()
+            items = [item async for item in groups.group_items(tx, request.group_id, vectors=False)]
+            return await forgetting.forget_tx(tx, request, items)
+
+        return await self._conn.write(work, what=f"forget in group {request.group_id}")
+
+    async def forgettings(self, group_id: str, limit: int = 100) -> list[ForgetRecord]:
+        if limit <= 0:
+            return []
+        params = {"group_id": group_id, "limit": limit}
+        rows = await self._conn.read(qf.FORGETTINGS_NEWEST, params, what="forgettings")
+        return [forgetting.record_from(row) for row in rows]
+
+    async def retention_policies(self, group_id: str | None = None) -> list[RetentionPolicy]:
+        rows = await self._conn.read(qf.RETENTION, {"group_id": group_id}, what="retention_policies")
+        return [forgetting.policy_from(row) for row in rows]
+
+    async def set_retention(self, policy: RetentionPolicy) -> None:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await forgetting.set_retention_tx(tx, policy)
+
+        await self._conn.write(work, what="set_retention")
+
+    async def clear_retention(self, group_id: str) -> bool:
+        rows = await self._conn.run_write(qf.CLEAR_RETENTION, {"group_id": group_id}, what="clear_retention")
+        return bool(rows and rows[0]["cleared"])
