@@ -9,6 +9,7 @@
     epigraph entity Alice --html alice.html
     epigraph fact add Bob "works at" Acme --by alice;  epigraph entity merge Bob Robert;  epigraph undo ID
     epigraph export graph.jsonl;  EPIGRAPH_NEO4J_URI=bolt://... epigraph load graph.jsonl
+    epigraph forget Dana [--episodes delete] [--yes];  epigraph forgotten;  epigraph retention set 30
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
     epigraph communities --rebuild; epigraph communities --as-of 2023-06-01; epigraph conversations chat-7
     epigraph model start                           # the local model (epigraph[local-model]); stop, status
@@ -43,7 +44,7 @@ from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
 from ..version import __version__
-from . import ask, edit, failures, ingest, model, overview, read, serve, transfer, worker
+from . import ask, edit, failures, forget, ingest, model, overview, read, serve, transfer, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
@@ -53,6 +54,7 @@ COMMANDS: tuple[Register, ...] = (
     ask.register,  # ask
     edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)
     transfer.register,  # export, load
+    forget.register,  # forget, forgotten, retention
     model.register,  # model start|stop|status
     serve.register,  # serve, mcp
     worker.register,  # worker (Kafka)

@@ -48,6 +48,7 @@ from ..graph.store import ForgetStore, GraphStore, OverviewStore
 from ..overview import Communities, Conversations, OverviewOptions
 from ..pipeline.options import IngestOptions
 from ..pipeline.refresh import refresh_summaries
+from ..present.tables import Table, TableView
 from ..prompts.protocol import LLM
 from .subject import find_subject
 
@@ -78,8 +79,33 @@ class Rebuilt:
                 "warnings": list(r.warnings)}  # fmt: skip
 
 
+WHAT: dict[str, str] = {
+    "entities": "entities forgotten (the subject)",
+    "aliases": "aliases forgotten with it",
+    "orphans": "entities only deleted episodes mentioned",
+    "facts": "facts forgotten",
+    "facts_current": "  of them current",
+    "facts_retired": "  of them retired",
+    "facts_redacted": "facts kept, the name taken out",
+    "facts_detached": "facts kept, a deleted episode taken out of their sources",
+    "kept_retired": "facts a forgotten fact had retired (they stay retired)",
+    "episodes_mentioning": "episodes that mention or name it",
+    "episodes_deleted": "episodes deleted",
+    "episodes_redacted": "episodes kept, the name taken out",
+    "entities_rewritten": "entities rewritten (names, summaries composed anew)",
+    "summaries_owed": "  of them owed a model summary",
+    "communities_rewritten": "communities rewritten (summarized again)",
+    "communities_dissolved": "communities left without a member",
+    "conversations_reset": "conversation summaries dropped (folded again)",
+    "corrections_deleted": "corrections by hand deleted (they touched it)",
+    "corrections_redacted": "corrections by hand kept, the name taken out",
+    "names_unused": "spellings too short to take out",
+}
+"""What each count of a forgetting means (its ``counts`` keys), as a table shows them."""
+
+
 @dataclass(frozen=True)
-class ForgetResult:
+class ForgetResult(TableView):
     """A forgetting previewed (``applied`` False: nothing changed) or applied: what goes or is rewritten
     (``counts`` and ``ids``, by kind), the plan's ``digest`` (apply exactly this plan with
     ``expect=digest``) and, once applied, the audit record, what was rebuilt and the compaction."""
@@ -98,6 +124,33 @@ class ForgetResult:
     def empty(self) -> bool:
         """Nothing to forget."""
         return not any(self.ids.values())
+
+    def _header(self) -> str:
+        if not self.applied:
+            head = f"would forget in group {self.group_id!r} (a preview: nothing changed)"
+            return f"{head}\nplan {self.digest}: apply it to forget exactly this (expect={self.digest})"
+        record = f", audit record {self.record.uuid}" if self.record is not None else ""
+        return f"forgot in group {self.group_id!r}\nplan {self.digest}{record}"
+
+    def tables(self) -> list[Table]:
+        rows = tuple((what, str(self.counts[k])) for k, what in WHAT.items() if self.counts.get(k))
+        found = [Table("what goes or is rewritten", ("what", "count"), rows, numeric=frozenset({"count"}),
+                       empty="(nothing to forget)")]  # fmt: skip
+        c, r = self.compaction, self.rebuilt
+        after: list[tuple[str, str]] = []
+        if r is not None:
+            after += [("rebuilt by the model", f"{r.summaries} summaries, {r.conversations} conversations, "
+                       f"{r.communities} communities ({r.report.llm_calls} calls)")]  # fmt: skip
+            after += [("waiting for a model", ", ".join(r.waiting))] if r.waiting else []
+        if c is not None:
+            sizes = f"{c.size_before / 2**20:.1f} -> {c.size_after / 2**20:.1f} MiB"
+            said = f"{'yes' if c.done else 'no'} in {c.seconds:.2f} s ({sizes})" + (
+                f"; {c.note}" if c.note else ""
+            )
+            after.append(("store compacted", said))
+        if after:
+            found.append(Table("afterwards", ("step", "result"), tuple(after)))
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         c = self.compaction

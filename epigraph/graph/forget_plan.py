@@ -500,16 +500,17 @@ def _ends(fact: Fact) -> tuple[str, str]:
 
 
 def _digest(write: ForgetWrite, ids: Mapping[str, list[str]]) -> str:
-    """A fingerprint of everything the write does (its records without embeddings)."""
+    """A fingerprint of everything the write does (its records without embeddings; a community's
+    ``updated_at``, the plan's clock, left out: a preview and its apply are planned at two times)."""
 
-    def dump(records: Iterable[Any]) -> list[Any]:
-        return [r.model_dump(mode="json") for r in records]
+    def dump(records: Iterable[Any], exclude: set[str] | None = None) -> list[Any]:
+        return [r.model_dump(mode="json", exclude=exclude) for r in records]
 
     deletes = (write.delete_facts, write.delete_entities, write.delete_episodes, write.delete_corrections)
     body = {
         "deletes": [*deletes, write.conversations_dropped],
         "episodes": dump(write.episodes), "entities": dump(write.entities), "facts": dump(write.facts),
-        "corrections": dump(write.corrections), "communities": dump(write.communities or ()),
+        "corrections": dump(write.corrections), "communities": dump(write.communities or (), {"updated_at"}),
         "owed": write.owed, "ids": ids,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]

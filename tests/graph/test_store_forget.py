@@ -1,0 +1,211 @@
+"""Forgetting on both stores (``Forgetting.forget``): Zaria Quillfeather, her alias, her facts and her
+name leave the group, in one transaction, as previewed, with an audit record that does not hold her
+name; then no byte of the SQLite file or its WAL, and no label or property of any Neo4j node or
+relationship, holds it. The other subjects' facts from the same episodes stay; the facts her facts had
+retired stay retired (docs/decisions/2026-12-01-forgetting.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from epigraph.errors import ConflictError
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.model import Episode, EpisodeStatus
+from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
+from epigraph.testing import HashEmbedder
+from tests.graph.conftest import DIM
+from tests.graph.forget_world import (
+    NAME,
+    NEEDLES,
+    NEO4J_SCAN,
+    T0,
+    World,
+    applied,
+    build,
+    found_in_files,
+    preview,
+    request,
+)
+
+EMBEDDER = HashEmbedder(dim=DIM)
+
+
+@pytest.fixture
+async def world(store: GraphStore, group: str) -> AsyncIterator[World]:
+    """The world, deleted afterwards: the Neo4j probe reads the whole database, which every test shares."""
+    yield await build(store, group, EMBEDDER)
+    await store.delete_group(group)  # type: ignore[attr-defined]
+
+
+async def name_found(store: GraphStore, group: str) -> list[str]:
+    """Where the name is still found: searches, the group's dump, and the store's own bytes."""
+    found: list[str] = []
+    for needle in (NAME, "Zaria", "Quillfeather"):
+        searches = (
+            await store.search_entities_text([group], needle),
+            await store.search_facts_text([group], needle, flt=FactFilter(time=EVERYTHING)),
+            await store.search_episodes_text([group], needle),
+        )
+        found += [f"search {needle!r}: {hit.item.uuid}" for hits in searches for hit in hits]
+    async for item in store.dump([group]):  # type: ignore[attr-defined]
+        line = json.dumps(item.model_dump(mode="json") if hasattr(item, "model_dump") else str(item))
+        found += [f"dump: {type(item).__name__}" for n in NEEDLES if n in line.lower()]
+    if isinstance(store, EmbeddedStore):
+        found += [f"file: {n} x{k}" for n, k in found_in_files(Path(store.path)).items() if k]
+    else:
+        rows = await store._conn.read(NEO4J_SCAN, {"needles": list(NEEDLES)})  # type: ignore[attr-defined]
+        found += [f"neo4j: {row['labels']} {row['uuid']}" for row in rows]
+    return found
+
+
+async def test_the_world_names_her_everywhere_before(store: GraphStore, world: World) -> None:
+    """The probes find what they look for: the name is in the searches, the dump and the bytes."""
+    found = await name_found(store, world.group)
+    assert any(f.startswith("search") for f in found) and any(f.startswith("dump") for f in found)
+    assert any(f.startswith(("file", "neo4j")) for f in found)
+
+
+async def test_forgetting_her_leaves_her_name_nowhere_and_keeps_the_others(
+    store: GraphStore, world: World
+) -> None:
+    req = request(world)
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
+    g = world.group
+
+    # preview equals what apply removed and rewrote
+    assert outcome.record.ids == plan.ids
+    f = world.facts
+    assert set(plan.ids["facts"]) == {
+        f["married"].uuid,
+        f["worked"].uuid,
+        f["nurse"].uuid,
+        world.corrections["about_her"].after.facts[0].uuid,
+    }
+    assert (
+        plan.counts["facts_current"] == 3
+        and plan.counts["facts_retired"] == 1
+        and plan.counts["aliases"] == 1
+    )
+    assert await store.get_entities(g, [world.zaria.uuid]) == []
+    assert await store.get_facts(g, plan.ids["facts"]) == []
+
+    # the other subjects' facts of her episodes stay (reworded where they named her)
+    kept = {x.uuid: x for x in await store.get_facts(g, [x.uuid for x in f.values()])}
+    assert set(kept) == {
+        f[k].uuid for k in ("dating", "carol_lyon", "acme", "party", "biscuit", "biscuit_bob")
+    }
+    assert kept[f["party"].uuid].text == "Bob met Carol at [forgotten]'s party."
+    assert kept[f["biscuit"].uuid].text == "Bob and [forgotten] adopted Biscuit."
+    assert kept[f["carol_lyon"].uuid] == f["carol_lyon"]
+    assert set(plan.ids["facts_redacted"]) == {
+        f["party"].uuid,
+        f["biscuit"].uuid,
+        world.corrections["names_her"].after.facts[0].uuid,
+    }
+    # ... and what her marriage retired stays retired
+    dating = kept[f["dating"].uuid]
+    assert dating.expired_at is not None and dating.invalidated_by == f["dating"].invalidated_by
+    assert plan.ids["kept_retired"] == [f["dating"].uuid]
+
+    # every episode stays, redacted; the summaries are rebuilt from what stays
+    episodes = {e.uuid: e for e in await store.episodes(g, limit=10)}
+    assert set(episodes) == {world.e1.uuid, world.e2.uuid, world.e3.uuid}
+    assert episodes[world.e1.uuid].content == "Bob: I married [forgotten] last spring. Carol moved to Lyon."
+    assert episodes[world.e2.uuid] == world.e2
+    [bob] = await store.get_entities(g, [world.bob.uuid])
+    assert "married" not in bob.summary and "Biscuit lives with Bob." in bob.summary  # composed anew
+
+    # a correction about her is gone, one that named her is redacted; the community and the
+    # conversation summaries that told of her are rebuilt (stale) or dropped
+    corrections = {c.uuid: c for c in await store.corrections(g)}  # type: ignore[attr-defined]
+    assert set(corrections) == {world.corrections["names_her"].uuid}
+    assert corrections[world.corrections["names_her"].uuid].reason == "told by [forgotten]"
+    [community] = await store.communities(g)  # type: ignore[attr-defined]
+    assert (community.name, community.summary, community.members, community.stale) == (
+        "[forgotten]'s circle",
+        "",
+        sorted([world.bob.uuid, world.carol.uuid]),
+        True,
+    )
+    assert await store.conversation_summaries(g) == []  # type: ignore[attr-defined]
+    assert set(outcome.conversations) == {"chat-1", "chat-2"}
+
+    # the audit record: when, which call, what, and her name only as a salted hash
+    assert await store.forgettings(g) == [outcome.record]  # type: ignore[attr-defined]
+    assert outcome.record.is_of(NAME.upper()) and not outcome.record.is_of("Bob")
+    assert not any(n in outcome.record.model_dump_json().lower() for n in NEEDLES)
+
+    assert await name_found(store, g) == []
+
+
+async def test_deleting_her_episodes_takes_what_only_they_said(store: GraphStore, world: World) -> None:
+    req = request(world, mentioning="delete")
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
+    g, f = world.group, world.facts
+    assert outcome.record.ids == plan.ids
+    assert sorted(plan.ids["episodes_deleted"]) == sorted([world.e1.uuid, world.e3.uuid])
+    assert [e.uuid for e in await store.episodes(g)] == [world.e2.uuid]
+    kept = {x.uuid for x in await store.get_facts(g, [x.uuid for x in f.values()])}
+    assert kept == {f["acme"].uuid}  # only e2 states it
+    # Lyon and Biscuit were only in her episodes; Bob stays (a fact added by hand touches him)
+    assert set(plan.ids["orphans"]) == {world.lyon.uuid, world.biscuit.uuid}
+    left = {
+        e.uuid for e in await store.get_entities(g, [e.uuid for e in (world.bob, world.carol, world.lyon)])
+    }
+    assert left == {world.bob.uuid, world.carol.uuid}
+    assert await name_found(store, g) == []
+
+
+async def test_a_plan_the_group_changed_under_is_refused_and_nothing_is_written(
+    store: GraphStore, world: World
+) -> None:
+    req = request(world)
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    ready = await applied(store, EMBEDDER, req, plan)
+    late = Episode(
+        group_id=world.group, content="Carol: Zaria called me.", reference_time=T0, status=EpisodeStatus.DONE
+    )
+    await store.save_episode(late)
+    with pytest.raises(ConflictError, match="changed since"):
+        await store.forget(ready)  # type: ignore[attr-defined]
+    assert await store.get_entities(world.group, [world.zaria.uuid]) != []
+    assert await store.forgettings(world.group) == []  # type: ignore[attr-defined]
+    # a plan without the embeddings of its new texts is refused too
+    again = await preview(store, req)  # type: ignore[arg-type]
+    with pytest.raises(ConflictError, match="no embedding"):
+        await store.forget(replace(req, expect=again.digest))  # type: ignore[attr-defined]
+    assert await store.get_entities(world.group, [world.zaria.uuid]) != []
+
+
+async def test_forgetting_old_episodes_keeps_the_young_and_their_facts(
+    store: GraphStore, world: World
+) -> None:
+    """Retention's way in: episodes named outright, deleted with what only they support."""
+    req = request(
+        world,
+        entities=(),
+        names=(),
+        episodes=(world.e1.uuid,),
+        mentioning="delete",
+        subject=None,
+        call="retention",
+        older_than=world.e2.reference_time,
+    )
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
+    g, f = world.group, world.facts
+    assert outcome.record.older_than == world.e2.reference_time and outcome.record.subject is None
+    assert sorted(e.uuid for e in await store.episodes(g)) == sorted([world.e2.uuid, world.e3.uuid])
+    kept = {x.uuid: x for x in await store.get_facts(g, [x.uuid for x in f.values()])}
+    assert set(kept) == {f[k].uuid for k in ("acme", "party", "biscuit", "biscuit_bob")}
+    assert kept[f["biscuit_bob"].uuid].episodes == [world.e3.uuid]
+    assert kept[f["biscuit_bob"].uuid].stated_at == world.e3.reference_time
+    assert set(plan.ids["orphans"]) == {world.lyon.uuid}
+    assert await store.get_entities(g, [world.zaria.uuid]) != []  # e3 mentions her too
