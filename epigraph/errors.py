@@ -12,7 +12,8 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   ├── EpisodeNotFound
     │   ├── ConversationNotFound   no episode of the group has that source (chain key)
     │   ├── FactNotFound
-    │   └── CorrectionNotFound
+    │   ├── CorrectionNotFound
+    │   └── RetentionNotSet        the group has no retention policy
     ├── ConflictError              the graph changed under a correction, or a load found the group not
     │                              empty: nothing was written
     ├── LLMError                   the language model could not give a usable answer
@@ -109,6 +110,12 @@ class CorrectionNotFound(NotFound):
     def __init__(self, uuid: str, group_id: str) -> None:
         self.uuid, self.group_id = uuid, group_id
         super().__init__(f"no correction {uuid!r} in group {group_id!r}")
+
+
+class RetentionNotSet(NotFound):
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        super().__init__(f"group {group_id!r} has no retention policy: set one first (days)")
 
 
 class ConflictError(EpigraphError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from ..errors import EpigraphError, UsageError
+from ..errors import EpigraphError, RetentionNotSet
 from ..forget import ForgetResult, Forgetter, due
 from ..forget.retention import cutoff
 from ..graph.forgetting import RetentionPolicy
@@ -58,10 +58,10 @@ class Retention:
     ) -> ForgetResult:
         """The episodes the policy forgets now, and what only they support: a preview (nothing changes),
         or with ``apply`` forgotten in one transaction (``expect``: only the plan of that digest).
-        UsageError when the group has no policy."""
+        :class:`~epigraph.errors.RetentionNotSet` when the group has no policy."""
         policy = await self.get()
         if policy is None:
-            raise UsageError(f"group {self.group_id!r} has no retention policy: set one first (days)")
+            raise RetentionNotSet(self.group_id)
         g = await opened(self._graph)
         now = g.options.clock()
         old = await due(g.store, policy, now)

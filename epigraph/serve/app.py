@@ -27,6 +27,7 @@ from . import (
     routes_edit,
     routes_episodes,
     routes_explore,
+    routes_forget,
     routes_overview,
     routes_read,
     routes_transfer,
@@ -81,7 +82,8 @@ def create_app(
     http_errors.install(app)
 
     for router in (routes_episodes.router, routes_read.router, routes_overview.router, routes_ask.router,
-                   routes_edit.router, routes_edit.group_router, routes_transfer.router):  # fmt: skip
+                   routes_edit.router, routes_edit.group_router, routes_transfer.router,
+                   routes_forget.router):  # fmt: skip
         app.include_router(router, prefix=f"/{API_VERSION}", dependencies=QUERY_CHECKED)
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)

@@ -4,8 +4,9 @@ HTTP, with the same keys, groups, limits and intake as the HTTP API.
 Tools: ``add_episodes``, ``episode_status``, ``search``, ``read_entity``, ``ask``, ``remove_episode``,
 ``communities``, ``update_communities``, ``conversations``, ``conversation``, ``update_conversations``;
 corrections by hand (``add_fact``, ``retire_fact``, ``edit_fact``, ``delete_fact``, ``merge_entities``,
-``unmerge_entities``, ``rename_entity``, ``undo_correction``, ``list_corrections``, ``delete_group``) and
-``export_group`` / ``load_group`` (a dump as text, up to ``Limits.max_dump_bytes``).
+``unmerge_entities``, ``rename_entity``, ``undo_correction``, ``list_corrections``, ``delete_group``),
+``export_group`` / ``load_group`` (a dump as text, up to ``Limits.max_dump_bytes``) and forgetting
+(``forget``: a preview unless ``apply``; ``list_forgotten``; ``retention``: show, set, clear, apply).
 Over HTTP the key comes with each request (``Authorization: Bearer KEY``); over stdio the host that
 starts the server sets ``EPIGRAPH_API_KEY``. A refusal is a tool error naming 401/403, nothing more.
 Every tool's ``group_id`` defaults to the server's own group when it was started with one (``--group``
@@ -30,7 +31,7 @@ from ..config import Settings
 from ..errors import ConflictError, NotFound, UsageError
 from ..graph.changes import ChangeKind
 from ..version import __version__
-from . import editing, service
+from . import editing, forgetting, service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
 from .intake import GroupRegistry, Intake
 from .schemas import AskIn, EpisodeIn, LimitExceeded, Limits, Timestamp
@@ -90,6 +91,7 @@ def build_server(
     _overview_tools(server, state, group)
     _correcting_tools(server, state, group)
     _moving_tools(server, state, group)
+    _forgetting_tools(server, state, group)
     return mcp_server
 
 
@@ -377,6 +379,48 @@ def _moving_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         if len(dump.encode("utf-8")) > state.limits.max_dump_bytes:
             raise ToolError(f"413 dump: larger than {state.limits.max_dump_bytes} bytes")
         return await guarded(editing.load(state, chosen, dump))
+
+
+def _forgetting_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
+    @server.tool()
+    async def forget(
+        *, group_id: GroupArg = None, subject: str, ctx: Context,
+        episodes: Literal["redact", "delete"] = "redact", also: list[str] | None = None, apply: bool = False,
+        expect: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Forget an entity (its id, name or alias): itself, its facts, its name in everything that stays;
+        the episodes that mention it redacted (the name taken out) or deleted. A preview (counts and
+        ids, nothing changes) unless ``apply``; ``expect``: forget only the plan a preview answered."""
+        body = forgetting.ForgetIn(subject=subject, episodes=episodes, also=also or [], apply=apply,
+                                   expect=expect)  # fmt: skip
+        return await guarded(forgetting.forget(state, group(ctx, group_id), body, call="mcp"))
+
+    @server.tool()
+    async def list_forgotten(
+        *, group_id: GroupArg = None, ctx: Context, name: str | None = None, limit: int = 50
+    ) -> dict[str, Any]:
+        """The audit records of what was forgotten, newest first (of a subject so called, if named)."""
+        chosen = group(ctx, group_id)
+        return await guarded(forgetting.forgotten(state, chosen, name or None, max(1, min(limit, 1000))))
+
+    @server.tool()
+    async def retention(
+        *, group_id: GroupArg = None, ctx: Context, action: Literal["show", "set", "clear", "apply"] = "show",
+        days: int | None = None, apply: bool = False, expect: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The group's retention: show it, set it (``days``: how long episodes are kept), clear it, or
+        apply it (the older episodes, and what only they support: a preview unless ``apply``)."""
+        chosen = group(ctx, group_id)
+        if action == "set":
+            if days is None:
+                raise ToolError("422 days: set takes days (how long the group keeps its episodes)")
+            return await guarded(forgetting.set_retention(state, chosen, forgetting.RetentionIn(days=days)))
+        if action == "clear":
+            return await guarded(forgetting.clear_retention(state, chosen))
+        if action == "apply":
+            body = forgetting.ApplyIn(apply=apply, expect=expect)
+            return await guarded(forgetting.apply_retention(state, chosen, body, call="mcp"))
+        return await guarded(forgetting.retention(state, chosen))
 
 
 async def run_mcp(

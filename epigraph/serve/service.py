@@ -7,16 +7,20 @@ import asyncio
 import gc
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..ask import AskChunk
 from ..client import KnowledgeGraph
+from ..errors import EpigraphError
 from ..explore.gather import AROUND
+from ..facade.forgetting import retention_pass
 from ..facade.group import GroupHandle
 from ..graph.model import Episode, EpisodeStatus
+from ..graph.roles import optional
+from ..graph.store import Retention
 from ..present.records import episode_dict
 from ..search import (
     COMBINED,
@@ -65,6 +69,7 @@ async def running(state: ServerState, *, close_graph: bool = True) -> AsyncItera
     """Open the graph and resume every group's pending episodes; at the end stop the background runs (an
     interrupted episode stays ``pending``, resumed at the next start) and close the graph."""
     await state.kg.open()
+    passes = asyncio.create_task(retention_passes(state), name="retention")
     await aload_encoding()  # ingestion counts tokens: load the BPE tables now, not on the event loop later
     # What start-up built lives as long as the server: out of the collector's sight, a full collection
     # under load scans only what requests made (such pauses: docs/decisions/2026-11-25-serve.md).
@@ -77,12 +82,33 @@ async def running(state: ServerState, *, close_graph: bool = True) -> AsyncItera
         yield state
     finally:
         state.ready = False
+        passes.cancel()
+        with suppress(asyncio.CancelledError):
+            await passes
         await state.intake.close()
         if close_graph:
             await state.kg.close()
         # back in the collector's sight: frozen objects are never freed, and at exit nanobind modules
         # (triton's, imported with the embedding model) report theirs as leaks, ~100 lines on stderr
         gc.unfreeze()
+
+
+async def retention_passes(state: ServerState) -> None:
+    """Every group's retention policy applied now, then every ``retention_every`` seconds, until
+    cancelled (nothing with ``retention_every`` 0 or a store without the retention role). A pass that
+    fails is logged, never raised: the next one tries again."""
+    every = state.kg.settings.retention_every
+    if every <= 0 or optional(state.kg.store, Retention) is None:
+        return
+    while True:
+        try:
+            done = [r for r in await retention_pass(state.kg) if r.applied]
+            if done:
+                episodes = sum(r.counts.get("episodes_deleted", 0) for r in done)
+                log.info("retention: %d episodes forgotten in %d group(s)", episodes, len(done))
+        except EpigraphError as exc:
+            log.warning("a retention pass failed (%s); the next one tries again", type(exc).__name__)
+        await asyncio.sleep(every)
 
 
 def episode_body(episode: Episode) -> dict[str, Any]:

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from epigraph import KnowledgeGraph, Settings
-from epigraph.errors import AmbiguousName, ConflictError, EntityNotFound, StoreRoleMissing, UsageError
+from epigraph.errors import (
+    AmbiguousName,
+    ConflictError,
+    EntityNotFound,
+    RetentionNotSet,
+    StoreRoleMissing,
+    UsageError,
+)
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
 from epigraph.graph.store import EpisodeWrite
@@ -155,7 +162,7 @@ async def test_bad_calls_are_refused_before_anything(
         await kg.forget(NAME, placeholder="[Zaria]")
     with pytest.raises(UsageError, match="empty"):
         await kg.forget("  ")
-    with pytest.raises(UsageError, match="no retention policy"):
+    with pytest.raises(RetentionNotSet, match="no retention policy"):
         await kg.retention.forget()
     assert await kg.forgotten() == []
 

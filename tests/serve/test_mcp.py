@@ -26,6 +26,7 @@ CONTEXT_TOOLS = ["search_episodes", "search_facts", "entities", "conversations_o
 CORRECTING = {"add_fact", "retire_fact", "edit_fact", "delete_fact", "merge_entities", "unmerge_entities",
               "rename_entity", "undo_correction", "list_corrections", "delete_group"}  # fmt: skip
 MOVING = {"export_group", "load_group"}
+FORGETTING = {"forget", "list_forgotten", "retention"}
 
 
 async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, Any]:
@@ -81,7 +82,7 @@ async def _overview_checks(session: ClientSession, uuid: str) -> None:
 
 async def _session_checks(session: ClientSession) -> None:
     tools = await session.list_tools()
-    assert {t.name for t in tools.tools} == TOOLS | CORRECTING | MOVING
+    assert {t.name for t in tools.tools} == TOOLS | CORRECTING | MOVING | FORGETTING
     for tool in tools.tools:  # a server without a group of its own: every tool asks for one
         assert "group_id" in tool.input_schema["required"], tool
     ok, refused = await _call(session, "search", query="Alice")
@@ -169,6 +170,29 @@ async def _correction_checks(session: ClientSession) -> None:
     assert ok and deleted["deleted"]["entities"] >= 3
     ok, loaded = await _call(session, "load_group", group_id="alpha", dump=dump["dump"])
     assert ok and loaded["groups"]["alpha"]["correction"] == 5
+    await _forgetting_checks(session)
+
+
+async def _forgetting_checks(session: ClientSession) -> None:
+    """Forgetting and retention as tools: a preview, the apply of exactly it, the audit records."""
+    ok, preview = await _call(session, "forget", group_id="alpha", subject="Carol")
+    assert ok and not preview["applied"] and preview["ids"]["entities"]
+    ok, done = await _call(session, "forget", group_id="alpha", subject="Carol", apply=True,
+                           expect=preview["digest"])  # fmt: skip
+    assert ok and done["applied"] and done["ids"] == preview["ids"] and done["record"]["call"] == "mcp"
+    assert "carol" not in json.dumps(done).lower()
+    ok, records = await _call(session, "list_forgotten", group_id="alpha", name="Carol")
+    assert ok and [r["uuid"] for r in records["forgotten"]] == [done["record"]["uuid"]]
+    ok, missing = await _call(session, "forget", group_id="alpha", subject="Carol")
+    assert not ok and "no entity" in missing
+    ok, refused = await _call(session, "forget", group_id="beta", subject="Carol")
+    assert not ok and "403" in refused
+    ok, policy = await _call(session, "retention", group_id="alpha", action="set", days=7)
+    assert ok and policy["retention"]["days"] == 7
+    ok, preview = await _call(session, "retention", group_id="alpha", action="apply")
+    assert ok and not preview["applied"] and preview["ids"]["episodes_deleted"]  # said in 2024
+    ok, cleared = await _call(session, "retention", group_id="alpha", action="clear")
+    assert ok and cleared["cleared"]
 
 
 async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:

@@ -25,6 +25,9 @@ from epigraph.transfer.format import KINDS, Header
 from tests.support.transfer_graphs import ingest_locomo, locomo_reply
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dump-v1.jsonl"
+FIXTURE_V3 = FIXTURE.with_name("dump-v3.jsonl")
+"""A version-3 dump (committed, never regenerated): a group after a forgetting and a retention pass, with
+their audit records and its retention policy."""
 DIM = 384
 
 
@@ -206,22 +209,25 @@ def _set(record: Any, path: tuple[str, ...], value: Any) -> Any:
 
 
 NUMBERED = [
-    (number, path, value)
-    for number, line in enumerate(lines_of(FIXTURE), start=1)
+    (fixture, number, path, value)
+    for fixture in (FIXTURE, FIXTURE_V3)
+    for number, line in enumerate(lines_of(fixture), start=1)
     for path in _datetime_paths(json.loads(line), _datetime_fields())
     for value in (12345, 1.7e9)
 ]
 
 
 @pytest.mark.parametrize(
-    ("number", "path", "value"), NUMBERED, ids=[f"line{n}:{'.'.join(p)}={v}" for n, p, v in NUMBERED]
+    ("fixture", "number", "path", "value"),
+    NUMBERED,
+    ids=[f"{f.stem}:line{n}:{'.'.join(p)}={v}" for f, n, p, v in NUMBERED],
 )
 def test_a_number_where_a_datetime_belongs_is_refused_with_its_line_and_field(
-    tmp_path: Path, number: int, path: tuple[str, ...], value: float
+    tmp_path: Path, fixture: Path, number: int, path: tuple[str, ...], value: float
 ) -> None:
     """Every datetime field of every record kind (nested records of corrections and invalidations too)
     is an ISO 8601 string: a number (pydantic would read seconds since 1970) is refused."""
-    lines = lines_of(FIXTURE)
+    lines = lines_of(fixture)
     lines[number - 1] = json.dumps(_set(json.loads(lines[number - 1]), path, value))
     with pytest.raises(InputError) as caught:
         read(lines, "numbers.jsonl")
@@ -230,11 +236,27 @@ def test_a_number_where_a_datetime_belongs_is_refused_with_its_line_and_field(
     assert "ISO 8601" in error.reason and repr(value) in error.reason, error.reason
 
 
-def test_every_datetime_field_of_the_fixture_is_tried_with_a_number() -> None:
-    tried = {(line, path[-1]) for line, path, _ in NUMBERED}
-    kinds = {json.loads(lines_of(FIXTURE)[line - 1])["record"] for line, _ in tried}
-    assert kinds == {"header", "episode", "entity", "fact", "correction", "community", "conversation"}
-    assert {name for _, name in tried} == _datetime_fields()
+def test_every_datetime_field_of_the_fixtures_is_tried_with_a_number() -> None:
+    tried = {(fixture, line, path[-1]) for fixture, line, path, _ in NUMBERED}
+    kinds = {json.loads(lines_of(fixture)[line - 1])["record"] for fixture, line, _ in tried}
+    assert kinds == {"header", "episode", "entity", "fact", "correction", "community", "conversation",
+                     "forgetting", "retention"}  # fmt: skip
+    assert {name for _, _, name in tried} == _datetime_fields()
+
+
+async def test_the_version_3_fixture_loads_with_its_audit_records_and_retention() -> None:
+    async with EmbeddedStore(":memory:") as store:
+        kg = graph(store, "v3-fixture")
+        report = await kg.transfer.load(FIXTURE_V3)
+        assert (
+            report.groups["v3-fixture"]["forgetting"] == 2 and report.groups["v3-fixture"]["retention"] == 1
+        )
+        records = await kg.forgotten()
+        assert [r.call for r in records] == ["retention", "python"]  # newest first
+        assert records[1].is_of("Zaria Quillfeather") and records[0].older_than is not None
+        assert (await kg.retention.get()) is not None and (await kg.retention.get()).days == 400  # type: ignore[union-attr]
+        lines = [line async for line in kg.transfer.export_lines()]
+        assert sum('"record": "forgetting"' in line for line in lines) == 2
 
 
 async def test_a_load_writes_nothing_when_one_target_group_holds_data(tmp_path: Path) -> None:
