@@ -98,22 +98,10 @@ async def build(store: GraphStore, group: str, embedder: Embedder) -> World:
 
     married = await fact(bob, "MARRIED_TO", zaria, "Bob is married to Zaria.", e1)
     dating = await fact(bob, "DATES", carol, "Bob is dating Carol.", e1)
-    dating = dating.model_copy(
-        update={
-            "invalid_at": e1.reference_time,
-            "expired_at": e1.reference_time,
-            "invalidated_by": Invalidation(fact_uuid=married.uuid, episode_uuid=e1.uuid),
-        }
-    )
+    dating = _retired(dating, married, e1)
     worked = await fact(zaria, "WORKS_IN", acme, "Zaria worked at Acme.", e1)
     nurse = await fact(zaria, "WORKS_IN", lyon, "Zaria Quillfeather works as a nurse in Lyon.", e1)
-    worked = worked.model_copy(
-        update={
-            "invalid_at": e1.reference_time,
-            "expired_at": e1.reference_time,
-            "invalidated_by": Invalidation(fact_uuid=nurse.uuid, episode_uuid=e1.uuid),
-        }
-    )
+    worked = _retired(worked, nurse, e1)
     facts = {
         "married": married,
         "dating": dating,
@@ -164,6 +152,13 @@ async def build(store: GraphStore, group: str, embedder: Embedder) -> World:
         summary = ConversationSummary(group_id=group, key=key, summary=text, episodes=1, version=1)
         assert await views.save_conversation_summary(summary)  # type: ignore[attr-defined]
     return World(group, zaria, bob, carol, lyon, acme, biscuit, e1, e2, e3, facts, corrections, community)
+
+
+def _retired(fact: Fact, by: Fact, episode: Episode) -> Fact:
+    """``fact`` retired by ``by`` when ``episode`` was said."""
+    invalidation = Invalidation(fact_uuid=by.uuid, episode_uuid=episode.uuid)
+    when = episode.reference_time
+    return fact.model_copy(update={"invalid_at": when, "expired_at": when, "invalidated_by": invalidation})
 
 
 async def _added_by_hand(

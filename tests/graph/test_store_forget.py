@@ -15,9 +15,12 @@ import pytest
 
 from epigraph.errors import ConflictError
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.forgetting import RetentionPolicy
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.testing import HashEmbedder
+from epigraph.transfer import export_lines, read
+from epigraph.transfer.moves import regroup
 from tests.graph.conftest import DIM
 from tests.graph.forget_world import (
     NAME,
@@ -73,10 +76,20 @@ async def test_the_world_names_her_everywhere_before(store: GraphStore, world: W
 async def test_forgetting_her_leaves_her_name_nowhere_and_keeps_the_others(
     store: GraphStore, world: World
 ) -> None:
+    g = world.group
+    # searched first, so the in-memory term and vector indexes hold her (they must follow the commit)
+    vector = [float(x) for x in (await EMBEDDER.embed([NAME]))[0]]
+    assert [h.item.uuid for h in await store.search_entities_vector([g], vector, limit=1)] == [
+        world.zaria.uuid
+    ]
+    assert await store.search_facts_text([g], "Quillfeather")
     req = request(world)
     plan = await preview(store, req)  # type: ignore[arg-type]
     outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
-    g = world.group
+    assert world.zaria.uuid not in {h.item.uuid for h in await store.search_entities_vector([g], vector)}
+    party = [float(x) for x in (await EMBEDDER.embed(["Bob met Carol at [forgotten]'s party."]))[0]]
+    [best] = await store.search_facts_vector([g], party, limit=1)
+    assert best.item.uuid == world.facts["party"].uuid and best.score > 0.99  # re-embedded
 
     # preview equals what apply removed and rewrote
     assert outcome.record.ids == plan.ids
@@ -142,6 +155,30 @@ async def test_forgetting_her_leaves_her_name_nowhere_and_keeps_the_others(
     assert not any(n in outcome.record.model_dump_json().lower() for n in NEEDLES)
 
     assert await name_found(store, g) == []
+
+
+async def test_a_dump_carries_the_audit_record_and_the_retention_policy(
+    store: GraphStore, world: World, other_group: str
+) -> None:
+    req = request(world)
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
+    policy = RetentionPolicy(group_id=world.group, days=90, updated_at=T0)
+    await store.set_retention(policy)  # type: ignore[attr-defined]
+    lines = [line async for line in export_lines(store, [world.group])]  # type: ignore[arg-type]
+    dump = read(lines)
+    try:
+        await store.load_group(regroup(dump.groups[world.group], other_group))  # type: ignore[attr-defined]
+        [moved] = await store.forgettings(other_group)  # type: ignore[attr-defined]
+        assert moved == outcome.record.model_copy(update={"group_id": other_group})
+        assert await store.retention_policies(other_group) == [
+            policy.model_copy(update={"group_id": other_group})
+        ]  # type: ignore[attr-defined]
+        assert other_group in await store.groups()  # type: ignore[attr-defined]
+    finally:
+        await store.delete_group(other_group)  # type: ignore[attr-defined]
+    assert await store.forgettings(other_group) == []  # type: ignore[attr-defined]
+    assert await store.retention_policies(other_group) == []  # type: ignore[attr-defined]
 
 
 async def test_deleting_her_episodes_takes_what_only_they_said(store: GraphStore, world: World) -> None:

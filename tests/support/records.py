@@ -13,6 +13,7 @@ import numpy as np
 
 from epigraph.graph.corrections import Correction
 from epigraph.graph.derived import Community, ConversationSummary
+from epigraph.graph.forgetting import ForgetRecord, RetentionPolicy
 from epigraph.graph.model import Entity, Episode, Fact, Mention
 from epigraph.graph.store import DumpItem, EpisodeWrite, GraphStore, GroupDump, OwedSummaries
 from tests.support.stores import DIM
@@ -90,4 +91,6 @@ def group_of(group: str, items: Sequence[DumpItem]) -> GroupDump:
         communities=[i for i in items if isinstance(i, Community)],
         conversations=[i for i in items if isinstance(i, ConversationSummary)],
         owed_summaries=[u for i in items if isinstance(i, OwedSummaries) for u in i.entity_uuids],
+        forgettings=[i for i in items if isinstance(i, ForgetRecord)],
+        retention=next((i for i in items if isinstance(i, RetentionPolicy)), None),
     )
