@@ -15,6 +15,7 @@ import pytest
 
 from epigraph.errors import ConflictError
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.embedded.groups import Snapshot
 from epigraph.graph.forgetting import RetentionPolicy
 from epigraph.graph.model import Episode, EpisodeStatus
 from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
@@ -246,3 +247,25 @@ async def test_forgetting_old_episodes_keeps_the_young_and_their_facts(
     assert kept[f["biscuit_bob"].uuid].stated_at == world.e3.reference_time
     assert set(plan.ids["orphans"]) == {world.lyon.uuid}
     assert await store.get_entities(g, [world.zaria.uuid]) != []  # e3 mentions her too
+
+
+async def test_a_reader_holding_the_wal_is_reported_not_raised(tmp_path: Path, group: str) -> None:
+    """A checkpoint another connection's open read holds off (here a dump's snapshot): the forgetting is
+    committed, its compaction says it could not finish, and the next checkpoint does."""
+    path = tmp_path / "held.db"
+    async with EmbeddedStore(str(path)) as store:
+        await store.setup(DIM)
+        world = await build(store, group, EMBEDDER)
+        req = request(world)
+        ready = await applied(store, EMBEDDER, req, await preview(store, req))
+        reader = Snapshot(str(path))  # reads the file as it was
+        try:
+            outcome = await store.forget(ready)
+        finally:
+            reader.close()
+        assert outcome.compaction is not None and not outcome.compaction.done
+        assert "reader" in outcome.compaction.note
+        assert await store.get_entities(group, [world.zaria.uuid]) == []  # committed all the same
+        again = await store.forget(replace(request(world, entities=(), names=()), expect=None))
+        assert again.compaction is not None and again.compaction.done
+    assert found_in_files(path) == dict.fromkeys(NEEDLES, 0)
