@@ -6,6 +6,7 @@ their facts. The store-level bars (bytes, Neo4j properties) are ``tests/graph/te
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -59,9 +60,10 @@ async def graph(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeGraph, World, Sc
 
 
 async def test_a_preview_changes_nothing_and_the_apply_forgets_exactly_it(
-    graph: tuple[KnowledgeGraph, World, ScriptedLLM],
+    graph: tuple[KnowledgeGraph, World, ScriptedLLM], caplog: pytest.LogCaptureFixture
 ) -> None:
     kg, world, _ = graph
+    caplog.set_level(logging.DEBUG, logger="epigraph")
     before = await kg.stats()
     preview = await kg.forget("zaria")  # by her alias, any case
     assert not preview.applied and preview.record is None and await kg.stats() == before
@@ -77,6 +79,7 @@ async def test_a_preview_changes_nothing_and_the_apply_forgets_exactly_it(
     with pytest.raises(EntityNotFound):
         await kg.forget("Zaria")
     assert found_in_files(Path(kg.store.path)) == dict.fromkeys(NEEDLES, 0)  # type: ignore[attr-defined]
+    assert "forgot in group" in caplog.text and not any(n in caplog.text.lower() for n in NEEDLES)
 
 
 async def test_a_stale_preview_is_refused_and_an_unstated_one_is_planned_again(
