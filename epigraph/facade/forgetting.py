@@ -1,22 +1,27 @@
-"""Forgetting on a group's handle: ``kg.forget("Dana")`` (a preview; ``apply=True`` forgets),
-``kg.forgotten()`` (the audit records) and the group's retention, ``kg.retention`` (``set(days)``,
-``get()``, ``clear()``, ``forget()``: its old episodes, previewed or forgotten). Both need a store with the
-forgetting roles (``graph.store.Forgetting``, ``Retention``): :class:`~epigraph.errors.StoreRoleMissing`
+"""Forgetting on a group's handle: ``kg.forget("Dana")`` (a preview; ``apply=True`` forgets; the handle's
+method, built by :func:`forgetter_of`) and the namespace ``kg.forgetting``: the audit records
+(``history``) and the group's retention (``retention``, ``set_retention(days)``, ``clear_retention``,
+``apply_retention``: its old episodes, previewed or forgotten). They need a store with the forgetting
+roles (``graph.store.Forgetting``, ``Retention``): :class:`~epigraph.errors.StoreRoleMissing`
 otherwise. See :mod:`epigraph.forget`."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..errors import EpigraphError, RetentionNotSet
 from ..forget import ForgetResult, Forgetter, due
 from ..forget.retention import cutoff
-from ..graph.forgetting import RetentionPolicy
+from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.roles import role
+from ..graph.store import Forgetting as ForgettingRole
 from ..graph.store import Retention as RetentionRole
 from .parts import Graph, opened
 
 log = logging.getLogger("epigraph.forget")
+R = TypeVar("R")
 
 
 def forgetter_of(graph: Graph) -> Forgetter:
@@ -27,39 +32,47 @@ def forgetter_of(graph: Graph) -> Forgetter:
     )  # fmt: skip
 
 
-class Retention:
-    """The group's retention policy: its episodes older than ``days`` (by when they were said), and what
-    only they support, forgotten by ``epigraph serve``'s passes (``Settings.retention_every``) or by
-    :meth:`forget`."""
+class Forgettings:
+    """``kg.forgetting``: what the group forgot (its audit records) and its retention policy: its
+    episodes older than ``days`` (by when they were said), and what only they support, forgotten by
+    ``epigraph serve``'s passes (``Settings.retention_every``) or by :meth:`apply_retention`. Forgetting
+    a subject is the handle's own ``forget``."""
 
     def __init__(self, graph: Graph, group_id: str) -> None:
         self._graph, self.group_id = graph, group_id
 
-    async def _store(self) -> RetentionRole:
-        return role((await opened(self._graph)).store, RetentionRole, feature="retention")
+    async def _store(self, role_of: Callable[..., R], feature: str) -> R:
+        return role((await opened(self._graph)).store, role_of, feature=feature)
 
-    async def get(self) -> RetentionPolicy | None:
-        """The group's policy, or None (it keeps everything)."""
-        found = await (await self._store()).retention_policies(self.group_id)
+    async def history(self, *, name: str | None = None, limit: int = 100) -> list[ForgetRecord]:
+        """The group's audit records of forgetting, newest first (ids, counts, when, by which call; the
+        subject only as a salted hash); with ``name``, those that forgot a subject so called."""
+        store = await self._store(ForgettingRole, "forgetting.history")
+        records = await store.forgettings(self.group_id, limit=limit)
+        return [r for r in records if name is None or r.is_of(name)]
+
+    async def retention(self) -> RetentionPolicy | None:
+        """The group's retention policy, or None (it keeps everything)."""
+        found = await (await self._store(RetentionRole, "retention")).retention_policies(self.group_id)
         return found[0] if found else None
 
-    async def set(self, days: int) -> RetentionPolicy:
+    async def set_retention(self, days: int) -> RetentionPolicy:
         """Keep the group's episodes ``days`` days (1 to 36,500)."""
         policy = RetentionPolicy(group_id=self.group_id, days=days, updated_at=self._graph.options.clock())
-        await (await self._store()).set_retention(policy)
+        await (await self._store(RetentionRole, "retention")).set_retention(policy)
         return policy
 
-    async def clear(self) -> bool:
+    async def clear_retention(self) -> bool:
         """Keep everything again; whether the group had a policy."""
-        return await (await self._store()).clear_retention(self.group_id)
+        return await (await self._store(RetentionRole, "retention")).clear_retention(self.group_id)
 
-    async def forget(
+    async def apply_retention(
         self, *, apply: bool = False, expect: str | None = None, call: str = "retention"
     ) -> ForgetResult:
         """The episodes the policy forgets now, and what only they support: a preview (nothing changes),
         or with ``apply`` forgotten in one transaction (``expect``: only the plan of that digest).
         :class:`~epigraph.errors.RetentionNotSet` when the group has no policy."""
-        policy = await self.get()
+        policy = await self.retention()
         if policy is None:
             raise RetentionNotSet(self.group_id)
         g = await opened(self._graph)
@@ -79,7 +92,7 @@ async def retention_pass(graph: Graph) -> list[ForgetResult]:
     done: list[ForgetResult] = []
     for policy in policies:
         try:
-            done.append(await Retention(g, policy.group_id).forget(apply=True))
+            done.append(await Forgettings(g, policy.group_id).apply_retention(apply=True))
         except EpigraphError as exc:
             log.warning("retention of group %s failed (%s); the next pass tries again", policy.group_id,
                         type(exc).__name__)  # fmt: skip

@@ -3,8 +3,8 @@ handle of its default group, so ``kg.search(...)`` searches that one). Ingestion
 queue, reads go through :mod:`epigraph.search` and :mod:`epigraph.explore`, questions through
 :mod:`epigraph.ask`; corrections, the overview (communities, conversations) and transfer (export, load)
 are namespaces of the handle: ``alice.corrections.add_fact(...)``, ``alice.overview.communities()``,
-``alice.transfer.export(path)``, ``alice.retention.set(30)``; forgetting a subject is ``alice.forget(name)``
-(:mod:`epigraph.forget`)."""
+``alice.transfer.export(path)``, ``alice.forgetting.set_retention(30)``; forgetting a subject is
+``alice.forget(name)`` (:mod:`epigraph.forget`)."""
 
 from __future__ import annotations
 
@@ -21,17 +21,17 @@ from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..forget import ForgetResult
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.forgetting import EpisodesChoice, ForgetRecord
+from ..graph.forgetting import EpisodesChoice
 from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
 from ..graph.roles import role
-from ..graph.store import ChangeReads, Forgetting, StoreStats, WholeGroups
+from ..graph.store import ChangeReads, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.runner import ALL
 from ..pipeline.options import Mode
 from ..present.changes import ChangeList
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from .corrections import Corrections
-from .forgetting import Retention, forgetter_of
+from .forgetting import Forgettings, forgetter_of
 from .overview import Overview
 from .parts import Graph, opened
 from .transfer import Transfer
@@ -62,10 +62,11 @@ class GroupHandle:
         return Transfer(self._graph, self.group_id)
 
     @property
-    def retention(self) -> Retention:
-        """The group's retention policy: ``set(days)``, ``get()``, ``clear()``, and ``forget()``: its
-        episodes older than that, previewed (or forgotten with ``apply=True``)."""
-        return Retention(self._graph, self.group_id)
+    def forgetting(self) -> Forgettings:
+        """What the group forgot (``history``) and its retention policy (``retention``,
+        ``set_retention(days)``, ``clear_retention``, ``apply_retention``: its older episodes, previewed
+        or forgotten)."""
+        return Forgettings(self._graph, self.group_id)
 
     # --- ingestion ----------------------------------------------------------------------------------
     async def add_episode(
@@ -147,21 +148,15 @@ class GroupHandle:
         (``"delete"``, with what only they support).
 
         A preview unless ``apply``: what would go or be rewritten (counts and ids, never a name) and the
-        plan's ``digest``; ``apply=True`` forgets it in one transaction, with an audit record
-        (``forgotten()``), then compacts the store's file; ``expect=digest`` applies only that plan
-        (ConflictError, nothing written, when the group changed since)."""
+        plan's ``digest``; ``apply=True`` forgets it in one transaction, with an audit record,
+        then compacts the store's file; ``expect=digest`` applies only that plan
+        (ConflictError, nothing written, when the group changed since). The records:
+        ``forgetting.history()``."""
         g = await opened(self._graph)
         return await forgetter_of(g).subject(
             self.group_id, subject, episodes=episodes, also=also, placeholder=placeholder, apply=apply,
             expect=expect, call=call,
         )  # fmt: skip
-
-    async def forgotten(self, *, name: str | None = None, limit: int = 100) -> list[ForgetRecord]:
-        """The group's audit records of forgetting, newest first (ids, counts, when, by which call; the
-        subject only as a salted hash); with ``name``, those that forgot a subject so called."""
-        store = role((await opened(self._graph)).store, Forgetting, feature="forgotten")
-        records = await store.forgettings(self.group_id, limit=limit)
-        return [r for r in records if name is None or r.is_of(name)]
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:
