@@ -19,9 +19,8 @@ from ..episodes.inputs import EpisodeFields, EpisodeInput
 from ..errors import ConfigError, EpisodeNotFound, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
-from ..forget import ForgetResult
+from ..forget import ForgetOptions, ForgetResult
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.forgetting import EpisodesChoice
 from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
 from ..graph.roles import role
 from ..graph.store import ChangeReads, StoreStats, WholeGroups
@@ -129,34 +128,20 @@ class GroupHandle:
             return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
 
     # --- forgetting ----------------------------------------------------------------------------------
-    async def forget(
-        self,
-        subject: str,
-        *,
-        episodes: EpisodesChoice = "redact",
-        also: Sequence[str] = (),
-        placeholder: str | None = None,
-        apply: bool = False,
-        expect: str | None = None,
-        call: str = "python",
-    ) -> ForgetResult:
+    async def forget(self, subject: str, **options: Unpack[ForgetOptions]) -> ForgetResult:
         """Forget a subject: the entity ``subject`` names (its id, its name or an alias; a name two
         entities share is refused with their ids), its aliases and vectors, every fact with it as an
         end, its names (and ``also``) taken out of everything that stays (replaced by ``placeholder``,
         default ``[forgotten]``), the summaries that told of it rebuilt, and the episodes that mention
         or name it redacted (``episodes="redact"``: the other subjects' facts kept) or deleted
-        (``"delete"``, with what only they support).
+        (``"delete"``, with what only they support). ``options``: :class:`~epigraph.forget.ForgetOptions`.
 
         A preview unless ``apply``: what would go or be rewritten (counts and ids, never a name) and the
         plan's ``digest``; ``apply=True`` forgets it in one transaction, with an audit record,
         then compacts the store's file; ``expect=digest`` applies only that plan
         (ConflictError, nothing written, when the group changed since). The records:
         ``forgetting.history()``."""
-        g = await opened(self._graph)
-        return await forgetter_of(g).subject(
-            self.group_id, subject, episodes=episodes, also=also, placeholder=placeholder, apply=apply,
-            expect=expect, call=call,
-        )  # fmt: skip
+        return await forgetter_of(await opened(self._graph)).subject(self.group_id, subject, **options)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:

@@ -9,8 +9,17 @@ The plan itself is pure and shared by both stores: ``graph.forget_plan`` (the ru
 (names out of text), ``graph.forgetting`` (the request, the write, the audit record).
 """
 
-from .forgetter import ForgetResult, Forgetter, Rebuilt
+from .forgetter import ForgetOptions, ForgetResult, Forgetter, Rebuilt
 from .retention import cutoff, due
 from .subject import Subject, find_subject
 
-__all__ = ["ForgetResult", "Forgetter", "Rebuilt", "Subject", "cutoff", "due", "find_subject"]
+__all__ = [
+    "ForgetOptions",
+    "ForgetResult",
+    "Forgetter",
+    "Rebuilt",
+    "Subject",
+    "cutoff",
+    "due",
+    "find_subject",
+]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..embed import Embedder
 from ..episodes.reports import merge_reports
@@ -166,6 +166,24 @@ class ForgetResult(TableView):
         }  # fmt: skip
 
 
+class ForgetOptions(TypedDict, total=False):
+    """How a subject is forgotten (``kg.forget(subject, **options)``); every key optional."""
+
+    episodes: EpisodesChoice
+    """``"redact"`` (the default: the messages that mention it kept, its names taken out; the other
+    subjects' facts kept) or ``"delete"`` (the messages deleted, with what only they support)."""
+    also: Sequence[str]
+    """Other spellings of its name to take out (a nickname the graph never linked)."""
+    placeholder: str | None
+    """What replaces each spelling (default ``[forgotten]``)."""
+    apply: bool
+    """Forget it (default False: a preview, nothing changes)."""
+    expect: str | None
+    """Apply only the plan of this digest (a preview's): ConflictError, nothing written, otherwise."""
+    call: str
+    """Which door asks, for the audit record (default ``python``)."""
+
+
 class Forgetter:
     """Forgetting in a graph's groups: a subject (:meth:`subject`) or episodes (:meth:`episodes`,
     retention's), previewed or applied (see the module docstring)."""
@@ -183,37 +201,27 @@ class Forgetter:
         self.options, self.overview_options, self.lock = options, overview_options, lock
         self.forgets: ForgetStore = role(store, ForgetStore, feature="forget")
 
-    async def subject(
-        self,
-        group_id: str,
-        ref: str,
-        *,
-        episodes: EpisodesChoice = "redact",
-        also: Sequence[str] = (),
-        placeholder: str | None = None,
-        apply: bool = False,
-        expect: str | None = None,
-        call: str = "python",
-    ) -> ForgetResult:
+    async def subject(self, group_id: str, ref: str, **how: Unpack[ForgetOptions]) -> ForgetResult:
         """Forget the entity ``ref`` (an id, a name or an alias) of the group: itself, its aliases and
         vectors, every fact with it as an end, its names (and ``also``) in everything that stays; the
-        episodes that mention or name it redacted or deleted (``episodes``)."""
+        episodes that mention or name it redacted or deleted (``episodes``). See :class:`ForgetOptions`."""
+        episodes = how.get("episodes", "redact")
         if episodes not in EPISODE_CHOICES:
             raise UsageError(f"episodes is 'redact' or 'delete', got {episodes!r}")
-        found = await find_subject(self.store, group_id, ref, also)
+        found = await find_subject(self.store, group_id, ref, how.get("also", ()))
         request = ForgetRequest(
             group_id=group_id,
             now=self.options.clock(),
             entities=(found.entity.uuid,),
             names=found.names,
             mentioning=episodes,
-            call=call,
+            call=how.get("call", "python"),
             subject=subject_hash(found.entity.name),
             compose_max=self.options.summary_compose_max,
-            placeholder=PLACEHOLDER if placeholder is None else placeholder,
+            placeholder=how.get("placeholder") or PLACEHOLDER,
         )
         _check(request)
-        return await self._run(request, apply, expect)
+        return await self._run(request, how.get("apply", False), how.get("expect"))
 
     async def episodes(
         self,
