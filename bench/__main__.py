@@ -24,6 +24,7 @@ BENCHES = {
     "communities": "bench.performance.communities",
     "local_server": "bench.performance.local_server",
     "observe": "bench.performance.observe",
+    "forget": "bench.performance.forget",
     "live": "bench.quality.live",
     "locomo_qa": "bench.quality.locomo_qa",
     "qa_context": "bench.quality.qa_context",

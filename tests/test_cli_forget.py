@@ -1,5 +1,5 @@
 """``epigraph forget``, ``forgotten`` and ``retention``, in-process (``main(argv, environ=...)``) on a real
-embedded store file holding the forgetting world (tests/graph/forget_world.py). No LLM: what a model
+embedded store file holding the forgetting world (tests/support/forget_world.py). No LLM: what a model
 wrote waits, and says so."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
 from epigraph.graph.store import EpisodeWrite
 from epigraph.testing import HashEmbedder
-from tests.graph.forget_world import NEEDLES, World, build, found_in_files
+from tests.support.forget_world import NEEDLES, World, build, found_in_files
 
 OFFLINE = {"EPIGRAPH_EMBEDDER": "hash", "HF_HUB_OFFLINE": "1"}
 Capsys = pytest.CaptureFixture[str]

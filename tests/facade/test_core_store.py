@@ -3,14 +3,14 @@ ingestion, search, the entity view and ``ask`` work on it; the features that nee
 (corrections, the overview, export and load, stats) raise ``StoreRoleMissing`` naming the feature, the
 role and the methods the store has not got.
 
-The store is a real part: a small class whose every method is one of the core's, delegating to an
-``EmbeddedStore`` (it has no other public attribute, so it implements no optional role).
+The store is a real part: ``tests.support.core_store.CoreOnly``, whose every method is one of the core's,
+delegating to an ``EmbeddedStore`` (it has no other public attribute, so it implements no optional role).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,8 @@ from epigraph import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.errors import StoreRoleMissing
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.graph.store import GraphStore
 from epigraph.testing import HashEmbedder, ScriptedLLM, ScriptedReply
-from tests.support.protocols import members
+from tests.support.core_store import CORE, CoreOnly
 from tests.support.world import F, Turn, World
 
 PARIS, LISBON = "Alice lives in Paris.", "Alice lives in Lisbon."
@@ -38,26 +37,6 @@ WORLD = World(
     },
     contradicts={LISBON: [PARIS]},
 )
-CORE = sorted(members(GraphStore))
-
-
-def _delegate(name: str) -> Callable[..., Awaitable[Any]]:
-    async def call(self: CoreOnly, *args: Any, **kwargs: Any) -> Any:
-        return await getattr(self._inner, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-class CoreOnly:
-    """A store with exactly the core's methods, each delegating to an ``EmbeddedStore``."""
-
-    def __init__(self, inner: EmbeddedStore) -> None:
-        self._inner = inner
-
-
-for _name in CORE:
-    setattr(CoreOnly, _name, _delegate(_name))
 
 
 @pytest.fixture

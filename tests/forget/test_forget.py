@@ -28,9 +28,10 @@ from epigraph.graph.store import EpisodeWrite
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
-from tests.graph.forget_world import NAME, NEEDLES, World, build, found_in_files
-from tests.pipeline.world import F, Turn
-from tests.pipeline.world import World as Script
+from tests.support.core_store import CoreOnly
+from tests.support.forget_world import NAME, NEEDLES, World, build, found_in_files
+from tests.support.world import F, Turn
+from tests.support.world import World as Script
 
 DIM = 64
 G = "default"
@@ -172,8 +173,6 @@ async def test_bad_calls_are_refused_before_anything(
 
 
 async def test_a_store_without_the_role_names_it() -> None:
-    from tests.facade.test_core_store import CoreOnly  # a store of the core roles only
-
     core = CoreOnly(EmbeddedStore(":memory:"))
     async with KnowledgeGraph(Settings(), store=core, embedder=HashEmbedder(dim=DIM)) as kg:  # type: ignore[arg-type]
         with pytest.raises(StoreRoleMissing, match="forget"):

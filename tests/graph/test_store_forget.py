@@ -22,8 +22,7 @@ from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import export_lines, read
 from epigraph.transfer.moves import regroup
-from tests.graph.conftest import DIM
-from tests.graph.forget_world import (
+from tests.support.forget_world import (
     NAME,
     NEEDLES,
     NEO4J_SCAN,
@@ -35,6 +34,7 @@ from tests.graph.forget_world import (
     preview,
     request,
 )
+from tests.support.stores import DIM
 
 EMBEDDER = HashEmbedder(dim=DIM)
 

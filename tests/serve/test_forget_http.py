@@ -8,8 +8,7 @@ from typing import Any
 
 import httpx
 
-from .conftest import Served, wait_done
-from .test_http import add
+from tests.support.served import Served, add, wait_done
 
 
 def ok(response: httpx.Response) -> dict[str, Any]:

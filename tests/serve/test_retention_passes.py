@@ -13,7 +13,7 @@ from epigraph.serve import Keys, Limits
 from epigraph.serve.intake import GroupRegistry, Intake
 from epigraph.serve.service import ServerState, running
 from epigraph.testing import HashEmbedder
-from tests.graph.forget_world import build
+from tests.support.forget_world import build
 
 
 async def test_the_server_applies_every_groups_retention_on_its_schedule(tmp_path: Path) -> None:

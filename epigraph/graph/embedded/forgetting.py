@@ -12,7 +12,7 @@ overwrites). Then :func:`compact` takes out what the file may still hold of the 
    older copy of a row (freed before this forgetting, without ``secure_delete``);
 3. ``wal_checkpoint(TRUNCATE)``: every page written back into the file and the WAL cut to zero bytes.
 
-Its cost on a 10,000-fact file: ``bench/forget_bench.py`` (docs/decisions/2026-12-01-forgetting.md).
+Its cost on a 10,000-fact file: ``python -m bench forget`` (docs/decisions/2026-12-01-forgetting.md).
 """
 
 from __future__ import annotations

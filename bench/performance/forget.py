@@ -12,7 +12,7 @@ each step of the compaction (FTS5 optimize of the three indexes, VACUUM, WAL che
 file's size (file + WAL) before and after; then a byte search of the file for the name, which must find
 nothing. Writes ``bench/results/forget.json``. Usage::
 
-    python bench/forget_bench.py [--facts 10000] [--runs 3]
+    python -m bench forget [--facts 10000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -29,9 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_results
-
+from bench.shared.results import write_results
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.forget_plan import plan_forgetting
 from epigraph.graph.forgetting import ForgetRequest, subject_hash
