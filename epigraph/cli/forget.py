@@ -65,7 +65,7 @@ async def cmd_forget(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_forgotten(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
-        records = await kg.forgetting.history(name=args.name, limit=args.limit)
+        records = await kg.forget.history(name=args.name, limit=args.limit)
     cli.show(rich_table(_records_table(cli.settings.group_id, records)),
              {"forgotten": [r.model_dump(mode="json") for r in records]})  # fmt: skip
     return 0
@@ -79,19 +79,19 @@ async def cmd_retention(cli: Cli, args: argparse.Namespace) -> int:
     _expect_needs_yes(args)
     async with graph(cli, existing=True) as kg:
         if args.action == "apply":
-            result = await kg.forgetting.apply_retention(apply=args.yes, expect=args.expect, call="cli")
+            result = await kg.forget.apply_retention(apply=args.yes, expect=args.expect, call="cli")
             return _shown(cli, result, "epigraph retention apply --yes")
         if args.action == "set":
             if args.days is None:
                 raise UsageError("`epigraph retention set` takes DAYS: how long the group keeps its episodes")
-            policy = await kg.forgetting.set_retention(args.days)
+            policy = await kg.forget.set_retention(args.days)
         elif args.action == "clear":
-            cleared = await kg.forgetting.clear_retention()
+            cleared = await kg.forget.clear_retention()
             policy = None
             if not cli.as_json:
                 cli.note("retention cleared" if cleared else "the group had no retention policy")
         else:
-            policy = await kg.forgetting.retention()
+            policy = await kg.forget.retention()
     group = cli.settings.group_id
     data = {"group_id": group, "retention": None if policy is None else policy.model_dump(mode="json")}
     said = f"group {group!r} keeps everything" if policy is None else (

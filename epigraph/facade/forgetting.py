@@ -1,6 +1,6 @@
-"""Forgetting on a group's handle: ``kg.forget("Dana")`` (a preview; ``apply=True`` forgets; the handle's
-method, built by :func:`forgetter_of`) and the namespace ``kg.forgetting``: the audit records
-(``history``) and the group's retention (``retention``, ``set_retention(days)``, ``clear_retention``,
+"""Forgetting on a group's handle, one namespace that is also called: ``kg.forget("Dana")`` (a preview;
+``apply=True`` forgets; by :func:`forgetter_of`'s forgetter), the audit records (``kg.forget.history()``)
+and the group's retention (``retention``, ``set_retention(days)``, ``clear_retention``,
 ``apply_retention``: its old episodes, previewed or forgotten). They need a store with the forgetting
 roles (``graph.store.Forgetting``, ``Retention``): :class:`~epigraph.errors.StoreRoleMissing`
 otherwise. See :mod:`epigraph.forget`."""
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 from ..errors import EpigraphError, RetentionNotSet
-from ..forget import ForgetResult, Forgetter, due
+from ..forget import ForgetOptions, ForgetResult, Forgetter, due
 from ..forget.retention import cutoff
 from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.roles import role
@@ -33,13 +33,19 @@ def forgetter_of(graph: Graph) -> Forgetter:
 
 
 class Forgettings:
-    """``kg.forgetting``: what the group forgot (its audit records) and its retention policy: its
-    episodes older than ``days`` (by when they were said), and what only they support, forgotten by
-    ``epigraph serve``'s passes (``Settings.retention_every``) or by :meth:`apply_retention`. Forgetting
-    a subject is the handle's own ``forget``."""
+    """``kg.forget``: called, a subject forgotten (:meth:`__call__`); its methods, what the group forgot
+    (its audit records) and its retention policy: its episodes older than ``days`` (by when they were
+    said), and what only they support, forgotten by ``epigraph serve``'s passes
+    (``Settings.retention_every``) or by :meth:`apply_retention`."""
 
     def __init__(self, graph: Graph, group_id: str) -> None:
         self._graph, self.group_id = graph, group_id
+
+    async def __call__(self, subject: str, **options: Unpack[ForgetOptions]) -> ForgetResult:
+        """Forget ``subject`` (its id, name or alias): a preview unless ``apply`` (see
+        :attr:`~epigraph.facade.group.GroupHandle.forget`; ``options``:
+        :class:`~epigraph.forget.ForgetOptions`)."""
+        return await forgetter_of(await opened(self._graph)).subject(self.group_id, subject, **options)
 
     async def _store(self, role_of: Callable[..., R], feature: str) -> R:
         return role((await opened(self._graph)).store, role_of, feature=feature)

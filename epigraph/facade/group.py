@@ -3,7 +3,7 @@ handle of its default group, so ``kg.search(...)`` searches that one). Ingestion
 queue, reads go through :mod:`epigraph.search` and :mod:`epigraph.explore`, questions through
 :mod:`epigraph.ask`; corrections, the overview (communities, conversations) and transfer (export, load)
 are namespaces of the handle: ``alice.corrections.add_fact(...)``, ``alice.overview.communities()``,
-``alice.transfer.export(path)``, ``alice.forgetting.set_retention(30)``; forgetting a subject is
+``alice.transfer.export(path)``, ``alice.forget.set_retention(30)``; forgetting a subject is
 ``alice.forget(name)`` (:mod:`epigraph.forget`)."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from ..episodes.inputs import EpisodeFields, EpisodeInput
 from ..errors import ConfigError, EpisodeNotFound, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
-from ..forget import ForgetOptions, ForgetResult
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
 from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
 from ..graph.roles import role
@@ -30,7 +29,7 @@ from ..pipeline.options import Mode
 from ..present.changes import ChangeList
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from .corrections import Corrections
-from .forgetting import Forgettings, forgetter_of
+from .forgetting import Forgettings
 from .overview import Overview
 from .parts import Graph, opened
 from .transfer import Transfer
@@ -61,10 +60,21 @@ class GroupHandle:
         return Transfer(self._graph, self.group_id)
 
     @property
-    def forgetting(self) -> Forgettings:
-        """What the group forgot (``history``) and its retention policy (``retention``,
-        ``set_retention(days)``, ``clear_retention``, ``apply_retention``: its older episodes, previewed
-        or forgotten)."""
+    def forget(self) -> Forgettings:
+        """Forget a subject: ``await kg.forget("Dana")`` previews, ``apply=True`` forgets (the entity
+        ``subject`` names, by its id, its name or an alias; a name two entities share is refused with
+        their ids), its aliases and vectors, every fact with it as an end, its names (and ``also``)
+        taken out of everything that stays (replaced by ``placeholder``, default ``[forgotten]``), the
+        summaries that told of it rebuilt, and the episodes that mention or name it redacted
+        (``episodes="redact"``: the other subjects' facts kept) or deleted (``"delete"``, with what only
+        they support). ``options``: :class:`~epigraph.forget.ForgetOptions`.
+
+        A preview unless ``apply``: what would go or be rewritten (counts and ids, never a name) and the
+        plan's ``digest``; ``apply=True`` forgets it in one transaction, with an audit record, then
+        compacts the store's file; ``expect=digest`` applies only that plan (ConflictError, nothing
+        written, when the group changed since). The same namespace holds what the group forgot
+        (``kg.forget.history()``) and its retention policy (``retention``, ``set_retention(days)``,
+        ``clear_retention``, ``apply_retention``: its older episodes, previewed or forgotten)."""
         return Forgettings(self._graph, self.group_id)
 
     # --- ingestion ----------------------------------------------------------------------------------
@@ -126,22 +136,6 @@ class GroupHandle:
         g = await opened(self._graph)
         async with g.ingestor.group_lock(self.group_id):
             return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
-
-    # --- forgetting ----------------------------------------------------------------------------------
-    async def forget(self, subject: str, **options: Unpack[ForgetOptions]) -> ForgetResult:
-        """Forget a subject: the entity ``subject`` names (its id, its name or an alias; a name two
-        entities share is refused with their ids), its aliases and vectors, every fact with it as an
-        end, its names (and ``also``) taken out of everything that stays (replaced by ``placeholder``,
-        default ``[forgotten]``), the summaries that told of it rebuilt, and the episodes that mention
-        or name it redacted (``episodes="redact"``: the other subjects' facts kept) or deleted
-        (``"delete"``, with what only they support). ``options``: :class:`~epigraph.forget.ForgetOptions`.
-
-        A preview unless ``apply``: what would go or be rewritten (counts and ids, never a name) and the
-        plan's ``digest``; ``apply=True`` forgets it in one transaction, with an audit record,
-        then compacts the store's file; ``expect=digest`` applies only that plan
-        (ConflictError, nothing written, when the group changed since). The records:
-        ``forgetting.history()``."""
-        return await forgetter_of(await opened(self._graph)).subject(self.group_id, subject, **options)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:

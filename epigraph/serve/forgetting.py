@@ -65,25 +65,25 @@ async def forget(state: ServerState, group_id: str, body: ForgetIn, call: str) -
 
 async def forgotten(state: ServerState, group_id: str, name: str | None, limit: int) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        records = await group(state, group_id).forgetting.history(name=name, limit=limit)
+        records = await group(state, group_id).forget.history(name=name, limit=limit)
     return {"group_id": group_id, "forgotten": [r.model_dump(mode="json") for r in records]}
 
 
 async def retention(state: ServerState, group_id: str) -> dict[str, Any]:
-    policy = await group(state, group_id).forgetting.retention()
+    policy = await group(state, group_id).forget.retention()
     return {"group_id": group_id, "retention": None if policy is None else policy.model_dump(mode="json")}
 
 
 async def set_retention(state: ServerState, group_id: str, body: RetentionIn) -> dict[str, Any]:
-    policy = await group(state, group_id).forgetting.set_retention(body.days)
+    policy = await group(state, group_id).forget.set_retention(body.days)
     return {"group_id": group_id, "retention": policy.model_dump(mode="json")}
 
 
 async def clear_retention(state: ServerState, group_id: str) -> dict[str, Any]:
-    return {"group_id": group_id, "cleared": await group(state, group_id).forgetting.clear_retention()}
+    return {"group_id": group_id, "cleared": await group(state, group_id).forget.clear_retention()}
 
 
 async def apply_retention(state: ServerState, group_id: str, body: ApplyIn, call: str) -> dict[str, Any]:
-    forgetting = group(state, group_id).forgetting
+    forgetting = group(state, group_id).forget
     result = await forgetting.apply_retention(apply=body.apply, expect=body.expect, call=call)
     return result.to_dict()

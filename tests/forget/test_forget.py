@@ -74,9 +74,9 @@ async def test_a_preview_changes_nothing_and_the_apply_forgets_exactly_it(
     done = await kg.forget("Zaria", apply=True, expect=preview.digest)
     assert done.applied and done.ids == preview.ids and done.digest == preview.digest
     assert done.record is not None and done.record.ids == preview.ids and done.record.call == "python"
-    assert await kg.forgetting.history() == [done.record]
-    assert await kg.forgetting.history(name=NAME) == [done.record]
-    assert await kg.forgetting.history(name="Bob") == []
+    assert await kg.forget.history() == [done.record]
+    assert await kg.forget.history(name=NAME) == [done.record]
+    assert await kg.forget.history(name="Bob") == []
     assert done.compaction is not None and done.compaction.done
     with pytest.raises(EntityNotFound):
         await kg.forget("Zaria")
@@ -168,8 +168,8 @@ async def test_bad_calls_are_refused_before_anything(
     with pytest.raises(UsageError, match="empty"):
         await kg.forget("  ")
     with pytest.raises(RetentionNotSet, match="no retention policy"):
-        await kg.forgetting.apply_retention()
-    assert await kg.forgetting.history() == []
+        await kg.forget.apply_retention()
+    assert await kg.forget.history() == []
 
 
 async def test_a_store_without_the_role_names_it() -> None:
@@ -213,12 +213,12 @@ async def test_retention_keeps_exactly_the_young_episodes_and_their_facts(tmp_pa
             [{"content": text, "reference_time": NOW - timedelta(days=age)} for age, text in AGES.items()]
         )
         assert all(r.ok for r in results)
-        assert await kg.forgetting.retention() is None
-        policy = await kg.forgetting.set_retention(30)
-        assert (await kg.forgetting.retention()) == policy and policy.days == 30
-        preview = await kg.forgetting.apply_retention()
+        assert await kg.forget.retention() is None
+        policy = await kg.forget.set_retention(30)
+        assert (await kg.forget.retention()) == policy and policy.days == 30
+        preview = await kg.forget.apply_retention()
         assert not preview.applied and len(preview.ids["episodes_deleted"]) == 2
-        done = await kg.forgetting.apply_retention(apply=True, expect=preview.digest)
+        done = await kg.forget.apply_retention(apply=True, expect=preview.digest)
         assert done.ids == preview.ids and done.record is not None and done.record.call == "retention"
         assert done.record.older_than == NOW - timedelta(days=30) and done.record.subject is None
         kept = {e.content for e in await kg.episodes()}
@@ -228,6 +228,6 @@ async def test_retention_keeps_exactly_the_young_episodes_and_their_facts(tmp_pa
         made = [e.uuid for r in results for e in r.entities]
         names = {e.name for e in await store.get_entities(G, made)}
         assert names == {"Ann", "Cat", "Bergen"}  # Oslo and Acme were only in the old episodes
-        again = await kg.forgetting.apply_retention(apply=True)  # nothing older now: no record
-        assert again.empty and not again.applied and len(await kg.forgetting.history()) == 1
-        assert await kg.forgetting.clear_retention() and not await kg.forgetting.clear_retention()
+        again = await kg.forget.apply_retention(apply=True)  # nothing older now: no record
+        assert again.empty and not again.applied and len(await kg.forget.history()) == 1
+        assert await kg.forget.clear_retention() and not await kg.forget.clear_retention()

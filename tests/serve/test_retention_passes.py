@@ -22,8 +22,8 @@ async def test_the_server_applies_every_groups_retention_on_its_schedule(tmp_pat
     async with kg:
         for group in ("old", "kept", "none"):
             await build(store, group, kg.embedder)  # its episodes were said in March 2024
-        await kg.group("old").forgetting.set_retention(30)
-        await kg.group("kept").forgetting.set_retention(36_500)
+        await kg.group("old").forget.set_retention(30)
+        await kg.group("kept").forget.set_retention(36_500)
         state = ServerState(kg, Keys({}), Limits(), Intake(kg, GroupRegistry(None)))
         async with running(state, close_graph=False):
             for _ in range(600):  # a pass at start, then every 50 ms
@@ -32,10 +32,10 @@ async def test_the_server_applies_every_groups_retention_on_its_schedule(tmp_pat
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.2)  # a few passes more: nothing left to forget, no record written
         assert await kg.group("old").episodes() == []
-        [record] = await kg.group("old").forgetting.history()
+        [record] = await kg.group("old").forget.history()
         assert record.call == "retention" and record.counts["episodes_deleted"] == 3
         for group in ("kept", "none"):
             assert (
                 len(await kg.group(group).episodes()) == 3
-                and await kg.group(group).forgetting.history() == []
+                and await kg.group(group).forget.history() == []
             )

@@ -251,10 +251,10 @@ async def test_the_version_3_fixture_loads_with_its_audit_records_and_retention(
         assert (
             report.groups["v3-fixture"]["forgetting"] == 2 and report.groups["v3-fixture"]["retention"] == 1
         )
-        records = await kg.forgetting.history()
+        records = await kg.forget.history()
         assert [r.call for r in records] == ["retention", "python"]  # newest first
         assert records[1].is_of("Zaria Quillfeather") and records[0].older_than is not None
-        policy = await kg.forgetting.retention()
+        policy = await kg.forget.retention()
         assert policy is not None and policy.days == 400
         lines = [line async for line in kg.transfer.export_lines()]
         assert sum('"record": "forgetting"' in line for line in lines) == 2
