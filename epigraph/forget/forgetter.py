@@ -217,7 +217,7 @@ class Forgetter:
             mentioning=episodes,
             call=how.get("call", "python"),
             subject=subject_hash(found.entity.name),
-            compose_max=self.options.summary_compose_max,
+            compose_max=self.options.summaries.compose_max,
             placeholder=how.get("placeholder") or PLACEHOLDER,
         )
         _check(request)
@@ -241,7 +241,7 @@ class Forgetter:
             mentioning="delete",
             call=call,
             older_than=older_than,
-            compose_max=self.options.summary_compose_max,
+            compose_max=self.options.summaries.compose_max,
         )
         return await self._run(request, apply, expect)
 

@@ -98,7 +98,7 @@ class ForgetRequest:
     """The subject's :func:`subject_hash`, for the audit record."""
     older_than: datetime | None = None
     compose_max: int = 4
-    """Facts an entity summary is composed of, without a model (``IngestOptions.summary_compose_max``)."""
+    """Facts an entity summary is composed of, without a model (``SummaryOptions.compose_max``)."""
     vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
     """The embeddings of the rewritten texts (``ForgetPlan.texts``), by text."""
     expect: str | None = None

@@ -25,7 +25,7 @@ from epigraph.errors import (
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity
 from epigraph.graph.store import EpisodeWrite
-from epigraph.pipeline.options import IngestOptions
+from epigraph.pipeline.options import IngestOptions, SummaryOptions
 from epigraph.testing import HashEmbedder, ScriptedLLM
 from epigraph.testing.overview import OVERVIEW_SCRIPT
 from tests.support.core_store import CoreOnly
@@ -53,7 +53,7 @@ async def graph(tmp_path: Path) -> AsyncIterator[tuple[KnowledgeGraph, World, Sc
         llm=llm,
         embedder=HashEmbedder(dim=DIM),
         group_id=G,
-        options=IngestOptions(summary_compose_max=2),
+        options=IngestOptions(summaries=SummaryOptions(compose_max=2)),
     )
     async with kg:
         world = await build(store, G, kg.embedder)
@@ -145,7 +145,7 @@ async def test_without_a_model_the_forgetting_is_whole_and_the_rebuild_waits(tmp
         store=store,
         embedder=HashEmbedder(dim=DIM),
         group_id=G,
-        options=IngestOptions(summary_compose_max=2),
+        options=IngestOptions(summaries=SummaryOptions(compose_max=2)),
     )
     async with kg:
         world = await build(store, G, kg.embedder)
