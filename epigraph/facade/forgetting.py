@@ -28,7 +28,7 @@ def forgetter_of(graph: Graph) -> Forgetter:
     """The graph's forgetter: under the ingestion queue's group locks, with its model and options."""
     return Forgetter(
         graph.store, graph.embedder, graph.llm, graph.options, graph.overview_options,
-        lock=graph.ingestor.group_lock,
+        lock=graph.ingestor.group_lock, pay_owed=graph.ingestor.pay_owed_summaries,
     )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ process halfway through. Logs carry counts and ids, never a name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -47,7 +47,7 @@ from ..graph.scrub import PLACEHOLDER, Scrubber
 from ..graph.store import ForgetStore, GraphStore, OverviewStore
 from ..overview import Communities, Conversations, OverviewOptions
 from ..pipeline.options import IngestOptions
-from ..pipeline.refresh import refresh_summaries
+from ..pipeline.refresh import owed_summaries
 from ..present.tables import Table, TableView
 from ..prompts.protocol import LLM
 from .subject import find_subject
@@ -196,9 +196,13 @@ class Forgetter:
         options: IngestOptions,
         overview_options: OverviewOptions,
         lock: Lock,
+        pay_owed: Callable[[str], Awaitable[object]],
     ) -> None:
         self.store, self.embedder, self.llm = store, embedder, llm
         self.options, self.overview_options, self.lock = options, overview_options, lock
+        self.pay_owed = pay_owed
+        """Pays the summaries a group owes, as a batch's end does (the queue's
+        ``Ingestor.pay_owed_summaries``: only the queue writes what a model summarizes)."""
         self.forgets: ForgetStore = role(store, ForgetStore, feature="forget")
 
     async def subject(self, group_id: str, ref: str, **how: Unpack[ForgetOptions]) -> ForgetResult:
@@ -247,6 +251,16 @@ class Forgetter:
 
     # --- the three steps ------------------------------------------------------------------------------
     async def _run(self, request: ForgetRequest, apply: bool, expect: str | None) -> ForgetResult:
+        plan, outcome = await self._locked(request, apply, expect)
+        if outcome is None:
+            return _result(request, plan)
+        rebuilt = await self._rebuild(request.group_id, outcome)  # outside the lock: the queue takes it
+        return _result(request, plan, outcome, rebuilt)
+
+    async def _locked(
+        self, request: ForgetRequest, apply: bool, expect: str | None
+    ) -> tuple[ForgetPlan, ForgetOutcome | None]:
+        """Under the group's lock: the plan, and what applying it did (None: a preview, or nothing)."""
         async with self.lock(request.group_id):
             for attempt in range(1, ATTEMPTS + 1):
                 plan = await self._preview(request)
@@ -256,7 +270,7 @@ class Forgetter:
                         "given); nothing was written: preview it again"
                     )
                 if not apply or plan.empty:
-                    return _result(request, plan)
+                    return plan, None
                 try:
                     outcome = await self._apply(request, plan)
                 except ConflictError:
@@ -264,7 +278,6 @@ class Forgetter:
                         raise
                     log.info("group %s changed under a forgetting; planning it again", request.group_id)
                     continue
-                rebuilt = await self._rebuild(request.group_id, outcome)
                 record = outcome.record
                 log.info(
                     "forgot in group %s (%s): %d entities, %d facts, %d episodes deleted, %d redacted; "
@@ -272,7 +285,7 @@ class Forgetter:
                     record.counts.get("facts", 0), record.counts.get("episodes_deleted", 0),
                     record.counts.get("episodes_redacted", 0), record.uuid,
                 )  # fmt: skip
-                return _result(request, plan, outcome, rebuilt)
+                return plan, outcome
         raise AssertionError("unreachable")
 
     async def _preview(self, request: ForgetRequest) -> ForgetPlan:
@@ -317,10 +330,9 @@ class Forgetter:
         self, part: str, llm: LLM, group_id: str, outcome: ForgetOutcome, views: OverviewStore | None
     ) -> tuple[int, IngestReport]:
         if part == "summaries":
-            entities, cost = await refresh_summaries(
-                self.store, llm, self.embedder, self.options, group_id, list(outcome.owed), charged_to=None
-            )
-            return len(entities), cost
+            await self.pay_owed(group_id)  # its cost in the report of an episode of the group
+            left = set(await owed_summaries(self.store, group_id))
+            return sum(1 for uuid in outcome.owed if uuid not in left), IngestReport()
         assert views is not None
         if part == "conversations":
             conversations = Conversations(views, llm, self.embedder, self.overview_options)

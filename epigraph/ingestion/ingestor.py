@@ -210,6 +210,12 @@ class Ingestor:
         groups = [r.episode.group_id for r in results]
         return await self._batch_end.run_batch_end(self.options, groups, enumerate(results), keep_going=True)
 
+    async def pay_owed_summaries(self, group_id: str) -> None:
+        """The summaries ``group_id`` owes, written now as a batch's end writes them (charged to an
+        episode of the group), outside any batch: after a forgetting marked them owed. Nothing with
+        ``summary_mode="off"``; a failure is raised, the marks left to the group's next batch."""
+        await self._batch_end.run_batch_end(self.options, [group_id], [])
+
     # --- doors that run in the background -------------------------------------------------------------
 
     async def start(self, groups: Iterable[str], emit: Emit) -> list[str]:
