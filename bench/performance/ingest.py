@@ -33,6 +33,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a package: never a hub download
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from bench.quality.live_metrics import stored_readable
 from bench.shared.gold import (  # noqa: F401  (load_turns, Turn, GoldScript, graph_metrics: used by live_bench)
     GoldScript,
     GoldSet,
@@ -106,6 +107,7 @@ async def run_mode(
         results = await ingestor.add_episodes(items, summary_mode=summary_mode)  # type: ignore[arg-type]
         wall = time.perf_counter() - started
         graph = await graph_metrics(store, group, gold_set.gold)
+        graph.update(await stored_readable(store, group, results, gold_set.gold["speakers"]))
         merged = await merged_aliases(store, group, gold_set.gold)
     graph.update(candidate_recall(gold_set.gold, script.shown, merged))
     return ModeRun(mode, results, list(llm.calls), wall, graph)

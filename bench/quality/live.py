@@ -30,6 +30,15 @@ restatement (``duplicate_of``) is merged when the built fact matched to the firs
 the restating turn's episode (``restatements_merged`` of ``restatements_expected``); a built fact
 matched to a gold fact that has a start starts right when its own date, else the time it was said,
 agrees with it at the coarser precision of the two (``fact_dates_right`` of ``fact_dates_checked``).
+
+What a reader of the built graph sees (``reading``, ``readable``): ``fact_precision`` (built facts
+matching some statement of a gold fact by ends or meaning), ``facts_readable`` (built facts whose
+sentence names both ends, repeats no word sequence, ends on a complete clause and takes most of its
+content words from its message or the speakers' names; ``unreadable.<check>`` counts each failure, and
+``--show-graph`` marks every unreadable fact with the checks it failed), ``owner_right`` (what is given
+to a speaker given to the right one, of ``owners_checked``), and the summary check
+(``summary_fact_recall`` over the gold entities with three gold facts or more, ``summaries_checked``;
+``summary_sentences_unsupported``: the share of their summaries' sentences that state no built fact).
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ from bench.quality.live_metrics import (
     stopped_early,
 )
 from bench.quality.live_replay import recorded_turns, replay_file, replayed
+from bench.quality.reading import facts_readable
 from bench.shared.gold import GoldSet, load_sets, merged_aliases
 from bench.shared.paths import DATASETS
 from bench.shared.results import write_results
@@ -196,10 +206,19 @@ async def _show_graph(store: EmbeddedStore, gold_set: GoldSet, turns: Sequence[A
     print("  gold entities:", "; ".join(gold))
     print("  built entities:", "; ".join(sorted(e.name for e in built.entities.values())))
     texts = {f.uuid: f.text for f in built.facts}
+    message_of = {r.episode.uuid: r.episode.content for r in run.results}
+    _, unreadable = facts_readable(built.facts, built.names, message_of, gold_set.gold.get("speakers", []))
+    failed = {fact.uuid: checks for fact, checks in unreadable}
     for fact in built.facts:
         by = fact.invalidated_by
         retired = f" (retired by: {texts.get(by.fact_uuid, by.fact_uuid)})" if by is not None else ""
-        print(f"  fact: {fact.text} [{fact.relation}] {fact.valid_at and fact.valid_at.date()}{retired}")
+        reads = f" UNREADABLE: {', '.join(failed[fact.uuid])}" if fact.uuid in failed else ""
+        ends = f"{built.names(fact.source_uuid)[0]} -> {built.names(fact.target_uuid)[0]}"
+        when = fact.valid_at and fact.valid_at.date()
+        print(f"  fact: {fact.text} [{fact.relation}: {ends}] {when}{retired}{reads}")
+    for entity in built.entities.values():
+        if entity.summary:
+            print(f"  summary of {entity.name}: {entity.summary}")
 
 
 def _progress(mode: str, index: int, total: int, result: EpisodeResult, elapsed: float) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.quality.reading import fact_precision, facts_readable, owner_right, summary_check
 from bench.shared.gold import GoldSet, Turn, canonical_ids
 from epigraph.embed import Embedder
 from epigraph.episodes.events import EpisodeResult
@@ -57,7 +58,8 @@ def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> 
     """Each reply as written, with its prompt, how it ended and its episode; ``ends``: (number of calls
     recorded when the episode ended, its text), in order (one group: episodes never interleave). An
     episode that made no call of its own (a bulk window's later turns: the window's call is its first
-    turn's) gets a row with no prompt, so a replay knows every turn the run ingested."""
+    turn's) gets a row with no prompt, so a replay knows every turn the run ingested; the calls after
+    the last episode (the batch's summaries) are written under it."""
     rows, start = [], 0
     for end, episode in ends:
         for call in calls[start:end]:
@@ -67,6 +69,10 @@ def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> 
         if end == start:
             rows.append({"prompt": None, "finish": None, "episode": episode, "text": None})
         start = end
+    for call in calls[start:] if ends else ():  # after the last episode: the batch's summaries
+        rows.append(
+            {"prompt": call.prompt, "finish": call.finish_reason, "episode": ends[-1][1], "text": call.text}
+        )
     return rows
 
 
@@ -165,6 +171,16 @@ async def built_graph(store: GraphStore, group: str, results: Sequence[EpisodeRe
     return Built(entities, facts)
 
 
+async def stored_readable(
+    store: GraphStore, group: str, results: Sequence[EpisodeResult], speakers: Sequence[str]
+) -> dict[str, float]:
+    """``facts_readable`` (and its checks' failures) of what the episodes wrote (the ingest bench's,
+    from scripted answers: how the gold sentences read once stored)."""
+    built = await built_graph(store, group, results)
+    message_of = {r.episode.uuid: r.episode.content for r in results}
+    return facts_readable(built.facts, built.names, message_of, speakers)[0]
+
+
 def _gold_in(gold_set: GoldSet, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     chosen = {t.dia_id for t in turns}
     return [t for dia_id, t in gold_set.gold["turns"].items() if dia_id in chosen]
@@ -184,7 +200,59 @@ async def graph_quality(
     metrics = entity_quality(gold_turns, built)
     episodes = _episodes_of(turns, results)
     metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold, episodes))
+    metrics.update(await reader_quality(gold_set, gold_turns, built, results, embedder, threshold))
     return metrics
+
+
+async def reader_quality(
+    gold_set: GoldSet,
+    gold_turns: Sequence[dict[str, Any]],
+    built: Built,
+    results: Sequence[EpisodeResult],
+    embedder: Embedder,
+    threshold: float,
+    unreadable: list[tuple[Fact, list[str]]] | None = None,
+) -> dict[str, float]:
+    """What a reader sees (``bench.quality.reading``): readable facts, owners, summaries;
+    ``unreadable`` gets the facts that do not read, with the checks each failed."""
+    speakers = list(gold_set.gold.get("speakers", []))
+    message_of = {r.episode.uuid: r.episode.content for r in results}
+    figures, failures = facts_readable(built.facts, built.names, message_of, speakers)
+    if unreadable is not None:
+        unreadable.extend(failures)
+
+    async def cosines(left: list[str], right: list[str]) -> np.ndarray:
+        return await _cosines(left, right, embedder)
+
+    gold_names = list(gold_entities(gold_turns).values())
+    canonical = canonical_ids(gold_set.gold)
+    facts = [f for t in gold_turns for f in t["facts"] if canonical[f["id"]] == f["id"]]
+    every = [f["fact"] for t in gold_turns for f in t["facts"]]
+    entities = list(built.entities.values())
+    figures.update(
+        await owner_right(built.facts, entities, every, gold_names, speakers, cosines, same_entity, threshold)
+    )
+    aliases = {normalize_name(n): names for names in gold_names for n in names}
+    ends = [
+        (
+            normalize_name(aliases.get(normalize_name(f["source"]), [f["source"]])[0]),
+            normalize_name(aliases.get(normalize_name(f["target"]), [f["target"]])[0]),
+            f["fact"],
+        )
+        for f in facts
+    ]
+    figures.update(
+        await summary_check(
+            [[normalize_name(n[0]), *list(n)] for n in gold_names],
+            ends,
+            entities,
+            [f.text for f in built.facts],
+            cosines,
+            same_entity,
+            threshold,
+        )
+    )
+    return figures
 
 
 def _episodes_of(turns: Sequence[Turn], results: Sequence[EpisodeResult]) -> dict[str, str]:
@@ -196,7 +264,8 @@ def _episodes_of(turns: Sequence[Turn], results: Sequence[EpisodeResult]) -> dic
     }
 
 
-def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[str, float]:
+def gold_entities(gold_turns: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each gold entity of the turns (by its first name, normalized) -> its names (aliases merged)."""
     aliases = {normalize_name(d["name"]): d["same_as"] for t in gold_turns for d in t.get("duplicates", [])}
     gold: dict[str, list[str]] = {}
     for turn in gold_turns:
@@ -204,6 +273,11 @@ def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[s
             norm = normalize_name(entity["name"])
             canonical = normalize_name(aliases.get(norm, entity["name"]))
             gold.setdefault(canonical, [aliases.get(norm, entity["name"])]).append(entity["name"])
+    return gold
+
+
+def entity_quality(gold_turns: Sequence[dict[str, Any]], built: Built) -> dict[str, float]:
+    gold = gold_entities(gold_turns)
     entities = [built.names(u) for u in built.entities]
     found = [g for g in gold.values() if any(same_entity(g, e) for e in entities)]
     exact = [
@@ -236,12 +310,16 @@ async def fact_quality(
     canonical = canonical_ids(gold_set.gold)
     every = {f["id"]: f for t in gold_turns for f in t["facts"]}
     gold = [f for fid, f in every.items() if canonical[fid] == fid]
-    similar = await _cosines([f["fact"] for f in gold], [f.text for f in built.facts], embedder)
-    by_meaning: dict[str, set[int]] = {}
-    by_ends: dict[str, set[int]] = {}
-    for i, fact in enumerate(gold):
-        by_meaning[fact["id"]] = {j for j in range(len(built.facts)) if similar[i, j] >= threshold}
-        by_ends[fact["id"]] = {j for j, f in enumerate(built.facts) if _same_ends(fact, f, built)}
+    statements = list(every.values())
+    similar = await _cosines([f["fact"] for f in statements], [f.text for f in built.facts], embedder)
+    meaning_of: dict[str, set[int]] = {}
+    ends_of: dict[str, set[int]] = {}
+    for i, fact in enumerate(statements):
+        meaning_of[fact["id"]] = {j for j in range(len(built.facts)) if similar[i, j] >= threshold}
+        ends_of[fact["id"]] = {j for j, f in enumerate(built.facts) if _same_ends(fact, f, built)}
+    by_meaning = {f["id"]: meaning_of[f["id"]] for f in gold}
+    by_ends = {f["id"]: ends_of[f["id"]] for f in gold}
+    matched = set().union(*meaning_of.values(), *ends_of.values()) if statements else set()
     recalled = [fid for fid in by_meaning if by_meaning[fid] or by_ends[fid]]
     pairs = [
         (canonical[f["id"]], canonical[old])
@@ -276,6 +354,7 @@ async def fact_quality(
         "fact_recall": _share(len(recalled), len(gold)),
         "fact_recall_endpoints": _share(sum(1 for s in by_ends.values() if s), len(gold)),
         "fact_recall_meaning": _share(sum(1 for s in by_meaning.values() if s), len(gold)),
+        "fact_precision": fact_precision([j in matched for j in range(len(built.facts))]),
         "fact_dates_checked": len(starts),
         "fact_dates_right": _share(dates_right, len(starts)),
         "restatements_expected": len(restated),

@@ -20,6 +20,8 @@ KEYS = (
     "invalidations_spurious", "dropped_lines", "truncated_replies", "stopped_replies", "reasks",
     "failed_episodes",
     "calls_mean", "input_tokens_mean", "output_tokens_mean", "seconds_per_episode",
+    "fact_precision", "facts_readable", "owner_right", "summaries_checked", "summary_fact_recall",
+    "summary_sentences_unsupported",
 )  # fmt: skip
 
 

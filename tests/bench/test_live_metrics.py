@@ -6,10 +6,12 @@ went to, and a combined reply's names line by the names written."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.quality.live_metrics import Built, fact_quality, kept_output_tokens
+from bench.quality.live_metrics import Built, fact_quality, kept_output_tokens, reply_rows
+from bench.quality.reading import exchanged, owner_right, summary_check
 from bench.shared.gold import GoldSet
 from epigraph.episodes.events import EpisodeResult
 from epigraph.graph.model import Entity, Episode, Fact
@@ -106,3 +108,79 @@ def test_a_combined_replys_names_line_is_kept_by_the_names_the_graph_wrote() -> 
     kept = kept_output_tokens([call], [EpisodeResult(episode, entities=[ann, tours])])
 
     assert kept == [10 * len("fjord tours") / len("fjord toursAtlantis")]
+
+
+def test_the_batchs_summary_calls_are_saved_under_the_last_episode() -> None:
+    """The calls made after the last episode ended (the batch's summaries) are saved too, so a replay
+    answers the summaries as the model wrote them."""
+    calls = [CallRecord("extract_entities", 0.0, 1.0, text="Jon"), CallRecord("summarize_entities", 1.0, 2.0,
+             finish_reason="stop", text="{}")]  # fmt: skip
+    rows = reply_rows(calls, [(1, "Jon: hi")])
+    assert [(r["prompt"], r["episode"]) for r in rows] == [
+        ("extract_entities", "Jon: hi"),
+        ("summarize_entities", "Jon: hi"),
+    ]
+
+
+async def test_a_fact_is_precise_when_it_matches_any_statement_of_a_gold_fact() -> None:
+    """``fact_precision``: a built fact saying a restatement's words counts as matched, one saying
+    nothing gold does not."""
+    jon, studio = Entity(group_id=G, name="Jon"), Entity(group_id=G, name="dance studio")
+    hall = Entity(group_id=G, name="town hall")
+    facts = [
+        Fact(group_id=G, source_uuid=jon.uuid, target_uuid=hall.uuid, relation="IS", text=AGAIN,
+             stated_at=SAID),
+        Fact(group_id=G, source_uuid=hall.uuid, target_uuid=studio.uuid, relation="IS",
+             text="The town hall opens at nine.", stated_at=SAID),
+    ]  # fmt: skip
+    built = Built({e.uuid: e for e in (jon, studio, hall)}, facts)
+    gold = _gold()
+    figures = await fact_quality(GoldSet(G, gold, []), list(gold["turns"].values()), built, HashEmbedder(),
+                                 0.99, {})  # fmt: skip
+    assert figures["fact_precision"] == 0.5
+
+
+async def _cosines(left: list[str], right: list[str]) -> Any:
+    a, b = await HashEmbedder().embed(left), await HashEmbedder().embed(right)
+    return a @ b.T
+
+
+def _same(a: Sequence[str], b: Sequence[str]) -> bool:
+    return bool({n.casefold() for n in a} & {n.casefold() for n in b})
+
+
+async def test_an_owner_is_right_when_it_matches_better_as_written_than_with_the_speakers_exchanged() -> None:
+    jon, job = Entity(group_id=G, name="Jon"), Entity(group_id=G, name="Gina's business")
+    right = Fact(group_id=G, source_uuid=jon.uuid, target_uuid=job.uuid, relation="LOST",
+                 text="Jon lost his job as a banker", stated_at=SAID)  # fmt: skip
+    wrong = Fact(group_id=G, source_uuid=jon.uuid, target_uuid=job.uuid, relation="STARTED",
+                 text="Jon started a clothing store", stated_at=SAID)  # fmt: skip
+    unjudged = Fact(group_id=G, source_uuid=jon.uuid, target_uuid=job.uuid, relation="LIKES",
+                    text="Jon likes the weather on Mars", stated_at=SAID)  # fmt: skip
+    gold_facts = ["Jon lost his job as a banker yesterday", "Gina started a clothing store"]
+    gold_names = [["Jon"], ["Gina"], ["Jon's business"]]
+
+    figures = await owner_right([right, wrong, unjudged], [jon, job], gold_facts, gold_names, ("Jon", "Gina"),
+                                _cosines, _same, 0.6)  # fmt: skip
+
+    # the two facts that match a gold fact either way, and the possessive the gold gives to Jon
+    assert figures == {"owner_right": round(1 / 3, 4), "owners_checked": 3}
+    assert exchanged("Jon's studio and Gina's store", ("Jon", "Gina")) == "Gina's studio and Jon's store"
+
+
+async def test_the_summary_check_reads_the_summary_of_each_gold_entity_with_three_facts() -> None:
+    gold_facts = [
+        ("jon", "dance studio", "Jon started a dance studio"),
+        ("jon", "banker", "Jon lost his job as a banker"),
+        ("jon", "festival", "Jon will perform at the festival"),
+        ("gina", "store", "Gina opened a store"),
+    ]
+    jon = Entity(group_id=G, name="Jon", summary="Jon started a dance studio. Jon flew to the moon.")
+    figures = await summary_check([["jon", "Jon"], ["gina", "Gina"]], gold_facts, [jon],
+                                  ["Jon started a dance studio"], _cosines, _same, 0.9)  # fmt: skip
+    assert figures == {
+        "summaries_checked": 1,  # Gina has one gold fact
+        "summary_fact_recall": round(1 / 3, 4),
+        "summary_sentences": 2,
+        "summary_sentences_unsupported": 0.5,  # the moon
+    }
