@@ -52,7 +52,11 @@ async def extract_window(
     if not pending:
         return {}
     meter = MeteredLLM(llm)
-    data = wp.ExtractWindowInput(turns=[_turn(e) for e in pending], **options.ontology.prompt_fields())
+    data = wp.ExtractWindowInput(
+        turns=[_turn(e) for e in pending],
+        sentences_from_message=options.facts.sentences_from_message,
+        **options.ontology.prompt_fields(),
+    )
     lines = stream(meter, wp.PROMPT, data)
     found: list[wp.TurnLine] = [line async for line in lines]
     result = lines.result

@@ -118,7 +118,11 @@ def _inputs(run: EpisodeRun, context: str) -> dict[str, Any]:
     """The fields every extraction prompt takes: the episode (speaker and text), its context window and
     the declared types."""
     episode = run.episode
-    fields = {"context": context_block(context), **run.options.ontology.prompt_fields()}
+    fields = {
+        "context": context_block(context),
+        "sentences_from_message": run.options.facts.sentences_from_message,
+        **run.options.ontology.prompt_fields(),
+    }
     return ExtractionInput.of(episode.content, speaker_of(episode), **fields)
 
 

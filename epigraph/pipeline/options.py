@@ -92,6 +92,14 @@ class FactOptions:
     into facts of messages that give no time. Off by default: a model shown earlier messages dates
     from them and infers ("5 years already!": five years ago), and the check would leave such right
     dates unknown (how many: docs/decisions/2026-11-26-ingestion-at-conversational-speed.md)."""
+    sentences_from_message: bool = False
+    """A fact's sentence is taken from its message: the clause naming both of the line's ends, the
+    speaker's first person in the speaker's name (``prompts.said_clause``); the line's own sentence when
+    no clause names both. Off, the small local model's options too: on its recorded replies it raised
+    fact precision on LoCoMo 30 but cost fact recall by meaning on LoCoMo 26 (0.97 -> 0.83) and read
+    no better (a clause that names the speaker twice; the figures:
+    docs/decisions/2026-12-02-facts-a-person-can-read.md). ``python -m bench live --option
+    facts.sentences_from_message=true`` measures it."""
     restated_similarity: float | None = None
     """Facts said again merged without a model (``pipeline.facts.restatements``): a new fact on the same
     two entities as an earlier fact of its episode, or as a believed candidate of the graph, whose

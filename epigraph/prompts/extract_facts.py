@@ -29,7 +29,8 @@ class ExtractFactsInput(ExtractionInput):
 
 class GivenNameFactLines:
     def decode(self, line: str, data: Any) -> list[FactLine]:
-        return [fact_of(read_fact(line))]
+        message = data.message if data.sentences_from_message else ""
+        return [fact_of(read_fact(line), data.speaker(), message)]
 
     def grammar(self, data: Any, max_lines: int) -> str:
         rules = fact_line_rules(data.entities, (), (), data.relation_attributes, barred=data.barred())

@@ -38,6 +38,11 @@ class ExtractWindowInput(BaseModel):
     type_names: list[str] = Field(default_factory=list, exclude=True)
     entity_attributes: list[str] = Field(default_factory=list, exclude=True)
     relation_attributes: list[str] = Field(default_factory=list, exclude=True)
+    sentences_from_message: bool = Field(
+        default=False,
+        exclude=True,
+        description="A fact's sentence is the message's clause naming both its ends, when one does.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -68,12 +73,14 @@ class WindowLines:
         number, _, rest = line.strip().partition(" ")
         if not number.rstrip(".").isdigit() or not 1 <= int(number.rstrip(".")) <= len(data.turns):
             raise ReplyError(f"a window line starts with a turn number from 1 to {len(data.turns)}")
-        speaker = data.turns[int(number.rstrip(".")) - 1].speaker
+        turn = data.turns[int(number.rstrip(".")) - 1]
+        speaker = turn.speaker
         if speaker and rest.startswith(f"{speaker}:"):
             rest = rest[len(speaker) + 1 :]
         if rest.strip().rstrip(".").casefold() == NONE:  # kept: it says the reply reached that turn
             return [TurnLine(turn=int(number.rstrip(".")), items=[])]
-        return [TurnLine(turn=int(number.rstrip(".")), items=decode_fact(rest.strip(), data))]
+        items = decode_fact(rest.strip(), data, speaker or None, turn.message)
+        return [TurnLine(turn=int(number.rstrip(".")), items=items)]
 
     def grammar(self, data: Any, max_lines: int) -> str:
         """Every turn in order, each ``<n> none`` or 1 to ``max_facts`` of its lines: the model goes

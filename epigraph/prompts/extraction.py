@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .fact_lines import FactParts, NamePart, read_line, unseen_scripts
 from .grammar import NONE
+from .said_clause import said_clause
 
 MESSAGE_HEADING = "Speaker: {speaker}\nMessage:"
 TEXT_HEADING = "Text:"
@@ -31,6 +32,11 @@ class ExtractionInput(BaseModel):
     type_names: list[str] = Field(default_factory=list, exclude=True)
     entity_attributes: list[str] = Field(default_factory=list, exclude=True)
     relation_attributes: list[str] = Field(default_factory=list, exclude=True)
+    sentences_from_message: bool = Field(
+        default=False,
+        exclude=True,
+        description="A fact's sentence is the message's clause naming both its ends, when one does.",
+    )
 
     @classmethod
     def of(cls, content: str, speaker: str | None, **fields: Any) -> dict[str, Any]:
@@ -45,6 +51,11 @@ class ExtractionInput(BaseModel):
         """What a grammar keeps out of the reply's free text: the wide scripts this input does not use
         (:func:`~.fact_lines.unseen_scripts`)."""
         return unseen_scripts(f"{self.who} {self.message} {self.context}")
+
+    def speaker(self) -> str | None:
+        """Who says the message; None for a document."""
+        first = self.who.split("\n", 1)[0]
+        return first[len("Speaker: ") :] if first.startswith("Speaker: ") else None
 
     def content(self) -> str:
         """The episode's content again ("Speaker: text" for a message)."""
@@ -88,23 +99,34 @@ def entity_of(part: NamePart) -> EntityLine:
     return EntityLine(name=part.name, entity_type=part.entity_type, attributes=dict(part.attributes or {}))
 
 
-def fact_of(parts: FactParts) -> FactLine:
+def fact_of(parts: FactParts, speaker: str | None = None, message: str = "") -> FactLine:
+    """The fact of a decoded line; its sentence the message's clause naming both ends when one does
+    (:func:`~.said_clause.said_clause`), else the line's."""
+    said = said_clause(message, speaker, parts.source.name, parts.target.name) if message else None
     return FactLine(
         source=parts.source.name,
         target=parts.target.name,
         relation=parts.relation,
-        fact=parts.sentence,
+        fact=said or parts.sentence,
         attributes=dict(parts.attributes),
     )
 
 
-def decode_fact(line: str, data: ExtractionInput) -> list[EntityLine | FactLine]:
+def decode_fact(
+    line: str, data: Any, speaker: str | None = None, message: str | None = None
+) -> list[EntityLine | FactLine]:
     """A fact line as the entities it names (each with its type, if written) and the fact; a bare
-    ``[name]`` line as that entity alone."""
+    ``[name]`` line as that entity alone. With ``data.sentences_from_message``, the fact's sentence is
+    taken from the turn the line is about (``speaker`` and ``message``; by default ``data``'s, an
+    :class:`ExtractionInput`)."""
     parts = read_line(line, data.type_names)
     if isinstance(parts, NamePart):
         return [entity_of(parts)]
-    return [entity_of(parts.source), entity_of(parts.target), fact_of(parts)]
+    if not data.sentences_from_message:
+        speaker, message = None, ""
+    elif message is None and isinstance(data, ExtractionInput):
+        speaker, message = data.speaker(), data.message
+    return [entity_of(parts.source), entity_of(parts.target), fact_of(parts, speaker, message or "")]
 
 
 __all__ = ["NONE", "EntityLine", "ExtractedEntity", "ExtractedFact", "ExtractionInput", "FactLine"]
