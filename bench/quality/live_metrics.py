@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.quality.name_rules import kept_by_rule
 from bench.quality.reading import fact_precision, facts_readable, owner_right, summary_check
 from bench.shared.gold import GoldSet, Turn, canonical_ids
 from epigraph.embed import Embedder
@@ -201,7 +202,32 @@ async def graph_quality(
     episodes = _episodes_of(turns, results)
     metrics.update(await fact_quality(gold_set, gold_turns, built, embedder, threshold, episodes))
     metrics.update(await reader_quality(gold_set, gold_turns, built, results, embedder, threshold))
+    metrics.update(name_rule_quality(gold_set, gold_turns, built, results))
     return metrics
+
+
+def name_rule_quality(
+    gold_set: GoldSet, gold_turns: Sequence[dict[str, Any]], built: Built, results: Sequence[EpisodeResult]
+) -> dict[str, float]:
+    """The graph each candidate name rule would leave (``name_rules``), scored: ``names.<rule>.``
+    ``entity_precision``, ``entity_recall``, ``entities_built``, ``fact_recall_endpoints``."""
+    mentions: dict[str, int] = {}
+    for result in results:
+        for uuid in {e.uuid for e in result.entities}:
+            mentions[uuid] = mentions.get(uuid, 0) + 1
+    canonical = canonical_ids(gold_set.gold)
+    gold = [f for t in gold_turns for f in t["facts"] if canonical[f["id"]] == f["id"]]
+    speakers = list(gold_set.gold.get("speakers", []))
+    figures: dict[str, float] = {}
+    for rule, kept in kept_by_rule(built.entities, built.facts, mentions, speakers).items():
+        facts = [f for f in built.facts if f.source_uuid in kept and f.target_uuid in kept]
+        left = Built({u: built.entities[u] for u in kept}, facts)
+        quality = entity_quality(gold_turns, left)
+        for key in ("entity_precision", "entity_recall", "entities_built"):
+            figures[f"names.{rule}.{key}"] = quality[key]
+        ends = sum(1 for g in gold if any(_same_ends(g, f, left) for f in facts))
+        figures[f"names.{rule}.fact_recall_endpoints"] = _share(ends, len(gold))
+    return figures
 
 
 async def reader_quality(
