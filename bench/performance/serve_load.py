@@ -40,6 +40,8 @@ class MixedLoad:
     """The first few errors: route, status and text."""
     accepted: dict[str, list[str]] = field(default_factory=dict)
     """Group -> uuids of the episodes the server accepted."""
+    accepted_at: dict[str, float] = field(default_factory=dict)
+    """Uuid -> ``time.monotonic()`` when its 202 arrived (the machine's clock: any process reads it)."""
 
     def figures(self) -> dict[str, float]:
         out: dict[str, float] = {
@@ -56,24 +58,25 @@ class MixedLoad:
 
     def to_json(self) -> dict[str, Any]:
         return {"latencies_ms": self.latencies_ms, "errors": dict(self.errors), "samples": self.samples,
-                "accepted": self.accepted}  # fmt: skip
+                "accepted": self.accepted, "accepted_at": self.accepted_at}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MixedLoad:
-        return cls(data["latencies_ms"], Counter(data["errors"]), data["samples"], data["accepted"])
+        return cls(data["latencies_ms"], Counter(data["errors"]), data["samples"], data["accepted"],
+                   data.get("accepted_at", {}))  # fmt: skip
 
 
 class _Clients:
     def __init__(self, client: httpx.AsyncClient, groups: list[str], seeded: int, episode: Episode,
-                 name: Name, load: MixedLoad) -> None:  # fmt: skip
+                 name: Name, load: MixedLoad, weights: dict[str, int]) -> None:  # fmt: skip
         self.client, self.groups, self.episode, self.name, self.load = client, groups, episode, name, load
-        self.seeded = seeded
+        self.seeded, self.weights = seeded, weights
         self.next = dict.fromkeys(range(len(groups)), seeded)
         """Group index -> the index of the next episode to post (unique content, so unique ids)."""
 
     async def run(self, seed: int, until: float) -> None:
         rng = random.Random(seed)
-        routes, weights = list(WEIGHTS), list(WEIGHTS.values())
+        routes, weights = list(self.weights), list(self.weights.values())
         while time.monotonic() < until:
             route = rng.choices(routes, weights)[0]
             g = rng.randrange(len(self.groups))
@@ -90,9 +93,9 @@ class _Clients:
                 if len(self.load.samples) < 10:
                     self.load.samples.append(f"{route}: {text}")
             elif route == "post" and response is not None:
-                self.load.accepted.setdefault(self.groups[g], []).append(
-                    response.json()["episodes"][0]["uuid"]
-                )
+                uuid = response.json()["episodes"][0]["uuid"]
+                self.load.accepted.setdefault(self.groups[g], []).append(uuid)
+                self.load.accepted_at[uuid] = time.monotonic()
             await asyncio.sleep(rng.uniform(*PAUSE_S))
 
     async def _request(self, route: str, g: int, rng: random.Random) -> httpx.Response:
@@ -112,14 +115,23 @@ class _Clients:
 
 
 async def mixed_load(
-    url: str, groups: list[str], seeded: int, clients: int, seconds: float, episode: Episode, name: Name
+    url: str,
+    groups: list[str],
+    seeded: int,
+    clients: int,
+    seconds: float,
+    episode: Episode,
+    name: Name,
+    weights: dict[str, int] | None = None,
 ) -> MixedLoad:
     """``clients`` clients for ``seconds`` against the server at ``url`` whose ``groups`` each hold
-    ``seeded`` done episodes (indices 0..seeded-1); they post episodes from index ``seeded`` on."""
+    ``seeded`` done episodes (indices 0..seeded-1); they post episodes from index ``seeded`` on, and
+    choose routes by ``weights`` (default ``WEIGHTS``; every route of it, a weight of 0 never)."""
     load = MixedLoad()
+    chosen = {route: (weights or WEIGHTS).get(route, 0) for route in WEIGHTS}
     limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        driver = _Clients(client, groups, seeded, episode, name, load)
+        driver = _Clients(client, groups, seeded, episode, name, load, chosen)
         until = time.monotonic() + seconds
         await asyncio.gather(*(driver.run(seed, until) for seed in range(clients)))
     return load

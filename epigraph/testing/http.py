@@ -35,12 +35,23 @@ def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4 if text else 0
 
 
-def embeddings_body(inputs: Sequence[str], *, dim: int, as_base64: bool, model: str) -> dict[str, Any]:
-    """An OpenAI ``/v1/embeddings`` response with :func:`unit_vector` embeddings (float or base64)."""
+def embeddings_body(
+    inputs: Sequence[str],
+    *,
+    dim: int,
+    as_base64: bool,
+    model: str,
+    vectors: Sequence[Sequence[float]] | None = None,
+) -> dict[str, Any]:
+    """An OpenAI ``/v1/embeddings`` response with ``vectors`` (default: :func:`unit_vector` of each
+    input), as floats or base64."""
+    if vectors is not None and len(vectors) != len(inputs):
+        raise ValueError(f"{len(vectors)} vectors for {len(inputs)} inputs")
     data = []
     for index, item in enumerate(inputs):
-        vector = unit_vector(item, dim)
-        encoded: Any = base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
+        vector = [float(v) for v in vectors[index]] if vectors is not None else unit_vector(item, dim)
+        packed = struct.pack(f"<{len(vector)}f", *vector)
+        encoded: Any = base64.b64encode(packed).decode() if as_base64 else vector
         data.append({"object": "embedding", "index": index, "embedding": encoded})
     tokens = sum(approx_tokens(item) for item in inputs)
     return {

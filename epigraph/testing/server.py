@@ -17,15 +17,22 @@ truncated reply, a missing usage block, slow chunks, a 400 — or tool calls (:c
 agent's model asking for its tools, with or without text). :func:`script` plays replies in order;
 :func:`reject_response_format` wraps a handler with a 400 for chosen ``response_format`` types. The
 replies and handlers are ``replies`` (re-exported here); the wire is ``http``.
+
+A hosted provider's behaviour, per model (``terms={"gpt-4o-mini": Terms(...)}``, :mod:`.terms`): rate
+limits enforced with 429s and reported in ``x-ratelimit-*`` headers on every answer, a latency model
+(time to first token, prompt and output tokens per second, jitter, slow replies) applied to every reply
+that sets no delay of its own, and a rate of 500s. ``embed_vectors`` computes embeddings (a real model's,
+say) instead of the deterministic unit vectors; ``routes`` adds GET routes of your own (JSON answers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
@@ -50,12 +57,21 @@ from .replies import (
     reject_response_format,
     script,
 )
+from .terms import Latency, RateLimits, Terms
+
+EmbedVectors = Callable[[list[str], int], Any]
+"""(texts, dimensions) -> one vector per text (a sequence of sequences of floats, or an awaitable of
+one: a model's encoder run off the event loop)."""
 
 __all__ = [
+    "EmbedVectors",
     "FakeOpenAIServer",
     "Handler",
+    "Latency",
+    "RateLimits",
     "RecordedRequest",
     "Reply",
+    "Terms",
     "ToolCall",
     "echo",
     "reject_response_format",
@@ -94,9 +110,18 @@ class FakeOpenAIServer:
         embed_handler: EmbedHandler | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        terms: Mapping[str, Terms] | None = None,
+        embed_vectors: EmbedVectors | None = None,
+        routes: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
+        """``terms``: model name -> how it is served (limits, latency, 5xx rate); other models are
+        served at once, unlimited. ``routes``: path (``/sim/stats``) -> a function whose JSON-able
+        result a GET of that path answers."""
         self.handler: Handler = handler or echo
         self.embed_handler = embed_handler
+        self.terms = dict(terms or {})
+        self.embed_vectors = embed_vectors
+        self.routes = dict(routes or {})
         self.api_key, self.models, self.embed_dim = api_key, list(models), embed_dim
         self.host, self.port = host, port
         self.requests: list[RecordedRequest] = []
@@ -186,18 +211,98 @@ class FakeOpenAIServer:
             )
             return await self._send_error(writer, record, reply)
         route = (request.method, request.path.split("?")[0].rstrip("/"))
+        body = body if isinstance(body, dict) else {}
         if route == ("POST", "/v1/chat/completions"):
-            reply = as_reply(await call_handler(self.handler, body or {}))
-            return await self._chat(reply, body or {}, record, reader, writer)
+            terms = self.terms.get(str(body.get("model")))
+            refused, headers = self._admit(terms, body)
+            if refused is not None:
+                return await self._send_error(writer, record, refused)
+            reply = as_reply(await call_handler(self.handler, body))
+            return await self._chat(self._served(reply, body, terms, headers), body, record, reader, writer)
         if route == ("POST", "/v1/embeddings"):
-            fault = await call_handler(self.embed_handler, body or {}) if self.embed_handler else None
-            if fault is not None and (fault.status != 200 or fault.hang or fault.delay_s):
-                return await self._chat(replace(fault, disconnect_after=None), {}, record, reader, writer)
-            return await self._send_json(writer, record, 200, self._embeddings(body or {}))
+            return await self._embed(body, record, reader, writer)
+        if route[0] == "GET" and route[1] in self.routes:
+            return await self._send_json(writer, record, 200, self.routes[route[1]]())
         if route == ("GET", "/v1/models"):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "epigraph"} for m in self.models]
             return await self._send_json(writer, record, 200, {"object": "list", "data": data})
         return await self._send_error(writer, record, Reply(status=404, error_message="no such route"))
+
+    async def _embed(
+        self,
+        body: dict[str, Any],
+        record: RecordedRequest,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        terms = self.terms.get(str(body.get("model")))
+        refused, headers = self._admit(terms, body)
+        if refused is not None:
+            return await self._send_error(writer, record, refused)
+        fault = await call_handler(self.embed_handler, body) if self.embed_handler else None
+        if fault is not None and (fault.status != 200 or fault.hang):
+            return await self._chat(replace(fault, disconnect_after=None), {}, record, reader, writer)
+        payload = await self._embeddings(body)
+        wait = fault.delay_s if fault is not None and fault.delay_s else self._embed_wait(terms, payload)
+        if wait:
+            await asyncio.sleep(wait)
+        extra = fault.headers if fault is not None else {}
+        return await self._send_json(writer, record, 200, payload, {**headers, **extra})
+
+    # -- a provider's terms -----------------------------------------------------------------------
+
+    def _admit(self, terms: Terms | None, body: dict[str, Any]) -> tuple[Reply | None, dict[str, str]]:
+        """(a 429 or 500 to answer instead, or None; the rate-limit headers every answer carries)."""
+        if terms is None:
+            return None, {}
+        headers: dict[str, str] = {}
+        if terms.limits is not None:
+            admission = terms.limits.admit(body)
+            headers = admission.headers
+            if not admission.admitted:
+                waits: dict[str, str] = {}
+                if admission.retry_after_s != float("inf"):
+                    waits = {
+                        "retry-after-ms": str(max(1, round(admission.retry_after_s * 1000))),
+                        "Retry-After": str(max(1, round(admission.retry_after_s + 0.4999))),
+                    }
+                return Reply(
+                    status=429,
+                    error_message=admission.message,
+                    error_type=admission.limit,
+                    error_code="rate_limit_exceeded",
+                    headers={**headers, **waits},
+                ), headers
+        if terms.fails():
+            return replace(Reply.server_error(), headers=headers), headers
+        return None, headers
+
+    def _served(
+        self, reply: Reply, body: dict[str, Any], terms: Terms | None, headers: Mapping[str, str]
+    ) -> Reply:
+        """``reply`` with the rate-limit headers, and the latency model's delays unless it sets its own."""
+        if headers:
+            reply = replace(reply, headers={**headers, **reply.headers})
+        own_delays = reply.delay_s or reply.chunk_delay_s or reply.chunk_delays is not None
+        if terms is None or terms.latency is None or own_delays or reply.status != 200:
+            return reply
+        pieces = pieces_of(reply)
+        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else self._prompt_tokens(body)
+        first, each = terms.latency.plan(prompt, [approx_tokens(p) for p in pieces], terms.rng)
+        if body.get("stream"):
+            return replace(reply, delay_s=first, chunk_delays=each)
+        return replace(reply, delay_s=first + sum(each))
+
+    @staticmethod
+    def _embed_wait(terms: Terms | None, payload: dict[str, Any]) -> float:
+        if terms is None or terms.latency is None:
+            return 0.0
+        first, _ = terms.latency.plan(int(payload["usage"]["prompt_tokens"]), [], terms.rng)
+        return first
+
+    @staticmethod
+    def _prompt_tokens(body: dict[str, Any]) -> int:
+        return approx_tokens(" ".join(str(m.get("content", "")) for m in body.get("messages") or []))
 
     async def _chat(
         self,
@@ -238,7 +343,7 @@ class FakeOpenAIServer:
         record.status = 200
         base = self._chunk_base(reply, body)
         await send_event(writer, {**base, "choices": [_delta({"role": "assistant", "content": ""})]})
-        pieces = list(reply.chunks) if reply.chunks is not None else re.findall(r"\s*\S+\s*", reply.text)
+        pieces = pieces_of(reply)
         for index, piece in enumerate(pieces):
             if reply.disconnect_after is not None and index >= reply.disconnect_after:
                 return False
@@ -317,14 +422,21 @@ class FakeOpenAIServer:
             "model": reply.model or body.get("model") or self.models[0],
         }
 
-    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         raw = body.get("input", "")
         inputs = [raw] if isinstance(raw, str) else [str(item) for item in raw]
+        dim = int(body.get("dimensions") or self.embed_dim)
+        vectors = None
+        if self.embed_vectors is not None:
+            vectors = self.embed_vectors(inputs, dim)
+            if inspect.isawaitable(vectors):
+                vectors = await vectors
         return embeddings_body(
             inputs,
-            dim=int(body.get("dimensions") or self.embed_dim),
+            dim=dim,
             as_base64=body.get("encoding_format") == "base64",
             model=body.get("model") or self.models[0],
+            vectors=vectors,
         )
 
     # -- writing --------------------------------------------------------------------------------
@@ -365,6 +477,11 @@ class FakeOpenAIServer:
         )
         await writer.drain()
         return True
+
+
+def pieces_of(reply: Reply) -> list[str]:
+    """The content pieces a streamed ``reply`` is sent in: its own chunks, or its text's words."""
+    return list(reply.chunks) if reply.chunks is not None else re.findall(r"\s*\S+\s*", reply.text)
 
 
 def _delta(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:

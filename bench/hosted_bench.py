@@ -1,0 +1,280 @@
+"""Hosted bench: the library and the server against a simulated hosted model at a provider's rate limits,
+beside Graphiti on the same provider.
+
+No hosted model is reachable from here, so a provider is simulated (``_sim_provider``: gpt-4o-mini's
+published limits per usage tier, a latency model from published measurements, 500s and slow replies,
+the scripted gold answers on the gold turns and plausible replies elsewhere; every assumption is
+stated there and in the results' notes). Rows, per tier (``--tiers``), each on a fresh provider:
+
+- ``single_group.sequential``: one group's history (LoCoMo turns, ``_hosted_turns.history``), one
+  episode after another: the first ``--single-turns`` turns of a 2,000-turn history (a sequential
+  2,000 turns at the simulated latency takes hours; the figures say which prefix ran), then the gold
+  sets, each in its own group, one after another;
+- ``single_group.window<N>`` (``--window N``): the same with up to N episodes of the group extracted
+  ahead (an ``IngestOptions`` setting that does not exist yet: the bench refuses until it does);
+- ``many_groups``: 100 groups of 20 turns and the gold sets' groups, all handed in at once;
+- ``serve``: ``epigraph serve`` with 50 clients posting and searching (``_hosted_serve``);
+- ``graphiti``: graphiti-core on the same provider and a real Neo4j (``_graphiti_row``; needs
+  ``EPIGRAPH_NEO4J_URI``, e.g. under ``tools/neo4j/neo4jctl.py run``).
+
+Figures per row (``<row>.<tier>.<key>``; ``_hosted_figures``): messages per minute, the share of the
+binding limit used, 429s seen and the client's retries, failed and lost episodes, accepted-to-done and
+processing p50 / p95, tokens and dollars per 1,000 messages at gpt-4o-mini's list price, and on the
+gold sets the ingest bench's quality keys (``quality_mismatches``: how many differ from ingest.json's).
+Writes ``bench/results/hosted.json`` (merged: a run of some rows keeps the others)::
+
+    python tools/neo4j/neo4jctl.py run --heap 1g -- python bench/hosted_bench.py \\
+        --conversation ../shared/datasets/locomo/26.json --conversation ../shared/datasets/locomo/30.json \\
+        --gold bench/data/locomo26_s1-3.json --gold bench/data/locomo30_s1-3.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import _hosted_turns as turns
+from _gold import GoldSet, load_sets
+from _graphiti_row import GRAPHITI_VERSION, MODES, SEMAPHORE, run_mode
+from _hosted_rows import library_row
+from _hosted_serve import serve_row
+from _results import write_results
+from _sim_provider import CHAT_LATENCY, EMBED_LATENCY, ERROR_RATE, PRICE, TIERS, SimProvider, Tier
+
+from epigraph.episodes.inputs import EpisodeInput
+from epigraph.pipeline.options import IngestOptions
+
+ROWS = ("single", "many", "serve", "graphiti")
+MAX_IN_FLIGHT = {"tier1": 16, "tier2": 128}
+"""``EPIGRAPH_LLM_MAX_IN_FLIGHT`` per tier: about the requests a second the limit allows times a call's
+seconds, with room (tier 1: 500 RPM is 8 a second, ~1.2 s a call; tier 2: 83 a second)."""
+WINDOW_OPTION = "extraction_window"
+"""The ``IngestOptions`` field ``--window`` sets (issue 60 part 2, not built yet)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    material: turns.Material
+    gold: list[GoldSet]
+    golds: list[Path]
+    conversations: list[Path]
+    single_turns: int
+    groups: int
+    per_group: int
+    cap_s: float
+    window: int
+    log: Path
+    serve_clients: int
+    serve_seconds: float
+    graphiti_groups: int
+    graphiti_per_group: int
+    graphiti_cap_s: float
+
+
+def options_for(window: int) -> IngestOptions | None:
+    if not window:
+        return None
+    if WINDOW_OPTION not in {f.name for f in dataclasses.fields(IngestOptions)}:
+        raise SystemExit(
+            f"--window {window}: IngestOptions has no {WINDOW_OPTION!r} yet (issue 60 part 2); "
+            "set hosted_bench.WINDOW_OPTION to the setting's name once it exists"
+        )
+    return dataclasses.replace(IngestOptions(), **{WINDOW_OPTION: window})
+
+
+async def run_library(
+    name: str, plan: Plan, tier: Tier, phases: list[list[EpisodeInput]], options: IngestOptions | None
+) -> dict[str, float]:
+    with (
+        tempfile.TemporaryDirectory(prefix=f"hosted-{name}-") as tmp,
+        SimProvider(tier.name, plan.golds, plan.conversations, log=plan.log) as sim,
+    ):
+        started = time.monotonic()
+        figures = await library_row(
+            sim,
+            tier,
+            phases,
+            plan.gold,
+            max_in_flight=MAX_IN_FLIGHT[tier.name],
+            cap_s=plan.cap_s,
+            workdir=Path(tmp),
+            options=options,
+        )
+    print(f"  {name}.{tier.name}: {time.monotonic() - started:.0f} s", flush=True)
+    return figures
+
+
+async def single_group(plan: Plan, tier: Tier) -> dict[str, float]:
+    history = turns.history(plan.material, plan.single_turns, "history")
+    gold = [turns.gold_items([g]) for g in plan.gold]  # each set a phase: one group at a time throughout
+    row = f"window{plan.window}" if plan.window else "sequential"
+    figures = await run_library(f"single_group.{row}", plan, tier, [history, *gold], options_for(plan.window))
+    return {f"single_group.{row}.{tier.name}.{k}": v for k, v in figures.items()}
+
+
+async def many_groups(plan: Plan, tier: Tier) -> dict[str, float]:
+    items = turns.groups(plan.material, plan.groups, plan.per_group) + turns.gold_items(plan.gold)
+    figures = await run_library("many_groups", plan, tier, [items], None)
+    return {f"many_groups.{tier.name}.{k}": v for k, v in figures.items()}
+
+
+POSTS_PER_MIN = {"tier1": 90.0, "tier2": 400.0}
+"""What the serve row's clients offer: below what the many_groups row reaches at the tier (a server
+offered more than its provider allows only queues)."""
+
+
+async def serve(plan: Plan, tier: Tier) -> dict[str, float]:
+    items = turns.groups(plan.material, 8, 400, prefix="serve")
+    with (
+        tempfile.TemporaryDirectory(prefix="hosted-serve-") as tmp,
+        SimProvider(tier.name, log=plan.log) as sim,
+    ):
+        started = time.monotonic()
+        figures = await serve_row(
+            sim, tier, items, clients=plan.serve_clients, seconds=plan.serve_seconds,
+            posts_per_min=POSTS_PER_MIN[tier.name], max_in_flight=MAX_IN_FLIGHT[tier.name], workdir=Path(tmp),
+            drain_s=plan.cap_s,
+        )  # fmt: skip
+    print(f"  serve.{tier.name}: {time.monotonic() - started:.0f} s", flush=True)
+    return {f"serve.{tier.name}.{k}": v for k, v in figures.items()}
+
+
+def graphiti(plan: Plan, tier: Tier) -> dict[str, float]:
+    if not os.environ.get("EPIGRAPH_NEO4J_URI"):
+        raise SystemExit("the graphiti row needs Neo4j: run under tools/neo4j/neo4jctl.py run -- ...")
+    items = turns.groups(plan.material, plan.graphiti_groups, plan.graphiti_per_group, prefix="g")
+    out: dict[str, float] = {}
+    for row in MODES:
+        with SimProvider(tier.name, log=plan.log) as sim:
+            started = time.monotonic()
+            figures = run_mode(sim, tier, row, items, plan.graphiti_cap_s, plan.log)
+        print(f"  graphiti.{tier.name}.{row}: {time.monotonic() - started:.0f} s", flush=True)
+        out.update({f"graphiti.{tier.name}.{row}.{k}": v for k, v in figures.items()})
+    # the row's headline: Graphiti's plain add_episode, with its defaults
+    headline = ("messages_per_min", "input_tokens_per_message", "output_tokens_per_message")
+    headline += ("llm_calls_per_message", "http_429", "failed")
+    out.update({f"graphiti.{tier.name}.{k}": out[f"graphiti.{tier.name}.add_episode.{k}"] for k in headline})
+    return out
+
+
+def ratios(metrics: dict[str, float]) -> dict[str, float]:
+    """The bar: many_groups' messages per minute over Graphiti's, per tier, where both were measured."""
+    out: dict[str, float] = {}
+    for tier in TIERS:
+        ours, theirs = (
+            metrics.get(f"many_groups.{tier}.messages_per_min"),
+            metrics.get(f"graphiti.{tier}.messages_per_min"),
+        )
+        if ours and theirs:
+            out[f"many_groups_over_graphiti.{tier}.messages_per_min_ratio"] = round(ours / theirs, 2)
+    return out
+
+
+def notes(plan: Plan) -> list[str]:
+    conversations = ", ".join(p.name for p in plan.conversations)
+    limits = "; ".join(
+        f"{t.name} {t.rpm} RPM / {t.tpm} TPM, embeddings {t.embed_rpm} RPM / {t.embed_tpm} TPM"
+        for t in TIERS.values()
+    )
+    return [
+        f"provider: simulated (bench/_sim_provider.py); chat latency {CHAT_LATENCY}; embedding latency "
+        f"{EMBED_LATENCY}; {ERROR_RATE:.1%} of requests answered 500",
+        f"limits: {limits}; a request charged its characters / 4 plus its max_tokens, never refunded",
+        f"price: gpt-4o-mini list price ${PRICE.input}/M input, ${PRICE.output}/M output, embeddings "
+        f"${PRICE.embedding}/M (read {PRICE.read_on}); prompt caching not simulated",
+        f"turns: {len(plan.material.turns)} LoCoMo turns ({conversations}) renamed and moved in time per "
+        f"pass (bench/_hosted_turns.py); gold sets: {', '.join(g.name for g in plan.gold)}",
+        f"single_group: the first {plan.single_turns} turns of the 2,000-turn history, one after another, "
+        "then the gold sets one after another",
+        f"many_groups: {plan.groups} groups of {plan.per_group} turns and the gold sets' groups, at once",
+        "client: KnowledgeGraph with EPIGRAPH_LLM_RPM/TPM at the tier's limits, "
+        f"EPIGRAPH_LLM_MAX_IN_FLIGHT {MAX_IN_FLIGHT}",
+        "limit_share: of what the provider allowed from the row's first request to 90% of its messages done",
+        f"serve: epigraph serve, {plan.serve_clients} clients for {plan.serve_seconds:.0f} s posting and "
+        f"reading (bench/_hosted_serve.py), 8 groups seeded with 6 turns each, posts offered {POSTS_PER_MIN} "
+        "a minute",
+        f"graphiti: graphiti-core {GRAPHITI_VERSION} (.bench-venv/graphiti), OpenAIGenericClient, "
+        f"OpenAIEmbedder, Neo4j 5.26 (tools/neo4j); SEMAPHORE_LIMIT {SEMAPHORE} (its MCP README's Tier 1: "
+        f"1-2, Tier 2: 5-8); {plan.graphiti_groups} groups of {plan.graphiti_per_group} turns at once, each "
+        f"mode capped at {plan.graphiti_cap_s:.0f} s; graphiti.<tier>.<key> without a mode is add_episode "
+        "with its defaults",
+    ]
+
+
+def previous(results_dir: Path | None) -> dict[str, float]:
+    """The metrics of the results file this run merges into (the other rows' figures)."""
+    path = (results_dir or Path(__file__).resolve().parent / "results") / "hosted.json"
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8"))["metrics"])
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--conversation", type=Path, action="append", required=True, help="a LoCoMo conversation"
+    )
+    parser.add_argument("--gold", type=Path, action="append", default=[], help="a gold set (repeatable)")
+    parser.add_argument("--tiers", nargs="+", choices=sorted(TIERS), default=sorted(TIERS))
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    parser.add_argument("--single-turns", type=int, default=240, help="single_group: the history's prefix")
+    parser.add_argument("--groups", type=int, default=100)
+    parser.add_argument("--per-group", type=int, default=20)
+    parser.add_argument("--cap-s", type=float, default=2400.0, help="each row stops after this long")
+    parser.add_argument("--window", type=int, default=0, help="single_group: episodes extracted ahead")
+    parser.add_argument("--serve-clients", type=int, default=50)
+    parser.add_argument("--serve-seconds", type=float, default=180.0)
+    parser.add_argument("--graphiti-groups", type=int, default=10)
+    parser.add_argument("--graphiti-per-group", type=int, default=10)
+    parser.add_argument(
+        "--graphiti-cap-s", type=float, default=600.0, help="each Graphiti mode stops after this long"
+    )
+    parser.add_argument("--results-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    folder = args.conversation[0].parent
+    gold = load_sets(args.gold, [folder]) if args.gold else []
+    log = Path(tempfile.gettempdir()) / "hosted-bench-sim.log"
+    plan = Plan(
+        turns.load(args.conversation),
+        gold,
+        args.gold,
+        [folder],
+        args.single_turns,
+        args.groups,
+        args.per_group,
+        args.cap_s,
+        args.window,
+        log,
+    )
+    metrics: dict[str, float] = {}
+    for name in args.tiers:
+        tier = TIERS[name]
+        if "single" in args.rows:
+            metrics.update(await single_group(plan, tier))
+        if "many" in args.rows:
+            metrics.update(await many_groups(plan, tier))
+        if "serve" in args.rows:
+            metrics.update(await serve(plan, tier))
+        if "graphiti" in args.rows:
+            metrics.update(graphiti(plan, tier))
+    metrics.update(ratios({**previous(args.results_dir), **metrics}))
+    for key in sorted(metrics):
+        print(f"{key:70} {metrics[key]}")
+    print(f"wrote {write_results('hosted', metrics, notes(plan), results_dir=args.results_dir, merge=True)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
