@@ -14,7 +14,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_LLM_BASE_URL / _API_KEY / _MODEL / _SMALL_MODEL | llm_* | unset: no live LLM |
 | EPIGRAPH_LLM_TEMPERATURE / _MAX_TOKENS / _TIMEOUT | llm_* | 0.0 / 4096 / 60 s |
 | EPIGRAPH_LLM_STRUCTURED | llm_structured | json_schema (or json_object, or none) |
-| EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 (unlimited) / 0 (unlimited) |
+| EPIGRAPH_LLM_MAX_IN_FLIGHT / _RPM / _TPM | llm_* | 8 / 0 / 0 (0: none, or the provider's headers say) |
 | EPIGRAPH_LLM_MAX_ATTEMPTS / _MAX_RETRY_SECONDS | llm_* | 5 / 120 s |
 | EPIGRAPH_LLM=local (or _LLM_LOCAL=1) | llm_local | off (on: the local model, epigraph[local-model]) |
 | EPIGRAPH_LOCAL_MODEL_DIR / _CTX / _THREADS | local_model_* | ~/.cache/epigraph/models / 8192 / 0: all CPUs |

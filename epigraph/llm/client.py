@@ -33,7 +33,7 @@ from ..errors import ConfigError, LLMError
 from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
 from ..tokens import aload_encoding, count_message_tokens, estimate_usage
 from .calls import CallStats
-from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, parse_retry_after, run_with_retries
+from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, Slot, parse_retry_after, run_with_retries
 from .profiles import (
     EndpointProfile,
     error_text,
@@ -175,7 +175,7 @@ class OpenAIChat:
             profile = trial
             async with self.limiter.slot(estimate) as slot:
                 try:
-                    response = await self._create(request, profile, stream=False)
+                    response = await self._create(request, profile, slot, stream=False)
                 except _Fallback as fallback:
                     trial = fallback.profile
                     raise
@@ -240,7 +240,7 @@ class OpenAIChat:
             try:
                 await session.enter_slot()
                 try:
-                    sdk_stream = await self._create(request, profile, stream=True)
+                    sdk_stream = await self._create(request, profile, session.slot, stream=True)
                 except _Fallback as fallback:
                     trial = fallback.profile
                     raise
@@ -337,25 +337,38 @@ class OpenAIChat:
             return self.max_tokens
         return max(1, min(request.max_tokens, self.max_tokens))
 
-    async def _create(self, request: ChatRequest, profile: EndpointProfile, *, stream: bool) -> Any:
-        """One SDK call; a 400 on a capability the request used raises ``_Fallback`` (weaker profile)."""
+    async def _create(
+        self, request: ChatRequest, profile: EndpointProfile, slot: Slot, *, stream: bool
+    ) -> Any:
+        """One SDK call; its answer's rate-limit headers go to the limiter (``slot.observe``), success or
+        not; a 400 on a capability the request used raises ``_Fallback`` (weaker profile)."""
+        params = self._params(request, profile, stream=stream)
         try:
-            return await self._sdk.chat.completions.create(**self._params(request, profile, stream=stream))
-        except openai.BadRequestError as exc:
-            text = error_text(exc.body, exc.message)
-            weaker: EndpointProfile | None = None
-            if stream and profile.stream_usage and mentions_stream_options(text):
-                weaker = profile.without_stream_usage()
-            elif profile.grammar and request.grammar and "grammar" in text.lower():
-                weaker = replace(profile, grammar=False)
-            elif profile.response_format(request) is not None and mentions_response_format(text):
-                weaker = profile.weaker_format_for(request)
-            if weaker is None:
-                raise
-            detail = (
-                f"HTTP 400 on a capability, retrying with {weaker.describe(request)}: {self._redact(text)}"
-            )
-            raise _Fallback(weaker, detail[:_DETAIL_LIMIT]) from None
+            raw = await self._sdk.chat.completions.with_raw_response.create(**params)
+        except openai.APIStatusError as exc:
+            slot.observe(exc.response.headers)
+            if isinstance(exc, openai.BadRequestError):
+                self._fallback_for(exc, request, profile, stream=stream)
+            raise
+        slot.observe(raw.headers)
+        return raw.parse()
+
+    def _fallback_for(
+        self, exc: openai.BadRequestError, request: ChatRequest, profile: EndpointProfile, *, stream: bool
+    ) -> None:
+        """Raise ``_Fallback`` when the 400 names a capability the request used; else return."""
+        text = error_text(exc.body, exc.message)
+        weaker: EndpointProfile | None = None
+        if stream and profile.stream_usage and mentions_stream_options(text):
+            weaker = profile.without_stream_usage()
+        elif profile.grammar and request.grammar and "grammar" in text.lower():
+            weaker = replace(profile, grammar=False)
+        elif profile.response_format(request) is not None and mentions_response_format(text):
+            weaker = profile.weaker_format_for(request)
+        if weaker is None:
+            return
+        detail = f"HTTP 400 on a capability, retrying with {weaker.describe(request)}: {self._redact(text)}"
+        raise _Fallback(weaker, detail[:_DETAIL_LIMIT]) from None
 
     def _adopt(self, used: EndpointProfile) -> None:
         """Remember a weaker profile that just worked, so later calls skip the rejected capability."""
@@ -365,8 +378,8 @@ class OpenAIChat:
             )
 
     async def _estimate_tokens(self, request: ChatRequest) -> int:
-        if self.limiter.tokens is None:
-            return 0
+        """The request's input tokens (local BPE) plus its output cap: what a tokens-per-minute window
+        charges. Counted even without a configured window: the provider's headers may teach one."""
         await aload_encoding()
         return count_message_tokens(request.messages) + (request.max_tokens or self.max_tokens)
 

@@ -4,9 +4,16 @@ Every request of every concurrent caller (extraction fan-out, resolution, summar
 share the endpoint) passes through the same :class:`Limiter`:
 
 - at most ``max_in_flight`` requests on the wire (an ``asyncio.Semaphore``),
-- at most ``rpm`` requests per window (``asyncio-throttle``'s sliding-window ``Throttler``, queued FIFO),
-- at most ``tpm`` tokens per window (a token bucket: a request reserves its estimated input plus its
-  output cap, and settles with the actual usage when the reply arrives),
+- at most ``rpm`` requests and ``tpm`` tokens per window, each a bucket holding one window's allowance
+  and refilled continuously (how OpenAI counts: its ``x-ratelimit-reset-*`` headers are the time the
+  bucket takes to be full again), queued FIFO. A request reserves its estimated input plus its output
+  cap, and settles with the actual usage when the reply arrives;
+- the provider's ``x-ratelimit-*`` headers, on every answer, set both buckets to what the provider has
+  left (:meth:`Limiter.observe`: what it reported when it charged the request, plus its refill since,
+  minus what was reserved after that request): the client paces itself by the provider's own count,
+  whatever its estimate of a prompt's tokens and whether or not the provider gives back an unused
+  output cap (a provider that reports its windows is trusted to count them: no refunds). A limit not
+  configured (``rpm`` or ``tpm`` 0) is learned from the headers the first time they report it;
 - a 429 pauses the whole limiter until its ``Retry-After``: no caller sends while the server asked
   everyone to wait.
 
@@ -22,16 +29,16 @@ import asyncio
 import email.utils
 import random
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Literal, TypeVar
 
-from asyncio_throttle.throttler import Throttler
-
 from ..config import Settings
 from ..errors import LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
+from .rate_headers import Window, parse_rate_headers
 
 T = TypeVar("T")
 _MAX_FALLBACKS = 4  # capabilities only get weaker, so a handful is plenty; this is the hard stop
@@ -148,6 +155,8 @@ class LimiterStats:
     unexpected: int = 0
     fallbacks: int = 0
     pauses: int = 0
+    observed: int = 0
+    """Answers whose rate-limit headers set the buckets."""
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -167,15 +176,21 @@ _STAT_FOR_KIND: dict[FailureKind, str] = {
 
 
 class TokenBucket:
-    """Tokens per window: reserve before sending, settle with actual usage after. FIFO for waiters."""
+    """Units (tokens, or requests) per window: reserve before sending, settle with actual usage after,
+    or set to what the provider reports (:meth:`observe`). FIFO for waiters."""
 
     def __init__(self, per_window: int, window_s: float = 60.0, clock: Clock = time.monotonic) -> None:
         self.capacity = per_window
         self._rate = per_window / window_s
+        self._window_s = window_s
         self._level = float(per_window)
         self._clock = clock
         self._stamp = clock()
         self._lock = asyncio.Lock()
+        self._reserved: deque[tuple[float, int]] = deque()
+        """(when, how much) of recent reservations: what was charged after a reported one."""
+        self.provider_counts = False
+        """The provider reported this window: its count is the truth, unused reservations stay spent."""
 
     @property
     def level(self) -> float:
@@ -195,13 +210,42 @@ class TokenBucket:
                 self._refill()
                 if self._level >= want:
                     self._level -= want
+                    self._log(want)
                     return want
                 await asyncio.sleep((want - self._level) / self._rate)
 
+    def _log(self, amount: int) -> None:
+        now = self._clock()
+        self._reserved.append((now, amount))
+        while self._reserved and self._reserved[0][0] < now - 2 * self._window_s:
+            self._reserved.popleft()
+
     def settle(self, reserved: int, actual: int) -> None:
-        """Give back what was over-reserved, or take what was under-reserved (the level may go negative)."""
+        """Take what was under-reserved (the level may go negative); give back what was over-reserved,
+        unless the provider counts this window (it keeps the reservation: OpenAI's output cap)."""
         self._refill()
-        self._level = min(self.capacity, self._level + reserved - actual)
+        if actual > reserved or not self.provider_counts:
+            self._level = min(self.capacity, self._level + reserved - actual)
+
+    def give_back(self, amount: int) -> None:
+        """Return a reservation whose request was never sent (cancelled while it waited)."""
+        self._refill()
+        self._level = min(self.capacity, self._level + amount)
+
+    def observe(self, window: Window, reserved_at: float) -> None:
+        """Set the level to the provider's: ``window.remaining`` when it charged the request reserved at
+        ``reserved_at``, plus the refill since, minus what this bucket reserved after it. A different
+        ``window.limit`` becomes this bucket's (the provider knows its limits best)."""
+        if window.limit != self.capacity:
+            self.capacity = window.limit
+            self._rate = window.limit / self._window_s
+        self._refill()
+        later = sum(amount for at, amount in self._reserved if at > reserved_at)
+        refilled = (self._clock() - reserved_at) * self._rate
+        self._level = max(
+            -float(self.capacity), min(float(self.capacity), window.remaining + refilled - later)
+        )
+        self.provider_counts = True
 
 
 class Limiter:
@@ -219,9 +263,7 @@ class Limiter:
     ) -> None:
         self.max_in_flight, self.rpm, self.tpm, self.window_s = max_in_flight, rpm, tpm, window_s
         self._semaphore = asyncio.Semaphore(max_in_flight) if max_in_flight > 0 else None
-        interval = max(0.001, min(0.05, window_s / rpm / 4)) if rpm > 0 else 0.01
-        self._throttler = Throttler(rate_limit=rpm, period=window_s, retry_interval=interval) if rpm else None
-        self._rpm_lock = asyncio.Lock()  # one poller at a time: FIFO order, no busy herd
+        self.requests = TokenBucket(rpm, window_s, clock) if rpm > 0 else None
         self.tokens = TokenBucket(tpm, window_s, clock) if tpm > 0 else None
         self._max_pause_s = max_pause_s
         self._clock = clock
@@ -258,6 +300,23 @@ class Limiter:
     def paused_for(self) -> float:
         return max(0.0, self._paused_until - self._clock())
 
+    def observe(self, headers: Mapping[str, str], reserved_at: float) -> None:
+        """Align the buckets with the provider's ``x-ratelimit-*`` headers on an answer to the request
+        whose slot was reserved at ``reserved_at`` (see the module docstring); a window the limiter was
+        not told about is learned. Headers without those fields change nothing."""
+        reported = parse_rate_headers(headers)
+        if reported is None:
+            return
+        if reported.requests is not None:
+            if self.requests is None:
+                self.requests = TokenBucket(reported.requests.limit, self.window_s, self._clock)
+            self.requests.observe(reported.requests, reserved_at)
+        if reported.tokens is not None:
+            if self.tokens is None:
+                self.tokens = TokenBucket(reported.tokens.limit, self.window_s, self._clock)
+            self.tokens.observe(reported.tokens, reserved_at)
+        self._stats.observed += 1
+
     def record(self, failure: Failure, *, retrying: bool) -> None:
         self._stats.record(failure)
         if retrying and failure.kind != "fallback":
@@ -266,18 +325,18 @@ class Limiter:
     async def _acquire(self, estimated_tokens: int) -> int:
         if self._semaphore is not None:
             await self._semaphore.acquire()
-        reserved = 0
+        tokens, reserved, request = self.tokens, 0, 0
         try:
-            reserved = await self.tokens.reserve(estimated_tokens) if self.tokens else 0
-            if self._throttler is not None:
-                async with self._rpm_lock:
-                    await self._throttler.acquire()  # type: ignore[no-untyped-call]
+            reserved = await tokens.reserve(estimated_tokens) if tokens else 0
+            request = await self.requests.reserve(1) if self.requests else 0
             # A deadline, not a condition: sleep until it, re-check (a new 429 may have extended it).
             while (wait := self._paused_until - self._clock()) > 0:  # noqa: ASYNC110
                 await asyncio.sleep(wait)
         except BaseException:  # cancelled while queued: give back what was taken
-            if self.tokens is not None and reserved:
-                self.tokens.settle(reserved, 0)
+            if tokens is not None and reserved:
+                tokens.give_back(reserved)
+            if self.requests is not None and request:
+                self.requests.give_back(request)
             if self._semaphore is not None:
                 self._semaphore.release()
             raise
@@ -301,10 +360,16 @@ class Slot:
         self._estimated = estimated_tokens
         self._reserved = 0
         self._settled = False
+        self.reserved_at = 0.0
 
     async def __aenter__(self) -> Slot:
         self._reserved = await self._limiter._acquire(self._estimated)
+        self.reserved_at = self._limiter._clock()
         return self
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        """The provider's rate-limit headers on this request's answer (:meth:`Limiter.observe`)."""
+        self._limiter.observe(headers, self.reserved_at)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

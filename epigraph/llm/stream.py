@@ -48,6 +48,10 @@ class StreamSession:
         self.finish_reason: str | None = None
         self.ended = False
 
+    @property
+    def slot(self) -> Slot:
+        return self._slot
+
     async def enter_slot(self) -> None:
         await self._slot.__aenter__()
         self._in_slot = True
