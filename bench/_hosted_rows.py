@@ -137,7 +137,9 @@ async def library_row(
     items = [item for phase in phases for item in phase]
     groups = list(dict.fromkeys(i.group_id for i in items))
     async with KnowledgeGraph(settings, options=options) as kg:
+        cpu_started = time.process_time()
         progress, cut = await _ingest(kg, phases, cap_s)
+        cpu = time.process_time() - cpu_started
         statuses = await _statuses(kg, groups)
         stats = sim.stats()
         quality = await _quality(kg, [g for g in gold if g.name in groups], sim.gold_shown())
@@ -161,6 +163,7 @@ async def library_row(
         "client_max_in_flight": float(client.max_in_flight),
         "llm_calls_per_message": round(sum(r.llm_calls for r in reports) / max(1, len(reports)), 3),
         "max_in_flight_setting": float(max_in_flight),
+        "client_cpu_share": round(cpu / wall, 3) if wall else 0.0,
     }
     figures.update(limit_share(stats["chat"], tier, until_share(done)))
     whole = limit_share(stats["chat"], tier, max(done) if done else 0.0)["limit_share"]

@@ -27,11 +27,14 @@ from _hosted_rows import hosted_settings
 from _serve_harness import ServerProcess
 from _serve_load import PAUSE_S, mixed_load
 from _sim_provider import SimProvider, Tier
+from serve_bench import cpu_s
 
 from epigraph.episodes.inputs import EpisodeInput
 
-GROUPS = 8
-SEEDED = 6
+GROUPS = 40
+"""Conversations the clients post to: a server runs each group's episodes in order, so its throughput is
+about the groups in flight over an episode's seconds (8 groups held tier 2 to a twentieth of its TPM)."""
+SEEDED = 4
 """Turns per group ingested before the clients start (the entities they read)."""
 READS = {"search": 30, "entity": 20, "episodes": 15, "ask": 2}
 """The clients' reading mix (``_serve_load.WEIGHTS`` with fewer asks: each is a model call, and at a
@@ -107,7 +110,10 @@ async def _follow(
 
 
 async def _pending(client: httpx.AsyncClient, groups: Sequence[str]) -> int:
-    return sum(int((await client.get(f"/v1/groups/{g}/stats")).json()["pending_episodes"]) for g in groups)
+    pending = 0
+    for group in groups:
+        pending += int((await client.get(f"/v1/groups/{group}/stats")).json()["pending_episodes"])
+    return pending
 
 
 async def _drain(url: str, groups: Sequence[str], timeout_s: float) -> bool:
@@ -163,6 +169,7 @@ async def serve_row(
         await _seed(server.url, bodies)
         await _drain(server.url, bodies.groups, drain_s)
         started = time.monotonic()
+        cpu_started = cpu_s(server.proc.pid) if server.proc else 0.0
         done: dict[str, float] = {}
         failed: set[str] = set()
         stop = asyncio.Event()
@@ -178,6 +185,7 @@ async def serve_row(
             task.cancel()
         await asyncio.gather(*followers, return_exceptions=True)
         counts = await _statuses(server.url, load.accepted)
+        server_cpu = (cpu_s(server.proc.pid) if server.proc else 0.0) - cpu_started
     finally:
         server.stop()
     stats = sim.stats()
@@ -199,6 +207,7 @@ async def serve_row(
         "http_429": float(refused(stats)),
         "http_5xx": float(server_errors(stats)),
         "request_errors": float(sum(load.errors.values())),
+        "server_cpu_share": round(server_cpu / (time.monotonic() - started), 3),
     }
     figures.update(limit_share(chat, tier, until_share(finished)))
     figures.update(latencies("accepted_to_done", waits))

@@ -49,7 +49,8 @@ import _hosted_turns as turns
 from _gold import GoldSet, load_sets
 from _graphiti_row import GRAPHITI_VERSION, MODES, SEMAPHORE, run_mode
 from _hosted_rows import library_row
-from _hosted_serve import serve_row
+from _hosted_serve import GROUPS as SERVE_GROUPS
+from _hosted_serve import SEEDED, serve_row
 from _results import write_results
 from _sim_provider import CHAT_LATENCY, EMBED_LATENCY, ERROR_RATE, PRICE, TIERS, SimProvider, Tier
 
@@ -121,6 +122,8 @@ async def single_group(plan: Plan, tier: Tier) -> dict[str, float]:
     gold = [turns.gold_items([g]) for g in plan.gold]  # each set a phase: one group at a time throughout
     row = f"window{plan.window}" if plan.window else "sequential"
     figures = await run_library(f"single_group.{row}", plan, tier, [history, *gold], options_for(plan.window))
+    if figures["messages_per_min"]:  # what the whole 2,000-turn history would take at this row's pace
+        figures["projected_2000_turns_h"] = round(2000 / figures["messages_per_min"] / 60, 2)
     return {f"single_group.{row}.{tier.name}.{k}": v for k, v in figures.items()}
 
 
@@ -136,7 +139,7 @@ offered more than its provider allows only queues)."""
 
 
 async def serve(plan: Plan, tier: Tier) -> dict[str, float]:
-    items = turns.groups(plan.material, 8, 400, prefix="serve")
+    items = turns.groups(plan.material, SERVE_GROUPS, 400, prefix="serve")
     with (
         tempfile.TemporaryDirectory(prefix="hosted-serve-") as tmp,
         SimProvider(tier.name, log=plan.log) as sim,
@@ -203,8 +206,8 @@ def notes(plan: Plan) -> list[str]:
         f"EPIGRAPH_LLM_MAX_IN_FLIGHT {MAX_IN_FLIGHT}",
         "limit_share: of what the provider allowed from the row's first request to 90% of its messages done",
         f"serve: epigraph serve, {plan.serve_clients} clients for {plan.serve_seconds:.0f} s posting and "
-        f"reading (bench/_hosted_serve.py), 8 groups seeded with 6 turns each, posts offered {POSTS_PER_MIN} "
-        "a minute",
+        f"reading (bench/_hosted_serve.py), {SERVE_GROUPS} groups seeded with {SEEDED} turns each, posts "
+        f"offered {POSTS_PER_MIN} a minute",
         f"graphiti: graphiti-core {GRAPHITI_VERSION} (.bench-venv/graphiti), OpenAIGenericClient, "
         f"OpenAIEmbedder, Neo4j 5.26 (tools/neo4j); SEMAPHORE_LIMIT {SEMAPHORE} (its MCP README's Tier 1: "
         f"1-2, Tier 2: 5-8); {plan.graphiti_groups} groups of {plan.graphiti_per_group} turns at once, each "
@@ -258,6 +261,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
         args.cap_s,
         args.window,
         log,
+        args.serve_clients,
+        args.serve_seconds,
+        args.graphiti_groups,
+        args.graphiti_per_group,
+        args.graphiti_cap_s,
     )
     metrics: dict[str, float] = {}
     for name in args.tiers:
