@@ -68,10 +68,17 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
     durations: list[float] = []
     failures: list[str] = []
     failed = 0
+    rate_limited = 0
+    """Failed episodes whose error was Graphiti's RateLimitError (its retries spent at the limits)."""
     started = time.monotonic()
 
+    def fail(exc: BaseException, episodes: int) -> None:
+        nonlocal failed, rate_limited
+        failed += episodes
+        rate_limited += episodes if type(exc).__name__ == "RateLimitError" else 0
+        failures.append(_describe(exc))
+
     async def one_group(group: str, episodes: list[dict[str, str]]) -> None:
-        nonlocal failed
         if job["mode"] == "add_episode_bulk":
             raw = [
                 RawEpisode(
@@ -87,8 +94,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
             try:
                 await graphiti.add_episode_bulk(raw, group_id=group)
             except Exception as exc:  # a failed call fails all its episodes: counted, the row goes on
-                failed += len(raw)
-                failures.append(_describe(exc))
+                fail(exc, len(raw))
                 return
             done.extend([time.monotonic()] * len(raw))
             durations.extend([(time.monotonic() - began) / len(raw)] * len(raw))
@@ -105,8 +111,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
                     group_id=group,
                 )
             except Exception as exc:
-                failed += 1
-                failures.append(_describe(exc))
+                fail(exc, 1)
                 continue
             done.append(time.monotonic())
             durations.append(time.monotonic() - began)
@@ -128,6 +133,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
         "durations": durations,
         "failed": failed,
         "failures": failures[:5],
+        "failed_rate_limited": rate_limited,
         "cut": cut,
         "messages": sum(len(v) for v in job["groups"].values()),
         "tracked_input_tokens": getattr(usage, "input_tokens", None),

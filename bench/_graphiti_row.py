@@ -105,11 +105,12 @@ def run_mode(
     usage = stats["usage"].get("graphiti", {"calls": 0, "input_tokens": 0, "output_tokens": 0})
     done = result["done_at"]
     wall = (max(done) if done else result["finished"]) - result["started"]
-    count = max(1, len(done))
+    count = max(1, len(done) + result["failed"])  # a failed episode spent its calls too
     figures: dict[str, float] = {
         "messages": float(result["messages"]),
         "done": float(len(done)),
         "failed": float(result["failed"]),
+        "failed_rate_limited": float(result["failed_rate_limited"]),
         "cut_by_time_cap": float(result["messages"] - len(done) - result["failed"]) if result["cut"] else 0.0,
         "wall_s": round(wall, 1),
         "messages_per_min": round(len(done) / wall * 60, 3) if wall > 0 else 0.0,

@@ -142,7 +142,7 @@ async def serve(plan: Plan, tier: Tier) -> dict[str, float]:
     items = turns.groups(plan.material, SERVE_GROUPS, 400, prefix="serve")
     with (
         tempfile.TemporaryDirectory(prefix="hosted-serve-") as tmp,
-        SimProvider(tier.name, log=plan.log) as sim,
+        SimProvider(tier.name, embeddings="hash", log=plan.log) as sim,
     ):
         started = time.monotonic()
         figures = await serve_row(

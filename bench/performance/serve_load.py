@@ -68,17 +68,28 @@ class MixedLoad:
 
 class _Clients:
     def __init__(self, client: httpx.AsyncClient, groups: list[str], seeded: int, episode: Episode,
-                 name: Name, load: MixedLoad, weights: dict[str, int]) -> None:  # fmt: skip
+                 name: Name, load: MixedLoad, weights: dict[str, int],
+                 posts_per_s: float | None) -> None:  # fmt: skip
         self.client, self.groups, self.episode, self.name, self.load = client, groups, episode, name, load
-        self.seeded, self.weights = seeded, weights
+        self.seeded, self.weights, self.posts_per_s = seeded, weights, posts_per_s
         self.next = dict.fromkeys(range(len(groups)), seeded)
         """Group index -> the index of the next episode to post (unique content, so unique ids)."""
+        self.started = time.monotonic()
+        self.posted = 0
+
+    def _choose(self, rng: random.Random) -> str:
+        """A route by weight; a post past the posting budget becomes a search."""
+        route = rng.choices(list(self.weights), list(self.weights.values()))[0]
+        if route == "post" and self.posts_per_s is not None:
+            if self.posted + 1 > self.posts_per_s * (time.monotonic() - self.started) + 1:
+                return "search"
+            self.posted += 1
+        return route
 
     async def run(self, seed: int, until: float) -> None:
         rng = random.Random(seed)
-        routes, weights = list(self.weights), list(self.weights.values())
         while time.monotonic() < until:
-            route = rng.choices(routes, weights)[0]
+            route = self._choose(rng)
             g = rng.randrange(len(self.groups))
             started = time.perf_counter()
             try:
@@ -123,15 +134,17 @@ async def mixed_load(
     episode: Episode,
     name: Name,
     weights: dict[str, int] | None = None,
+    posts_per_s: float | None = None,
 ) -> MixedLoad:
     """``clients`` clients for ``seconds`` against the server at ``url`` whose ``groups`` each hold
     ``seeded`` done episodes (indices 0..seeded-1); they post episodes from index ``seeded`` on, and
-    choose routes by ``weights`` (default ``WEIGHTS``; every route of it, a weight of 0 never)."""
+    choose routes by ``weights`` (default ``WEIGHTS``; every route of it, a weight of 0 never). With
+    ``posts_per_s`` they post at most that many a second together (a post past it is a search)."""
     load = MixedLoad()
     chosen = {route: (weights or WEIGHTS).get(route, 0) for route in WEIGHTS}
     limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        driver = _Clients(client, groups, seeded, episode, name, load, chosen)
+        driver = _Clients(client, groups, seeded, episode, name, load, chosen, posts_per_s)
         until = time.monotonic() + seconds
         await asyncio.gather(*(driver.run(seed, until) for seed in range(clients)))
     return load

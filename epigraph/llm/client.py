@@ -378,10 +378,14 @@ class OpenAIChat:
             )
 
     async def _estimate_tokens(self, request: ChatRequest) -> int:
-        """The request's input tokens (local BPE) plus its output cap: what a tokens-per-minute window
-        charges. Counted even without a configured window: the provider's headers may teach one."""
+        """What a tokens-per-minute window charges the request: its input, as the larger of the local BPE
+        count and its characters / 4 (OpenAI's limiter estimates from the characters, which for English
+        prompts is about a tenth more than the BPE count), plus its output cap. Counted even without a
+        configured window: the provider's headers may teach one."""
         await aload_encoding()
-        return count_message_tokens(request.messages) + (request.max_tokens or self.max_tokens)
+        characters = sum(len(m.get("content") or "") for m in request.messages)
+        prompt = max(count_message_tokens(request.messages), -(-characters // 4))
+        return prompt + self._max_tokens(request)
 
     async def _usage(self, raw: Any, request: ChatRequest, output_text: str) -> Usage:
         """The server's usage, or a local BPE count (``estimated=True``) when it sent none."""

@@ -11,6 +11,7 @@ from epigraph.llm import Limiter, RetryPolicy
 from epigraph.llm.limiter import TokenBucket
 from epigraph.llm.rate_headers import Window, parse_duration, parse_rate_headers
 from epigraph.testing.server import FakeOpenAIServer, RateLimits, Reply, Terms
+from epigraph.tokens import count_message_tokens
 
 from .helpers import ask, make_client
 
@@ -120,3 +121,21 @@ async def test_a_provider_that_does_not_report_is_paced_by_its_429s() -> None:
     assert limiter.stats.observed == 0
     assert limiter.stats.rate_limited == limits.refused["tokens"]
     assert limiter.stats.retries >= limiter.stats.rate_limited
+
+
+async def test_a_request_reserves_its_characters_over_four_when_they_are_more_than_its_bpe_count() -> None:
+    stopped = 100.0  # a clock that does not move: what is reserved stays visible while the call runs
+    limiter = Limiter(max_in_flight=1, tpm=1000, clock=lambda: stopped)
+    seen: list[float] = []
+
+    def reply(body: dict[str, object]) -> Reply:
+        assert limiter.tokens is not None
+        seen.append(limiter.tokens.level)
+        return Reply(text="ok", prompt_tokens=1, completion_tokens=1)
+
+    request = ask("hello " * 100, max_tokens=10)  # 609 characters, about 112 BPE tokens
+    async with FakeOpenAIServer(reply) as srv, make_client(srv, limiter=limiter) as llm:
+        await llm.complete(request)
+    characters = sum(len(m["content"]) for m in request.messages)
+    assert count_message_tokens(request.messages) < characters / 4
+    assert seen == [1000 - (-(-characters // 4) + 10)]
