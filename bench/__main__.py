@@ -25,6 +25,7 @@ BENCHES = {
     "local_server": "bench.performance.local_server",
     "observe": "bench.performance.observe",
     "forget": "bench.performance.forget",
+    "hosted": "bench.performance.hosted",
     "live": "bench.quality.live",
     "locomo_qa": "bench.quality.locomo_qa",
     "qa_context": "bench.quality.qa_context",

@@ -5,18 +5,14 @@ share arithmetic."""
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _hosted_figures import limit_share
-from _sim_epigraph import EpigraphAnswers
-from _sim_graphiti import GraphitiAnswers, smallest
-from _sim_provider import TIERS
-from _sim_world import read
-
+from bench.performance.hosted_answers import EpigraphAnswers
+from bench.performance.hosted_figures import limit_share
+from bench.performance.hosted_graphiti_answers import GraphitiAnswers, smallest
+from bench.performance.hosted_provider import TIERS
+from bench.performance.hosted_world import read
 from epigraph import KnowledgeGraph
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore

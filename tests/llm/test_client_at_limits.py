@@ -12,8 +12,7 @@ from epigraph.llm.limiter import TokenBucket
 from epigraph.llm.rate_headers import Window, parse_duration, parse_rate_headers
 from epigraph.testing.server import FakeOpenAIServer, RateLimits, Reply, Terms
 from epigraph.tokens import count_message_tokens
-
-from .helpers import ask, make_client
+from tests.support.llm_client import ask, make_client
 
 MODEL = "gpt-sim"
 PATIENT = RetryPolicy(max_attempts=20, max_retry_seconds=60.0, base_delay=0.01, max_delay=0.05)

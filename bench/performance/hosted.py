@@ -1,29 +1,29 @@
 """Hosted bench: the library and the server against a simulated hosted model at a provider's rate limits,
 beside Graphiti on the same provider.
 
-No hosted model is reachable from here, so a provider is simulated (``_sim_provider``: gpt-4o-mini's
+No hosted model is reachable from here, so a provider is simulated (``hosted_provider``: gpt-4o-mini's
 published limits per usage tier, a latency model from published measurements, 500s and slow replies,
 the scripted gold answers on the gold turns and plausible replies elsewhere; every assumption is
 stated there and in the results' notes). Rows, per tier (``--tiers``), each on a fresh provider:
 
-- ``single_group.sequential``: one group's history (LoCoMo turns, ``_hosted_turns.history``), one
+- ``single_group.sequential``: one group's history (LoCoMo turns, ``hosted_turns.history``), one
   episode after another: the first ``--single-turns`` turns of a 2,000-turn history (a sequential
   2,000 turns at the simulated latency takes hours; the figures say which prefix ran), then the gold
   sets, each in its own group, one after another;
 - ``single_group.window<N>`` (``--window N``): the same with up to N episodes of the group extracted
   ahead (an ``IngestOptions`` setting that does not exist yet: the bench refuses until it does);
 - ``many_groups``: 100 groups of 20 turns and the gold sets' groups, all handed in at once;
-- ``serve``: ``epigraph serve`` with 50 clients posting and searching (``_hosted_serve``);
-- ``graphiti``: graphiti-core on the same provider and a real Neo4j (``_graphiti_row``; needs
+- ``serve``: ``epigraph serve`` with 50 clients posting and searching (``hosted_serve``);
+- ``graphiti``: graphiti-core on the same provider and a real Neo4j (``hosted_graphiti``; needs
   ``EPIGRAPH_NEO4J_URI``, e.g. under ``tools/neo4j/neo4jctl.py run``).
 
-Figures per row (``<row>.<tier>.<key>``; ``_hosted_figures``): messages per minute, the share of the
+Figures per row (``<row>.<tier>.<key>``; ``hosted_figures``): messages per minute, the share of the
 binding limit used, 429s seen and the client's retries, failed and lost episodes, accepted-to-done and
 processing p50 / p95, tokens and dollars per 1,000 messages at gpt-4o-mini's list price, and on the
 gold sets the ingest bench's quality keys (``quality_mismatches``: how many differ from ingest.json's).
 Writes ``bench/results/hosted.json`` (merged: a run of some rows keeps the others)::
 
-    python tools/neo4j/neo4jctl.py run --heap 1g -- python bench/hosted_bench.py \\
+    python tools/neo4j/neo4jctl.py run --heap 1g -- python bench/performance/hosted.py \\
         --conversation ../shared/datasets/locomo/26.json --conversation ../shared/datasets/locomo/30.json \\
         --gold bench/data/locomo26_s1-3.json --gold bench/data/locomo30_s1-3.json
 """
@@ -35,25 +35,31 @@ import asyncio
 import dataclasses
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import _hosted_turns as turns
-from _gold import GoldSet, load_sets
-from _graphiti_row import GRAPHITI_VERSION, MODES, SEMAPHORE, run_mode
-from _hosted_rows import library_row
-from _hosted_serve import GROUPS as SERVE_GROUPS
-from _hosted_serve import SEEDED, serve_row
-from _results import write_results
-from _sim_provider import CHAT_LATENCY, EMBED_LATENCY, ERROR_RATE, PRICE, TIERS, SimProvider, Tier
-
+import bench.performance.hosted_turns as turns
+from bench.performance.hosted_graphiti import GRAPHITI_VERSION, MODES, SEMAPHORE, run_mode, setup
+from bench.performance.hosted_provider import (
+    CHAT_LATENCY,
+    EMBED_LATENCY,
+    ERROR_RATE,
+    PRICE,
+    TIERS,
+    SimProvider,
+    Tier,
+)
+from bench.performance.hosted_rows import library_row
+from bench.performance.hosted_serve import GROUPS as SERVE_GROUPS
+from bench.performance.hosted_serve import SEEDED, serve_row
+from bench.shared.gold import GoldSet, load_sets
+from bench.shared.paths import RESULTS
+from bench.shared.results import write_results
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 
@@ -192,13 +198,13 @@ def notes(plan: Plan) -> list[str]:
         for t in TIERS.values()
     )
     return [
-        f"provider: simulated (bench/_sim_provider.py); chat latency {CHAT_LATENCY}; embedding latency "
-        f"{EMBED_LATENCY}; {ERROR_RATE:.1%} of requests answered 500",
+        f"provider: simulated (bench/performance/hosted_provider.py); chat latency {CHAT_LATENCY}; "
+        f"embedding latency {EMBED_LATENCY}; {ERROR_RATE:.1%} of requests answered 500",
         f"limits: {limits}; a request charged its characters / 4 plus its max_tokens, never refunded",
         f"price: gpt-4o-mini list price ${PRICE.input}/M input, ${PRICE.output}/M output, embeddings "
         f"${PRICE.embedding}/M (read {PRICE.read_on}); prompt caching not simulated",
         f"turns: {len(plan.material.turns)} LoCoMo turns ({conversations}) renamed and moved in time per "
-        f"pass (bench/_hosted_turns.py); gold sets: {', '.join(g.name for g in plan.gold)}",
+        f"pass (bench/performance/hosted_turns.py); gold sets: {', '.join(g.name for g in plan.gold)}",
         f"single_group: the first {plan.single_turns} turns of the 2,000-turn history, one after another, "
         "then the gold sets one after another",
         f"many_groups: {plan.groups} groups of {plan.per_group} turns and the gold sets' groups, at once",
@@ -206,8 +212,8 @@ def notes(plan: Plan) -> list[str]:
         f"EPIGRAPH_LLM_MAX_IN_FLIGHT {MAX_IN_FLIGHT}",
         "limit_share: of what the provider allowed from the row's first request to 90% of its messages done",
         f"serve: epigraph serve, {plan.serve_clients} clients for {plan.serve_seconds:.0f} s posting and "
-        f"reading (bench/_hosted_serve.py), {SERVE_GROUPS} groups seeded with {SEEDED} turns each, posts "
-        f"offered {POSTS_PER_MIN} a minute",
+        f"reading (bench/performance/hosted_serve.py), {SERVE_GROUPS} groups seeded with {SEEDED} turns "
+        f"each, posts offered {POSTS_PER_MIN} a minute",
         f"graphiti: graphiti-core {GRAPHITI_VERSION} (.bench-venv/graphiti), OpenAIGenericClient, "
         f"OpenAIEmbedder, Neo4j 5.26 (tools/neo4j); SEMAPHORE_LIMIT {SEMAPHORE} (its MCP README's Tier 1: "
         f"1-2, Tier 2: 5-8); {plan.graphiti_groups} groups of {plan.graphiti_per_group} turns at once, each "
@@ -218,7 +224,7 @@ def notes(plan: Plan) -> list[str]:
 
 def previous(results_dir: Path | None) -> dict[str, float]:
     """The metrics of the results file this run merges into (the other rows' figures)."""
-    path = (results_dir or Path(__file__).resolve().parent / "results") / "hosted.json"
+    path = (results_dir or RESULTS) / "hosted.json"
     try:
         return dict(json.loads(path.read_text(encoding="utf-8"))["metrics"])
     except (OSError, ValueError, KeyError):
@@ -228,7 +234,7 @@ def previous(results_dir: Path | None) -> dict[str, float]:
 async def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--conversation", type=Path, action="append", required=True, help="a LoCoMo conversation"
+        "--conversation", type=Path, action="append", default=[], help="a LoCoMo conversation"
     )
     parser.add_argument("--gold", type=Path, action="append", default=[], help="a gold set (repeatable)")
     parser.add_argument("--tiers", nargs="+", choices=sorted(TIERS), default=sorted(TIERS))
@@ -246,7 +252,15 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--graphiti-cap-s", type=float, default=600.0, help="each Graphiti mode stops after this long"
     )
     parser.add_argument("--results-dir", type=Path, default=None)
+    parser.add_argument(
+        "--setup-graphiti", action="store_true", help="make the Graphiti venv (pinned graphiti-core) and stop"
+    )
     args = parser.parse_args(argv)
+    if args.setup_graphiti:
+        print(setup())
+        return
+    if not args.conversation:
+        parser.error("--conversation: at least one LoCoMo conversation")
     folder = args.conversation[0].parent
     gold = load_sets(args.gold, [folder]) if args.gold else []
     log = Path(tempfile.gettempdir()) / "hosted-bench-sim.log"

@@ -6,7 +6,7 @@ timed per episode from its progress events, then audited from the store: every e
 ``done``, ``failed`` or lost.
 
 The gold sets' groups, when the batch holds them, are compared with the gold graph by the ingest bench's
-own functions (``_gold.graph_metrics``, ``candidate_recall``), keys ``<set>.gold.<key>``;
+own functions (``gold.graph_metrics``, ``candidate_recall``), keys ``<set>.gold.<key>``;
 ``quality_mismatches`` counts those that differ from ``bench/results/ingest.json``'s.
 """
 
@@ -20,17 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _gold import GoldSet, Shown, candidate_recall, graph_metrics, merged_aliases
-from _hosted_figures import cost, latencies, limit_share, refused, server_errors, until_share
-from _sim_provider import API_KEY, CHAT_MODEL, EMBED_DIM, EMBED_MODEL, SimProvider, Tier
-
+from bench.performance.hosted_figures import cost, latencies, limit_share, refused, server_errors, until_share
+from bench.performance.hosted_provider import API_KEY, CHAT_MODEL, EMBED_DIM, EMBED_MODEL, SimProvider, Tier
+from bench.shared.gold import GoldSet, Shown, candidate_recall, graph_metrics, merged_aliases
+from bench.shared.paths import RESULTS
 from epigraph import KnowledgeGraph, Settings
 from epigraph.episodes.events import EpisodeDone, EpisodeFailed, EpisodeUpdated
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import EpisodeStatus
 from epigraph.pipeline.options import IngestOptions
 
-INGEST_RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
+INGEST_RESULTS = RESULTS / "ingest.json"
 
 
 def hosted_settings(sim_url: str, tier: Tier, max_in_flight: int, db: Path) -> Settings:

@@ -2,15 +2,15 @@
 server sees the rendered messages only: ``epigraph.testing.reading``).
 
 - **Gold turns** (a turn of a gold set, found by its text): the scripted gold answers of
-  ``bench/_gold.py``'s :class:`GoldScript`, the same the ingest bench's ScriptedLLM gives, so the graph
+  ``bench/shared/gold.py``'s :class:`GoldScript`, the same the ingest bench's ScriptedLLM gives, so the graph
   built on the gold turns can be compared with ``bench/results/ingest.json``. What the pipeline showed
   the model is recorded there too (``GoldScript.shown``: the candidate-recall keys).
-- **Volume turns**: ``_sim_world``'s reading of the message in the prompt's line format: names for
+- **Volume turns**: ``hosted_world``'s reading of the message in the prompt's line format: names for
   ``extract_entities``, bracket lines among the given names for ``extract_facts``, both for
   ``extract_combined``; ``resolve_episode`` answers a name with the candidate of the same name and a fact
   with the candidate of the same sentence, else ``new``; summaries join an entity's last two facts.
 - **Anything else** (ask's plan and answer, conversation summaries, communities): the serve harness's
-  scripted world (``_serve_harness.World``).
+  scripted world (``serve_harness.World``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from _gold import GoldScript, GoldSet, stored_sentence
-from _serve_harness import World
-from _sim_world import read
-
+from bench.performance.hosted_world import read
+from bench.shared.gold import GoldScript, GoldSet, stored_sentence
+from bench.shared.serve_harness import World
 from epigraph.graph.model import normalize_name
 from epigraph.pipeline.state import clip
 from epigraph.prompts.extraction import ExtractionInput
@@ -186,7 +185,7 @@ WORLD_PROMPTS = (
     "Each community below",
     "You keep the running summary",
 )
-"""The system prompts ``_serve_harness.World`` answers: ask's plan and answer, communities, conversations."""
+"""The system prompts ``serve_harness.World`` answers: ask's plan and answer, communities, conversations."""
 
 
 def _system(body: dict[str, Any]) -> str:

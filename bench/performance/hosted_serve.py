@@ -1,8 +1,8 @@
-"""The hosted bench's serve row: ``epigraph serve`` (a real subprocess, ``_serve_harness.ServerProcess``)
+"""The hosted bench's serve row: ``epigraph serve`` (a real subprocess, ``serve_harness.ServerProcess``)
 configured as the library rows are (the simulated provider at the tier, its limits known to the client,
-OpenAI embeddings from it, the embedded store), and ``_serve_load``'s mixed clients: ``clients`` of them
+OpenAI embeddings from it, the embedded store), and ``serve_load``'s mixed clients: ``clients`` of them
 for ``seconds``, each reading (search, an entity's view, the episodes listing, ask) and posting LoCoMo
-turns (``_hosted_turns.groups``) to ``GROUPS`` groups that already hold ``SEEDED`` done turns each.
+turns (``hosted_turns.groups``) to ``GROUPS`` groups that already hold ``SEEDED`` done turns each.
 
 The clients post at most ``posts_per_min`` turns a minute together (a post past that budget is a
 search; ``READS`` with a ``post`` weight of ``POST_WEIGHT``): a server asked for more than its provider
@@ -24,13 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _hosted_figures import latencies, limit_share, percentile, refused, server_errors, until_share
-from _hosted_rows import hosted_settings
-from _serve_harness import ServerProcess
-from _serve_load import mixed_load
-from _sim_provider import SimProvider, Tier
-from serve_bench import cpu_s
 
+from bench.performance.hosted_figures import (
+    latencies,
+    limit_share,
+    percentile,
+    refused,
+    server_errors,
+    until_share,
+)
+from bench.performance.hosted_provider import SimProvider, Tier
+from bench.performance.hosted_rows import hosted_settings
+from bench.performance.serve import cpu_s
+from bench.performance.serve_load import mixed_load
+from bench.shared.serve_harness import ServerProcess
 from epigraph.episodes.inputs import EpisodeInput
 
 GROUPS = 40
@@ -39,7 +46,7 @@ about the groups in flight over an episode's seconds (8 groups held tier 2 to a 
 SEEDED = 4
 """Turns per group ingested before the clients start (the entities they read)."""
 READS = {"search": 30, "entity": 20, "episodes": 15, "ask": 2}
-"""The clients' reading mix (``_serve_load.WEIGHTS`` with fewer asks: each is a model call, and at a
+"""The clients' reading mix (``serve_load.WEIGHTS`` with fewer asks: each is a model call, and at a
 provider's limits an ask costs what an episode's extraction does)."""
 
 
@@ -49,7 +56,7 @@ POST_WEIGHT = 25
 
 def server_env(settings: Any, db: Path) -> dict[str, str]:
     """``hosted_settings`` as the server's environment (``EPIGRAPH_*``)."""
-    from _serve_harness import server_env as base
+    from bench.shared.serve_harness import server_env as base
 
     values = {
         "EPIGRAPH_LLM_BASE_URL": settings.llm_base_url,

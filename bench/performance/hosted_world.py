@@ -3,8 +3,8 @@ names the message says and one fact from the speaker to each of them, in the mes
 
 Deterministic and plain on purpose: the volume turns exist to load the pipeline and the provider's
 limits with replies of a real model's size and shape, not to be right. Both peers get the same reading
-of a message (``_sim_epigraph`` writes it in our prompts' line formats, ``_sim_graphiti`` in Graphiti's
-JSON schemas), so they are compared on the same work.
+of a message (``hosted_answers`` writes it in our prompts' line formats, ``hosted_graphiti_answers`` in
+Graphiti's JSON schemas), so they are compared on the same work.
 
 - **Names**: the speaker first; then each run of capitalized words (a possessive ``'s`` dropped), but a
   run of one word that starts its sentence unless the text also capitalizes it elsewhere (``Wow``,

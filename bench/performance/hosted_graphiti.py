@@ -4,10 +4,10 @@ real Neo4j (``tools/neo4j``), both ``add_episode`` and ``add_episode_bulk``.
 graphiti-core is pinned (``GRAPHITI_VERSION``) in a virtual environment of its own, ``.bench-venv/graphiti``
 (its dependencies never meet ours), made on first use or by hand::
 
-    python bench/_graphiti_row.py --setup        # python -m venv .bench-venv/graphiti + pip install
+    python -m bench hosted --setup-graphiti  # python -m venv .bench-venv/graphiti, pip install
 
-The row hands ``_graphiti_child`` a job and reads its answer; the provider's own counters give the calls,
-tokens and 429s (Graphiti's OpenAI-compatible client keeps no token count). Concurrency is Graphiti's
+The row hands ``hosted_graphiti_child`` a job and reads its answer; the provider's own counters give the
+calls, tokens and 429s (Graphiti's OpenAI-compatible client keeps no token count). Concurrency is Graphiti's
 ``max_coroutines`` (its SEMAPHORE_LIMIT) at the upper end of what its MCP server's README recommends per
 OpenAI tier (``SEMAPHORE``: "Tier 1: 1-2, Tier 2: 5-8"), every group at once, each group's episodes in
 order (``add_episode``) or in one call (``add_episode_bulk``), as its README asks.
@@ -15,7 +15,6 @@ order (``add_episode``) or in one call (``add_episode_bulk``), as its README ask
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -24,12 +23,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _hosted_figures import latencies, refused
-from _sim_provider import API_KEY, CHAT_MODEL, EMBED_DIM, EMBED_MODEL, PRICE, SimProvider, Tier
-
+from bench.performance.hosted_figures import latencies, refused
+from bench.performance.hosted_provider import (
+    API_KEY,
+    CHAT_MODEL,
+    EMBED_DIM,
+    EMBED_MODEL,
+    PRICE,
+    SimProvider,
+    Tier,
+)
+from bench.shared.paths import ROOT
 from epigraph.episodes.inputs import EpisodeInput
 
-ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".bench-venv" / "graphiti"
 GRAPHITI_VERSION = "0.31.2"
 PINS = (f"graphiti-core=={GRAPHITI_VERSION}", "openai==2.32.0")
@@ -92,7 +98,7 @@ def run_mode(
     """One row of ``MODES`` on a provider of its own; its figures."""
     with log.open("a") as err:
         answer = subprocess.run(
-            [str(setup()), str(Path(__file__).with_name("_graphiti_child.py"))],
+            [str(setup()), str(Path(__file__).with_name("hosted_graphiti_child.py"))],
             input=json.dumps(job(sim, tier, row, items, cap_s)),
             stdout=subprocess.PIPE,
             stderr=err,
@@ -128,17 +134,3 @@ def run_mode(
     for failure in result["failures"]:
         print(f"    graphiti {row}: {failure}", flush=True)
     return figures
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--setup", action="store_true", help="make the Graphiti venv and install graphiti-core"
-    )
-    args = parser.parse_args(argv)
-    if args.setup:
-        print(setup())
-
-
-if __name__ == "__main__":
-    main()

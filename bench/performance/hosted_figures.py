@@ -8,7 +8,7 @@
 - ``messages_per_min``: done messages over the row's wall time (handed in to the last one done).
 - accepted to done: from the moment the episode was handed to the library (all of a batch at once) or
   answered 202 by the server, to its ``EpisodeDone``; processing: the episode's own stages.
-- dollars at the list price of ``_sim_provider.PRICE``, per 1,000 messages: input and output tokens as
+- dollars at the list price of ``hosted_provider.PRICE``, per 1,000 messages: input and output tokens as
   the provider reported them, embeddings as it charged them.
 """
 
@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from _sim_provider import PRICE, Tier
+from bench.performance.hosted_provider import PRICE, Tier
 
 TAIL = 0.9
 """Share of a row's messages done at which its limit share stops being measured."""

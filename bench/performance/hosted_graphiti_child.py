@@ -1,5 +1,5 @@
 """Graphiti's side of the hosted bench's Graphiti row, run by the Python of the Graphiti venv
-(``_graphiti_row``: graphiti-core pinned there, never imported by epigraph). Standard library and
+(``hosted_graphiti``: graphiti-core pinned there, never imported by epigraph). Standard library and
 graphiti-core only: it reads a job (JSON on stdin), ingests with Graphiti, prints one JSON line.
 
 Job: the simulated provider's URL and key, the chat and embedding models and dimensions, Neo4j's URI

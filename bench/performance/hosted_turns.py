@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from _gold import GoldSet
-
+from bench.shared.gold import GoldSet
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import to_utc
 

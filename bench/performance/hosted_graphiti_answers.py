@@ -4,7 +4,7 @@
 
 Graphiti's OpenAI-compatible client asks for ``response_format: json_schema`` named after the response
 model (``ExtractedEntities``, ``NodeResolutions``, ``ExtractedEdges``, ``EdgeDuplicate``,
-``SummarizedEntities``, ...). Each is answered from ``_sim_world``'s reading of the message, the same
+``SummarizedEntities``, ...). Each is answered from ``hosted_world``'s reading of the message, the same
 reading our pipeline gets, so both do the same work per message:
 
 - ``ExtractedEntities``: the reading's names of each episode of ``<CURRENT MESSAGE>`` (``[Episode N]``
@@ -28,8 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from _sim_world import Reading, read
-
+from bench.performance.hosted_world import Reading, read
 from epigraph.graph.model import normalize_name
 
 _EPISODE = re.compile(r"^\[(?:Episode (\d+)|CONTEXT EPISODE)\][^\n]*\n", re.M)

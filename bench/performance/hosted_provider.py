@@ -3,7 +3,7 @@ model behind OpenAI's rate limits at a usage tier, served by ``epigraph.testing`
 (``FakeOpenAIServer`` with ``Terms``: limits, latency, 5xx) in a process of its own, so the bench's own
 CPU never delays its clock. Run by the bench (``SimProvider``); by hand::
 
-    python bench/_sim_provider.py --tier tier1 --gold bench/data/locomo26_s1-3.json \\
+    python bench/performance/hosted_provider.py --tier tier1 --gold bench/data/locomo26_s1-3.json \\
         --conversation ../shared/datasets/locomo      # prints {"url": ...}; stops when stdin closes
 
 What it assumes, and where each figure comes from (read 2026-12; no hosted model is reachable here):
@@ -27,8 +27,8 @@ What it assumes, and where each figure comes from (read 2026-12; no hosted model
 - **Embeddings**: all-MiniLM-L6-v2 computed here (384 dimensions), the model the ingest bench uses, so
   the graph built from the gold turns can equal ``ingest.json``'s; ``--embeddings hash`` for unit
   vectors without a model.
-- **Answers**: ``_sim_epigraph`` (our prompts: gold answers on gold turns, the ``_sim_world`` reading
-  elsewhere) and ``_sim_graphiti`` (Graphiti's response models, from the same reading).
+- **Answers**: ``hosted_answers`` (our prompts: gold answers on gold turns, the ``hosted_world`` reading
+  elsewhere) and ``hosted_graphiti_answers`` (Graphiti's response models, from the same reading).
 
 ``GET /sim/stats`` answers what it served: each model's admissions (time, tokens charged), refusals,
 statuses, answers by prompt; ``GET /sim/gold`` what the gold scripts were shown (candidate recall).
@@ -51,14 +51,13 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from _gold import GoldSet, load_sets
-from _sim_epigraph import EpigraphAnswers
-from _sim_graphiti import GraphitiAnswers
-
+from bench.performance.hosted_answers import EpigraphAnswers
+from bench.performance.hosted_graphiti_answers import GraphitiAnswers
+from bench.shared.gold import GoldSet, load_sets
+from bench.shared.paths import child_env, module_command
 from epigraph.embed import SentenceTransformerEmbedder
 from epigraph.testing.server import FakeOpenAIServer, Latency, RateLimits, Reply, Terms
 from epigraph.tokens import count_message_tokens, count_text_tokens
@@ -216,16 +215,15 @@ class SimProvider:
         log: Path | None = None,
         seed: int = 0,
     ) -> None:
-        self.args = [
-            sys.executable,
-            __file__,
+        self.args = module_command(
+            "bench.performance.hosted_provider",
             "--tier",
             tier,
             "--embeddings",
             embeddings,
             "--seed",
             str(seed),
-        ]
+        )
         for path in golds:
             self.args += ["--gold", str(path)]
         for path in conversations:
@@ -237,7 +235,7 @@ class SimProvider:
     def __enter__(self) -> SimProvider:
         err = self.log.open("a") if self.log else subprocess.DEVNULL
         self.proc = subprocess.Popen(
-            self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True
+            self.args, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
