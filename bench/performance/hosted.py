@@ -10,8 +10,9 @@ stated there and in the results' notes). Rows, per tier (``--tiers``), each on a
   episode after another: the first ``--single-turns`` turns of a 2,000-turn history (a sequential
   2,000 turns at the simulated latency takes hours; the figures say which prefix ran), then the gold
   sets, each in its own group, one after another;
-- ``single_group.window<N>`` (``--window N``): the same with up to N episodes of the group extracted
-  ahead (an ``IngestOptions`` setting that does not exist yet: the bench refuses until it does);
+- ``single_group.window`` (``--window N``, N its ``window_setting``): the same with up to N episodes of
+  the group extracted ahead (an ``IngestOptions`` setting that does not exist yet: the bench refuses
+  until it does, ``WINDOW_OPTION``);
 - ``many_groups``: 100 groups of 20 turns and the gold sets' groups, all handed in at once;
 - ``serve``: ``epigraph serve`` with 50 clients posting and searching (``hosted_serve``);
 - ``graphiti``: graphiti-core on the same provider and a real Neo4j (``hosted_graphiti``; needs
@@ -39,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -55,7 +57,6 @@ from bench.performance.hosted_provider import (
     Tier,
 )
 from bench.performance.hosted_rows import library_row
-from bench.performance.hosted_serve import GROUPS as SERVE_GROUPS
 from bench.performance.hosted_serve import SEEDED, serve_row
 from bench.shared.gold import GoldSet, load_sets
 from bench.shared.paths import RESULTS
@@ -68,7 +69,9 @@ MAX_IN_FLIGHT = {"tier1": 16, "tier2": 128}
 """``EPIGRAPH_LLM_MAX_IN_FLIGHT`` per tier: about the requests a second the limit allows times a call's
 seconds, with room (tier 1: 500 RPM is 8 a second, ~1.2 s a call; tier 2: 83 a second)."""
 WINDOW_OPTION = "extraction_window"
-"""The ``IngestOptions`` field ``--window`` sets (issue 60 part 2, not built yet)."""
+"""Where in ``IngestOptions`` ``--window`` sets its N (a dotted path through the option groups; issue 60
+part 2, not built yet: the engineer who builds it names it here). Its rows are ``single_group.window``
+with ``window_setting`` = N."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,15 +93,24 @@ class Plan:
     graphiti_cap_s: float
 
 
-def options_for(window: int) -> IngestOptions | None:
+def options_for(window: int, option: str = WINDOW_OPTION) -> IngestOptions | None:
+    """``IngestOptions`` with the setting at ``option`` (a dotted path through nested option groups,
+    e.g. ``context.lookahead``) set to ``window``; None (the defaults) for 0. Refuses, saying what to
+    set, while the setting does not exist."""
     if not window:
         return None
-    if WINDOW_OPTION not in {f.name for f in dataclasses.fields(IngestOptions)}:
-        raise SystemExit(
-            f"--window {window}: IngestOptions has no {WINDOW_OPTION!r} yet (issue 60 part 2); "
-            "set hosted_bench.WINDOW_OPTION to the setting's name once it exists"
-        )
-    return dataclasses.replace(IngestOptions(), **{WINDOW_OPTION: window})
+
+    def with_value(options: Any, path: list[str]) -> Any:
+        names = {f.name for f in dataclasses.fields(options)} if dataclasses.is_dataclass(options) else set()
+        if path[0] not in names:
+            raise SystemExit(
+                f"--window {window}: IngestOptions has no {option!r} yet (issue 60 part 2); set "
+                "bench/performance/hosted.py's WINDOW_OPTION to the setting's dotted path once it exists"
+            )
+        value = window if len(path) == 1 else with_value(getattr(options, path[0]), path[1:])
+        return dataclasses.replace(options, **{path[0]: value})
+
+    return cast(IngestOptions, with_value(IngestOptions(), option.split(".")))
 
 
 async def run_library(
@@ -126,8 +138,9 @@ async def run_library(
 async def single_group(plan: Plan, tier: Tier) -> dict[str, float]:
     history = turns.history(plan.material, plan.single_turns, "history")
     gold = [turns.gold_items([g]) for g in plan.gold]  # each set a phase: one group at a time throughout
-    row = f"window{plan.window}" if plan.window else "sequential"
+    row = "window" if plan.window else "sequential"
     figures = await run_library(f"single_group.{row}", plan, tier, [history, *gold], options_for(plan.window))
+    figures["window_setting"] = float(plan.window)
     if figures["messages_per_min"]:  # what the whole 2,000-turn history would take at this row's pace
         figures["projected_2000_turns_h"] = round(2000 / figures["messages_per_min"] / 60, 2)
     return {f"single_group.{row}.{tier.name}.{k}": v for k, v in figures.items()}
@@ -139,13 +152,19 @@ async def many_groups(plan: Plan, tier: Tier) -> dict[str, float]:
     return {f"many_groups.{tier.name}.{k}": v for k, v in figures.items()}
 
 
-POSTS_PER_MIN = {"tier1": 90.0, "tier2": 400.0}
-"""What the serve row's clients offer: below what the many_groups row reaches at the tier (a server
-offered more than its provider allows only queues)."""
+POSTS_PER_MIN = {"tier1": 150.0, "tier2": 900.0}
+"""What the serve row's clients offer together: a little above what the many_groups row reached at the
+tier (tier 1: 134.7 a minute at 181b912), so the row shows the server at its provider's limit while it
+serves reads. At 90 a minute (the first run) the row could not pass 90 / 134.7 of the limit, whatever
+the server did; offered more, the excess waits in the queue (accepted-to-done grows with it)."""
+SERVE_GROUPS = {"tier1": 40, "tier2": 100}
+"""Conversations the serve row's clients post to: a server runs each group's episodes in order, so its
+throughput is about the groups in flight over an episode's seconds (8 groups held tier 2 to a
+twentieth of its TPM; 40 groups at ~3 s an episode allow ~800 a minute, under tier 2's limit)."""
 
 
 async def serve(plan: Plan, tier: Tier) -> dict[str, float]:
-    items = turns.groups(plan.material, SERVE_GROUPS, 400, prefix="serve")
+    items = turns.groups(plan.material, SERVE_GROUPS[tier.name], 400, prefix="serve")
     with (
         tempfile.TemporaryDirectory(prefix="hosted-serve-") as tmp,
         SimProvider(tier.name, embeddings="hash", log=plan.log) as sim,
@@ -256,6 +275,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "--setup-graphiti", action="store_true", help="make the Graphiti venv (pinned graphiti-core) and stop"
     )
     args = parser.parse_args(argv)
+    options_for(args.window)  # an unknown window setting refuses before any row runs
     if args.setup_graphiti:
         print(setup())
         return

@@ -46,6 +46,7 @@ MODES = {
     "add_episode": ("add_episode", None),
     "add_episode_bulk": ("add_episode_bulk", None),
     "add_episode_max_tokens_2048": ("add_episode", 2048),
+    "add_episode_bulk_max_tokens_2048": ("add_episode_bulk", 2048),
 }
 """Row name -> (Graphiti's method, the client's output cap: None is its default, 16,384). The last is a
 user who lowers the cap, because the provider charges it against the tokens per minute."""

@@ -3,7 +3,7 @@ model behind OpenAI's rate limits at a usage tier, served by ``epigraph.testing`
 (``FakeOpenAIServer`` with ``Terms``: limits, latency, 5xx) in a process of its own, so the bench's own
 CPU never delays its clock. Run by the bench (``SimProvider``); by hand::
 
-    python bench/performance/hosted_provider.py --tier tier1 --gold bench/data/locomo26_s1-3.json \\
+    python -m bench.performance.hosted_provider --tier tier1 --gold bench/data/locomo26_s1-3.json \\
         --conversation ../shared/datasets/locomo      # prints {"url": ...}; stops when stdin closes
 
 What it assumes, and where each figure comes from (read 2026-12; no hosted model is reachable here):

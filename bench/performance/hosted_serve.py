@@ -2,7 +2,7 @@
 configured as the library rows are (the simulated provider at the tier, its limits known to the client,
 OpenAI embeddings from it, the embedded store), and ``serve_load``'s mixed clients: ``clients`` of them
 for ``seconds``, each reading (search, an entity's view, the episodes listing, ask) and posting LoCoMo
-turns (``hosted_turns.groups``) to ``GROUPS`` groups that already hold ``SEEDED`` done turns each.
+turns (``hosted_turns.groups``) to the groups it is given, each already holding ``SEEDED`` done turns.
 
 The clients post at most ``posts_per_min`` turns a minute together (a post past that budget is a
 search; ``READS`` with a ``post`` weight of ``POST_WEIGHT``): a server asked for more than its provider
@@ -40,9 +40,6 @@ from bench.performance.serve_load import mixed_load
 from bench.shared.serve_harness import ServerProcess
 from epigraph.episodes.inputs import EpisodeInput
 
-GROUPS = 40
-"""Conversations the clients post to: a server runs each group's episodes in order, so its throughput is
-about the groups in flight over an episode's seconds (8 groups held tier 2 to a twentieth of its TPM)."""
 SEEDED = 4
 """Turns per group ingested before the clients start (the entities they read)."""
 READS = {"search": 30, "entity": 20, "episodes": 15, "ask": 2}

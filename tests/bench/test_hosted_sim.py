@@ -4,10 +4,14 @@ share arithmetic."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+from bench.performance.hosted import options_for
 from bench.performance.hosted_answers import EpigraphAnswers
 from bench.performance.hosted_figures import limit_share
 from bench.performance.hosted_graphiti_answers import GraphitiAnswers, smallest
@@ -17,6 +21,7 @@ from epigraph import KnowledgeGraph
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.llm import OpenAIChat
+from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 from epigraph.testing.server import FakeOpenAIServer
 
@@ -129,3 +134,10 @@ def test_limit_share_is_of_the_allowance_plus_its_refill() -> None:
     share = limit_share({"admissions": admissions}, tier, end=60.0)
     assert share["tokens_share"] == 0.9 and share["requests_share"] == 0.002
     assert share["limit_share"] == 0.9 and share["tokens_binding"] == 1.0
+
+
+def test_window_sets_the_named_ingest_option_or_refuses_before_a_row_runs() -> None:
+    assert options_for(0) is None  # the sequential rows: the defaults
+    assert options_for(3, option="window") == dataclasses.replace(IngestOptions(), window=3)
+    with pytest.raises(SystemExit, match="no 'not_an_option' yet"):
+        options_for(3, option="not_an_option")
