@@ -112,7 +112,8 @@ def run_mode(
     usage = stats["usage"].get("graphiti", {"calls": 0, "input_tokens": 0, "output_tokens": 0})
     done = result["done_at"]
     wall = (max(done) if done else result["finished"]) - result["started"]
-    count = max(1, len(done) + result["failed"])  # a failed episode spent its calls too
+    finished = len(done) + result["failed"]  # a failed episode spent its calls too
+    count = finished or 1
     figures: dict[str, float] = {
         "messages": float(result["messages"]),
         "done": float(len(done)),
@@ -122,15 +123,22 @@ def run_mode(
         "wall_s": round(wall, 1),
         "messages_per_min": round(len(done) / wall * 60, 3) if wall > 0 else 0.0,
         "http_429": float(refused(stats)),
-        "llm_calls_per_message": round(usage["calls"] / count, 2),
-        "input_tokens_per_message": round(usage["input_tokens"] / count),
-        "output_tokens_per_message": round(usage["output_tokens"] / count),
-        "charged_tokens_per_message": round(sum(a[1] for a in stats["chat"]["admissions"]) / count),
-        "dollars_per_1k_messages": round(
-            PRICE.dollars(usage["input_tokens"], usage["output_tokens"]) / count * 1000, 4
-        ),
+        "llm_calls": float(usage["calls"]),
+        "input_tokens": float(usage["input_tokens"]),
+        "output_tokens": float(usage["output_tokens"]),
         "semaphore_limit": float(SEMAPHORE[tier.name]),
     }
+    if finished:  # per message only over episodes that ended (none did when the cap cut every call)
+        charged = sum(a[1] for a in stats["chat"]["admissions"])
+        figures |= {
+            "llm_calls_per_message": round(usage["calls"] / count, 2),
+            "input_tokens_per_message": round(usage["input_tokens"] / count),
+            "output_tokens_per_message": round(usage["output_tokens"] / count),
+            "charged_tokens_per_message": round(charged / count),
+            "dollars_per_1k_messages": round(
+                PRICE.dollars(usage["input_tokens"], usage["output_tokens"]) / count * 1000, 4
+            ),
+        }
     figures.update(latencies("processing", result["durations"]))
     for failure in result["failures"]:
         print(f"    graphiti {row}: {failure}", flush=True)
