@@ -16,9 +16,10 @@ entity view need nothing else. A store may add optional roles: :class:`DerivedVi
 :class:`ViewUpkeep`: communities and conversation summaries, kept after each batch), :class:`CorrectionLog`
 (:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`ChangeReads` (what
 changed in a time window: ``kg.changes``), :class:`WholeGroups` (export, load, stats, ``delete_group``),
-:class:`BulkWrites`, :class:`Forgetting` (``forget``, its audit records) and :class:`Retention` (the
-groups' retention policies); a feature whose role the store has not got raises
-:class:`StoreRoleMissing` naming the feature, the role and the methods missing.
+:class:`BulkWrites`, :class:`Forgetting` (``forget``, its audit records), :class:`Retention` (the
+groups' retention policies) and :class:`RedactionVault` (the placeholders of personal data redacted at
+the door: ``IngestOptions(redact=True)``, :class:`Redaction`); a feature whose role the store has not
+got raises :class:`StoreRoleMissing` naming the feature, the role and the methods missing.
 
 Importing this package runs nothing: no model is loaded and no connection is made until first use.
 """
@@ -45,6 +46,7 @@ from .errors import (
     StoreRoleMissing,
     StructuredOutputError,
     UsageError,
+    VaultKeyError,
 )
 from .facade.group import GroupHandle
 from .forget import ForgetResult
@@ -65,6 +67,7 @@ from .graph.store import (
     GraphReads,
     GraphSearch,
     GraphStore,
+    RedactionVault,
     Retention,
     ViewReads,
     ViewUpkeep,
@@ -74,6 +77,7 @@ from .overview import OverviewOptions
 from .pipeline.names.policy import GroundingPolicy
 from .pipeline.ontology import Ontology
 from .pipeline.options import ContextOptions, FactOptions, IngestOptions, NameOptions, SummaryOptions
+from .privacy.policy import Redaction
 from .prompts.protocol import LLM
 from .search import RECIPES, EntityView, SearchConfig, SearchResults
 from .version import __version__
@@ -134,6 +138,8 @@ __all__ = [
     "OverviewOptions",
     "ProgressEvent",
     "QueueError",
+    "Redaction",
+    "RedactionVault",
     "Retention",
     "RetentionNotSet",
     "RetentionPolicy",
@@ -145,6 +151,7 @@ __all__ = [
     "StructuredOutputError",
     "SummaryOptions",
     "UsageError",
+    "VaultKeyError",
     "ViewReads",
     "ViewUpkeep",
     "WholeGroups",

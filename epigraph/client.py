@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 
 from . import tracing
 from .config import Settings
@@ -35,6 +36,7 @@ from .ingestion.pacing import PacedLLM, Priority, paced
 from .local_model import LocalModel
 from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, for_small_model
+from .privacy.vault import VaultKey
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published
 from .webhooks import Webhooks, webhooks_from_settings
@@ -110,6 +112,8 @@ class KnowledgeGraph(GroupHandle):
         self.options = options or IngestOptions()
         if self._local is not None:  # the 1.5B model's own options (``pipeline.options.for_small_model``)
             self.options = for_small_model(options)
+        if self.settings.redact and not self.options.redact:  # EPIGRAPH_REDACT=1 / --redact
+            self.options = replace(self.options, redact=True)
         self._ingestor: Ingestor | None = None
         self.priority = Priority()
         """Reads first: what the ingestion queue is paced by (idle, it never waits: the server marks the
@@ -184,9 +188,16 @@ class KnowledgeGraph(GroupHandle):
                 log.info(NO_UPKEEP, type(self.store).__name__)
             watch = self.webhooks.episode_finished if self.webhooks is not None else None
             self._ingestor = Ingestor(
-                store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep, watch=watch
-            )
+                store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep, watch=watch,
+                redact_key=self.redact_key(),
+            )  # fmt: skip
         return self._ingestor
+
+    def redact_key(self, key: str | None = None) -> VaultKey | None:
+        """``key``, or the settings' ``redact_key`` (``EPIGRAPH_REDACT_KEY``), parsed; None without one."""
+        if key is None and self.settings.redact_key is not None:
+            key = self.settings.redact_key.get_secret_value()
+        return VaultKey.parse(key) if key is not None else None
 
     # --- groups and Kafka -------------------------------------------------------------------------
     def group(self, group_id: str) -> GroupHandle:

@@ -31,6 +31,8 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_WEBHOOK_EVENTS | webhook_events | episode.done,episode.failed |
 | EPIGRAPH_WEBHOOK_ATTEMPTS / _BACKOFF / _TIMEOUT / _QUEUE | webhook_* | 5 / 1 s (doubled) / 10 s / 1000 |
 | EPIGRAPH_RETENTION_EVERY | retention_every | 3600 s between `epigraph serve`'s retention passes (0: none) |
+| EPIGRAPH_REDACT | redact | false (true: personal data replaced at the door, ``IngestOptions.redact``) |
+| EPIGRAPH_REDACT_KEY | redact_key | unset: originals dropped (set: sealed by this key, ``privacy.vault``) |
 
 API keys (:func:`api_keys`) are ``KEY=GROUP,GROUP`` entries (``*``: every group), separated by ``;`` in
 ``EPIGRAPH_API_KEYS`` or one per line in the file (``#`` starts a comment); both sources add up.
@@ -100,6 +102,11 @@ class Settings(BaseModel):
 
     kafka_bootstrap: str | None = None
     kafka_topic: str = "epigraph.episodes"
+
+    redact: bool = False
+    """Personal data replaced at the door (``IngestOptions.redact``), whatever the options say."""
+    redact_key: SecretStr | None = None
+    """The redaction vault's key (``privacy.vault.new_key``): the originals are kept sealed by it."""
 
     claim_seconds: float = Field(default=60.0, gt=0)
     """How long a process's claim on the episode it ingests lasts unless renewed (every third of it):

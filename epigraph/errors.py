@@ -24,6 +24,7 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   └── StructuredOutputError  the reply never matched the prompt's schema; carries raw reply and usage
     ├── EmbeddingError             the embedder failed
     ├── LocalModelError            the local model's weights or server failed (hash mismatch, no start)
+    ├── VaultKeyError              the redaction vault's key is wrong (or it keeps no originals)
     ├── QueueError                 Kafka did not take the episodes (unreachable, refused, not acknowledged)
     └── StoreError                 the graph store failed
         ├── StoreUnavailable       cannot reach / open the store
@@ -161,6 +162,11 @@ class EmbeddingError(EpigraphError):
 
 class LocalModelError(EpigraphError):
     """The local model (``epigraph[local-model]``) could not be assembled, verified or started."""
+
+
+class VaultKeyError(EpigraphError):
+    """The key given does not open the group's redaction vault (``epigraph.privacy.vault``), or the
+    vault keeps no originals to read back. Nothing was read or written."""
 
 
 class QueueError(EpigraphError):

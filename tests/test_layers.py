@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "epigraph.overview": 4,  # communities and conversation summaries (beside pipeline)
     "epigraph.webhooks": 4,  # episode.done / episode.failed posted, signed, retried (the queue's results)
     "epigraph.forget": 4,  # forgetting a subject or old episodes: preview, apply, rebuild (over both)
+    "epigraph.privacy": 4,  # personal data replaced at the queue's door (its vault through the store)
     "epigraph.publish": 4,  # the Kafka message of an episode input and its producer (KnowledgeGraph.enqueue)
     # 5: the ingestion queue, which runs the algorithm; its package's __init__ imports nothing
     "epigraph.ingestion": 5,

@@ -69,6 +69,7 @@ environment:
   EPIGRAPH_LLM=local                           or the local model (see `epigraph model start`)
   EPIGRAPH_EMBEDDER                            sentence-transformers (default), openai or hash
   EPIGRAPH_NEO4J_URI, _USER, _PASSWORD         use Neo4j instead of the embedded store
+  EPIGRAPH_REDACT=1, EPIGRAPH_REDACT_KEY       personal data replaced at the door; originals sealed by the key
   (the full list is in epigraph/config.py)
 
 """
@@ -98,6 +99,10 @@ def _common() -> _Parser:
     common.add_argument(
         "--json", action="store_true", default=s, help="machine-readable output on stdout (failures too)"
     )
+    common.add_argument(
+        "--redact", action="store_true", default=s,
+        help="replace personal data before it is stored or sent to the model (overrides EPIGRAPH_REDACT)",
+    )  # fmt: skip
     return common
 
 
@@ -124,7 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, environ: Mapping[str, str] | None) -> Settings:
-    overrides = {"db_path": getattr(args, "db", None), "group_id": getattr(args, "group", None)}
+    overrides = {
+        "db_path": getattr(args, "db", None),
+        "group_id": getattr(args, "group", None),
+        "redact": getattr(args, "redact", None),
+    }
     settings = Settings.from_env(environ, **overrides)
     try:
         check_group_id(settings.group_id)

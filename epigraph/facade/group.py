@@ -16,7 +16,7 @@ from typing import Any, Literal, Unpack, overload
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
-from ..errors import ConfigError, EpisodeNotFound, InputError
+from ..errors import ConfigError, EpisodeNotFound, InputError, VaultKeyError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
@@ -136,6 +136,18 @@ class GroupHandle:
         g = await opened(self._graph)
         async with g.ingestor.group_lock(self.group_id):
             return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
+
+    # --- personal data ------------------------------------------------------------------------------
+    async def reveal(self, text: str, *, key: str | None = None) -> str:
+        """``text`` (an episode's, a fact's, an answer's) with the group's placeholders (``<PHONE_3>``)
+        replaced by the originals its redaction vault keeps, opened with ``key`` (default: the settings'
+        ``EPIGRAPH_REDACT_KEY``). :class:`~epigraph.errors.VaultKeyError` for a wrong key or none; a
+        placeholder the vault keeps no original of is left as it is."""
+        g = await opened(self._graph)
+        vault_key = g.redact_key(key)
+        if vault_key is None:
+            raise VaultKeyError("reveal needs the redaction key: key= or EPIGRAPH_REDACT_KEY")
+        return await g.ingestor.reveal(self.group_id, text, vault_key)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:

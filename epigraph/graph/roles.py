@@ -20,6 +20,7 @@ from .store import (
     CorrectionLog,
     DerivedViews,
     Forgetting,
+    RedactionVault,
     Retention,
     WholeGroups,
 )  # fmt: skip
@@ -29,7 +30,7 @@ __all__ = ["OPTIONAL_ROLES", "missing", "optional", "role"]
 R = TypeVar("R")
 
 OPTIONAL_ROLES: tuple[type, ...] = (
-    DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites, Forgetting, Retention,
+    DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites, Forgetting, Retention, RedactionVault,
 )  # fmt: skip
 """The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
 

@@ -6,8 +6,9 @@ for what it calls (and a fake or a third store implements only that). The roles:
 :class:`ViewReads` and :class:`ViewUpkeep` (the derived views read, and kept: with the entity summaries
 a batch still owes), :class:`CorrectionReads`, :class:`CorrectionWrites`, :class:`ChangeReads` (what
 changed in a time window), :class:`WholeGroups` (list, count, dump, load, delete), :class:`BulkWrites`,
-:class:`Forgetting` (a subject or old episodes forgotten, with the audit record) and :class:`Retention`
-(the groups' retention policies).
+:class:`Forgetting` (a subject or old episodes forgotten, with the audit record), :class:`Retention`
+(the groups' retention policies) and :class:`RedactionVault` (the placeholders of personal data
+redacted at the door, ``epigraph.privacy``).
 
 :class:`GraphStore` is the core every store implements (25 methods): the episode log, the lookups and
 the search, with ``setup`` and ``close``; ingestion, search, ``ask`` and the entity view need nothing
@@ -67,6 +68,8 @@ from .store_records import (
     Hit,
     OwedSummaries,
     StoreStats,
+    VaultEntry,
+    VaultHeader,
     check_communities,
     unknown_member,
 )
@@ -93,6 +96,8 @@ __all__ = [
     "Hit",
     "OwedSummaries",
     "StoreStats",
+    "VaultEntry",
+    "VaultHeader",
     "Window",
     "check_communities",
     "unknown_member",
@@ -391,6 +396,27 @@ class Retention(Protocol):
 
     async def clear_retention(self, group_id: str) -> bool:
         """Drop the group's policy; whether it had one."""
+
+
+@runtime_checkable
+class RedactionVault(Protocol):
+    """The placeholders of a group's redacted personal data (``epigraph.privacy``): which number
+    stands for which digest, and the originals only as sealed by the caller's key. Deleted with the
+    group (``delete_group``); not part of a dump."""
+
+    async def vault_header(self, group_id: str, proposed: VaultHeader) -> VaultHeader:
+        """The group's vault header; ``proposed`` is stored and returned when it has none yet (of two
+        processes proposing at once, one header wins and both get it)."""
+
+    async def placeholders(self, group_id: str, entries: Sequence[VaultEntry]) -> list[int]:
+        """Each entry's placeholder number, in order: the stored one of its digest, else the next free
+        number of its kind (1, 2, ...), stored with its ``sealed`` value, atomically (two processes
+        never give one number to two digests, nor two numbers to one)."""
+
+    async def sealed_values(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], bytes]:
+        """The sealed originals of the given ``(kind, number)`` placeholders the vault keeps."""
 
 
 # The unions below declare nothing of their own: each names the roles one consumer calls.

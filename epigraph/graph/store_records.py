@@ -208,3 +208,24 @@ def unknown_member(group_id: str, uuid: str) -> StoreError:
     return StoreError(
         f"community member {uuid[:80]!r} is no entity of group {group_id!r}; nothing was written"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class VaultHeader:
+    """A group's redaction vault (``RedactionVault``): the random ``salt`` its placeholders' digests
+    and keys are derived with, and ``key_check`` (a digest of the caller's key, never the key) when
+    it keeps the originals: None when it drops them."""
+
+    salt: bytes
+    key_check: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VaultEntry:
+    """One piece of personal data a placeholder stands for: its kind, the keyed ``digest`` of its
+    normal form (what finds its placeholder again) and, when the vault keeps originals, the value
+    encrypted (``sealed``); never the value itself."""
+
+    kind: str
+    digest: bytes
+    sealed: bytes | None = None

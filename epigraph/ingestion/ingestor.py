@@ -22,6 +22,9 @@ episodes, a background pass (``background``) after each pass, the Kafka worker
 ``add_episode`` and ``process`` alone do not. A removal (:meth:`Ingestor.remove_episode`) refreshes the
 summaries it left stale and hands the episode to the same work (its conversation folded again).
 
+Before anything is stored, every door replaces the personal data of an episode when the options ask
+for it (``IngestOptions.redact``: ``privacy.redactor``), so neither the store nor the model ever sees it.
+
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
 ``failed`` with the reason and leaves the graph untouched); ordered (per group, in the given or accepted
@@ -51,10 +54,14 @@ from ..episodes.events import (
 )
 from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
-from ..graph.store import DeletionResult, IngestStore
+from ..graph.roles import role
+from ..graph.store import DeletionResult, IngestStore, RedactionVault
 from ..pipeline.bulk import extract_window
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
 from ..pipeline.state import Emit, Prefetched
+from ..privacy.policy import DEFAULT, Redaction, redaction_of
+from ..privacy.redactor import Redactor
+from ..privacy.vault import VaultKey
 from ..prompts.protocol import LLM
 from .background import Background
 from .batch_end import AfterBatch, BatchEnd
@@ -90,10 +97,14 @@ class Ingestor:
         leases: Leases | None = None,
         after_batch: AfterBatch | None = None,
         watch: Watch | None = None,
+        redact_key: VaultKey | None = None,
     ) -> None:
         """``watch``: told of each episode run here once done or failed (the webhooks; it must not
         block)."""
         self._options_given = options or IngestOptions()
+        self._redact_key = redact_key
+        policy = redaction_of(self._options_given.redact)
+        self._redactor = None if policy is None else self._redactor_for(store, policy)
         self._runner = EpisodeRunner(store, llm, embedder, leases or Leases(), watch)
         self._batch_end = BatchEnd(self._runner, self._options_given, after_batch)
         self._background = Background(self._runner, self._batch_end, self._options_given)
@@ -130,7 +141,7 @@ class Ingestor:
         :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
         self._runner.model()
         job = Job(self._options(mode, None))
-        result = await self._runner.accept_and_run(self._episode(item), job)
+        result = await self._runner.accept_and_run(await self._episode(item), job)
         if job.errors and raise_on_failure:
             raise job.errors[0]
         return result
@@ -159,7 +170,7 @@ class Ingestor:
         self._runner.model()
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
         options = self._options(mode, summary_mode)
-        episodes = [self._episode(EpisodeInput.coerce(item)) for item in items]
+        episodes = await self._episodes(items)
         runner = asyncio.create_task(self._run_groups(episodes, options, queue.put_nowait))
         runner.add_done_callback(lambda _: queue.put_nowait(None))
         try:
@@ -198,6 +209,7 @@ class Ingestor:
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
         failure is raised, or with ``store_retry`` tried again until the store takes it."""
         self._runner.model()
+        episode = await self._redacted(episode)
         step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
         return await (store_retry.run(step) if store_retry else step())
 
@@ -233,7 +245,7 @@ class Ingestor:
         """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
         order and wake its group's background run. Returns the stored episodes, in order: one stored
         before is returned as it is (a failed one set pending again)."""
-        episodes = [self._episode(EpisodeInput.coerce(item)) for item in items]
+        episodes = await self._episodes(items)
         stored: dict[int, Episode] = {}
         for group_id in dict.fromkeys(e.group_id for e in episodes):
             async with self._accepting.setdefault(group_id, asyncio.Lock()):
@@ -274,7 +286,28 @@ class Ingestor:
             await self._batch_end.after_removal(episode)
         return RemovalResult(deletion, refresh.entities, refresh.report)
 
+    # --- personal data --------------------------------------------------------------------------------
+
+    async def reveal(self, group_id: str, text: str, key: VaultKey) -> str:
+        """``text`` with the group's placeholders replaced by the originals its vault keeps sealed,
+        opened with ``key`` (``privacy.redactor.Redactor.reveal``; works with the policy off too)."""
+        redactor = self._redactor or self._redactor_for(self.store, DEFAULT)
+        return await redactor.reveal(group_id, text, key)
+
     # --- internals ------------------------------------------------------------------------------------
+
+    def _redactor_for(self, store: IngestStore, policy: Redaction) -> Redactor:
+        vault = role(store, RedactionVault, feature="redaction (IngestOptions.redact)")
+        return Redactor(vault, policy, self._redact_key)
+
+    async def _redacted(self, episode: Episode) -> Episode:
+        """The door's step before anything is stored: personal data replaced (``IngestOptions.redact``)."""
+        return episode if self._redactor is None else await self._redactor.episode(episode)
+
+    async def _episodes(self, items: Iterable[Item]) -> list[Episode]:
+        """Every item validated first (nothing is redacted or stored when one is invalid), then built."""
+        inputs = [EpisodeInput.coerce(item) for item in items]
+        return [await self._episode(item) for item in inputs]
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
         options = self.options
@@ -284,8 +317,8 @@ class Ingestor:
             options = replace(options, summaries=replace(options.summaries, mode=summary_mode))
         return options
 
-    def _episode(self, item: EpisodeInput) -> Episode:
-        return item.to_episode(created_at=self._created_at())
+    async def _episode(self, item: EpisodeInput) -> Episode:
+        return await self._redacted(item.to_episode(created_at=self._created_at()))
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
         """Each group's episodes in order, groups concurrently; then the batch ended. A group's failure

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..graph.model import utc_now
+from ..privacy.policy import Redaction
 from .names.matching import NameVeto, never_same
 from .names.policy import GroundingPolicy
 from .names.tagging import noun_phrases
@@ -190,6 +191,15 @@ class IngestOptions:
     summaries: SummaryOptions = field(default_factory=SummaryOptions)
     clock: Callable[[], datetime] = utc_now
     """System time (created_at / expired_at); injectable for reproducible tests."""
+    redact: bool | Redaction = False
+    """Personal data replaced at the door (``epigraph.privacy``), before an episode is stored or shown
+    to a model: ``True`` replaces emails, phone numbers, payment cards (Luhn), IBANs (mod-97), IP
+    addresses and API keys by a placeholder per value and group (``<PHONE_3>``: the same number is the
+    same placeholder in every episode of the group, so its facts still join); a ``Redaction`` chooses
+    the kinds and person names (spaCy's tagger). The originals are dropped, or kept sealed by the
+    caller's key (``EPIGRAPH_REDACT_KEY``), readable only with it (``kg.reveal``). Off by default
+    (``EPIGRAPH_REDACT=1`` / ``--redact`` turn it on); the figures:
+    docs/decisions/2026-12-01-personal-data.md."""
 
 
 SMALL_MODEL_RETIRE_ALL_GUARD = 3

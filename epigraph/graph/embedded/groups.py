@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from ...errors import ConflictError
 from ..model import utc_now
 from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
-from . import audit, derived
+from . import audit, derived, vault
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -144,5 +144,6 @@ def delete_group(db: Db, group_id: str) -> StoreStats:
                 db.after_commit(functools.partial(db.rows_changed, table, ids))
         conn.execute("DELETE FROM conversation_summaries WHERE group_id = ?", (group_id,))
         conn.execute("DELETE FROM retention WHERE group_id = ?", (group_id,))
+        vault.delete_group(conn, group_id)
         db.after_commit(lambda: db.vectors.drop_group(group_id))
     return held

@@ -1,5 +1,5 @@
 """Opening an embedded store's file at the current schema: a fresh file gets the whole ``schema.DDL``,
-an older one is upgraded step by step (v1 -> v9) inside the opening transaction, a newer or unknown
+an older one is upgraded step by step (v1 -> v10) inside the opening transaction, a newer or unknown
 one is refused. The current DDL itself is in :mod:`.schema`."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .schema import (
     OWED_TABLES,
     SCHEMA_VERSION,
     TOKENIZER,
+    VAULT_TABLES,
     fts_table,
     read_version,
     set_meta,
@@ -98,9 +99,16 @@ def _to_v9(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v10(conn: sqlite3.Connection) -> None:
+    """v9 -> v10: the (empty) tables of the redaction vault."""
+    for statement in statements(VAULT_TABLES):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
 MIGRATIONS: dict[int, Migration] = {
     2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8, 9: _to_v9,
+    10: _to_v10,
 }  # fmt: skip
 
 

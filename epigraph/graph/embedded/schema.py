@@ -50,6 +50,9 @@ it was).
 - **v9**: forgetting (``graph.forgetting``): ``forgettings``, the audit records (one row per forgetting,
   the record as JSON: ids and counts, never the subject's name), and ``retention``, a group's retention
   policy. Upgrading creates the two empty tables.
+- **v10**: the redaction vault (``vault.py``, ``epigraph.privacy``): ``redaction_vaults`` (a group's salt
+  and key check) and ``redactions`` (a placeholder's kind and number, the keyed digest that finds it, the
+  original sealed by the caller's key or NULL). Upgrading creates the two empty tables.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from pathlib import Path
 
 from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -268,6 +271,25 @@ CREATE TABLE IF NOT EXISTS retention (
 ) WITHOUT ROWID;
 """
 
+VAULT_TABLES = """
+-- The redaction vault (v10, vault.py): a group's header, and one row per placeholder. No original is
+-- stored in clear: ``digest`` is keyed, ``sealed`` encrypted with the caller's key (or NULL: dropped).
+CREATE TABLE IF NOT EXISTS redaction_vaults (
+    group_id TEXT PRIMARY KEY,
+    salt BLOB NOT NULL,
+    key_check BLOB
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS redactions (
+    group_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    digest BLOB NOT NULL,
+    sealed BLOB,
+    PRIMARY KEY (group_id, digest),
+    UNIQUE (group_id, kind, number)
+) WITHOUT ROWID;
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -322,6 +344,7 @@ DDL = (
     + CORRECTION_TABLES
     + OWED_TABLES
     + FORGET_TABLES
+    + VAULT_TABLES
     + "".join(fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )

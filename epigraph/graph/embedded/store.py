@@ -48,8 +48,10 @@ from ..store import (
     Hit,
     StoreStats,
     TimeFilter,
+    VaultEntry,
+    VaultHeader,
 )
-from . import audit, claims, corrections, derived, forgetting, groups, reads, search, writes
+from . import audit, claims, corrections, derived, forgetting, groups, reads, search, vault, writes
 from .db import Db
 from .schema import why_unwritable
 from .sqlite_thread import SqliteThread
@@ -354,6 +356,18 @@ class EmbeddedStore:
 
     async def clear_retention(self, group_id: str) -> bool:
         return await self._run(audit.clear_retention, group_id)
+
+    # --- the redaction vault ----------------------------------------------------------------------------
+    async def vault_header(self, group_id: str, proposed: VaultHeader) -> VaultHeader:
+        return await self._run(vault.vault_header, group_id, proposed)
+
+    async def placeholders(self, group_id: str, entries: Sequence[VaultEntry]) -> list[int]:
+        return await self._run(vault.placeholders, group_id, list(entries))
+
+    async def sealed_values(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], bytes]:
+        return await self._read(vault.sealed_values, group_id, list(refs))
 
 
 DUMP_PAGE = 500

@@ -124,6 +124,8 @@ DELETE_GROUP = (
     "MATCH (n:Conversation {group_id: $group_id}) DELETE n",
     "MATCH (n:Forgetting {group_id: $group_id}) DELETE n",
     "MATCH (n:Retention {group_id: $group_id}) DELETE n",
+    "MATCH (n:Redaction {group_id: $group_id}) DELETE n",
+    "MATCH (n:RedactionVault {group_id: $group_id}) DELETE n",
     "MATCH (n:GroupLock {group_id: $group_id}) DELETE n",
 )
 

@@ -32,6 +32,13 @@ CONSTRAINTS = (
     "CREATE CONSTRAINT epigraph_forgetting_key IF NOT EXISTS "
     "FOR (n:Forgetting) REQUIRE (n.group_id, n.uuid) IS UNIQUE",
     "CREATE CONSTRAINT epigraph_retention_key IF NOT EXISTS FOR (n:Retention) REQUIRE n.group_id IS UNIQUE",
+    # the redaction vault (cypher_vault)
+    "CREATE CONSTRAINT epigraph_redaction_vault_key IF NOT EXISTS "
+    "FOR (n:RedactionVault) REQUIRE n.group_id IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_redaction_key IF NOT EXISTS "
+    "FOR (n:Redaction) REQUIRE (n.group_id, n.digest) IS UNIQUE",
+    "CREATE CONSTRAINT epigraph_redaction_number IF NOT EXISTS "
+    "FOR (n:Redaction) REQUIRE (n.group_id, n.kind, n.number) IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",

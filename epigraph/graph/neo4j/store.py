@@ -44,13 +44,16 @@ from ..store import (
     Hit,
     StoreStats,
     TimeFilter,
+    VaultEntry,
+    VaultHeader,
 )
 from . import changes as change_reads
-from . import claims, convert, derived, forgetting, groups, lookups, schema, search, writing
+from . import claims, convert, derived, forgetting, groups, lookups, schema, search, vault, writing
 from . import cypher as q
 from . import cypher_edit as qe
 from . import cypher_forget as qf
 from . import cypher_search as qs
+from . import cypher_vault as qv
 from .connection import Connection
 from .corrections import apply_correction_tx
 from .deletion import delete_episode_tx
@@ -401,6 +404,25 @@ class Neo4jStore:
             await groups.load_group_tx(tx, dump, dim)
 
         await self._conn.write(work, what=f"load_group {dump.group_id}")
+
+    # --- the redaction vault --------------------------------------------------------------------------------
+    async def vault_header(self, group_id: str, proposed: VaultHeader) -> VaultHeader:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> VaultHeader:
+            return await vault.vault_header_tx(tx, group_id, proposed)
+
+        return await self._conn.write(work, what="vault_header")
+
+    async def placeholders(self, group_id: str, entries: Sequence[VaultEntry]) -> list[int]:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[int]:
+            return await vault.placeholders_tx(tx, group_id, entries)
+
+        return await self._conn.write(work, what="placeholders")
+
+    async def sealed_values(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], bytes]:
+        params = {"group_id": group_id, "refs": [[kind, number] for kind, number in refs]}
+        return vault.sealed_from(await self._conn.read(qv.SEALED, params, what="sealed_values"))
 
     async def delete_group(self, group_id: str) -> StoreStats:
         params = fact_params(ANY_FACT)

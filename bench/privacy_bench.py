@@ -1,0 +1,166 @@
+"""Personal data caught at the door (issue 62 part 2): how well the redaction policy finds it, what it
+replaces that is not personal data, and what it costs an ingestion.
+
+    python bench/privacy_bench.py --locomo /work/shared/datasets/locomo/26.json \\
+        --locomo /work/shared/datasets/locomo/30.json [--candidates]
+
+Writes ``bench/results/privacy.json``:
+
+- on the generated set (``_privacy_set.generate``: fixed seed, ``messages`` chat turns, each piece of
+  personal data at a known place): ``recall.<kind>`` (its pieces wholly covered by a span of its kind)
+  and ``precision.<kind>`` (the spans of that kind that are on a piece of it) for email, phone, card,
+  iban, ip and key; ``false_spans`` (spans on no piece at all: the near misses replaced);
+- ``locomo.false_per_200``: spans found in the LoCoMo conversations given (which hold no such data:
+  every one is a false replacement), per 200 messages, with ``locomo.messages``;
+- ``time_ratio``: the wall time of ingesting the generated set with ``IngestOptions(redact=True)`` over
+  the same without it (embedded store in a file, scripted model, hash embedder; the median of
+  alternating runs), with ``time_off_ms_per_message`` and ``time_on_ms_per_message`` beside it;
+  ``detect_ms_per_message``: the rules alone.
+
+``--candidates`` also measures the detectors installed beside the rules (Presidio, libphonenumber:
+``_privacy_detectors``) on the same set and LoCoMo and writes ``bench/results/privacy_candidates.json``
+(the figures of docs/decisions/2026-12-01-personal-data.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from _privacy_detectors import Detector, candidates, rules
+from _privacy_ingest import ingest_seconds
+from _privacy_set import KINDS, SEED, Message, generate
+from _results import write_results
+
+MESSAGES = 600
+PER = 200
+
+
+def score(detect: Detector, messages: Sequence[Message]) -> tuple[dict[str, float], list[str]]:
+    """Recall and precision per kind, the false spans and examples of misses and false spans."""
+    found = covered = 0
+    hits: Counter[str] = Counter()
+    golds: Counter[str] = Counter()
+    spans: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    false = 0
+    examples: list[str] = []
+    for m in messages:
+        detected = detect(m.text)
+        for kind, a, b in m.gold:
+            golds[kind] += 1
+            if any(k == kind and s <= a and b <= e for k, s, e in detected):
+                hits[kind] += 1
+            elif len(examples) < 40:
+                examples.append(f"missed {kind}: {m.text[a:b]!r} in {m.text!r}")
+        for kind, s, e in detected:
+            spans[kind] += 1
+            if any(k == kind and s < b and a < e for k, a, b in m.gold):
+                right[kind] += 1
+            elif not any(s < b and a < e for _, a, b in m.gold):
+                false += 1
+                if len(examples) < 40:
+                    examples.append(f"false {kind}: {m.text[s:e]!r} in {m.text!r}")
+        found += len(detected)
+        covered += sum(1 for _ in m.gold)
+    metrics: dict[str, float] = {"messages": len(messages), "false_spans": false}
+    for kind in KINDS:
+        metrics[f"recall.{kind}"] = round(hits[kind] / golds[kind], 4) if golds[kind] else 0.0
+        metrics[f"precision.{kind}"] = round(right[kind] / spans[kind], 4) if spans[kind] else 0.0
+        metrics[f"pieces.{kind}"] = golds[kind]
+    return metrics, examples
+
+
+def locomo_texts(paths: Sequence[Path]) -> list[str]:
+    """Every turn's text of the LoCoMo conversations at ``paths`` (each a conversation's JSON file)."""
+    texts = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        n = 1
+        while f"session_{n}" in data:
+            texts += [turn["text"] for turn in data[f"session_{n}"]]
+            n += 1
+    return texts
+
+
+def locomo_false(detect: Detector, texts: Sequence[str]) -> tuple[dict[str, float], list[str]]:
+    false = [(kind, text[s:e]) for text in texts for kind, s, e in detect(text)]
+    metrics = {"locomo.messages": len(texts), "locomo.false": len(false),
+               "locomo.false_per_200": round(len(false) * PER / max(1, len(texts)), 3)}  # fmt: skip
+    return metrics, [f"LoCoMo false {kind}: {value!r}" for kind, value in false[:20]]
+
+
+def detect_ms(detect: Detector, texts: Sequence[str], repeat: int = 3) -> float:
+    runs = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        for text in texts:
+            detect(text)
+        runs.append((time.perf_counter() - started) * 1000 / len(texts))
+    return round(statistics.median(runs), 4)
+
+
+def measure(
+    detect: Detector, messages: Sequence[Message], texts: Sequence[str]
+) -> tuple[dict[str, float], list[str]]:
+    metrics, examples = score(detect, messages)
+    if texts:
+        more, false = locomo_false(detect, texts)
+        metrics.update(more)
+        examples += false
+    metrics["detect_ms_per_message"] = detect_ms(detect, [m.text for m in messages])
+    return metrics, examples
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--locomo", type=Path, action="append", default=[],
+        help="a LoCoMo conversation's JSON file (no personal data: every span found in it is false)",
+    )  # fmt: skip
+    parser.add_argument("--messages", type=int, default=MESSAGES, help="generated messages")
+    parser.add_argument(
+        "--runs", type=int, default=5, help="ingestions with the policy on and off, alternating"
+    )
+    parser.add_argument("--candidates", action="store_true", help="also measure Presidio and libphonenumber")
+    parser.add_argument("--results-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    messages = generate(args.messages)
+    texts = locomo_texts(args.locomo)
+    metrics, examples = measure(rules, messages, texts)
+    with tempfile.TemporaryDirectory() as scratch:
+        off, on = asyncio.run(ingest_seconds(messages, Path(scratch), args.runs))
+    metrics["time_off_ms_per_message"] = round(off * 1000 / len(messages), 3)
+    metrics["time_on_ms_per_message"] = round(on * 1000 / len(messages), 3)
+    metrics["time_ratio"] = round(on / off, 4)
+    notes = [
+        f"generated set: {len(messages)} messages, seed {SEED} (bench/_privacy_set.py)",
+        f"LoCoMo: {', '.join(p.name for p in args.locomo) or 'not given'}; every span found there is false",
+        f"time: median of {args.runs} alternating ingestions each way, embedded store in a file, scripted "
+        "model (bench/_privacy_ingest.py), hash embedder",
+        *examples,
+    ]
+    print(json.dumps(metrics, indent=2))
+    print(f"wrote {write_results('privacy', metrics, notes, results_dir=args.results_dir)}")
+    if args.candidates:
+        compared: dict[str, float] = {}
+        notes = [f"same generated set and LoCoMo files as privacy.json; {len(messages)} messages"]
+        for name, detect in candidates().items():
+            found, examples = measure(detect, messages, texts)
+            compared.update({f"{name}.{k}": v for k, v in found.items()})
+            notes += [f"{name}: {e}" for e in examples[:15]]
+            print(name, json.dumps(found, indent=2), file=sys.stderr)
+        print(f"wrote {write_results('privacy_candidates', compared, notes, results_dir=args.results_dir)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

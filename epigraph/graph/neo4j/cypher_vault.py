@@ -1,0 +1,24 @@
+"""The Cypher of the redaction vault (``vault``): a group's ``RedactionVault`` node (salt, key check) and
+one ``Redaction`` node per placeholder (kind, number, digest, sealed original or none). Every value a
+``$parameter``; placeholders are numbered under the group's lock (``cypher.LOCK_GROUP``)."""
+
+from __future__ import annotations
+
+VAULT_HEADER = """
+MERGE (v:RedactionVault {group_id: $group_id})
+ON CREATE SET v.salt = $salt, v.key_check = $key_check
+RETURN v.salt AS salt, v.key_check AS key_check
+"""
+NUMBER_OF = "MATCH (r:Redaction {group_id: $group_id, digest: $digest}) RETURN r.number AS number"
+ADD_PLACEHOLDER = """
+OPTIONAL MATCH (r:Redaction {group_id: $group_id, kind: $kind})
+WITH coalesce(max(r.number), 0) + 1 AS number
+CREATE (:Redaction {group_id: $group_id, kind: $kind, number: number, digest: $digest, sealed: $sealed})
+RETURN number
+"""
+SEALED = """
+UNWIND $refs AS ref
+MATCH (r:Redaction {group_id: $group_id, kind: ref[0], number: ref[1]})
+WHERE r.sealed IS NOT NULL
+RETURN r.kind AS kind, r.number AS number, r.sealed AS sealed
+"""
