@@ -23,7 +23,7 @@ from epigraph.graph.embedded import migrations as embedded_migrations
 from epigraph.graph.embedded import schema as embedded_schema
 from epigraph.graph.forgetting import RetentionPolicy
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
-from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, StoreStats
+from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, StoreStats, VaultEntry, VaultHeader
 
 FIXTURE = Path(__file__).parent / "fixtures" / "embedded_v1.db"
 GROUP = "fixture-v1"
@@ -225,9 +225,15 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         await store.set_retention(policy)
         assert await store.retention_policies(GROUP) == [policy]
         assert await store.forgettings(GROUP) == []
+        # v10: the redaction vault numbers placeholders
+        await store.vault_header(GROUP, VaultHeader(b"salt" * 4))
+        assert await store.placeholders(GROUP, [VaultEntry("phone", b"d1"), VaultEntry("phone", b"d2")]) == [
+            1,
+            2,
+        ]
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 9
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 10
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
@@ -242,6 +248,10 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         # v9: the policy is stored, the audit table is empty
         assert conn.execute("SELECT group_id, days FROM retention").fetchall() == [(GROUP, 30)]
         assert conn.execute("SELECT count(*) FROM forgettings").fetchone() == (0,)
+        # v10: the vault's rows, digests and no original (none was sealed)
+        assert conn.execute("SELECT kind, number, sealed FROM redactions ORDER BY number").fetchall() == [
+            ("phone", 1, None), ("phone", 2, None)
+        ]  # fmt: skip
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

@@ -1,0 +1,210 @@
+"""Personal data caught at the door (issue 62 part 2), through the real queue, the real ``openai`` SDK over
+HTTP to the local test server (which records every request body) and a real SQLite file:
+
+- the model never sees an original, and the store file (and its WAL) never holds one, byte for byte;
+- a value is one placeholder in every episode of its group (so facts about it join), another group
+  numbers its own;
+- the originals come back with the right key only; without a key they are dropped;
+- every door redacts: ``add_episode(s)``, ``ingest``, ``accept`` (HTTP, MCP), ``process`` (Kafka);
+- with the option off nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from epigraph import IngestOptions, KnowledgeGraph, Redaction, Settings
+from epigraph.errors import ConfigError, VaultKeyError
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.ingestion.inputs import EpisodeInput
+from epigraph.llm import OpenAIChat
+from epigraph.overview import OverviewOptions
+from epigraph.privacy.vault import new_key
+from epigraph.prompts.fact_lines import write_fact
+from epigraph.prompts.grammar import NONE
+from epigraph.testing import HashEmbedder
+from epigraph.testing.reading import asked_in, episode_in, prompt_of
+from epigraph.testing.server import FakeOpenAIServer, Reply
+
+T0 = datetime(2024, 5, 2, 9, 0, tzinfo=UTC)
+PHONE, EMAIL, CARD = "+44 20 7946 0958", "dana.reyes@example.org", "4111 1111 1111 1111"
+IBAN, IP, KEY = "DE89 3704 0044 0532 0130 00", "192.168.17.42", "sk-proj-Zq8Xw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9"
+SECRETS = (
+    PHONE,
+    "7946 0958",
+    "79460958",
+    EMAIL,
+    CARD,
+    "4111111111111111",
+    IBAN,
+    "DE89370400440532013000",
+    IP,
+    KEY,
+)
+MESSAGES = [
+    f"Dana: my new number is {PHONE}, and mail goes to {EMAIL}.",
+    f"Lee: paid with {CARD}; the refund goes to {IBAN}!",
+    f"Dana: the home server is {IP} and the key is {KEY}",
+    f"Lee: so Dana's phone is {PHONE}?",
+]
+PLACEHOLDER = re.compile(r"<[A-Z]+_\d+>")
+
+
+def world(body: dict[str, Any]) -> Reply:
+    """A careful model: each placeholder of the message is something its speaker shared."""
+    prompt = prompt_of(body)
+    if prompt == "extract_combined":
+        episode = episode_in(body)
+        speaker = episode.split(":", 1)[0]
+        shared = dict.fromkeys(PLACEHOLDER.findall(episode))
+        lines = [write_fact(f"{speaker} shared {p}.", speaker, p, "SHARED", "") for p in shared]
+        return Reply("\n".join(lines) or NONE)
+    if prompt == "resolve_episode":
+        entities, facts = asked_in(body)
+        return Reply("\n".join([*(f"{e.id} new" for e in entities), *(f"{f.id} new" for f in facts)]))
+    return Reply('{"summaries": []}')
+
+
+@dataclass
+class Setup:
+    server: FakeOpenAIServer
+    path: Path
+
+    def graph(
+        self, *, redact: bool | Redaction = True, key: str | None = None, **options: Any
+    ) -> KnowledgeGraph:
+        llm = OpenAIChat(model="fake", base_url=self.server.base_url, api_key="k")
+        return KnowledgeGraph(
+            Settings(redact_key=key, embedder="hash"),
+            store=EmbeddedStore(str(self.path)),
+            llm=llm,
+            embedder=HashEmbedder(dim=64),
+            options=IngestOptions(mode="combined", redact=redact, **options),
+            overview=OverviewOptions(communities_after_batch=False, conversations_after_batch=False),
+        )
+
+    def sent(self) -> str:
+        """Every request body the model was sent, as one text."""
+        return "\n".join(str(r.body) for r in self.server.requests)
+
+    def stored(self) -> bytes:
+        return b"".join(p.read_bytes() for p in self.path.parent.glob(self.path.name + "*"))
+
+
+@pytest.fixture
+async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
+    async with FakeOpenAIServer(world) as server:
+        yield Setup(server, tmp_path / "graph.db")
+
+
+def inputs(group: str = "default") -> list[EpisodeInput]:
+    return [
+        EpisodeInput(content=text.split(": ", 1)[1], speaker=text.split(":", 1)[0],
+                     reference_time=T0 + timedelta(minutes=i), group_id=group)
+        for i, text in enumerate(MESSAGES)
+    ]  # fmt: skip
+
+
+def originals_in(data: str | bytes) -> list[str]:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return [s for s in SECRETS if s in text]
+
+
+async def test_the_model_and_the_store_never_see_an_original(setup: Setup) -> None:
+    async with setup.graph(key=new_key()) as kg:
+        results = await kg.add_episodes(inputs())
+        assert all(r.ok for r in results)
+        episodes = [r.episode.content for r in results]
+    assert setup.server.chat_requests, "the model was asked"
+    assert originals_in(setup.sent()) == []
+    assert originals_in(setup.stored()) == []
+    assert episodes[0] == "Dana: my new number is <PHONE_1>, and mail goes to <EMAIL_1>."
+    assert episodes[1] == "Lee: paid with <CARD_1>; the refund goes to <IBAN_1>!"
+
+
+async def test_a_value_is_one_placeholder_in_its_group_and_facts_join(setup: Setup) -> None:
+    async with setup.graph() as kg:
+        await kg.add_episodes(inputs())
+        text = f"my number is +1 415 555 0132 and {PHONE}"
+        other = await kg.group("other").add_episode(text, speaker="Mo", reference_time=T0)
+        stored = {e.content for e in await kg.episodes()}
+        entity = await kg.entity("<PHONE_1>")
+    assert "Lee: so Dana's phone is <PHONE_1>?" in stored
+    assert (
+        other.episode.content == "Mo: my number is <PHONE_1> and <PHONE_2>"
+    )  # the other group's own numbers
+    assert {f.text for f in entity.current} >= {"Dana shared <PHONE_1>.", "Lee shared <PHONE_1>."}
+
+
+async def test_the_originals_come_back_with_the_right_key_only(setup: Setup) -> None:
+    key = new_key()
+    async with setup.graph(key=key) as kg:
+        results = await kg.add_episodes(inputs())
+        revealed = await kg.reveal(results[0].episode.content)
+        assert revealed == "Dana: my new number is +442079460958, and mail goes to dana.reyes@example.org."
+        with pytest.raises(VaultKeyError):
+            await kg.reveal(results[0].episode.content, key=new_key())
+        assert await kg.reveal("nothing here", key=new_key()) == "nothing here"
+    async with setup.graph(key=None) as kg:  # a keyed group refuses to be fed without its key
+        with pytest.raises(ConfigError, match="EPIGRAPH_REDACT_KEY"):
+            await kg.add_episode(f"call {PHONE}", speaker="Dana", reference_time=T0 + timedelta(days=1))
+    async with setup.graph(key=new_key()) as kg:  # or with another key
+        with pytest.raises(VaultKeyError):
+            await kg.add_episode(f"call {PHONE}", speaker="Dana", reference_time=T0 + timedelta(days=1))
+
+
+async def test_without_a_key_the_originals_are_dropped(setup: Setup) -> None:
+    async with setup.graph() as kg:
+        results = await kg.add_episodes(inputs())
+        with pytest.raises(VaultKeyError):
+            await kg.reveal(results[0].episode.content)
+        assert await kg.reveal(results[0].episode.content, key=new_key()) == results[0].episode.content
+    assert originals_in(setup.stored()) == []
+
+
+async def test_every_door_redacts(setup: Setup) -> None:
+    async with setup.graph() as kg:
+        queue = kg.ingestor
+        one = await queue.add_episode(inputs()[0])
+        streamed = [e async for e in queue.ingest(inputs("streamed"))]
+        accepted = await queue.accept(inputs("accepted"))  # the HTTP and MCP door
+        processed = await queue.process(inputs("kafka")[0].to_episode())  # the Kafka worker's door
+    assert streamed
+    for episode in (one.episode, *accepted, processed.episode):
+        assert originals_in(episode.content) == []
+        assert "<PHONE_1>" in episode.content or "<CARD_1>" in episode.content or "<IP_1>" in episode.content
+    assert processed.episode.uuid == inputs("kafka")[0].to_episode().uuid  # the envelope's id is kept
+    assert originals_in(setup.stored()) == []
+
+
+async def test_off_nothing_changes(setup: Setup) -> None:
+    async with setup.graph(redact=False) as kg:
+        results = await kg.add_episodes(inputs())
+    assert [r.episode.content for r in results] == [m for m in MESSAGES]
+    assert PHONE in setup.sent()
+
+
+async def test_a_policy_chooses_the_kinds(setup: Setup) -> None:
+    async with setup.graph(redact=Redaction(kinds=frozenset({"card"}))) as kg:
+        result = await kg.add_episode(f"card {CARD}, phone {PHONE}", speaker="Lee", reference_time=T0)
+    assert result.episode.content == f"Lee: card <CARD_1>, phone {PHONE}"
+    with pytest.raises(ConfigError, match="unknown kind 'ssn'"):
+        Redaction(kinds=frozenset({"ssn"}))
+
+
+async def test_the_setting_and_the_flag_turn_it_on(setup: Setup) -> None:
+    llm = OpenAIChat(model="fake", base_url=setup.server.base_url, api_key="k")
+    settings = Settings.from_env(
+        {"EPIGRAPH_REDACT": "1", "EPIGRAPH_EMBEDDER": "hash"}, db_path=str(setup.path)
+    )
+    async with KnowledgeGraph(settings, llm=llm, embedder=HashEmbedder(dim=64)) as kg:
+        assert kg.options.redact is True
+        result = await kg.add_episode(f"call {PHONE}", speaker="Dana", reference_time=T0)
+    assert result.episode.content == "Dana: call <PHONE_1>"
