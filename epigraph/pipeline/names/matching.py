@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from ...graph.model import normalize_name
 from ...language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
+from ...privacy.placeholders import PLACEHOLDER
 
 
 def name_words(name: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -69,7 +70,10 @@ def never_same(new: str, candidate: str) -> bool:
     """The default vetoes (``NameOptions.never_same``), whatever the vectors say: different possessors
     ("Melanie's kids" / "Caroline's kids"), a possession and its possessor ("Melanie's kids" /
     "Melanie"), a lone proper noun and a description that merely mentions it ("Caroline" / "painting
-    Caroline shared"; but not one named after it: "Marley" / "Marley flooring")."""
+    Caroline shared"; but not one named after it: "Marley" / "Marley flooring"), two different
+    placeholders of redacted values ("<PHONE_1>" / "<PHONE_2>": two numbers, ``epigraph.privacy``)."""
+    if new != candidate and PLACEHOLDER.fullmatch(new.strip()) and PLACEHOLDER.fullmatch(candidate.strip()):
+        return True
     p_new, core_new, _ = _parts(new)
     p_cand, core_cand, _ = _parts(candidate)
     if p_new != p_cand and (p_new and p_cand):
