@@ -36,7 +36,10 @@ from ..graph.store import VaultHeader
 KEY_BYTES = 32
 SALT_BYTES = 16
 NONCE_BYTES = 12
-KEY_HINT = "32 random bytes in URL-safe base64 (44 characters: `epigraph redact-key` makes one)"
+KEY_HINT = (
+    "32 random bytes in URL-safe base64, 44 characters (make one: "
+    "python -c 'from epigraph.privacy.vault import new_key; print(new_key())')"
+)
 
 
 def new_key() -> str:
