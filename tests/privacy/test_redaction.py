@@ -208,3 +208,17 @@ async def test_the_setting_and_the_flag_turn_it_on(setup: Setup) -> None:
         assert kg.options.redact is True
         result = await kg.add_episode(f"call {PHONE}", speaker="Dana", reference_time=T0)
     assert result.episode.content == "Dana: call <PHONE_1>"
+
+
+async def test_person_names_are_replaced_by_the_tagger_when_asked(setup: Setup) -> None:
+    pytest.importorskip("spacy")
+    async with setup.graph(redact=Redaction(names=True)) as kg:
+        first = await kg.add_episode("I had lunch with Maria Lopez, call her at 020 7946 0958", speaker="Lee",
+                                     reference_time=T0)  # fmt: skip
+        again = await kg.add_episode(
+            "Maria Lopez says hi", speaker="Sam", reference_time=T0 + timedelta(hours=1)
+        )
+    assert "Maria" not in first.episode.content and "<PHONE_1>" in first.episode.content
+    person = re.search(r"lunch with (<PERSON_\d+>)", first.episode.content)  # the speaker is a person too
+    assert person is not None and again.episode.content.endswith(f"{person.group(1)} says hi")
+    assert "Maria" not in setup.sent()
