@@ -15,9 +15,9 @@ from pathlib import Path
 
 from _privacy_set import Message
 
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.pipeline.options import IngestOptions
 from epigraph.privacy.detectors import find
 from epigraph.privacy.placeholders import PLACEHOLDER

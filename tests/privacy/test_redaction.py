@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from epigraph import IngestOptions, KnowledgeGraph, Redaction, Settings
+from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConfigError, VaultKeyError
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.ingestion.inputs import EpisodeInput
 from epigraph.llm import OpenAIChat
 from epigraph.overview import OverviewOptions
 from epigraph.privacy.vault import new_key
