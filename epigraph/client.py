@@ -38,7 +38,7 @@ from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, for_small_model
 from .privacy.vault import VaultKey
 from .prompts.protocol import LLM
-from .publish.producer import EpisodeProducer, Published
+from .publish.producer import EpisodeProducer, Published, Redact
 from .webhooks import Webhooks, webhooks_from_settings
 
 log = logging.getLogger("epigraph.ingest")
@@ -210,10 +210,24 @@ class KnowledgeGraph(GroupHandle):
         topic ``settings.kafka_topic``), keyed by group so each group stays in order; returns once Kafka
         acknowledged every one (partition and offset). All are validated first: a malformed episode
         raises InputError and none of them is published. Without a bootstrap they are ingested here, as
-        by :meth:`add_episodes`, and each ``Published`` carries its ``result``."""
+        by :meth:`add_episodes`, and each ``Published`` carries its ``result``. With the redaction
+        policy on, what is published is already redacted, through this graph's store
+        (:func:`publish_redaction`)."""
         if not self.settings.kafka_bootstrap:
             results = await self.add_episodes(items)
             return [Published(r.episode.uuid, r.episode.group_id, result=r) for r in results]
         if self._producer is None:
             self._producer = EpisodeProducer(self.settings.kafka_bootstrap, self.settings.kafka_topic)
-        return await self._producer.publish(self._grouped(items))
+        return await self._producer.publish(self._grouped(items), redact=await publish_redaction(self))
+
+
+async def publish_redaction(kg: KnowledgeGraph) -> Redact | None:
+    """What an episode published to Kafka is redacted with (``EpisodeProducer.publish``'s ``redact``:
+    :meth:`KnowledgeGraph.enqueue`, ``--to-kafka``), None when the redaction policy is off: the queue's
+    own door (``Ingestor.redacted``), numbering placeholders in ``kg``'s store (opened for it). That
+    store must be the workers' (a Neo4j, or one SQLite file they share): the envelope names its vault
+    and a worker refuses an episode redacted into another."""
+    if not kg.options.redact:
+        return None
+    await kg.open()
+    return kg.ingestor.redacted

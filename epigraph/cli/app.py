@@ -13,6 +13,7 @@
     epigraph episodes --status failed;  epigraph retry;  epigraph remove UUID;  epigraph stats
     epigraph communities --rebuild; epigraph communities --as-of 2023-06-01; epigraph conversations chat-7
     epigraph model start                           # the local model (epigraph[local-model]); stop, status
+    epigraph --redact ingest chat.jsonl;  epigraph reveal --episode UUID;  epigraph redact-key
 
 Global options, before or after the command: ``--db PATH`` (the embedded store file; overrides
 EPIGRAPH_DB), ``--group G`` (overrides EPIGRAPH_GROUP), ``--json`` (machine-readable output on stdout).
@@ -44,7 +45,7 @@ from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
 from ..version import __version__
-from . import ask, edit, failures, forget, ingest, model, overview, read, serve, transfer, worker
+from . import ask, edit, failures, forget, ingest, model, overview, privacy, read, serve, transfer, worker
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
@@ -55,6 +56,7 @@ COMMANDS: tuple[Register, ...] = (
     edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)
     transfer.register,  # export, load
     forget.register,  # forget, forgotten, retention
+    privacy.register,  # reveal, redact-key
     model.register,  # model start|stop|status
     serve.register,  # serve, mcp
     worker.register,  # worker (Kafka)

@@ -100,7 +100,7 @@ async def cmd_ingest(cli: Cli, args: argparse.Namespace) -> int:
         tally = Tally(invalid=scan.invalid)
         valid = valid_episodes(path, kg.group_id)
         if args.to_kafka:
-            return await to_kafka.publish(cli, args, valid, {"file": str(path)})
+            return await to_kafka.publish(cli, kg, args, valid, {"file": str(path)})
         await _ingest(cli, kg, valid, scan.valid, tally, args.mode)
         groups = sorted(scan.groups) or [kg.group_id]
         title = f"ingested {path} into group{'s' * (len(groups) > 1)} {', '.join(map(repr, groups))}"
@@ -183,6 +183,6 @@ async def cmd_import(cli: Cli, args: argparse.Namespace) -> int:
         valid = (item for item in items if not isinstance(item, InvalidRecord))
         extra = {"file": str(plan.path), "group_id": plan.group_id, "mapping_origin": plan.origin}
         if args.to_kafka:
-            return await to_kafka.publish(cli, args, valid, extra)
+            return await to_kafka.publish(cli, kg, args, valid, extra)
         await _ingest(cli, kg, valid, check.total, tally, args.mode)
         return outcome.finish(cli, tally, f"imported {plan.path} into group {plan.group_id!r}", extra)

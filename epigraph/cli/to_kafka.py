@@ -1,6 +1,7 @@
 """``--to-kafka BOOTSTRAP [--topic T]`` of ``epigraph ingest`` and ``epigraph import``: publish the episodes
 to Kafka, keyed by group, for ``epigraph worker`` processes to ingest, instead of ingesting them here (so
-no LLM and no store are needed here). The input is checked whole first, as without the option: bad input
+no LLM is needed here; with ``--redact`` they are redacted first, through the store, which must then be the
+workers'). The input is checked whole first, as without the option: bad input
 publishes nothing unless ``--skip-invalid`` says to skip it. ``epigraph serve --to-kafka`` publishes the
 episodes its add routes accept (:func:`settings`; the service's ``publish``).
 """
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..client import KnowledgeGraph, publish_redaction
 from ..config import Settings
 from ..episodes.inputs import EpisodeInput
 from ..publish.producer import EpisodeProducer
@@ -39,15 +41,22 @@ def settings(given: Settings, args: argparse.Namespace) -> Settings:
 
 
 async def publish(
-    cli: Cli, args: argparse.Namespace, items: Iterable[EpisodeInput], what: Mapping[str, Any]
+    cli: Cli,
+    kg: KnowledgeGraph,
+    args: argparse.Namespace,
+    items: Iterable[EpisodeInput],
+    what: Mapping[str, Any],
 ) -> int:
-    """Publish ``items`` batch by batch, each acknowledged before the next; print what went where."""
+    """Publish ``items`` batch by batch, each acknowledged before the next; print what went where. With
+    ``--redact`` (or EPIGRAPH_REDACT) each is redacted first through ``kg``'s store, which must then be
+    the workers' (``client.publish_redaction``)."""
     topic = args.topic or cli.settings.kafka_topic
     groups: Counter[str] = Counter()
     partitions: Counter[int] = Counter()
+    redact = await publish_redaction(kg)
     async with EpisodeProducer(args.to_kafka, topic) as producer:
         for batch in batched(items, BATCH):
-            for sent in await producer.publish(batch):
+            for sent in await producer.publish(batch, redact=redact):
                 groups[sent.group_id] += 1
                 partitions[sent.partition or 0] += 1
     count = sum(groups.values())

@@ -1,5 +1,8 @@
 """Corrections by hand (:mod:`epigraph.edit`), as ``kg.corrections`` (or ``kg.group("alice").corrections``):
-each names its author, is recorded with its reason and can be undone."""
+each names its author, is recorded with its reason and can be undone. With the redaction policy on
+(``IngestOptions.redact``) its words (a fact's text, a new name, the names of its entities, the reason)
+are redacted into the group's vault first, as an episode's are: a phone number typed in a correction is
+stored as its placeholder, the one the group's episodes use."""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ from ..edit.build import MaybeTime
 from ..edit.refs import entities_named, require_correction
 from ..errors import UsageError
 from ..graph.corrections import Correction, author_of
+from ..graph.model import Entity
 from ..graph.roles import role
 from ..graph.store import CorrectionHistoryStore, CorrectionReads
-from .parts import Graph, editor_of, opened
+from .parts import Graph, asked, editor_of, opened
 
 
 class Corrections:
@@ -25,6 +29,15 @@ class Corrections:
 
     async def _editor(self) -> Editor:
         return editor_of(await opened(self._graph))
+
+    async def _words(self, *texts: str) -> list[str]:
+        """``texts`` as the group's texts hold them: with the redaction policy on, each value it replaces
+        written as its placeholder in the group's vault (a new value numbered)."""
+        redactor = (await opened(self._graph)).ingestor.redactor
+        return list(texts) if redactor is None else await redactor.texts(self.group_id, texts)
+
+    async def _ref(self, ref: EntityRef) -> EntityRef:
+        return ref if isinstance(ref, Entity) else (await self._words(ref))[0]
 
     def _author(self, author: str | None) -> str:
         """``author`` (or ``EPIGRAPH_AUTHOR``) as ``kind:name``; a bare name is a person."""
@@ -56,6 +69,9 @@ class Corrections:
         """Add a fact between two entities named by uuid, name or alias (exactly; ``create`` makes the
         ones no entity is named so). It cites no episode: its source is ``author``, a person. The facts
         in ``retires`` end where it starts. Returns the stored correction (see :meth:`history`)."""
+        source, target = await self._ref(source), await self._ref(target)
+        said, reason = await self._words(text or "", reason)
+        text = said if text is not None else None
         return await (await self._editor()).add_fact(
             self.group_id, source, relation, target, author=self._author(author), text=text,
             valid_at=valid_at, invalid_at=invalid_at, create=create, retires=retires, reason=reason,
@@ -70,6 +86,7 @@ class Corrections:
         reason: str = "",
     ) -> Correction:
         """The fact stopped being true at ``at`` (default: now); the graph learns it now."""
+        (reason,) = await self._words(reason)
         return await (await self._editor()).retire_fact(
             self.group_id, uuid, at=at, author=self._author(author), reason=reason
         )
@@ -86,6 +103,8 @@ class Corrections:
         reason: str = "",
     ) -> Correction:
         """Correct a fact's text, relation or event time (``None`` clears a time) in place."""
+        said, reason = await self._words(text or "", reason)
+        text = said if text is not None else None
         return await (await self._editor()).edit_fact(
             self.group_id, uuid, text=text, relation=relation, valid_at=valid_at,
             invalid_at=invalid_at, author=self._author(author), reason=reason,
@@ -93,6 +112,7 @@ class Corrections:
 
     async def delete_fact(self, uuid: str, *, author: str | None = None, reason: str = "") -> Correction:
         """Delete a fact; the facts it retired come back. The correction keeps it (undo restores it)."""
+        (reason,) = await self._words(reason)
         return await (await self._editor()).delete_fact(
             self.group_id, uuid, author=self._author(author), reason=reason
         )
@@ -107,6 +127,8 @@ class Corrections:
     ) -> Correction:
         """Fold ``merge`` into ``keep``: its names become aliases, its facts and mentions move, summaries
         are rewritten; :meth:`unmerge_entities` (or :meth:`undo`) takes it back exactly."""
+        keep, merge = await self._ref(keep), await self._ref(merge)
+        (reason,) = await self._words(reason)
         return await (await self._editor()).merge_entities(
             self.group_id, keep, merge, author=self._author(author), reason=reason
         )
@@ -115,6 +137,8 @@ class Corrections:
         self, entity: EntityRef, *, author: str | None = None, reason: str = ""
     ) -> Correction:
         """Undo the latest merge into ``entity`` that is not undone yet."""
+        entity = await self._ref(entity)
+        (reason,) = await self._words(reason)
         return await (await self._editor()).unmerge(
             self.group_id, entity, author=self._author(author), reason=reason
         )
@@ -129,6 +153,8 @@ class Corrections:
         reason: str = "",
     ) -> Correction:
         """Rename an entity; its old name stays an alias unless ``keep_alias=False``."""
+        entity = await self._ref(entity)
+        new_name, reason = await self._words(new_name, reason)
         return await (await self._editor()).rename_entity(
             self.group_id, entity, new_name, keep_alias=keep_alias, author=self._author(author),
             reason=reason,
@@ -137,6 +163,7 @@ class Corrections:
     async def undo(self, correction: str, *, author: str | None = None, reason: str = "") -> Correction:
         """Apply a correction backwards, while the graph still holds what it wrote (ConflictError says
         what changed otherwise); recorded as a correction of its own."""
+        (reason,) = await self._words(reason)
         return await (await self._editor()).undo(
             self.group_id, correction, author=self._author(author), reason=reason
         )
@@ -144,9 +171,12 @@ class Corrections:
     async def history(self, *, entity: EntityRef | None = None, limit: int = 100) -> list[Correction]:
         """The group's corrections by hand, newest first; with ``entity``, those that touched it (every
         entity the name denotes, when several share it)."""
-        store = role((await opened(self._graph)).store, CorrectionHistoryStore, feature="corrections")
+        g = await opened(self._graph)
+        store = role(g.store, CorrectionHistoryStore, feature="corrections")
         if entity is None:
             return await store.corrections(self.group_id, limit=limit)
+        if isinstance(entity, str):
+            entity = await asked(g, self.group_id, entity)
         named = await entities_named(store, self.group_id, entity)
         group = self.group_id
         found = [c for e in named for c in await store.corrections(group, subject=e.uuid, limit=limit)]

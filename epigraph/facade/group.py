@@ -16,7 +16,7 @@ from typing import Any, Literal, Unpack, overload
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
-from ..errors import ConfigError, EpisodeNotFound, InputError, VaultKeyError
+from ..errors import ConfigError, EpisodeNotFound, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
@@ -31,7 +31,7 @@ from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_vi
 from .corrections import Corrections
 from .forgetting import Forgettings
 from .overview import Overview
-from .parts import Graph, opened
+from .parts import Graph, asked, opened
 from .transfer import Transfer
 
 
@@ -141,13 +141,16 @@ class GroupHandle:
     async def reveal(self, text: str, *, key: str | None = None) -> str:
         """``text`` (an episode's, a fact's, an answer's) with the group's placeholders (``<PHONE_3>``)
         replaced by the originals its redaction vault keeps, opened with ``key`` (default: the settings'
-        ``EPIGRAPH_REDACT_KEY``). :class:`~epigraph.errors.VaultKeyError` for a wrong key or none; a
-        placeholder the vault keeps no original of is left as it is."""
+        ``EPIGRAPH_REDACT_KEY``; make one with ``epigraph redact-key``). :class:`~epigraph.errors.ConfigError`
+        without a key, :class:`~epigraph.errors.VaultKeyError` for a wrong one; a placeholder the vault
+        keeps no original of is left as it is (every one, in a group redacted without a key)."""
         g = await opened(self._graph)
         vault_key = g.redact_key(key)
         if vault_key is None:
-            raise VaultKeyError("reveal needs the redaction key: key= or EPIGRAPH_REDACT_KEY")
-        return await g.ingestor.reveal(self.group_id, text, vault_key)
+            raise ConfigError(
+                "reveal needs the redaction key: key=, or EPIGRAPH_REDACT_KEY (epigraph redact-key makes one)"
+            )
+        return await g.ingestor.vault("reveal").reveal(self.group_id, text, vault_key)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:
@@ -234,9 +237,13 @@ class GroupHandle:
         of it; ``limit``: results per kind; ``group_ids``: search these groups instead (several at once).
         See :func:`epigraph.search.search`."""
         g = await opened(self._graph)
+        groups = group_ids or self.group_id
+        if center is not None:
+            names = [center] if isinstance(center, str) else center
+            center = [await asked(g, groups, name) for name in names]
         return await search(
-            g.store, g.embedder, query, group_ids=group_ids or self.group_id, config=config, as_of=as_of,
-            known_at=known_at, include_retired=include_retired, limit=limit, labels=labels,
+            g.store, g.embedder, await asked(g, groups, query), group_ids=groups, config=config,
+            as_of=as_of, known_at=known_at, include_retired=include_retired, limit=limit, labels=labels,
             relations=relations, center=center, during=during,
         )  # fmt: skip
 
@@ -245,7 +252,8 @@ class GroupHandle:
         ``as_of``, as it was then (the facts current then, the history by then, the episodes said by
         then)."""
         g = await opened(self._graph)
-        return await entity_view(g.store, self.group_id, name_or_uuid, embedder=g.embedder, as_of=as_of)
+        name = await asked(g, self.group_id, name_or_uuid)
+        return await entity_view(g.store, self.group_id, name, embedder=g.embedder, as_of=as_of)
 
     async def subgraph(
         self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, around: int = AROUND
@@ -254,14 +262,17 @@ class GroupHandle:
         static picture with ``.save("x.svg")``). Retired facts are embedded for the time slider and drawn
         at first only with ``include_retired``; ``around``: how many neighbourhood facts to embed."""
         g = await opened(self._graph)
-        return await entity_graph(g.store, self.group_id, name_or_uuid, depth=depth,
+        name = await asked(g, self.group_id, name_or_uuid)
+        return await entity_graph(g.store, self.group_id, name, depth=depth,
                                   include_retired=include_retired, around=around,
                                   embedder=g.embedder)  # fmt: skip
 
     async def explore(self, query: str, *, limit: int = 20) -> GraphView:
         """What a search finds (retired facts too, dashed) and its neighbourhood, as an interactive view."""
         g = await opened(self._graph)
-        return await search_graph(g.store, g.embedder, self.group_id, query, limit=limit)
+        return await search_graph(
+            g.store, g.embedder, self.group_id, await asked(g, self.group_id, query), limit=limit
+        )
 
     async def facts_graph(self, uuids: Sequence[str]) -> GraphView:
         """Just these facts and their endpoints as an interactive view (e.g. the facts an answer cited)."""
@@ -335,6 +346,7 @@ class GroupHandle:
                 "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
                 "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
             )
+        question = await asked(g, self.group_id, question)  # a raw value never reaches the model
         chunks = dialog(
             g.store, g.embedder, g.llm, self.group_id, question,
             as_of=as_of, known_at=known_at, options=options, stream_answer=streaming, mode=mode,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..config import Settings
@@ -46,6 +47,16 @@ def editor_of(graph: Graph) -> Editor:
     the corrections role (``graph.store.CorrectionLog``)."""
     store = role(graph.store, EditStore, feature="corrections")
     return Editor(store, graph.embedder, graph.llm, graph.options, lock=graph.ingestor.group_lock)
+
+
+async def asked(graph: Graph, group_ids: str | Sequence[str], text: str) -> str:
+    """A query, a question or a name as the groups' texts hold it: with the redaction policy on, each
+    value it replaces written as the groups' placeholder for it (``privacy.redactor.Redactor.query``),
+    so a raw phone number finds its placeholder's facts and never reaches a model."""
+    redactor = graph.ingestor.redactor
+    if redactor is None:
+        return text
+    return await redactor.query([group_ids] if isinstance(group_ids, str) else group_ids, text)
 
 
 async def opened(graph: Graph) -> Graph:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
 
-from ..graph.roles import role
-from ..graph.store import TransferStore, WholeGroups
+from ..errors import InputError
+from ..graph.roles import optional, role
+from ..graph.store import RedactionVault, TransferStore, WholeGroups
+from ..privacy.placeholders import WHAT
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
 from .parts import Graph, opened
@@ -59,4 +62,25 @@ class Transfer:
         graph's embedder's, else computed."""
         g = await opened(self._graph)
         dump = source if isinstance(source, Dump) else await asyncio.to_thread(read_dump, Path(source))
-        return await load(role(g.store, TransferStore, feature="load"), g.embedder, dump, into=into)
+        store = role(g.store, TransferStore, feature="load")
+        return await load(store, g.embedder, dump, into=into, admit=partial(_admit, g, dump))
+
+
+async def _admit(graph: Graph, dump: Dump, source: str, target: str) -> None:
+    """Under the redaction policy a dump holding a value it replaces is refused (InputError naming the
+    file, line and field); the placeholders a dump holds are reserved in the target group's vault
+    (whatever the policy), so the group never numbers a new value as one of them."""
+    redactor = graph.ingestor.redactor
+    if redactor is not None:
+        for line, field, text in dump.texts(source):
+            found = redactor.spans(text)
+            if found:
+                raise InputError(
+                    f"holds {WHAT[found[0].kind]}, which the redaction policy replaces: with it on, a dump "
+                    "is loaded only without personal data (load it with the policy off, or ingest its "
+                    "episodes again with it on); nothing was written",
+                    file=dump.source, line=line, field=field,
+                )  # fmt: skip
+    if optional(graph.store, RedactionVault) is not None:
+        texts = (text for _, _, text in dump.texts(source))
+        await graph.ingestor.vault("loading a dump").reserve(target, texts)

@@ -71,6 +71,7 @@ from .store_records import (
     VaultEntry,
     VaultHeader,
     check_communities,
+    reserved_digest,
     unknown_member,
 )
 from .temporal import CURRENT as CURRENT
@@ -100,6 +101,7 @@ __all__ = [
     "VaultHeader",
     "Window",
     "check_communities",
+    "reserved_digest",
     "unknown_member",
 ]
 
@@ -417,6 +419,20 @@ class RedactionVault(Protocol):
         self, group_id: str, refs: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], bytes]:
         """The sealed originals of the given ``(kind, number)`` placeholders the vault keeps."""
+
+    async def read_vault_header(self, group_id: str) -> VaultHeader | None:
+        """The group's vault header, or None when it has no vault; never writes (a search, a check)."""
+
+    async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
+        """Each digest's placeholder number, in order, or None where the vault has none; never writes."""
+
+    async def reserve_placeholders(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, int]]:
+        """Take the ``(kind, number)`` placeholders that text from elsewhere holds (a loaded dump), so the
+        vault never gives them to a new value: each is kept under :func:`reserved_digest`. Returns the
+        ones the vault already numbers for a value of its own (a clash), and then reserves none;
+        reserving again is a no-op."""
 
 
 # The unions below declare nothing of their own: each names the roles one consumer calls.

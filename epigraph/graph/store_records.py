@@ -229,3 +229,12 @@ class VaultEntry:
     kind: str
     digest: bytes
     sealed: bytes | None = None
+
+
+RESERVED = b"reserved\0"
+
+
+def reserved_digest(kind: str, number: int) -> bytes:
+    """What a reserved placeholder is kept under in a vault (``RedactionVault.reserve_placeholders``):
+    no value's digest (an HMAC-SHA256 of 32 random-looking bytes) starts with :data:`RESERVED`."""
+    return RESERVED + f"{kind}\0{number}".encode()

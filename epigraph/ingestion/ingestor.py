@@ -203,12 +203,17 @@ class Ingestor:
         emit: Emit | None = None,
         mode: Mode | None = None,
         store_retry: StoreRetry | None = None,
+        redacted_in: str | None = None,
     ) -> EpisodeResult:
         """Ingest one episode already built (e.g. decoded from a Kafka message), as any other: stored
         pending, then run under the group's lock, its progress events sent to ``emit``; never raises
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
-        failure is raised, or with ``store_retry`` tried again until the store takes it."""
+        failure is raised, or with ``store_retry`` tried again until the store takes it.
+        ``redacted_in``: the id of the vault a producer redacted it against (a Kafka envelope's
+        ``vault``): InputError, nothing stored, unless it is the group's vault in this store."""
         self._runner.model()
+        if redacted_in is not None:
+            await self.vault("an episode redacted by its producer").check_vault(episode.group_id, redacted_in)
         episode = await self._redacted(episode)
         step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
         return await (store_retry.run(step) if store_retry else step())
@@ -288,16 +293,33 @@ class Ingestor:
 
     # --- personal data --------------------------------------------------------------------------------
 
-    async def reveal(self, group_id: str, text: str, key: VaultKey) -> str:
-        """``text`` with the group's placeholders replaced by the originals its vault keeps sealed,
-        opened with ``key`` (``privacy.redactor.Redactor.reveal``; works with the policy off too)."""
-        redactor = self._redactor or self._redactor_for(self.store, DEFAULT)
-        return await redactor.reveal(group_id, text, key)
+    @property
+    def redactor(self) -> Redactor | None:
+        """What replaces personal data at the door (``IngestOptions.redact``), None when it is off: the
+        doors that are not episodes (a search, a question, a correction, a load, a Kafka producer) use
+        it too, so every text of a group is redacted into its one vault."""
+        return self._redactor
+
+    async def redacted(self, episode: Episode) -> tuple[Episode, str | None]:
+        """``episode`` as the door would store it, and the id of the vault its placeholders are numbered
+        in (None when nothing was replaced): for a producer that redacts before publishing."""
+        done = await self._redacted(episode)
+        if done is episode or self._redactor is None:
+            return done, None
+        return done, await self._redactor.vault_id(episode.group_id)
+
+    def vault(self, feature: str) -> Redactor:
+        """The store's redaction vault under the policy (or every kind when it is off): reading
+        originals back, reserving a loaded dump's placeholders, checking a producer's vault.
+        StoreRoleMissing (naming ``feature``) when the store has no vault."""
+        return self._redactor or self._redactor_for(self.store, DEFAULT, feature)
 
     # --- internals ------------------------------------------------------------------------------------
 
-    def _redactor_for(self, store: IngestStore, policy: Redaction) -> Redactor:
-        vault = role(store, RedactionVault, feature="redaction (IngestOptions.redact)")
+    def _redactor_for(
+        self, store: IngestStore, policy: Redaction, feature: str = "redaction (IngestOptions.redact)"
+    ) -> Redactor:
+        vault = role(store, RedactionVault, feature=feature)
         return Redactor(vault, policy, self._redact_key)
 
     async def _redacted(self, episode: Episode) -> Episode:

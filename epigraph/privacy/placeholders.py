@@ -19,12 +19,28 @@ LABELS = {
     "key": "KEY",
     "person": "PERSON",
 }
+WHAT = {
+    "email": "an email address",
+    "phone": "a phone number",
+    "card": "a payment card number",
+    "iban": "an IBAN",
+    "ip": "an IP address",
+    "key": "an API key",
+    "person": "a person's name",
+}
+"""Each kind in words, for messages."""
 KIND_OF = {label: kind for kind, label in LABELS.items()}
 PLACEHOLDER = re.compile(r"<(" + "|".join(LABELS.values()) + r")_([1-9]\d*)>")
 
 
 def placeholder(kind: str, number: int) -> str:
     return f"<{LABELS[kind]}_{number}>"
+
+
+def unnumbered(kind: str) -> str:
+    """What a value no vault holds becomes in a query (``<PHONE>``): a phone number the memory does not
+    know, never a placeholder (:data:`PLACEHOLDER` wants a number), so it finds nothing and says nothing."""
+    return f"<{LABELS[kind]}>"
 
 
 def placeholders_in(text: str) -> list[tuple[str, int]]:

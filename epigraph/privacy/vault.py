@@ -42,6 +42,13 @@ KEY_HINT = (
 )
 
 
+def vault_id(header: VaultHeader) -> str:
+    """A vault's public name: 16 hex digits of a hash of its random salt (which it does not reveal),
+    different for every group and every new vault of a group (deleted and started again). What a
+    producer that redacts writes in a Kafka envelope, so a worker can tell its store numbered it."""
+    return hashlib.sha256(b"epigraph vault id\0" + header.salt).hexdigest()[:16]
+
+
 def new_key() -> str:
     """A new vault key, as ``EPIGRAPH_REDACT_KEY`` takes it."""
     return base64.urlsafe_b64encode(os.urandom(KEY_BYTES)).decode("ascii")
@@ -81,12 +88,12 @@ class Sealer:
         if key is None and header.key_check is not None:
             raise ConfigError(
                 f"group {group_id!r}: its redaction vault keeps originals sealed by a key; set "
-                "EPIGRAPH_REDACT_KEY (or IngestOptions' key) to ingest into it"
+                "EPIGRAPH_REDACT_KEY to redact into it or look a value up in it"
             )
         if key is not None and header.key_check is None:
             raise ConfigError(
                 f"group {group_id!r}: its redaction vault drops originals (started without a key); "
-                "ingest into it without EPIGRAPH_REDACT_KEY, or use another group"
+                "redact into it without EPIGRAPH_REDACT_KEY, or use another group"
             )
         if header.key_check is not None and not hmac.compare_digest(self.key_check(), header.key_check):
             raise VaultKeyError(

@@ -16,6 +16,15 @@ validated; ``uuid`` is what ingesting it will store (``EpisodeInput.to_episode``
 check it and a log can name the episode before any work. ``created_at`` orders a group's episodes that
 share a reference time the same way on every worker.
 
+**Version 2** is an episode its producer redacted (``IngestOptions.redact``: :func:`redacted`), so no
+original travels through the topic: ``episode`` holds the redacted text (its ``content`` already
+``"Speaker: text"``, ``speaker`` null, ``name`` the redacted one), ``"vault"`` names the redaction vault
+its placeholders are numbered in (``privacy.vault.vault_id``: the producer numbered them through the
+store, which must be the workers'), and ``uuid`` is the id of the episode as it was given (what
+ingesting it anywhere else stores), which the worker cannot recompute from the redacted text and takes
+as given. A message with nothing to redact stays version 1. An epigraph that reads only version 1
+dead-letters a version 2 message rather than storing it under another id.
+
 :func:`encode` takes an :class:`EpisodeInput` (validated by construction: the JSONL parser, the importers
 and :meth:`EpisodeInput.coerce` build them); :func:`decode` reads a message back and raises
 :class:`~epigraph.errors.InputError` naming the field for anything malformed, an unknown version included.
@@ -24,15 +33,17 @@ and :meth:`EpisodeInput.coerce` build them); :func:`decode` reads a message back
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ..episodes.inputs import EpisodeInput
 from ..errors import InputError
-from ..graph.model import Episode, EpisodeKind, check_group_id, to_utc
+from ..graph.model import Episode, EpisodeKind, check_group_id, check_uuid, to_utc
 
 VERSION = 1
+REDACTED = 2
+"""The version of an envelope whose episode its producer redacted (the module docstring)."""
 EPISODE_FIELDS = ("content", "reference_time", "kind", "speaker", "name", "source", "id")
 
 
@@ -44,6 +55,8 @@ class Envelope:
     group: str
     created_at: datetime
     episode: EpisodeInput
+    vault: str | None = None
+    """The redaction vault the producer numbered the episode's placeholders in (version 2), else None."""
 
     @property
     def key(self) -> bytes:
@@ -54,7 +67,8 @@ class Envelope:
 
     def to_episode(self) -> Episode:
         """The pending Episode to ingest, created at the producer's time (its ``uuid`` is ``self.uuid``)."""
-        return self.episode.to_episode(created_at=self.created_at)
+        episode = self.episode.to_episode(created_at=self.created_at)
+        return episode if episode.uuid == self.uuid else episode.model_copy(update={"uuid": self.uuid})
 
 
 def envelope(item: EpisodeInput, created_at: datetime) -> Envelope:
@@ -62,6 +76,17 @@ def envelope(item: EpisodeInput, created_at: datetime) -> Envelope:
     at: datetime = to_utc(created_at)
     uuid = item.to_episode(created_at=at).uuid
     return Envelope(uuid=uuid, group=item.group_id, created_at=at, episode=item)
+
+
+def redacted(message: Envelope, episode: Episode, vault: str) -> Envelope:
+    """``message`` carrying ``episode``, its episode as the producer redacted it (``Ingestor.redacted``:
+    same id, group, times and kind) into the vault ``vault`` (version 2)."""
+    item = message.episode
+    said = EpisodeInput(
+        content=episode.content, reference_time=item.reference_time, group_id=item.group_id, kind=item.kind,
+        name=episode.name, source_description=episode.source_description, episode_id=item.episode_id,
+    )  # fmt: skip
+    return replace(message, episode=said, vault=vault)
 
 
 def encode(message: Envelope) -> bytes:
@@ -77,11 +102,12 @@ def encode(message: Envelope) -> bytes:
         "id": item.episode_id,
     }
     data = {
-        "v": VERSION,
+        "v": VERSION if message.vault is None else REDACTED,
         "uuid": message.uuid,
         "group": message.group,
         "created_at": message.created_at.isoformat(timespec="microseconds"),
         "episode": episode,
+        **({"vault": message.vault} if message.vault is not None else {}),
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -89,8 +115,10 @@ def encode(message: Envelope) -> bytes:
 def decode(value: bytes | None) -> Envelope:
     """Read a message value back; :class:`InputError` (with the field) for anything malformed."""
     data = _object(value)
-    if data.get("v") != VERSION:
-        raise _bad(f"unsupported envelope version {data.get('v')!r} (this epigraph reads {VERSION})", "v")
+    version = data.get("v")
+    if version not in (VERSION, REDACTED) or isinstance(version, bool):
+        known = f"this epigraph reads {VERSION} and {REDACTED}"
+        raise _bad(f"unsupported envelope version {version!r} ({known})", "v")
     group = _string(data, "group", required=True)
     try:
         check_group_id(group)
@@ -113,7 +141,14 @@ def decode(value: bytes | None) -> Envelope:
         episode_id=_string(episode, "id", prefix="episode.") or None,
     )
     message = envelope(item, _time(data, "created_at", ""))
-    if _string(data, "uuid", required=True) != message.uuid:
+    uuid = _string(data, "uuid", required=True)
+    if version == REDACTED:  # the id of the original, which the redacted text cannot give again
+        try:
+            check_uuid(uuid)
+        except ValueError as exc:
+            raise _bad(str(exc), "uuid") from None
+        return replace(message, uuid=uuid, vault=_string(data, "vault", required=True))
+    if uuid != message.uuid:
         raise _bad(f"{data['uuid']!r} is not the id of this episode ({message.uuid})", "uuid")
     return message
 

@@ -9,6 +9,11 @@ one's partition and offset. Anything Kafka does not take raises :class:`~epigrap
 naming the bootstrap and topic; publishing the batch again is safe (deterministic episode ids: a worker
 ingests a repeated episode once).
 
+With the redaction policy on, the caller passes ``redact`` (``KnowledgeGraph.enqueue`` and ``--to-kafka``
+do): each episode is redacted before it is encoded, through the producer's store, whose vault numbers
+the placeholders (the same numbers the worker's door would give, when it is the workers' store: the
+envelope names the vault and a worker refuses an episode of another, :mod:`.envelope`).
+
 The partitioner is aiokafka's default, murmur2 of the key as in Kafka's Java client, so any producer of
 this topic puts a group on the same partition. The topic is created on first use by the broker's
 auto-create (its ``num.partitions``), or by :func:`ensure_topic` with a chosen count; adding partitions
@@ -18,7 +23,7 @@ later moves groups to other partitions, so choose the count up front (more than 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,8 +33,8 @@ from pydantic import ValidationError
 from ..episodes.events import EpisodeResult
 from ..episodes.inputs import EpisodeInput
 from ..errors import InputError, QueueError
-from ..graph.model import IncreasingClock
-from .envelope import Envelope, encode, envelope
+from ..graph.model import Episode, IncreasingClock
+from .envelope import Envelope, encode, envelope, redacted
 
 DEFAULT_TOPIC = "epigraph.episodes"
 MAX_MESSAGE_BYTES = 1_000_000
@@ -51,24 +56,34 @@ class Published:
     result: EpisodeResult | None = None
 
 
-def validated(items: Iterable[Item], created_at: Iterable[datetime]) -> list[tuple[Envelope, bytes]]:
-    """Every item as (envelope, message value); the first invalid one raises :class:`InputError` (with
-    the item's file and line when it came from one, else its index)."""
-    out: list[tuple[Envelope, bytes]] = []
+def validated(items: Iterable[Item], created_at: Iterable[datetime]) -> list[Envelope]:
+    """Every item as its envelope; the first invalid one raises :class:`InputError` (with the item's
+    file and line when it came from one, else its index)."""
+    out: list[Envelope] = []
     for index, (item, at) in enumerate(zip(items, created_at, strict=False)):
-        line = item.line if isinstance(item, EpisodeInput) else None
         try:
-            message = envelope(EpisodeInput.coerce(item), at)
+            out.append(envelope(EpisodeInput.coerce(item), at))
         except InputError as exc:
-            raise _refused(index, line, exc.reason, exc.field) from None
+            raise _refused(index, _line(item), exc.reason, exc.field) from None
         except (ValidationError, ValueError) as exc:
-            raise _refused(index, line, f"invalid episode: {_first_line(exc)}", _field(exc)) from None
+            raise _refused(index, _line(item), f"invalid episode: {_first_line(exc)}", _field(exc)) from None
+    return out
+
+
+def encoded(messages: Sequence[Envelope], items: Sequence[Item]) -> list[tuple[Envelope, bytes]]:
+    """Each message with its value; one too large for Kafka raises :class:`InputError` naming its item."""
+    out: list[tuple[Envelope, bytes]] = []
+    for index, (message, item) in enumerate(zip(messages, items, strict=True)):
         value = encode(message)
         if len(value) > MAX_MESSAGE_BYTES:
             too_large = f"{len(value):,} bytes as a Kafka message, more than {MAX_MESSAGE_BYTES:,}"
-            raise _refused(index, line, too_large, "content")
+            raise _refused(index, _line(item), too_large, "content")
         out.append((message, value))
     return out
+
+
+def _line(item: Item) -> int | None:
+    return item.line if isinstance(item, EpisodeInput) else None
 
 
 def _refused(index: int, line: int | None, reason: str, field: str | None) -> InputError:
@@ -89,6 +104,15 @@ def _first_line(exc: Exception) -> str:
         error = exc.errors()[0]
         return str(error["msg"])
     return str(exc).splitlines()[0]
+
+
+Redact = Callable[[Episode], Awaitable[tuple[Episode, str | None]]]
+"""An episode -> itself redacted and the id of the vault it was redacted into (None: nothing was)."""
+
+
+async def _redacted(message: Envelope, redact: Redact) -> Envelope:
+    episode, vault = await redact(message.to_episode())
+    return message if vault is None else redacted(message, episode, vault)
 
 
 class EpisodeProducer:
@@ -143,14 +167,19 @@ class EpisodeProducer:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def publish(self, items: Iterable[Item]) -> list[Published]:
-        """Validate all of ``items``, then publish them in order; returns once every one is acknowledged."""
+    async def publish(self, items: Iterable[Item], *, redact: Redact | None = None) -> list[Published]:
+        """Validate all of ``items``, then publish them in order; returns once every one is acknowledged.
+        ``redact``: each episode as the queue's door would store it and the vault it was redacted
+        into (``Ingestor.redacted``), so what the topic carries holds no original (envelope v2)."""
         items = list(items)
         messages = validated(items, (self._created_at() for _ in items))
         if not messages:
             return []
+        if redact is not None:
+            messages = [await _redacted(message, redact) for message in messages]
+        values = encoded(messages, items)
         await self.start()
-        return await self._send(messages)
+        return await self._send(values)
 
     async def _send(self, messages: Sequence[tuple[Envelope, bytes]]) -> list[Published]:
         from aiokafka.errors import KafkaError

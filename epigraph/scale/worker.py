@@ -24,7 +24,9 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
   (``overview.upkeep``): calls per batch, never per episode. An upkeep lost to a crash or a revoke is
   caught up by the next batch of the chain (or group), wherever it runs.
 - **failures**: an episode that fails (the LLM after its retries, a reply that cannot be used) is saved
-  ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored. Both are
+  ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored, nor one
+  its producer redacted into another store's vault (envelope v2: its placeholders mean other values
+  here, ``privacy.redactor.Redactor.check_vault``). All are
   published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
   on (``epigraph retry`` / the server's retry route rerun failed episodes later). A store that refuses
   a write (down, unreachable) is retried with backoff (the queue's ``StoreRetry``) and never committed
@@ -57,7 +59,8 @@ from ..errors import InputError
 from ..graph.model import Episode
 from ..ingestion.retry import StoreRetry
 from ..overview import OverviewUpdated
-from ..publish.envelope import decode
+from ..publish.envelope import Envelope
+from ..publish.envelope import decode as decode_envelope
 from ..publish.producer import DEFAULT_TOPIC
 from ..tokens import load_encoding
 from .logs import note
@@ -123,11 +126,6 @@ class Counts:
     commit_failures: int = 0
 
 
-def decode_episode(value: bytes | None) -> Episode:
-    """The episode of a message of the episodes topic (:mod:`epigraph.publish.envelope`), or InputError."""
-    return decode(value).to_episode()
-
-
 @dataclass(eq=False)
 class _Lane:
     """One assigned partition: its buffered records, run one at a time by ``task``."""
@@ -172,10 +170,10 @@ class KafkaWorker:
         self,
         kg: KnowledgeGraph,
         config: WorkerConfig,
-        decode: Callable[[bytes | None], Episode] | None = None,
+        decode: Callable[[bytes | None], Envelope] | None = None,
     ) -> None:
         self.kg, self.config = kg, config
-        self.decode = decode or decode_episode
+        self.decode = decode or decode_envelope
         self.counts = Counts()
         self._lanes: dict[Any, _Lane] = {}
         self._consumer: Any = None
@@ -324,12 +322,18 @@ class KafkaWorker:
         """Decode and ingest one record; its result (None for a payload that is no episode)."""
         where = {"partition": record.partition, "offset": record.offset}
         try:
-            episode = self.decode(record.value)
+            message = self.decode(record.value)
         except InputError as exc:
             self.counts.failed += 1
             await self._dead(record, f"bad payload: {exc}", None)
             return None
-        result = await self._ingest(episode, where)
+        episode = message.to_episode()
+        try:
+            result = await self._ingest(episode, where, message.vault)
+        except InputError as exc:  # redacted into another store's vault: its placeholders mean nothing here
+            self.counts.failed += 1
+            await self._dead(record, f"refused: {exc}", episode)
+            return None
         fields = {"group": episode.group_id, "uuid": episode.uuid, **where}
         if result.skipped:
             self.counts.skipped += 1
@@ -345,7 +349,7 @@ class KafkaWorker:
             await self._dead(record, result.error or "failed", episode)
         return result
 
-    async def _ingest(self, episode: Episode, where: dict[str, int]) -> EpisodeResult:
+    async def _ingest(self, episode: Episode, where: dict[str, int], vault: str | None) -> EpisodeResult:
         """The queue's ``process`` (which saves a failing episode ``failed`` itself); the store failing is
         retried with backoff until it takes the write."""
 
@@ -354,7 +358,7 @@ class KafkaWorker:
                  reason=f"{type(exc).__name__}: {exc}"[:500], wait_s=wait_s)  # fmt: skip
 
         retry = StoreRetry(noted, first_s=self.config.retry_s)
-        return await self.kg.ingestor.process(episode, store_retry=retry)
+        return await self.kg.ingestor.process(episode, store_retry=retry, redacted_in=vault)
 
     async def _dead(self, record: Any, reason: str, episode: Episode | None) -> None:
         """Publish the record to the dead-letter topic with ``reason`` (retried until Kafka takes it)."""

@@ -29,6 +29,7 @@ from . import (
     routes_explore,
     routes_forget,
     routes_overview,
+    routes_privacy,
     routes_read,
     routes_transfer,
     service,
@@ -83,7 +84,7 @@ def create_app(
 
     for router in (routes_episodes.router, routes_read.router, routes_overview.router, routes_ask.router,
                    routes_edit.router, routes_edit.group_router, routes_transfer.router,
-                   routes_forget.router):  # fmt: skip
+                   routes_forget.router, routes_privacy.router):  # fmt: skip
         app.include_router(router, prefix=f"/{API_VERSION}", dependencies=QUERY_CHECKED)
     routes_explore.register(app)  # the page at / and its JSON (the interactive view)
     docs.register(app, app.title)

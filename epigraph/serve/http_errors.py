@@ -1,8 +1,9 @@
 """Every error the HTTP API answers, mapped to a status code in one place, each body
 ``{"detail": ..., "field": ...}``: bad input 422 (a body that is not UTF-8 JSON too, saying where it
 broke), unknown things 404, a write the graph changed under (or a load into a group that is not
-empty) 409, a body over the limit 413, the LLM failing 502, the store failing, the server stopping or
-no LLM for a route that needs one 503, a time limit 504. A 405 lists in ``Allow`` every method the path
+empty) 409, a redaction key that does not open a vault 403, a body over the limit 413, the LLM failing
+502, the store failing, the server stopping, no LLM (or no redaction key) for a route that needs one
+503, a time limit 504. A 405 lists in ``Allow`` every method the path
 answers (Starlette names only the first route's). schemathesis checks the documented responses
 (``tests/serve/test_fuzz``).
 """
@@ -19,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from ..errors import ConfigError, ConflictError, InputError, LLMError, NotFound, StoreError
+from ..errors import ConfigError, ConflictError, InputError, LLMError, NotFound, StoreError, VaultKeyError
 from .auth import AuthError, BadGroup
 from .schemas import LimitExceeded, error_body
 from .service import ServerStopping
@@ -130,6 +131,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:
         return json_error(404, None, str(exc))
+
+    @app.exception_handler(VaultKeyError)
+    async def vault_key(_: Request, exc: VaultKeyError) -> JSONResponse:
+        return json_error(403, None, str(exc))
 
     @app.exception_handler(ConfigError)
     async def not_configured(_: Request, exc: ConfigError) -> JSONResponse:

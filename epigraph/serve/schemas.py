@@ -174,6 +174,15 @@ class AskIn(BaseModel):
     )
 
 
+class RevealIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(
+        min_length=1, max_length=100_000,
+        description="a text of the group (an episode's, a fact's, an answer's) with placeholders (<PHONE_3>)",
+    )  # fmt: skip
+
+
 SearchScope = Literal["all", "facts", "entities", "episodes", "communities"]
 
 

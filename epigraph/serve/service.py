@@ -197,6 +197,13 @@ async def stats(state: ServerState, group_id: str) -> dict[str, Any]:
     return {"group_id": group_id, **counts}
 
 
+async def reveal(state: ServerState, group_id: str, text: str) -> dict[str, Any]:
+    """``text`` with the group's placeholders replaced by the originals its vault keeps sealed, opened
+    with the server's key (``EPIGRAPH_REDACT_KEY``; never taken from a request, never logged)."""
+    async with state.intake.priority.foreground():
+        return {"group_id": group_id, "text": await group(state, group_id).reveal(text)}
+
+
 async def search(
     state: ServerState,
     group_id: str,

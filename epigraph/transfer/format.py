@@ -31,7 +31,7 @@ Versions: ``VERSION`` is what this epigraph writes; a dump of an older version i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -44,6 +44,7 @@ from ..graph.derived import Community, ConversationSummary
 from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
 from ..graph.store import DumpRecord, GroupDump
+from ..graph.texts import texts_of
 from ..version import __version__
 
 FORMAT = "epigraph-dump"
@@ -167,13 +168,25 @@ def record_line(item: DumpRecord, vectors: bool, owed: Collection[str] = ()) -> 
 
 @dataclass
 class Dump:
-    """A whole dump, read and checked: its header and each group's records."""
+    """A whole dump, read and checked: its header and each group's records (``source``: the file it was
+    read from; ``lines``: each record's line, by group, kind and key)."""
 
     header: Header
     groups: dict[str, GroupDump]
+    source: str = "<dump>"
+    lines: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, dict[str, int]]:
         return {g: _counts(dump) for g, dump in self.groups.items()}
+
+    def texts(self, group_id: str) -> Iterator[tuple[int | None, str, str]]:
+        """``(line, field, text)`` for every text of the group's records (``graph.texts``)."""
+        dump = self.groups[group_id]
+        for kind, records in _records(dump).items():
+            for record in records:
+                line = self.lines.get((group_id, kind, _key(record)))
+                for name, text in texts_of(record):
+                    yield line, name, text
 
 
 @dataclass
@@ -184,13 +197,16 @@ class _Group:
     """Its entities whose summaries are owed."""
 
 
-def _counts(dump: GroupDump) -> dict[str, int]:
+def _records(dump: GroupDump) -> dict[str, Sequence[Any]]:
     return {
-        "episode": len(dump.episodes), "entity": len(dump.entities), "fact": len(dump.facts),
-        "mention": len(dump.mentions), "correction": len(dump.corrections),
-        "community": len(dump.communities), "conversation": len(dump.conversations),
-        "forgetting": len(dump.forgettings), "retention": int(dump.retention is not None),
+        "episode": dump.episodes, "entity": dump.entities, "fact": dump.facts, "mention": dump.mentions,
+        "correction": dump.corrections, "community": dump.communities, "conversation": dump.conversations,
+        "forgetting": dump.forgettings, "retention": [] if dump.retention is None else [dump.retention],
     }  # fmt: skip
+
+
+def _counts(dump: GroupDump) -> dict[str, int]:
+    return {kind: len(records) for kind, records in _records(dump).items()}
 
 
 class _Reader:
@@ -265,7 +281,8 @@ def read(lines: Iterable[str], source: str = "<dump>") -> Dump:
         raise reader.error(
             'no end line: the dump was cut short (a complete dump ends with {"record": "end"})'
         )
-    dump = Dump(head, {g: _group_dump(g, group) for g, group in groups.items()})
+    at = {(g, kind, key): n for g, group in groups.items() for (kind, key), n in group.lines.items()}
+    dump = Dump(head, {g: _group_dump(g, group) for g, group in groups.items()}, source, at)
     for g, group in groups.items():
         _check_references(reader, g, group)
     _check_counts(reader, dump, *end)

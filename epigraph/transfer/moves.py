@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -66,11 +66,22 @@ class LoadReport:
     """Group of the dump -> the group it was loaded as (when it differs)."""
 
 
+Admit = Callable[[str, str], Awaitable[None]]
+"""Told each (group of the dump, group it is loaded as) once every target is known to be empty and
+before anything is written; it refuses the load by raising (the redaction policy's check of a dump)."""
+
+
 async def load(
-    store: TransferStore, embedder: Embedder | None, dump: Dump, *, into: str | None = None
+    store: TransferStore,
+    embedder: Embedder | None,
+    dump: Dump,
+    *,
+    into: str | None = None,
+    admit: Admit | None = None,
 ) -> LoadReport:
     """Write ``dump`` into ``store`` (see the module docstring); ``into`` loads a one-group dump as that
-    group. ConflictError (nothing written) when a target group holds anything."""
+    group. ConflictError (nothing written) when a target group holds anything; whatever ``admit``
+    raises (nothing written either)."""
     targets = _targets(dump, into)
     busy = [target for target in targets.values() if await _holds(store, target)]
     if busy:
@@ -78,6 +89,9 @@ async def load(
             f"group(s) {', '.join(map(repr, busy))} already hold data: a dump is loaded into empty groups "
             "only (delete them first, or load as another group with --into); nothing was written"
         )
+    for source, target in targets.items():
+        if admit is not None:
+            await admit(source, target)
     keep = _same_embedder(dump, embedder)
     embedded = 0
     written: dict[str, dict[str, int]] = {}

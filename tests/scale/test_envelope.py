@@ -9,8 +9,8 @@ import pytest
 
 from epigraph.episodes.inputs import EpisodeInput, parse_episode_lines
 from epigraph.errors import InputError
-from epigraph.graph.model import EpisodeKind
-from epigraph.publish.envelope import decode, encode, envelope
+from epigraph.graph.model import EpisodeKind, content_hash
+from epigraph.publish.envelope import REDACTED, decode, encode, envelope, redacted
 
 WHEN = datetime(2024, 5, 2, 10, 0, tzinfo=UTC)
 CREATED = datetime(2026, 11, 25, 7, 0, 0, 123456, tzinfo=UTC)
@@ -65,7 +65,9 @@ def test_the_value_is_the_documented_json() -> None:
         (b"\xff", None, "not UTF-8"),
         (b"{", None, "not valid JSON"),
         (b"[1]", None, "expected a JSON object, got list"),
-        (_value(v=2), "v", "unsupported envelope version 2"),
+        (_value(v=3), "v", "unsupported envelope version 3"),
+        (_value(v=2), "vault", "missing or empty"),  # a redacted episode names its vault
+        (_value(v=2, vault="v1", uuid="a\x01b"), "uuid", "uuid"),
         (_value(group=None), "group", "missing or empty"),
         (_value(group="no spaces"), "group", "group_id must be"),
         (_value(episode=None), "episode", "missing or not an object"),
@@ -89,3 +91,20 @@ def test_a_malformed_message_is_refused_with_its_field(value: bytes, field: str 
 def test_an_empty_value_is_refused() -> None:
     with pytest.raises(InputError, match="empty value"):
         decode(None)
+
+
+def test_a_redacted_episode_travels_as_version_2_under_the_id_of_what_was_given() -> None:
+    given = EpisodeInput("call me at +44 20 7946 0958", WHEN, "alice", speaker="Dana", episode_id=None)
+    sent = envelope(given, CREATED)
+    as_stored = given.to_episode(created_at=CREATED).model_copy(
+        update={"content": "Dana: call me at <PHONE_1>", "name": "Dana"}
+    )
+    data = json.loads(encode(redacted(sent, as_stored, "0123456789abcdef")))
+    assert (data["v"], data["vault"], data["uuid"]) == (REDACTED, "0123456789abcdef", sent.uuid)
+    assert data["episode"]["content"] == "Dana: call me at <PHONE_1>" and data["episode"]["speaker"] is None
+    assert "7946" not in json.dumps(data)
+    back = decode(json.dumps(data).encode())
+    episode = back.to_episode()
+    assert back.vault == "0123456789abcdef"
+    assert (episode.uuid, episode.content, episode.name) == (sent.uuid, "Dana: call me at <PHONE_1>", "Dana")
+    assert episode.content_hash == content_hash("Dana: call me at <PHONE_1>")  # as the door stores it

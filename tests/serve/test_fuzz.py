@@ -19,6 +19,7 @@ import pytest
 
 from bench.robustness import fuzz_run
 from bench.shared.serve_harness import LLMThread, ServerProcess, server_env
+from epigraph.privacy.vault import new_key
 
 KEYS = f"{fuzz_run.KEY}=*;key-alpha=alpha"
 EXAMPLES = 30  # per operation and phase: ~25 s on 2 cores
@@ -28,7 +29,8 @@ SEED = 1
 @pytest.fixture(scope="module")
 def server(llm: LLMThread, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     tmp = tmp_path_factory.mktemp("contract")
-    process = ServerProcess(server_env(tmp / "graph.db", llm.url, EPIGRAPH_API_KEYS=KEYS), tmp / "serve.log")
+    env = server_env(tmp / "graph.db", llm.url, EPIGRAPH_API_KEYS=KEYS, EPIGRAPH_REDACT_KEY=new_key())
+    process = ServerProcess(env, tmp / "serve.log")  # with a redaction key: reveal answers (503 without)
     process.start()
     try:
         yield process

@@ -369,6 +369,17 @@ class EmbeddedStore:
     ) -> dict[tuple[str, int], bytes]:
         return await self._read(vault.sealed_values, group_id, list(refs))
 
+    async def read_vault_header(self, group_id: str) -> VaultHeader | None:
+        return await self._read(vault.read_vault_header, group_id)
+
+    async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
+        return await self._read(vault.known_placeholders, group_id, list(digests))
+
+    async def reserve_placeholders(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, int]]:
+        return await self._run(vault.reserve_placeholders, group_id, list(refs))
+
 
 DUMP_PAGE = 500
 """Records a dump of a file reads per trip to a thread (``asyncio.to_thread``)."""

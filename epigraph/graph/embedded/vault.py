@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ..store import VaultEntry, VaultHeader
+from ..store import VaultEntry, VaultHeader, reserved_digest
 from .db import Db
 
 _HEADER = "SELECT salt, key_check FROM redaction_vaults WHERE group_id = ?"
@@ -16,6 +16,7 @@ _PROPOSE = "INSERT INTO redaction_vaults (group_id, salt, key_check) VALUES (?, 
 _NUMBER = "SELECT number FROM redactions WHERE group_id = ? AND digest = ?"
 _NEXT = "SELECT coalesce(max(number), 0) + 1 FROM redactions WHERE group_id = ? AND kind = ?"
 _ADD = "INSERT INTO redactions (group_id, kind, number, digest, sealed) VALUES (?, ?, ?, ?, ?)"
+_AT = "SELECT digest FROM redactions WHERE group_id = ? AND kind = ? AND number = ?"
 _SEALED = (
     "SELECT sealed FROM redactions WHERE group_id = ? AND kind = ? AND number = ? AND sealed IS NOT NULL"
 )
@@ -38,6 +39,29 @@ def placeholders(db: Db, group_id: str, entries: Sequence[VaultEntry]) -> list[i
                 conn.execute(_ADD, (group_id, entry.kind, row[0], entry.digest, entry.sealed))
             numbers.append(int(row[0]))
     return numbers
+
+
+def read_vault_header(conn: sqlite3.Connection, group_id: str) -> VaultHeader | None:
+    row = conn.execute(_HEADER, (group_id,)).fetchone()
+    return None if row is None else VaultHeader(bytes(row[0]), bytes(row[1]) if row[1] is not None else None)
+
+
+def known_placeholders(conn: sqlite3.Connection, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
+    rows = (conn.execute(_NUMBER, (group_id, digest)).fetchone() for digest in digests)
+    return [None if row is None else int(row[0]) for row in rows]
+
+
+def reserve_placeholders(db: Db, group_id: str, refs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    with db.write() as conn:
+        held = {ref: conn.execute(_AT, (group_id, *ref)).fetchone() for ref in dict.fromkeys(refs)}
+        clashes = [
+            ref for ref, row in held.items() if row is not None and bytes(row[0]) != reserved_digest(*ref)
+        ]
+        if not clashes:
+            for (kind, number), row in held.items():
+                if row is None:
+                    conn.execute(_ADD, (group_id, kind, number, reserved_digest(kind, number), None))
+    return clashes
 
 
 def sealed_values(

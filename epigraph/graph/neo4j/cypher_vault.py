@@ -22,3 +22,19 @@ MATCH (r:Redaction {group_id: $group_id, kind: ref[0], number: ref[1]})
 WHERE r.sealed IS NOT NULL
 RETURN r.kind AS kind, r.number AS number, r.sealed AS sealed
 """
+READ_HEADER = "MATCH (v:RedactionVault {group_id: $group_id}) RETURN v.salt AS salt, v.key_check AS key_check"
+KNOWN = """
+UNWIND range(0, size($digests) - 1) AS i
+OPTIONAL MATCH (r:Redaction {group_id: $group_id, digest: $digests[i]})
+RETURN i, r.number AS number ORDER BY i
+"""
+AT = """
+UNWIND $refs AS ref
+MATCH (r:Redaction {group_id: $group_id, kind: ref[0], number: ref[1]})
+RETURN r.kind AS kind, r.number AS number, r.digest AS digest
+"""
+RESERVE = """
+UNWIND $rows AS row
+MERGE (r:Redaction {group_id: $group_id, kind: row.kind, number: row.number})
+ON CREATE SET r.digest = row.digest, r.sealed = null
+"""

@@ -424,6 +424,25 @@ class Neo4jStore:
         params = {"group_id": group_id, "refs": [[kind, number] for kind, number in refs]}
         return vault.sealed_from(await self._conn.read(qv.SEALED, params, what="sealed_values"))
 
+    async def read_vault_header(self, group_id: str) -> VaultHeader | None:
+        rows = await self._conn.read(qv.READ_HEADER, {"group_id": group_id}, what="read_vault_header")
+        return vault.header_of(rows[0]) if rows else None
+
+    async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
+        if not digests:
+            return []
+        params = {"group_id": group_id, "digests": list(digests)}
+        rows = await self._conn.read(qv.KNOWN, params, what="known_placeholders")
+        return [None if row["number"] is None else int(row["number"]) for row in rows]
+
+    async def reserve_placeholders(
+        self, group_id: str, refs: Sequence[tuple[str, int]]
+    ) -> list[tuple[str, int]]:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[tuple[str, int]]:
+            return await vault.reserve_tx(tx, group_id, refs)
+
+        return await self._conn.write(work, what="reserve_placeholders")
+
     async def delete_group(self, group_id: str) -> StoreStats:
         params = fact_params(ANY_FACT)
 

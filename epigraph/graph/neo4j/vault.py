@@ -8,18 +8,21 @@ from collections.abc import Sequence
 
 import neo4j
 
-from ..store import VaultEntry, VaultHeader
+from ..store import VaultEntry, VaultHeader, reserved_digest
 from . import cypher as q
 from . import cypher_vault as qv
 from .corrections import records
+
+
+def header_of(row: neo4j.Record) -> VaultHeader:
+    return VaultHeader(bytes(row["salt"]), bytes(row["key_check"]) if row["key_check"] is not None else None)
 
 
 async def vault_header_tx(
     tx: neo4j.AsyncManagedTransaction, group_id: str, proposed: VaultHeader
 ) -> VaultHeader:
     params = {"group_id": group_id, "salt": proposed.salt, "key_check": proposed.key_check}
-    row = (await records(tx, qv.VAULT_HEADER, params))[0]
-    return VaultHeader(bytes(row["salt"]), bytes(row["key_check"]) if row["key_check"] is not None else None)
+    return header_of((await records(tx, qv.VAULT_HEADER, params))[0])
 
 
 async def placeholders_tx(
@@ -38,3 +41,21 @@ async def placeholders_tx(
 
 def sealed_from(rows: Sequence[neo4j.Record]) -> dict[tuple[str, int], bytes]:
     return {(row["kind"], int(row["number"])): bytes(row["sealed"]) for row in rows}
+
+
+async def reserve_tx(
+    tx: neo4j.AsyncManagedTransaction, group_id: str, refs: Sequence[tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """Under the group's lock: the refs numbered for a value (a clash), else every ref reserved."""
+    await records(tx, q.LOCK_GROUP, {"group_id": group_id})
+    wanted = list(dict.fromkeys(refs))
+    held = await records(tx, qv.AT, {"group_id": group_id, "refs": [[kind, n] for kind, n in wanted]})
+    clashes = [
+        (row["kind"], int(row["number"]))
+        for row in held
+        if bytes(row["digest"]) != reserved_digest(row["kind"], int(row["number"]))
+    ]
+    if not clashes:
+        rows = [{"kind": kind, "number": n, "digest": reserved_digest(kind, n)} for kind, n in wanted]
+        await records(tx, qv.RESERVE, {"group_id": group_id, "rows": rows})
+    return sorted(clashes, key=wanted.index)
