@@ -17,6 +17,15 @@ Writes ``bench/results/privacy.json``:
   alternating runs), with ``time_off_ms_per_message`` and ``time_on_ms_per_message`` beside it;
   ``detect_ms_per_message``: the rules alone.
 
+Person names (``Redaction(names=True)``: spaCy's tagger, ``epigraph.privacy.names``), when spaCy is
+installed (``epigraph[local-model]``): on a generated set of chat turns seeded with known names
+(``_privacy_names.generate_named``) ``names.recall`` (names in a turn's text wholly covered by a PERSON
+span), ``names.speaker_recall`` (the ``Speaker:`` of the turn), ``names.precision`` (PERSON spans on a
+name) and ``names.false_spans`` (on no name: a place, a company, a weekday...); on LoCoMo, whose turns
+name people freely, ``locomo.names.per_200`` (all PERSON spans), ``locomo.names.false_per_200`` (spans
+judged no name at all: ``_privacy_names.LOCOMO_JUDGED``), ``locomo.names.animals_per_200`` (pets'
+names) and ``locomo.names.unjudged`` (spans the judged list lacks: then extend it by reading them).
+
 ``--candidates`` also measures the detectors installed beside the rules (Presidio, libphonenumber:
 ``_privacy_detectors``) on the same set and LoCoMo and writes ``bench/results/privacy_candidates.json``
 (the figures of docs/decisions/2026-12-01-personal-data.md).
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import statistics
 import sys
@@ -35,8 +45,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from _privacy_detectors import Detector, candidates, rules
+from _privacy_detectors import Detector, Found, candidates, rules
 from _privacy_ingest import ingest_seconds
+from _privacy_names import LOCOMO_JUDGED, NamedMessage, generate_named
+from _privacy_names import SEED as NAMES_SEED
 from _privacy_set import KINDS, SEED, Message, generate
 from _results import write_results
 
@@ -79,16 +91,77 @@ def score(detect: Detector, messages: Sequence[Message]) -> tuple[dict[str, floa
     return metrics, examples
 
 
-def locomo_texts(paths: Sequence[Path]) -> list[str]:
-    """Every turn's text of the LoCoMo conversations at ``paths`` (each a conversation's JSON file)."""
-    texts = []
+def locomo_turns(paths: Sequence[Path]) -> list[tuple[str, str]]:
+    """Every turn (speaker, text) of the LoCoMo conversations at ``paths`` (each a conversation's file)."""
+    turns = []
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
         n = 1
         while f"session_{n}" in data:
-            texts += [turn["text"] for turn in data[f"session_{n}"]]
+            turns += [(turn["speaker"], turn["text"]) for turn in data[f"session_{n}"]]
             n += 1
-    return texts
+    return turns
+
+
+def names_measure(
+    messages: Sequence[NamedMessage], turns: Sequence[str]
+) -> tuple[dict[str, float], list[str]]:
+    """The tagger's person names on the generated named set and on LoCoMo's turns ("Speaker: text")."""
+    from epigraph.privacy.names import person_names
+
+    def tagged(text: str) -> Found:
+        return [(s.kind, s.start, s.end) for s in person_names(text)]
+
+    metrics, examples = score_names(tagged, messages)
+    metrics["names.detect_ms_per_message"] = detect_ms(tagged, [m.text for m in messages])
+    if turns:
+        more, unjudged = locomo_names(tagged, turns)
+        metrics.update(more)
+        examples += unjudged
+    return metrics, examples
+
+
+def score_names(tagged: Detector, messages: Sequence[NamedMessage]) -> tuple[dict[str, float], list[str]]:
+    """Recall of the names in the text and of the speaker, precision, spans on no name."""
+    hits: Counter[bool] = Counter()
+    golds: Counter[bool] = Counter()
+    spans = right = 0
+    examples: list[str] = []
+    for m in messages:
+        found = [(s, e) for _, s, e in tagged(m.text)]
+        for a, b, speaker in m.gold:
+            golds[speaker] += 1
+            hits[speaker] += any(s <= a and b <= e for s, e in found)
+            if not any(s <= a and b <= e for s, e in found) and len(examples) < 30:
+                examples.append(f"names: missed {m.text[a:b]!r} in {m.text!r}")
+        for s, e in found:
+            spans += 1
+            right += any(s < b and a < e for a, b, _ in m.gold)
+            if not any(s < b and a < e for a, b, _ in m.gold) and len(examples) < 30:
+                examples.append(f"names: false {m.text[s:e]!r} in {m.text!r}")
+    return {
+        "names.messages": len(messages),
+        "names.pieces": golds[False],
+        "names.recall": round(hits[False] / golds[False], 4),
+        "names.speaker_recall": round(hits[True] / golds[True], 4),
+        "names.precision": round(right / spans, 4) if spans else 0.0,
+        "names.false_spans": spans - right,
+    }, examples
+
+
+def locomo_names(tagged: Detector, turns: Sequence[str]) -> tuple[dict[str, float], list[str]]:
+    """LoCoMo's PERSON spans by their judgement (``LOCOMO_JUDGED``), per 200 turns."""
+    texts = [turn[s:e] for turn in turns for _, s, e in tagged(turn)]
+    judged = Counter(LOCOMO_JUDGED.get(text, "unjudged") for text in texts)
+    per = PER / len(turns)
+    return {
+        "locomo.names.spans": len(texts),
+        "locomo.names.per_200": round(len(texts) * per, 3),
+        "locomo.names.person_share": round(judged["person"] / max(1, len(texts)), 4),
+        "locomo.names.false_per_200": round(judged["no name"] * per, 3),
+        "locomo.names.animals_per_200": round(judged["animal"] * per, 3),
+        "locomo.names.unjudged": judged["unjudged"],
+    }, [f"LoCoMo names: unjudged span {t!r}" for t in sorted(set(texts) - set(LOCOMO_JUDGED))]
 
 
 def locomo_false(detect: Detector, texts: Sequence[str]) -> tuple[dict[str, float], list[str]]:
@@ -134,15 +207,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     messages = generate(args.messages)
-    texts = locomo_texts(args.locomo)
+    turns = locomo_turns(args.locomo)
+    texts = [text for _, text in turns]
     metrics, examples = measure(rules, messages, texts)
+    if importlib.util.find_spec("spacy") is not None:
+        named, more = names_measure(generate_named(), [f"{speaker}: {text}" for speaker, text in turns])
+        metrics.update(named)
+        examples += more
     with tempfile.TemporaryDirectory() as scratch:
         off, on = asyncio.run(ingest_seconds(messages, Path(scratch), args.runs))
     metrics["time_off_ms_per_message"] = round(off * 1000 / len(messages), 3)
     metrics["time_on_ms_per_message"] = round(on * 1000 / len(messages), 3)
     metrics["time_ratio"] = round(on / off, 4)
     notes = [
-        f"generated set: {len(messages)} messages, seed {SEED} (bench/_privacy_set.py)",
+        f"generated set: {len(messages)} messages, seed {SEED} (bench/_privacy_set.py); names: "
+        f"{len(generate_named())} turns, seed {NAMES_SEED} (bench/_privacy_names.py)",
+        "LoCoMo names: 'false' is a span judged no name at all (LOCOMO_JUDGED); the speakers, the people "
+        "they name and their pets are names, and a tagger that replaces them does what it is asked",
         f"LoCoMo: {', '.join(p.name for p in args.locomo) or 'not given'}; every span found there is false",
         f"time: median of {args.runs} alternating ingestions each way, embedded store in a file, scripted "
         "model (bench/_privacy_ingest.py), hash embedder",
