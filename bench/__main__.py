@@ -32,6 +32,7 @@ BENCHES = {
     "check_gold": "bench.quality.check_gold",
     "fault": "bench.robustness.fault",
     "fuzz": "bench.robustness.fuzz",
+    "privacy": "bench.robustness.privacy",
 }
 """Every bench by the name it is run by; ``import_`` because ``import`` is a keyword."""
 

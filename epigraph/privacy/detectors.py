@@ -20,7 +20,7 @@ Each kind has a candidate pattern and a check that a candidate must pass:
 
 :func:`find` returns the spans, earliest first, overlaps resolved by :data:`KINDS`' order (a card's
 digits are not also a phone). Why rules, and how well they do against Presidio: the decision record
-``docs/decisions/2026-12-01-personal-data.md`` (figures by ``bench/privacy_bench.py``).
+``docs/decisions/2026-12-01-personal-data.md`` (figures by ``python -m bench privacy``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ _KEY_WORD = re.compile(
 _TRAILING = ".,;:?)]}>"
 KEY_ENTROPY = 3.5
 """Bits per character a generic token needs (a random base64 key has about 5.5, English words 3-4 and
-no digit): the false positives it lets through on LoCoMo are counted by ``bench/privacy_bench.py``."""
+no digit): the false positives it lets through on LoCoMo are counted by ``python -m bench privacy``."""
 
 _INTL_PHONE = re.compile(
     r"(?<![\w+])(?:\+|\b00)[1-9]\d{0,2}(?:[ .-]?\(0\))?(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\w]|[.,:/-]\d)"

@@ -1,16 +1,13 @@
-"""The privacy bench's names set (``bench/_privacy_names.py``) says where its names are: every gold span
+"""The privacy bench's names set (``bench/robustness/privacy_names``) says where its names are: each gold span
 is a seeded name (a speaker's, or a first name with or without a surname), every near miss a word of its
 pools, none overlapping; a detector that finds exactly the gold scores 1.0, one that finds nothing 0."""
 
 from __future__ import annotations
 
-import sys
 from itertools import pairwise
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import privacy_bench
-from _privacy_names import FIRST, LAST, SPEAKERS, generate_named
+from bench.robustness import privacy as privacy_bench
+from bench.robustness.privacy_names import FIRST, LAST, SPEAKERS, generate_named
 
 FIRSTS = {n.casefold() for n in FIRST}
 LASTS = {n.casefold() for n in LAST}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .scene import Setup, scene_at
+from tests.support.privacy_scene import Setup, scene_at
 
 
 @pytest.fixture

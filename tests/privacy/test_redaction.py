@@ -21,8 +21,7 @@ from epigraph.errors import ConfigError, VaultKeyError
 from epigraph.llm import OpenAIChat
 from epigraph.privacy.vault import new_key
 from epigraph.testing import HashEmbedder
-
-from .scene import CARD, MESSAGES, PHONE, T0, Setup, inputs, originals_in
+from tests.support.privacy_scene import CARD, MESSAGES, PHONE, T0, Setup, inputs, originals_in
 
 
 async def test_the_model_and_the_store_never_see_an_original(setup: Setup) -> None:

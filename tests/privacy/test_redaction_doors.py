@@ -19,8 +19,7 @@ import pytest
 from epigraph.errors import ConflictError, InputError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import VaultEntry
-
-from .scene import EMAIL, PHONE, T0, Setup, inputs, originals_in
+from tests.support.privacy_scene import EMAIL, PHONE, T0, Setup, inputs, originals_in
 
 OTHER_PHONE = "+1 415 555 0132"
 

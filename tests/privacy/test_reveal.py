@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 
 import httpx
 import pytest
 
+from bench.shared.serve_harness import uvicorn_thread
 from epigraph.cli.app import main
 from epigraph.privacy.vault import VaultKey, new_key
 from epigraph.serve import create_app
-
-from .scene import Setup, inputs
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _serve_harness import uvicorn_thread
+from tests.support.privacy_scene import Setup, inputs
 
 
 async def run(argv: list[str], environ: dict[str, str]) -> int:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.kafka import NewTopic, read_all
+from tests.support.kafka import NewTopic, epigraph, read_all, write_lines
 
 pytestmark = pytest.mark.kafka
 
@@ -31,19 +28,6 @@ LINES = [
     },
     {"content": "The dog is called Rex.", "group": "bo", "reference_time": "2024-05-03T09:00:00Z"},
 ]
-
-
-def epigraph(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``python -m epigraph ARGV`` with no LLM configured (publishing needs none) and the hash embedder."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_LLM")}
-    env.update(EPIGRAPH_EMBEDDER="hash", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cmd = [sys.executable, "-m", "epigraph", *argv]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-
-
-def write_lines(path: Path, lines: list[dict[str, str]], extra: str = "") -> Path:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + extra)
-    return path
 
 
 async def test_ingest_to_kafka_publishes_the_file_keyed_by_group(

@@ -17,11 +17,17 @@ import pytest
 
 from epigraph.publish.envelope import REDACTED
 from epigraph.scale.worker import Counts, KafkaWorker, WorkerConfig
-from tests.privacy.scene import EMAIL, MESSAGES, PHONE, Setup, inputs, originals_in, scene_at, stored_at
-
-from .conftest import NewTopic
-from .test_cli_to_kafka import epigraph, write_lines
-from .test_producer import read_all
+from tests.support.kafka import NewTopic, epigraph, read_all, write_lines
+from tests.support.privacy_scene import (
+    EMAIL,
+    MESSAGES,
+    PHONE,
+    Setup,
+    inputs,
+    originals_in,
+    scene_at,
+    stored_at,
+)
 
 pytestmark = pytest.mark.kafka
 

@@ -5,9 +5,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 from aiokafka.partitioner import murmur2
 
@@ -70,3 +74,16 @@ def moves(group: str, texts: Sequence[str]) -> list[EpisodeInput]:
         EpisodeInput(text, START + timedelta(minutes=i), group_id=group, episode_id=f"m-{i}")
         for i, text in enumerate(texts)
     ]
+
+
+def epigraph(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``python -m epigraph ARGV`` with no LLM configured (publishing needs none) and the hash embedder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPIGRAPH_LLM")}
+    env.update(EPIGRAPH_EMBEDDER="hash", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    cmd = [sys.executable, "-m", "epigraph", *argv]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def write_lines(path: Path, lines: list[dict[str, str]], extra: str = "") -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + extra)
+    return path

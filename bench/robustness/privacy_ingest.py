@@ -1,4 +1,4 @@
-"""What redaction costs an ingestion (``privacy_bench.py``'s ``time_ratio``): the generated set ingested
+"""What redaction costs an ingestion (the privacy bench's ``time_ratio``): the generated set ingested
 with ``IngestOptions(redact=True)`` and without, into a fresh embedded store file each time, by a scripted
 model that answers what a careful model would, the same graph either way: a fact from the speaker to each
 piece of personal data its message holds (the value itself with the policy off, its placeholder on),
@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from _privacy_set import Message
-
+from bench.robustness.privacy_set import Message
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.ingestion.ingestor import Ingestor

@@ -1,12 +1,12 @@
 """Personal data caught at the door (issue 62 part 2): how well the redaction policy finds it, what it
 replaces that is not personal data, and what it costs an ingestion.
 
-    python bench/privacy_bench.py --locomo /work/shared/datasets/locomo/26.json \\
+    python -m bench privacy --locomo /work/shared/datasets/locomo/26.json \\
         --locomo /work/shared/datasets/locomo/30.json [--candidates]
 
 Writes ``bench/results/privacy.json``:
 
-- on the generated set (``_privacy_set.generate``: fixed seed, ``messages`` chat turns, each piece of
+- on the generated set (``privacy_set.generate``: fixed seed, ``messages`` chat turns, each piece of
   personal data at a known place): ``recall.<kind>`` (its pieces wholly covered by a span of its kind)
   and ``precision.<kind>`` (the spans of that kind that are on a piece of it) for email, phone, card,
   iban, ip and key; ``false_spans`` (spans on no piece at all: the near misses replaced);
@@ -19,15 +19,15 @@ Writes ``bench/results/privacy.json``:
 
 Person names (``Redaction(names=True)``: spaCy's tagger, ``epigraph.privacy.names``), when spaCy is
 installed (``epigraph[local-model]``): on a generated set of chat turns seeded with known names
-(``_privacy_names.generate_named``) ``names.recall`` (names in a turn's text wholly covered by a PERSON
+(``privacy_names.generate_named``) ``names.recall`` (names in a turn's text wholly covered by a PERSON
 span), ``names.speaker_recall`` (the ``Speaker:`` of the turn), ``names.precision`` (PERSON spans on a
 name) and ``names.false_spans`` (on no name: a place, a company, a weekday...); on LoCoMo, whose turns
 name people freely, ``locomo.names.per_200`` (all PERSON spans), ``locomo.names.false_per_200`` (spans
-judged no name at all: ``_privacy_names.LOCOMO_JUDGED``), ``locomo.names.animals_per_200`` (pets'
+judged no name at all: ``privacy_names.LOCOMO_JUDGED``), ``locomo.names.animals_per_200`` (pets'
 names) and ``locomo.names.unjudged`` (spans the judged list lacks: then extend it by reading them).
 
 ``--candidates`` also measures the detectors installed beside the rules (Presidio, libphonenumber:
-``_privacy_detectors``) on the same set and LoCoMo and writes ``bench/results/privacy_candidates.json``
+``privacy_detectors``) on the same set and LoCoMo and writes ``bench/results/privacy_candidates.json``
 (the figures of docs/decisions/2026-12-01-personal-data.md).
 """
 
@@ -45,12 +45,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from _privacy_detectors import Detector, Found, candidates, rules
-from _privacy_ingest import ingest_seconds
-from _privacy_names import LOCOMO_JUDGED, NamedMessage, generate_named
-from _privacy_names import SEED as NAMES_SEED
-from _privacy_set import KINDS, SEED, Message, generate
-from _results import write_results
+from bench.robustness.privacy_detectors import Detector, Found, candidates, rules
+from bench.robustness.privacy_ingest import ingest_seconds
+from bench.robustness.privacy_names import LOCOMO_JUDGED, NamedMessage, generate_named
+from bench.robustness.privacy_names import SEED as NAMES_SEED
+from bench.robustness.privacy_set import KINDS, SEED, Message, generate
+from bench.shared.results import write_results
 
 MESSAGES = 600
 PER = 200
@@ -220,13 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics["time_on_ms_per_message"] = round(on * 1000 / len(messages), 3)
     metrics["time_ratio"] = round(on / off, 4)
     notes = [
-        f"generated set: {len(messages)} messages, seed {SEED} (bench/_privacy_set.py); names: "
-        f"{len(generate_named())} turns, seed {NAMES_SEED} (bench/_privacy_names.py)",
+        f"generated set: {len(messages)} messages, seed {SEED} (bench/robustness/privacy_set.py); names: "
+        f"{len(generate_named())} turns, seed {NAMES_SEED} (bench/robustness/privacy_names.py)",
         "LoCoMo names: 'false' is a span judged no name at all (LOCOMO_JUDGED); the speakers, the people "
         "they name and their pets are names, and a tagger that replaces them does what it is asked",
         f"LoCoMo: {', '.join(p.name for p in args.locomo) or 'not given'}; every span found there is false",
         f"time: median of {args.runs} alternating ingestions each way, embedded store in a file, scripted "
-        "model (bench/_privacy_ingest.py), hash embedder",
+        "model (bench/robustness/privacy_ingest.py), hash embedder",
         *examples,
     ]
     print(json.dumps(metrics, indent=2))
