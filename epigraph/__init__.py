@@ -48,7 +48,7 @@ from .errors import (
     UsageError,
     VaultKeyError,
 )
-from .facade.group import GroupHandle
+from .facade.group import GroupHandle, reveal
 from .forget import ForgetResult
 from .graph.derived import Community, ConversationSummary
 from .graph.forgetting import ForgetRecord, RetentionPolicy
@@ -156,4 +156,5 @@ __all__ = [
     "ViewUpkeep",
     "WholeGroups",
     "__version__",
+    "reveal",
 ]

@@ -36,7 +36,7 @@ from .ingestion.pacing import PacedLLM, Priority, paced
 from .local_model import LocalModel
 from .overview import OverviewOptions, Upkeep
 from .pipeline.options import IngestOptions, for_small_model
-from .privacy.vault import VaultKey
+from .privacy.vault import key_of
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published, Redact
 from .webhooks import Webhooks, webhooks_from_settings
@@ -189,15 +189,9 @@ class KnowledgeGraph(GroupHandle):
             watch = self.webhooks.episode_finished if self.webhooks is not None else None
             self._ingestor = Ingestor(
                 store, llm, self.embedder, self.options, leases=leases, after_batch=upkeep, watch=watch,
-                redact_key=self.redact_key(),
+                redact_key=key_of(self.settings),
             )  # fmt: skip
         return self._ingestor
-
-    def redact_key(self, key: str | None = None) -> VaultKey | None:
-        """``key``, or the settings' ``redact_key`` (``EPIGRAPH_REDACT_KEY``), parsed; None without one."""
-        if key is None and self.settings.redact_key is not None:
-            key = self.settings.redact_key.get_secret_value()
-        return VaultKey.parse(key) if key is not None else None
 
     # --- groups and Kafka -------------------------------------------------------------------------
     def group(self, group_id: str) -> GroupHandle:

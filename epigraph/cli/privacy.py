@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..facade.group import reveal
 from ..privacy.vault import new_key
 from .context import AddCommand, Cli, graph
 
@@ -36,7 +37,7 @@ async def cmd_reveal(cli: Cli, args: argparse.Namespace) -> int:
             text = (await kg.episode(args.episode)).content
         else:
             text = sys.stdin.read() if args.text == "-" else args.text
-        revealed = await kg.reveal(text)
+        revealed = await reveal(kg, text)
     if cli.as_json:
         cli.print_json({"group_id": kg.group_id, "text": revealed})
     else:

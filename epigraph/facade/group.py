@@ -27,6 +27,7 @@ from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.runner import ALL
 from ..pipeline.options import Mode
 from ..present.changes import ChangeList
+from ..privacy.vault import key_of
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from .corrections import Corrections
 from .forgetting import Forgettings
@@ -136,21 +137,6 @@ class GroupHandle:
         g = await opened(self._graph)
         async with g.ingestor.group_lock(self.group_id):
             return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
-
-    # --- personal data ------------------------------------------------------------------------------
-    async def reveal(self, text: str, *, key: str | None = None) -> str:
-        """``text`` (an episode's, a fact's, an answer's) with the group's placeholders (``<PHONE_3>``)
-        replaced by the originals its redaction vault keeps, opened with ``key`` (default: the settings'
-        ``EPIGRAPH_REDACT_KEY``; make one with ``epigraph redact-key``). :class:`~epigraph.errors.ConfigError`
-        without a key, :class:`~epigraph.errors.VaultKeyError` for a wrong one; a placeholder the vault
-        keeps no original of is left as it is (every one, in a group redacted without a key)."""
-        g = await opened(self._graph)
-        vault_key = g.redact_key(key)
-        if vault_key is None:
-            raise ConfigError(
-                "reveal needs the redaction key: key=, or EPIGRAPH_REDACT_KEY (epigraph redact-key makes one)"
-            )
-        return await g.ingestor.vault("reveal").reveal(self.group_id, text, vault_key)
 
     # --- reading ------------------------------------------------------------------------------------
     async def episode(self, uuid: str) -> Episode:
@@ -368,3 +354,20 @@ def _window(since: datetime | str | None, until: datetime | str | None) -> Windo
         return Window(bounds["since"], bounds["until"])
     except ValueError as exc:
         raise InputError(str(exc), field="until") from None
+
+
+async def reveal(handle: GroupHandle, text: str, *, key: str | None = None) -> str:
+    """``text`` (an episode's, a fact's, an answer's) with ``handle``'s group's placeholders
+    (``<PHONE_3>``) replaced by the originals its redaction vault keeps, opened with ``key`` (default:
+    the settings' ``EPIGRAPH_REDACT_KEY``; make one with ``epigraph redact-key``): ``await reveal(kg,
+    text)``, ``await reveal(kg.group("alice"), text)``. A function, not a handle's method: reading
+    originals back is a deliberate act. :class:`~epigraph.errors.ConfigError` without a key,
+    :class:`~epigraph.errors.VaultKeyError` for a wrong one; a placeholder the vault keeps no original
+    of is left as it is (every one, in a group redacted without a key)."""
+    g = await opened(handle._graph)
+    vault_key = key_of(g.settings, key)
+    if vault_key is None:
+        raise ConfigError(
+            "reveal needs the redaction key: key=, or EPIGRAPH_REDACT_KEY (epigraph redact-key makes one)"
+        )
+    return await g.ingestor.vault("reveal").reveal(handle.group_id, text, vault_key)

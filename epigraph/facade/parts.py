@@ -14,7 +14,6 @@ from ..graph.store import EditStore, GraphStore
 from ..ingestion.ingestor import Ingestor
 from ..overview import OverviewOptions
 from ..pipeline.options import IngestOptions
-from ..privacy.vault import VaultKey
 from ..prompts.protocol import LLM
 
 
@@ -36,9 +35,6 @@ class Graph(Protocol):
     @property
     def ingestor(self) -> Ingestor:
         """The graph's one ingestion queue (its group locks serialize corrections with episodes)."""
-
-    def redact_key(self, key: str | None = None) -> VaultKey | None:
-        """``key`` or the settings' redaction key, parsed (None without one)."""
 
 
 def editor_of(graph: Graph) -> Editor:

@@ -197,7 +197,7 @@ class IngestOptions:
     addresses and API keys by a placeholder per value and group (``<PHONE_3>``: the same number is the
     same placeholder in every episode of the group, so its facts still join); a ``Redaction`` chooses
     the kinds and person names (spaCy's tagger). The originals are dropped, or kept sealed by the
-    caller's key (``EPIGRAPH_REDACT_KEY``), readable only with it (``kg.reveal``). Off by default
+    caller's key (``EPIGRAPH_REDACT_KEY``), readable only with it (``epigraph.reveal``). Off by default
     (``EPIGRAPH_REDACT=1`` / ``--redact`` turn it on); the figures:
     docs/decisions/2026-12-01-personal-data.md."""
 

@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from ..config import Settings
 from ..errors import ConfigError, VaultKeyError
 from ..graph.store import VaultHeader
 
@@ -132,3 +133,10 @@ class Sealer:
 
     def _bound(self, kind: str) -> bytes:
         return f"{self.group_id}\0{kind}".encode()
+
+
+def key_of(settings: Settings, key: str | None = None) -> VaultKey | None:
+    """``key``, or the settings' ``redact_key`` (``EPIGRAPH_REDACT_KEY``), parsed; None without one."""
+    if key is None and settings.redact_key is not None:
+        key = settings.redact_key.get_secret_value()
+    return VaultKey.parse(key) if key is not None else None

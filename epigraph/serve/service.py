@@ -18,6 +18,7 @@ from ..errors import EpigraphError
 from ..explore.gather import AROUND
 from ..facade.forgetting import retention_pass
 from ..facade.group import GroupHandle
+from ..facade.group import reveal as reveal_text
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.roles import optional
 from ..graph.store import Retention
@@ -201,7 +202,7 @@ async def reveal(state: ServerState, group_id: str, text: str) -> dict[str, Any]
     """``text`` with the group's placeholders replaced by the originals its vault keeps sealed, opened
     with the server's key (``EPIGRAPH_REDACT_KEY``; never taken from a request, never logged)."""
     async with state.intake.priority.foreground():
-        return {"group_id": group_id, "text": await group(state, group_id).reveal(text)}
+        return {"group_id": group_id, "text": await reveal_text(group(state, group_id), text)}
 
 
 async def search(

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from epigraph import KnowledgeGraph, Redaction, Settings
+from epigraph import KnowledgeGraph, Redaction, Settings, reveal
 from epigraph.errors import ConfigError, VaultKeyError
 from epigraph.llm import OpenAIChat
 from epigraph.privacy.vault import new_key
@@ -54,11 +54,11 @@ async def test_the_originals_come_back_with_the_right_key_only(setup: Setup) -> 
     key = new_key()
     async with setup.graph(key=key) as kg:
         results = await kg.add_episodes(inputs())
-        revealed = await kg.reveal(results[0].episode.content)
+        revealed = await reveal(kg, results[0].episode.content)
         assert revealed == "Dana: my new number is +442079460958, and mail goes to dana.reyes@example.org."
         with pytest.raises(VaultKeyError):
-            await kg.reveal(results[0].episode.content, key=new_key())
-        assert await kg.reveal("nothing here", key=new_key()) == "nothing here"
+            await reveal(kg, results[0].episode.content, key=new_key())
+        assert await reveal(kg, "nothing here", key=new_key()) == "nothing here"
     async with setup.graph(key=None) as kg:  # a keyed group refuses to be fed without its key
         with pytest.raises(ConfigError, match="EPIGRAPH_REDACT_KEY"):
             await kg.add_episode(f"call {PHONE}", speaker="Dana", reference_time=T0 + timedelta(days=1))
@@ -71,8 +71,8 @@ async def test_without_a_key_the_originals_are_dropped(setup: Setup) -> None:
     async with setup.graph() as kg:
         results = await kg.add_episodes(inputs())
         with pytest.raises(ConfigError, match="EPIGRAPH_REDACT_KEY"):  # no key at all
-            await kg.reveal(results[0].episode.content)
-        assert await kg.reveal(results[0].episode.content, key=new_key()) == results[0].episode.content
+            await reveal(kg, results[0].episode.content)
+        assert await reveal(kg, results[0].episode.content, key=new_key()) == results[0].episode.content
     assert originals_in(setup.stored()) == []
 
 
