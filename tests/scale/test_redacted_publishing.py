@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from epigraph.publish.envelope import REDACTED
-from epigraph.scale.worker import Counts, KafkaWorker, WorkerConfig
-from tests.support.kafka import NewTopic, epigraph, read_all, write_lines
+from epigraph.scale.worker import KafkaWorker, WorkerConfig
+from tests.support.kafka import NewTopic, consume, epigraph, read_all, write_lines
 from tests.support.privacy_scene import (
     EMAIL,
     MESSAGES,
@@ -56,18 +56,6 @@ async def raw_values(bootstrap: str, topic: str) -> list[bytes]:
         return values
     finally:
         await consumer.stop()
-
-
-async def consume(worker: KafkaWorker, records: int) -> Counts:
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop))
-    for _ in range(1800):  # up to 180 s: a fresh broker creates its offsets topic first
-        counts = worker.counts
-        if counts.done + counts.skipped + counts.failed >= records or running.done():
-            break
-        await asyncio.sleep(0.1)
-    stop.set()
-    return await running
 
 
 async def test_the_topic_carries_placeholders_and_the_worker_stores_the_doors_episodes(

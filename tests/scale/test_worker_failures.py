@@ -22,7 +22,7 @@ from epigraph.config import Settings
 from epigraph.graph.model import EpisodeStatus
 from epigraph.scale.worker import KafkaWorker, WorkerConfig
 from epigraph.testing.reading import prompt_of
-from tests.support.kafka import moves, neo4j_uri
+from tests.support.kafka import consume, moves, neo4j_uri
 
 pytestmark = pytest.mark.neo4j
 
@@ -86,15 +86,7 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
                         embedder="hash", llm_max_attempts=1)  # fmt: skip
     async with KnowledgeGraph(settings) as kg:
         worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
-        stop = asyncio.Event()
-        running = asyncio.create_task(worker.run(stop))
-        for _ in range(1800):  # up to 180 s: a fresh broker creates its offsets topic first
-            counts = worker.counts
-            if counts.done + counts.skipped + counts.failed >= records or running.done():
-                break
-            await asyncio.sleep(0.1)
-        stop.set()
-        counts = await running
+        counts = await consume(worker, records)
         assert (counts.done, counts.skipped, counts.failed, counts.dead) == (3, 1, 2, 2)
 
         stored = {e.content: e for e in await kg.store.episodes(group, limit=100)}

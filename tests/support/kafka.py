@@ -18,6 +18,7 @@ from aiokafka.partitioner import murmur2
 from bench.shared.scale_harness import START
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.publish.envelope import Envelope, decode
+from epigraph.scale.worker import Counts, KafkaWorker
 from tests.support.ci import skip_or_fail
 from tests.support.stores import NEO4J_SKIP
 
@@ -87,3 +88,17 @@ def epigraph(*argv: str) -> subprocess.CompletedProcess[str]:
 def write_lines(path: Path, lines: list[dict[str, str]], extra: str = "") -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines) + extra)
     return path
+
+
+async def consume(worker: KafkaWorker, records: int) -> Counts:
+    """Run ``worker`` until it has counted ``records`` records (done, skipped or failed) or stopped by
+    itself, then stop it: its counts."""
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    for _ in range(1800):  # up to 180 s: a fresh broker creates its offsets topic first
+        counts = worker.counts
+        if counts.done + counts.skipped + counts.failed >= records or running.done():
+            break
+        await asyncio.sleep(0.1)
+    stop.set()
+    return await running
