@@ -16,10 +16,10 @@ from pathlib import Path
 from bench.robustness.privacy_set import Message
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.placeholders import PLACEHOLDER
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import IngestOptions
 from epigraph.privacy.detectors import find
-from epigraph.privacy.placeholders import PLACEHOLDER
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.grammar import NONE

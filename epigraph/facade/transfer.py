@@ -12,9 +12,9 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import InputError
+from ..graph.placeholders import WHAT
 from ..graph.roles import optional, role
 from ..graph.store import RedactionVault, TransferStore, WholeGroups
-from ..privacy.placeholders import WHAT
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
 from .parts import Graph, opened

@@ -100,6 +100,7 @@ WHAT: dict[str, str] = {
     "corrections_deleted": "corrections by hand deleted (they touched it)",
     "corrections_redacted": "corrections by hand kept, the name taken out",
     "names_unused": "spellings too short to take out",
+    "vault_values": "redacted values taken out of the vault (no text left holds their placeholder)",
 }
 """What each count of a forgetting means (its ``counts`` keys), as a table shows them."""
 
@@ -290,7 +291,8 @@ class Forgetter:
 
     async def _preview(self, request: ForgetRequest) -> ForgetPlan:
         async with aclosing(self.forgets.dump([request.group_id], vectors=False)) as items:
-            return plan_forgetting([item async for item in items], request)
+            records = [item async for item in items]
+        return plan_forgetting(records, request, await self.forgets.held_placeholders(request.group_id))
 
     async def _apply(self, request: ForgetRequest, plan: ForgetPlan) -> ForgetOutcome:
         texts = list(plan.texts)

@@ -26,6 +26,13 @@ episode, or that names the subject, is dropped (folded again from the episodes t
 
 Facts retired by a removed fact or a deleted episode stay retired (``kept_retired``): forgetting takes
 data out, it does not make the graph believe again what the world had changed.
+
+The redaction vault (``RedactionVault``): a placeholder of redacted personal data (``<PHONE_3>``) that
+some text of the group held before and no text that stays holds afterwards (every text field of every
+record, ``texts.texts_of``) has its value taken out of the vault (``vault_freed``: the digest and the
+sealed original; the number stays reserved, so no other value is ever given it). Only the vault's rows
+that hold a value are candidates (``held``, which the store reads in its transaction); a placeholder no
+stored text held before (an episode still on its way, numbered by a producer) is left alone.
 """
 
 from __future__ import annotations
@@ -37,14 +44,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..errors import ConflictError
 from .corrections import Correction, GraphSlice
 from .derived import Community, ConversationSummary, chain_key, community_text, compose_summary
 from .forgetting import RECORD_PREFIX, ForgetRecord, ForgetRequest, ForgetWrite
 from .model import Entity, Episode, Fact, Mention, content_hash
+from .placeholders import placeholders_in
 from .scrub import Scrubber
 from .store_records import DumpItem
 from .temporal import first_stated, is_current
+from .texts import texts_of
 
 _RECORD_NAMESPACE = uuidlib.UUID("2b9c6f0e-5d8a-4f61-9a0e-7c3d1e4b8f52")
 
@@ -162,15 +173,19 @@ class ForgetPlan:
         )
 
 
-def plan_forgetting(items: Iterable[DumpItem], request: ForgetRequest) -> ForgetPlan:
-    """The plan of ``request`` over the group's records ``items`` (see the module docstring)."""
-    return _Planner(_Group.of(items, request.group_id), request).plan()
+def plan_forgetting(
+    items: Iterable[DumpItem], request: ForgetRequest, held: Iterable[tuple[str, int]] = ()
+) -> ForgetPlan:
+    """The plan of ``request`` over the group's records ``items`` and the ``(kind, number)``
+    placeholders its redaction vault holds a value for (``held``; see the module docstring)."""
+    return _Planner(_Group.of(items, request.group_id), request, held).plan()
 
 
 class _Planner:
-    def __init__(self, group: _Group, request: ForgetRequest) -> None:
+    def __init__(self, group: _Group, request: ForgetRequest, held: Iterable[tuple[str, int]]) -> None:
         self.g = group
         self.request = request
+        self.held = set(held)
         self.scrub = Scrubber(request.names, request.placeholder)
         self.subjects = set(request.entities) & group.entities.keys()
         self.reembed: set[tuple[Kind, str]] = set()
@@ -195,6 +210,8 @@ class _Planner:
         communities, dissolved, rewritten_communities = self._communities(gone_entities)
         dropped, refold = self._conversations(deleted, episodes)
         deleted_corrections, corrections = self._corrections(gone_entities | set(removed), deleted)
+        freed = self._vault_freed(deleted, final, gone_entities, entities, episodes, communities, dropped,
+                                  deleted_corrections, corrections)  # fmt: skip
         kept_retired = sorted(
             f.uuid
             for f in final.values()
@@ -226,6 +243,7 @@ class _Planner:
             "episodes_mentioning": len(naming),
             "conversations_reset": len(dropped),
             "names_unused": self.scrub.unused,
+            "vault_values": len(freed),
         }
         write = ForgetWrite(
             group_id=request.group_id,
@@ -240,6 +258,7 @@ class _Planner:
             corrections=tuple(corrections),
             communities=tuple(communities),
             owed=tuple(sorted(owed)),
+            vault_freed=freed,
         )
         digest = _digest(write, ids)
         record = ForgetRecord(
@@ -266,9 +285,7 @@ class _Planner:
 
     # --- what goes --------------------------------------------------------------------------------
     def _names_in_episode(self, ep: Episode) -> bool:
-        s = self.scrub
-        texts = (ep.content, ep.name, ep.source_description, ep.error, *ep.report.warnings)
-        return any(s.finds(t) for t in texts)
+        return any(self.scrub.finds(text) for _, text in texts_of(ep))
 
     def _removed_facts(self, deleted: set[str]) -> tuple[dict[str, Fact], set[str]]:
         """The facts that go (a subject's; those only deleted episodes state; an orphan's) and the
@@ -325,8 +342,7 @@ class _Planner:
         ends |= {e for u in reworded for e in _ends(self.g.facts[u])}
         s = self.scrub
         for uuid, entity in self.g.entities.items():
-            texts = (entity.name, entity.summary, *entity.aliases, json.dumps(entity.attributes))
-            if any(s.finds(t) for t in texts):
+            if any(s.finds(text) for _, text in texts_of(entity)):
                 ends.add(uuid)
         return ends - gone
 
@@ -479,6 +495,33 @@ class _Planner:
         }
         return c.model_copy(update=update)
 
+    def _vault_freed(
+        self,
+        deleted: set[str],
+        facts: Mapping[str, Fact],
+        gone: set[str],
+        entities: list[Entity],
+        episodes: list[Episode],
+        communities: list[Community],
+        dropped: set[str],
+        deleted_corrections: set[str],
+        corrections: list[Correction],
+    ) -> tuple[tuple[str, int], ...]:
+        """The vault's placeholders some text of the group holds now and none holds afterwards: the
+        group's records before, against the records that stay (rewritten ones as rewritten)."""
+        g = self.g
+        before = _placeholders([*g.episodes.values(), *g.entities.values(), *g.facts.values(),
+                                *g.communities, *g.summaries, *g.corrections])  # fmt: skip
+        after = _placeholders([
+            *_afterwards(g.episodes.values(), deleted, episodes),
+            *_afterwards(g.entities.values(), gone, entities),
+            *facts.values(),
+            *communities,
+            *(x for x in g.summaries if x.key not in dropped),
+            *_afterwards(g.corrections, deleted_corrections, corrections),
+        ])  # fmt: skip
+        return tuple(sorted((before - after) & self.held))
+
     def _texts(self, write: ForgetWrite) -> Iterable[str]:
         """The texts of the rewritten records whose embedded text changed."""
         for e in write.episodes:
@@ -493,6 +536,20 @@ class _Planner:
         for c in write.communities or ():
             if ("community", c.uuid) in self.reembed:
                 yield community_text(c.name, c.summary)
+
+
+def _afterwards(
+    records: Iterable[Episode | Entity | Correction], gone: set[str], rewritten: Sequence[Any]
+) -> Iterable[BaseModel]:
+    """``records`` as they are afterwards: those of ``gone`` left out, the ``rewritten`` in their place."""
+    after: dict[str, BaseModel] = {r.uuid: r for r in records if r.uuid not in gone}
+    after.update({r.uuid: r for r in rewritten})
+    return after.values()
+
+
+def _placeholders(records: Iterable[BaseModel]) -> set[tuple[str, int]]:
+    """Every ``(kind, number)`` placeholder the texts of ``records`` hold."""
+    return {ref for record in records for _, text in texts_of(record) for ref in placeholders_in(text)}
 
 
 def _ends(fact: Fact) -> tuple[str, str]:
@@ -511,6 +568,6 @@ def _digest(write: ForgetWrite, ids: Mapping[str, list[str]]) -> str:
         "deletes": [*deletes, write.conversations_dropped],
         "episodes": dump(write.episodes), "entities": dump(write.entities), "facts": dump(write.facts),
         "corrections": dump(write.corrections), "communities": dump(write.communities or (), {"updated_at"}),
-        "owed": write.owed, "ids": ids,
+        "owed": write.owed, "ids": ids, "vault": write.vault_freed,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]

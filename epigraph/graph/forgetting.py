@@ -111,7 +111,8 @@ class ForgetRequest:
 class ForgetWrite:
     """What a store writes in the forgetting's one transaction: deletions first (facts, then
     entities, episodes, corrections, the conversation summaries of ``conversations_dropped``), then the
-    rewritten records, the group's whole set of communities, the owed marks and the audit record."""
+    rewritten records, the group's whole set of communities, the owed marks, the redaction vault's freed
+    values and the audit record."""
 
     group_id: str
     delete_facts: tuple[str, ...] = ()
@@ -127,6 +128,9 @@ class ForgetWrite:
     communities: tuple[Community, ...] | None = None
     """The group's communities afterwards (None: left as they are)."""
     owed: tuple[str, ...] = ()
+    vault_freed: tuple[tuple[str, int], ...] = ()
+    """The ``(kind, number)`` placeholders whose values leave the redaction vault (no text that stays
+    holds them): each row's digest becomes a reserved one and its sealed original is deleted."""
     record: ForgetRecord | None = None
 
 

@@ -71,6 +71,7 @@ from .store_records import (
     VaultEntry,
     VaultHeader,
     check_communities,
+    holds_value,
     reserved_digest,
     unknown_member,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "VaultHeader",
     "Window",
     "check_communities",
+    "holds_value",
     "reserved_digest",
     "unknown_member",
 ]
@@ -404,7 +406,8 @@ class Retention(Protocol):
 class RedactionVault(Protocol):
     """The placeholders of a group's redacted personal data (``epigraph.privacy``): which number
     stands for which digest, and the originals only as sealed by the caller's key. Deleted with the
-    group (``delete_group``); not part of a dump."""
+    group (``delete_group``); a value no text holds any more leaves it with the forgetting that took its
+    last text out (``Forgetting.forget``); not part of a dump."""
 
     async def vault_header(self, group_id: str, proposed: VaultHeader) -> VaultHeader:
         """The group's vault header; ``proposed`` is stored and returned when it has none yet (of two
@@ -425,6 +428,10 @@ class RedactionVault(Protocol):
 
     async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
         """Each digest's placeholder number, in order, or None where the vault has none; never writes."""
+
+    async def held_placeholders(self, group_id: str) -> list[tuple[str, int]]:
+        """The ``(kind, number)`` placeholders the vault holds a value for (reserved ones not), by kind
+        and number; never writes (a forgetting's preview: which values it would take out)."""
 
     async def reserve_placeholders(
         self, group_id: str, refs: Sequence[tuple[str, int]]
@@ -481,9 +488,9 @@ class TransferStore(WholeGroups, ViewReads, CorrectionReads, Protocol):
 
 
 @runtime_checkable
-class ForgetStore(GraphLookups, WholeGroups, Forgetting, Protocol):
-    """What forgetting uses: the subject found by name, the preview read from a dump, the forgetting
-    applied and its records listed."""
+class ForgetStore(GraphLookups, WholeGroups, Forgetting, RedactionVault, Protocol):
+    """What forgetting uses: the subject found by name, the preview read from a dump (and the vault's
+    values), the forgetting applied and its records listed."""
 
 
 @runtime_checkable

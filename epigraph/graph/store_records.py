@@ -234,6 +234,11 @@ class VaultEntry:
 RESERVED = b"reserved\0"
 
 
+def holds_value(digest: bytes) -> bool:
+    """Whether a vault row of this digest stands for a value (not a reserved placeholder)."""
+    return not digest.startswith(RESERVED)
+
+
 def reserved_digest(kind: str, number: int) -> bytes:
     """What a reserved placeholder is kept under in a vault (``RedactionVault.reserve_placeholders``):
     no value's digest (an HMAC-SHA256 of 32 random-looking bytes) starts with :data:`RESERVED`."""

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..errors import ConflictError, InputError
 from ..graph.model import Episode, content_hash
+from ..graph.placeholders import PLACEHOLDER, placeholder, placeholders_in, unnumbered
 from ..graph.store import RedactionVault, VaultEntry
 from .detectors import Span, find
-from .placeholders import PLACEHOLDER, placeholder, placeholders_in, unnumbered
 from .policy import Redaction
 from .vault import Sealer, VaultKey, vault_id
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.embedded.groups import Snapshot
 from epigraph.graph.forgetting import RetentionPolicy
 from epigraph.graph.model import Episode, EpisodeStatus
-from epigraph.graph.store import EVERYTHING, FactFilter, GraphStore
+from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter, GraphStore, VaultEntry
+from epigraph.privacy.vault import Sealer, VaultKey, new_key
 from epigraph.testing import HashEmbedder
 from epigraph.transfer import export_lines, read
 from epigraph.transfer.moves import regroup
@@ -269,3 +271,45 @@ async def test_a_reader_holding_the_wal_is_reported_not_raised(tmp_path: Path, g
         again = await store.forget(replace(request(world, entities=(), names=()), expect=None))
         assert again.compaction is not None and again.compaction.done
     assert found_in_files(path) == dict.fromkeys(NEEDLES, 0)
+
+
+async def test_her_phone_leaves_the_vault_and_a_number_another_message_holds_stays(
+    store: GraphStore, world: World
+) -> None:
+    """Her message held her redacted phone and Bob's; Bob's own message holds his. Deleting her
+    episodes takes her number's value out of the vault (no digest, no sealed original: nothing to
+    reveal), keeps Bob's, counts it in the preview as in the audit record, and never gives her number
+    to another value."""
+    g, vault = world.group, store  # the embedded and Neo4j stores are each a RedactionVault
+    key = VaultKey.parse(new_key())
+    sealer = Sealer(g, await vault.vault_header(g, Sealer.proposal(key)), key)  # type: ignore[attr-defined]
+
+    def entry(value: str) -> VaultEntry:
+        return VaultEntry("phone", sealer.digest("phone", value), sealer.seal("phone", value))
+
+    values = ("+442079460958", "+33142685300")
+    hers, bobs = await vault.placeholders(g, [entry(v) for v in values])  # type: ignore[attr-defined]
+    said = (
+        (f"Zaria: my number is <PHONE_{hers}>, Bob's is <PHONE_{bobs}>.", "chat-3", 3),
+        (f"Bob: call me on <PHONE_{bobs}>.", "chat-4", 4),
+    )
+    for text, source, hours in said:
+        ep = Episode(group_id=g, content=text, source_description=source, status=EpisodeStatus.DONE,
+                     reference_time=T0 + timedelta(hours=hours), name=f"turn {hours}")  # fmt: skip
+        await store.write_episode(EpisodeWrite(episode=ep, entities=[], facts=[], mentions=[]))
+    refs = [("phone", hers), ("phone", bobs)]
+    assert sorted(await vault.sealed_values(g, refs)) == refs  # type: ignore[attr-defined]
+
+    req = request(world, mentioning="delete")
+    plan = await preview(store, req)  # type: ignore[arg-type]
+    assert plan.counts["vault_values"] == 1
+    outcome = await store.forget(await applied(store, EMBEDDER, req, plan))  # type: ignore[attr-defined]
+    assert outcome.record.counts == plan.counts and outcome.record.counts["vault_values"] == 1
+    assert not any("PHONE" in i for ids in outcome.record.ids.values() for i in ids)  # numbers only
+
+    assert await vault.held_placeholders(g) == [("phone", bobs)]  # type: ignore[attr-defined]
+    sealed = await vault.sealed_values(g, refs)  # type: ignore[attr-defined]
+    assert list(sealed) == [("phone", bobs)] and sealer.open("phone", sealed["phone", bobs]) == values[1]
+    assert await vault.known_placeholders(g, [sealer.digest("phone", values[0])]) == [None]  # type: ignore[attr-defined]
+    again = await vault.placeholders(g, [entry(values[0])])  # type: ignore[attr-defined]
+    assert again == [max(hers, bobs) + 1]  # her number stays taken: the value comes back as a new one

@@ -13,10 +13,11 @@ import httpx
 import pytest
 
 from bench.shared.serve_harness import uvicorn_thread
+from epigraph import reveal
 from epigraph.cli.app import main
 from epigraph.privacy.vault import VaultKey, new_key
 from epigraph.serve import create_app
-from tests.support.privacy_scene import Setup, inputs
+from tests.support.privacy_scene import EMAIL, Setup, inputs
 
 
 async def run(argv: list[str], environ: dict[str, str]) -> int:
@@ -88,3 +89,21 @@ async def test_the_reveal_route_uses_the_servers_key(setup: Setup) -> None:
     assert answers["wrong"].status_code == 403 and "not the one" in answers["wrong"].json()["detail"]
     assert answers["none"].status_code == 503 and "EPIGRAPH_REDACT_KEY" in answers["none"].json()["detail"]
     assert all(key not in a.text for a in answers.values())
+
+
+async def test_forgetting_dana_takes_her_numbers_out_of_the_vault(setup: Setup) -> None:
+    """Her messages deleted, nothing reveals her phone, email, IP or key any more (no text left holds
+    their placeholders); Lee's card and IBAN, which his own remaining message holds, still reveal; the
+    preview counted what the forgetting took out."""
+    key = new_key()
+    async with setup.graph(key=key) as kg:
+        await kg.add_episodes(inputs())
+        before = await reveal(kg, "<PHONE_1> <EMAIL_1> <CARD_1>")
+        preview = await kg.forget("Dana", episodes="delete")
+        done = await kg.forget("Dana", episodes="delete", apply=True, expect=preview.digest)
+        after = await reveal(kg, "<PHONE_1> <EMAIL_1> <IP_1> <KEY_1> <CARD_1> <IBAN_1>")
+        [record] = await kg.forget.history()
+    assert "<" not in before and EMAIL in before  # all three revealed before
+    assert after.startswith("<PHONE_1> <EMAIL_1> <IP_1> <KEY_1> ") and "<CARD_1>" not in after
+    assert "<IBAN_1>" not in after
+    assert preview.counts["vault_values"] == 4 == done.counts["vault_values"] == record.counts["vault_values"]

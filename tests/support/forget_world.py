@@ -20,7 +20,7 @@ from epigraph.graph.derived import Community, ConversationSummary
 from epigraph.graph.forget_plan import ForgetPlan, plan_forgetting
 from epigraph.graph.forgetting import ForgetRequest, subject_hash
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Invalidation, Mention
-from epigraph.graph.store import EpisodeWrite, GraphStore, WholeGroups
+from epigraph.graph.store import EpisodeWrite, ForgetStore, GraphStore
 
 NAME, ALIAS = "Zaria Quillfeather", "Zaria"
 NEEDLES = ("zaria", "quillfeather")
@@ -198,9 +198,10 @@ def request(world: World, **changes: object) -> ForgetRequest:
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
-async def preview(store: WholeGroups, req: ForgetRequest) -> ForgetPlan:
-    """The plan over a dump of the group, as ``kg.forget`` previews it."""
-    return plan_forgetting([item async for item in store.dump([req.group_id])], req)
+async def preview(store: ForgetStore, req: ForgetRequest) -> ForgetPlan:
+    """The plan over a dump of the group and its vault's values, as ``kg.forget`` previews it."""
+    items = [item async for item in store.dump([req.group_id])]
+    return plan_forgetting(items, req, await store.held_placeholders(req.group_id))
 
 
 async def applied(

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from ...errors import ConflictError
 from ..forget_plan import Kind, plan_forgetting
 from ..forgetting import Compaction, ForgetOutcome, ForgetRequest, ForgetWrite
-from . import derived, groups
+from . import derived, groups, vault
 from .audit import insert_records
 from .corrections import insert_corrections
 from .db import Db
@@ -39,7 +39,8 @@ def forget(db: Db, request: ForgetRequest) -> ForgetOutcome:
     """``Forgetting.forget`` (see ``graph.store``)."""
     group_id = request.group_id
     with _secure_delete(db.conn), db.write() as conn:
-        plan = plan_forgetting(groups.records(conn, [group_id], vectors=False), request)
+        held = vault.held_placeholders(conn, group_id)
+        plan = plan_forgetting(groups.records(conn, [group_id], vectors=False), request, held)
         if request.expect is not None and plan.digest != request.expect:
             raise ConflictError(
                 "the group changed since the forgetting was previewed; nothing was written (preview it again)"
@@ -88,7 +89,8 @@ def _stored_vectors(
 
 def _write(db: Db, conn: sqlite3.Connection, write: ForgetWrite) -> None:
     """The write of a plan, in the caller's transaction: deletions (facts before the entities they join),
-    the rewritten records, the group's communities, the owed marks, the audit record."""
+    the rewritten records, the group's communities, the owed marks, the vault's freed values, the
+    audit record."""
     group_id = write.group_id
     delete_rows(db, conn, "facts", group_id, write.delete_facts)
     delete_rows(db, conn, "entities", group_id, write.delete_entities)
@@ -107,6 +109,7 @@ def _write(db: Db, conn: sqlite3.Connection, write: ForgetWrite) -> None:
     if write.communities is not None:
         derived.write_communities(db, conn, group_id, list(write.communities))
     mark_owed(conn, group_id, write.owed)
+    vault.free_values(conn, group_id, write.vault_freed)
     if write.record is not None:
         insert_records(conn, [write.record])
 

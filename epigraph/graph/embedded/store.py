@@ -375,6 +375,9 @@ class EmbeddedStore:
     async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
         return await self._read(vault.known_placeholders, group_id, list(digests))
 
+    async def held_placeholders(self, group_id: str) -> list[tuple[str, int]]:
+        return await self._read(vault.held_placeholders, group_id)
+
     async def reserve_placeholders(
         self, group_id: str, refs: Sequence[tuple[str, int]]
     ) -> list[tuple[str, int]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ..store import VaultEntry, VaultHeader, reserved_digest
+from ..store import VaultEntry, VaultHeader, holds_value, reserved_digest
 from .db import Db
 
 _HEADER = "SELECT salt, key_check FROM redaction_vaults WHERE group_id = ?"
@@ -17,6 +17,8 @@ _NUMBER = "SELECT number FROM redactions WHERE group_id = ? AND digest = ?"
 _NEXT = "SELECT coalesce(max(number), 0) + 1 FROM redactions WHERE group_id = ? AND kind = ?"
 _ADD = "INSERT INTO redactions (group_id, kind, number, digest, sealed) VALUES (?, ?, ?, ?, ?)"
 _AT = "SELECT digest FROM redactions WHERE group_id = ? AND kind = ? AND number = ?"
+_ROWS = "SELECT kind, number, digest FROM redactions WHERE group_id = ?"
+_FREE = "UPDATE redactions SET digest = ?, sealed = NULL WHERE group_id = ? AND kind = ? AND number = ?"
 _SEALED = (
     "SELECT sealed FROM redactions WHERE group_id = ? AND kind = ? AND number = ? AND sealed IS NOT NULL"
 )
@@ -73,6 +75,18 @@ def sealed_values(
         if row is not None:
             found[(kind, number)] = bytes(row[0])
     return found
+
+
+def held_placeholders(conn: sqlite3.Connection, group_id: str) -> list[tuple[str, int]]:
+    """The ``(kind, number)`` placeholders the vault holds a value for (not reserved ones)."""
+    rows = conn.execute(_ROWS, (group_id,)).fetchall()
+    return sorted((kind, int(number)) for kind, number, digest in rows if holds_value(bytes(digest)))
+
+
+def free_values(conn: sqlite3.Connection, group_id: str, refs: Sequence[tuple[str, int]]) -> None:
+    """Inside the caller's transaction (a forgetting's): each placeholder's value taken out, its number
+    kept reserved (:func:`reserved_digest`), its sealed original deleted."""
+    conn.executemany(_FREE, [(reserved_digest(kind, n), group_id, kind, n) for kind, n in refs])
 
 
 def delete_group(conn: sqlite3.Connection, group_id: str) -> None:

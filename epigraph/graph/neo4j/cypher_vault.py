@@ -33,6 +33,15 @@ UNWIND $refs AS ref
 MATCH (r:Redaction {group_id: $group_id, kind: ref[0], number: ref[1]})
 RETURN r.kind AS kind, r.number AS number, r.digest AS digest
 """
+ROWS = """
+MATCH (r:Redaction {group_id: $group_id})
+RETURN r.kind AS kind, r.number AS number, r.digest AS digest
+"""
+FREE = """
+UNWIND $rows AS row
+MATCH (r:Redaction {group_id: $group_id, kind: row.kind, number: row.number})
+SET r.digest = row.digest, r.sealed = null
+"""
 RESERVE = """
 UNWIND $rows AS row
 MERGE (r:Redaction {group_id: $group_id, kind: row.kind, number: row.number})

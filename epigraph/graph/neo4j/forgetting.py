@@ -18,11 +18,12 @@ from ...errors import ConflictError
 from ..forget_plan import Kind, plan_forgetting
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, ForgetWrite, RetentionPolicy
 from ..store import DumpItem
-from . import convert, derived
+from . import convert, derived, vault
 from . import cypher as q
 from . import cypher_derived as qd
 from . import cypher_edit as qe
 from . import cypher_forget as qf
+from . import cypher_vault as qv
 from .corrections import create_corrections, records
 from .writing import rows_of, write_rows
 
@@ -32,7 +33,8 @@ async def forget_tx(
 ) -> ForgetOutcome:
     """The forgetting in ``tx``, the group's lock held and its records ``items`` read under it."""
     group_id = request.group_id
-    plan = plan_forgetting(items, request)
+    held = vault.held_from(await records(tx, qv.ROWS, {"group_id": group_id}))
+    plan = plan_forgetting(items, request, held)
     if request.expect is not None and plan.digest != request.expect:
         raise ConflictError(
             "the group changed since the forgetting was previewed; nothing was written (preview it again)"
@@ -85,6 +87,7 @@ async def _write(tx: neo4j.AsyncManagedTransaction, write: ForgetWrite) -> None:
         await derived.write_communities(tx, group_id, write.communities)
     if write.owed:
         await records(tx, q.OWE_SUMMARIES, {**key, "uuids": list(write.owed)})
+    await vault.free_values_tx(tx, group_id, write.vault_freed)
     if write.record is not None:
         await create_records(tx, group_id, [write.record])
 

@@ -435,6 +435,10 @@ class Neo4jStore:
         rows = await self._conn.read(qv.KNOWN, params, what="known_placeholders")
         return [None if row["number"] is None else int(row["number"]) for row in rows]
 
+    async def held_placeholders(self, group_id: str) -> list[tuple[str, int]]:
+        rows = await self._conn.read(qv.ROWS, {"group_id": group_id}, what="held_placeholders")
+        return vault.held_from(rows)
+
     async def reserve_placeholders(
         self, group_id: str, refs: Sequence[tuple[str, int]]
     ) -> list[tuple[str, int]]:

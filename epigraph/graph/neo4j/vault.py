@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import neo4j
 
-from ..store import VaultEntry, VaultHeader, reserved_digest
+from ..store import VaultEntry, VaultHeader, holds_value, reserved_digest
 from . import cypher as q
 from . import cypher_vault as qv
 from .corrections import records
@@ -37,6 +37,20 @@ async def placeholders_tx(
             found = await records(tx, qv.ADD_PLACEHOLDER, {**key, "kind": entry.kind, "sealed": entry.sealed})
         numbers.append(int(found[0]["number"]))
     return numbers
+
+
+def held_from(rows: Sequence[neo4j.Record]) -> list[tuple[str, int]]:
+    """The ``(kind, number)`` placeholders of ``qv.ROWS``'s rows that hold a value (not reserved)."""
+    return sorted((row["kind"], int(row["number"])) for row in rows if holds_value(bytes(row["digest"])))
+
+
+async def free_values_tx(
+    tx: neo4j.AsyncManagedTransaction, group_id: str, refs: Sequence[tuple[str, int]]
+) -> None:
+    """In a forgetting's transaction: each placeholder's value taken out, its number kept reserved."""
+    rows = [{"kind": kind, "number": n, "digest": reserved_digest(kind, n)} for kind, n in refs]
+    if rows:
+        await records(tx, qv.FREE, {"group_id": group_id, "rows": rows})
 
 
 def sealed_from(rows: Sequence[neo4j.Record]) -> dict[tuple[str, int], bytes]:

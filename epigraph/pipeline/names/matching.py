@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...graph.model import normalize_name
+from ...graph.placeholders import PLACEHOLDER
 from ...language import CLAUSE_WORDS, NAME_FILLER, phrase_words, singular
-from ...privacy.placeholders import PLACEHOLDER
 
 
 def name_words(name: str) -> tuple[frozenset[str], frozenset[str]]:
