@@ -44,7 +44,7 @@ from ..graph.forgetting import (
 from ..graph.model import IngestReport
 from ..graph.roles import optional, role
 from ..graph.scrub import PLACEHOLDER, Scrubber
-from ..graph.store import ForgetStore, GraphStore, OverviewStore
+from ..graph.store import ForgetStore, GraphStore, OverviewStore, RedactionVault
 from ..overview import Communities, Conversations, OverviewOptions
 from ..pipeline.options import IngestOptions
 from ..pipeline.refresh import owed_summaries
@@ -205,6 +205,9 @@ class Forgetter:
         """Pays the summaries a group owes, as a batch's end does (the queue's
         ``Ingestor.pay_owed_summaries``: only the queue writes what a model summarizes)."""
         self.forgets: ForgetStore = role(store, ForgetStore, feature="forget")
+        self.vault = optional(store, RedactionVault)
+        """The redaction vault, when the store keeps one: the placeholders its texts held are read into
+        the preview, so their values go with the last text that holds them."""
 
     async def subject(self, group_id: str, ref: str, **how: Unpack[ForgetOptions]) -> ForgetResult:
         """Forget the entity ``ref`` (an id, a name or an alias) of the group: itself, its aliases and
@@ -292,7 +295,8 @@ class Forgetter:
     async def _preview(self, request: ForgetRequest) -> ForgetPlan:
         async with aclosing(self.forgets.dump([request.group_id], vectors=False)) as items:
             records = [item async for item in items]
-        return plan_forgetting(records, request, await self.forgets.held_placeholders(request.group_id))
+        held = [] if self.vault is None else await self.vault.held_placeholders(request.group_id)
+        return plan_forgetting(records, request, held)
 
     async def _apply(self, request: ForgetRequest, plan: ForgetPlan) -> ForgetOutcome:
         texts = list(plan.texts)

@@ -488,9 +488,10 @@ class TransferStore(WholeGroups, ViewReads, CorrectionReads, Protocol):
 
 
 @runtime_checkable
-class ForgetStore(GraphLookups, WholeGroups, Forgetting, RedactionVault, Protocol):
-    """What forgetting uses: the subject found by name, the preview read from a dump (and the vault's
-    values), the forgetting applied and its records listed."""
+class ForgetStore(GraphLookups, WholeGroups, Forgetting, Protocol):
+    """What forgetting uses: the subject found by name, the preview read from a dump, the forgetting
+    applied and its records listed (and, when the store keeps one, the :class:`RedactionVault`'s held
+    placeholders, asked for apart)."""
 
 
 @runtime_checkable
