@@ -15,7 +15,8 @@ The Protocols you implement to bring your own parts are here too: :class:`GraphS
 entity view need nothing else. A store may add optional roles: :class:`DerivedViews` (:class:`ViewReads`,
 :class:`ViewUpkeep`: communities and conversation summaries, kept after each batch), :class:`CorrectionLog`
 (:class:`CorrectionReads`, :class:`CorrectionWrites`: corrections by hand), :class:`ChangeReads` (what
-changed in a time window: ``kg.changes``), :class:`WholeGroups` (export, load, stats, ``delete_group``),
+changed in a time window: ``kg.changes``), :class:`DecisionReads` (the decision records episodes were
+written with: ``kg.explain``), :class:`WholeGroups` (export, load, stats, ``delete_group``),
 :class:`BulkWrites`, :class:`Forgetting` (``forget``, its audit records), :class:`Retention` (the
 groups' retention policies) and :class:`RedactionVault` (the placeholders of personal data redacted at
 the door: ``IngestOptions(redact=True)``, :class:`Redaction`); a feature whose role the store has not
@@ -59,6 +60,7 @@ from .graph.store import (
     CorrectionLog,
     CorrectionReads,
     CorrectionWrites,
+    DecisionReads,
     DerivedViews,
     EpisodeLog,
     ForgetStore,
@@ -76,7 +78,14 @@ from .graph.store import (
 from .overview import OverviewOptions
 from .pipeline.names.policy import GroundingPolicy
 from .pipeline.ontology import Ontology
-from .pipeline.options import ContextOptions, FactOptions, IngestOptions, NameOptions, SummaryOptions
+from .pipeline.options import (
+    ContextOptions,
+    FactOptions,
+    IngestOptions,
+    NameOptions,
+    RecordOptions,
+    SummaryOptions,
+)
 from .privacy.policy import Redaction
 from .prompts.protocol import LLM
 from .search import RECIPES, EntityView, SearchConfig, SearchResults
@@ -101,6 +110,7 @@ __all__ = [
     "CorrectionLog",
     "CorrectionReads",
     "CorrectionWrites",
+    "DecisionReads",
     "DerivedViews",
     "Embedder",
     "Entity",
@@ -138,6 +148,7 @@ __all__ = [
     "OverviewOptions",
     "ProgressEvent",
     "QueueError",
+    "RecordOptions",
     "Redaction",
     "RedactionVault",
     "Retention",

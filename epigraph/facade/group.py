@@ -27,8 +27,10 @@ from ..ingestion.ingestor import Item, RemovalResult
 from ..ingestion.runner import ALL
 from ..pipeline.options import Mode
 from ..present.changes import ChangeList
+from ..present.explain import Explanation
 from ..privacy.vault import key_of
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
+from ..search.explain import explain
 from .corrections import Corrections
 from .forgetting import Forgettings
 from .overview import Overview
@@ -198,6 +200,19 @@ class GroupHandle:
         episodes = {e.uuid: e for e in records.episodes}
         return ChangeList(self.group_id, window, found, named_entities(records), episodes, chosen,
                           records.truncated)  # fmt: skip
+
+    async def explain(self, subject: str) -> Explanation:
+        """Why the group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid. The chain
+        from the message to what the graph holds now, in a few lines: the episodes that said it and the
+        line of the model's reply, what each stage decided (kept, dropped, dated from which words,
+        resolved or merged and the candidates shown, a name refused by which gate), what retired it, and
+        every correction by hand (:mod:`epigraph.search.explain`; the decision records:
+        :mod:`epigraph.graph.decisions`). An entity the graph holds nothing of, and no record names,
+        raises :class:`~epigraph.errors.EntityNotFound` with the closest names."""
+        if not subject.strip():
+            raise InputError("explain needs a fact id or an entity name", field="subject")
+        g = await opened(self._graph)
+        return await explain(g.store, self.group_id, subject)
 
     async def search(
         self,

@@ -18,6 +18,7 @@ from .store import (
     BulkWrites,
     ChangeReads,
     CorrectionLog,
+    DecisionReads,
     DerivedViews,
     Forgetting,
     RedactionVault,
@@ -30,7 +31,8 @@ __all__ = ["OPTIONAL_ROLES", "missing", "optional", "role"]
 R = TypeVar("R")
 
 OPTIONAL_ROLES: tuple[type, ...] = (
-    DerivedViews, CorrectionLog, ChangeReads, WholeGroups, BulkWrites, Forgetting, Retention, RedactionVault,
+    DerivedViews, CorrectionLog, ChangeReads, DecisionReads, WholeGroups, BulkWrites, Forgetting, Retention,
+    RedactionVault,
 )  # fmt: skip
 """The roles a store may add to the core; ``EmbeddedStore`` and ``Neo4jStore`` have every one."""
 

@@ -48,6 +48,7 @@ from typing import Protocol, runtime_checkable
 
 from .changes import ChangeRecords, Window
 from .corrections import Correction
+from .decisions import DecisionRecord
 from .derived import Community, ConversationSummary
 from .forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
@@ -320,6 +321,18 @@ class ChangeReads(Protocol):
         ``expired_at``) and every correction made in it, each at most ``limit`` (the oldest recorded
         first; ``truncated`` when more were there), with the stored entities and episodes they name
         (``graph.changes.cited``). Unbounded sides of the window are no bound."""
+
+
+@runtime_checkable
+class DecisionReads(Protocol):
+    """The decision records episodes were written with (``graph.decisions``; ``EpisodeWrite.decisions``)."""
+
+    async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
+        """The records of those of ``episode_uuids`` that have one (an unknown uuid gives none)."""
+
+    async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
+        """The records of the group whose name steps are about ``name`` (normalized alike: as said or as
+        repaired, ``DecisionRecord.names``), newest first, at most ``limit``."""
 
 
 @runtime_checkable

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
 
+from pydantic import BaseModel
+
 from ..errors import StoreError
 from .corrections import Correction
+from .decisions import DecisionRecord
 from .derived import Community, ConversationSummary
 from .forgetting import ForgetRecord, RetentionPolicy
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention, records_problem
@@ -64,6 +67,12 @@ class EpisodeWrite:
     paid_summaries: Sequence[str] = ()
     """Entities (uuids) whose owed marks this write clears: their summaries are written with it (cleared
     before ``owed_summaries`` are marked)."""
+    decisions: DecisionRecord | None = None
+    """What the episode's stages decided (``graph.decisions``), stored with it (replacing the record of
+    an earlier run of it), gone with it."""
+    forget_decisions_before: datetime | None = None
+    """The retention of decision records: the group's records made before this are deleted in the same
+    transaction (``RecordOptions.days``)."""
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: an entity, fact or
@@ -71,6 +80,17 @@ class EpisodeWrite:
         (``model.inverted_interval``: a ``model_copy`` can carry one past the model's own check)."""
         records = [*self.entities, *self.facts, *self.mentions]
         problem = records_problem(self.episode.group_id, records, "the episode write")
+        decided = self.decisions
+        if (
+            problem is None
+            and decided is not None
+            and (decided.group_id, decided.episode_uuid)
+            != (
+                self.episode.group_id,
+                self.episode.uuid,
+            )
+        ):
+            problem = f"the decision record of episode {decided.episode_uuid!r} is not this episode's"
         if problem:
             raise StoreError(problem)
 
@@ -97,7 +117,7 @@ class OwedSummaries:
 
 DumpRecord = (
     Episode | Entity | Fact | Mention | Correction | Community | ConversationSummary
-    | ForgetRecord | RetentionPolicy
+    | ForgetRecord | RetentionPolicy | DecisionRecord
 )  # fmt: skip
 """A record of a dump (a line of its own in a dump file, ``transfer.format``)."""
 DumpItem = DumpRecord | OwedSummaries
@@ -121,13 +141,17 @@ class GroupDump:
     forgettings: Sequence[ForgetRecord] = ()
     """The group's audit records of forgetting (``graph.forgetting``)."""
     retention: RetentionPolicy | None = None
+    """The group's retention policy (``graph.forgetting``), if it has one."""
+    decisions: Sequence[DecisionRecord] = ()
+    """The decision records of ``episodes`` (``graph.decisions``)."""
 
     def check(self) -> None:
         """Raise StoreError for what no store may hold, before anything is written: a record of another
         group (a correction's slices count), or a fact whose event time ends before it starts."""
         inside = (record for c in self.corrections for _, record in c.slice_records())
-        records = [*self.episodes, *self.entities, *self.facts, *self.mentions, *self.corrections, *inside]
-        derived = [*self.communities, *self.conversations, *self.forgettings]
+        records: list[BaseModel] = [*self.episodes, *self.entities, *self.facts, *self.mentions]
+        records += [*self.corrections, *inside, *self.decisions]
+        derived: list[BaseModel] = [*self.communities, *self.conversations, *self.forgettings]
         if self.retention is not None:
             derived.append(self.retention)
         problem = records_problem(self.group_id, [*records, *derived], "the load")
@@ -152,6 +176,10 @@ class StoreStats:
     mentions: int
     owed_summaries: int = 0
     """Entities whose summaries a batch still owes (``ViewUpkeep.owed_summaries``)."""
+    decision_records: int = 0
+    """Episodes stored with a decision record (``graph.decisions``)."""
+    decision_bytes: int = 0
+    """What those records take, as stored (their JSON's UTF-8 bytes)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,3 +198,28 @@ def without_iso_dates(sentence: str) -> str:
     in a sentence that is searched and shown."""
     cleaned = " ".join(_ISO_PHRASE.sub("", sentence).split())
     return re.sub(r"\s+([.,!?;:])", r"\1", cleaned) or sentence
+
+
+_TIME_WORDS = (
+    _ISO_IN_TEXT,
+    re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _SIMPLE) + r")\b"),
+    _AGO,
+    _REL,
+    _MONTH_YEAR,
+    _YEAR,
+)
+
+
+def time_words(text: str | None) -> str:
+    """The words of ``text`` a date was read from (``sentence_dates``' own text): each time expression
+    it holds, in order ("since 2019", "last week ... yesterday"); "" when it has none. What a decision
+    record shows as what dated a fact."""
+    if not text:
+        return ""
+    flat = " ".join(text.casefold().split())
+    found = sorted({(m.start(), m.group(0)) for pattern in _TIME_WORDS for m in pattern.finditer(flat)})
+    kept: list[tuple[int, str]] = []
+    for start, words in found:  # an expression inside an earlier one ("2019" in "may 2019") is that one
+        if not kept or start >= kept[-1][0] + len(kept[-1][1]):
+            kept.append((start, words))
+    return " ... ".join(words for _, words in kept)

@@ -10,7 +10,8 @@ Separate mode, with the LLM round trips on the critical path numbered::
                ambiguous and no fact has a candidate)
             -> re-point facts to merged entities, apply contradictions (graph.temporal)
             -> (4) summarize_entities (only when needed)
-            -> the ONE write of everything it wants (``EpisodeOutcome``), returned with its result
+            -> the ONE write of everything it wants (``EpisodeOutcome``), with its decision record
+               (``record``: what each stage decided), returned with its result
 
 Combined mode replaces (1) and (2)'s extract_facts by one extract_combined call. Nothing is written here:
 the queue's runner (``ingestion.runner``) stamps the episode ``done`` with its report and performs the
@@ -21,12 +22,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from ..concurrency import gather
 from ..episodes.events import EpisodeResult, SummaryUpdated
 from ..episodes.outcome import EpisodeOutcome
 from ..episodes.verdicts import Verdict
+from ..graph.decisions import DecisionRecord
 from ..graph.model import Entity, Fact, Mention, speaker_of
 from ..graph.store import EpisodeWrite
 from ..prompts import extract_combined as cp
@@ -40,6 +43,7 @@ from .facts.resolution import FactChanges
 from .facts.settle import settle_facts
 from .names.reply import Reply
 from .names.resolver import EntityResolver
+from .record import decision_record
 from .state import EpisodeRun
 from .summaries import current_facts, summarize
 
@@ -74,7 +78,8 @@ async def ingest_episode(run: EpisodeRun) -> EpisodeOutcome:
     changes = settled.changes
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
     verdicts = (*resolver.verdicts, *settled.verdicts)
-    return _outcome(run, resolver, changes, entities, wanting, verdicts)
+    record = decision_record(run, resolver, lines, settled)
+    return _outcome(run, resolver, changes, entities, wanting, verdicts, record)
 
 
 async def _timed(run: EpisodeRun, stage: str, step: Awaitable[T]) -> T:
@@ -200,6 +205,12 @@ async def _summaries(
     return updated, wanting
 
 
+def _retention(run: EpisodeRun) -> datetime | None:
+    """Before when the group's decision records are forgotten with this write (``RecordOptions.days``)."""
+    days = run.options.record.days
+    return None if days is None else run.now - timedelta(days=days)
+
+
 def _outcome(
     run: EpisodeRun,
     resolver: EntityResolver,
@@ -207,6 +218,7 @@ def _outcome(
     entities: dict[str, Entity],
     wanting: set[str],
     verdicts: tuple[Verdict, ...],
+    record: DecisionRecord | None,
 ) -> EpisodeOutcome:
     """The episode's one write and its result. In ``batch`` summary mode the entities still wanting a
     model summary are marked owed with it, so they are paid even if the run dies before its batch ends."""
@@ -218,6 +230,8 @@ def _outcome(
         facts=[*changes.updated.values(), *changes.new.values()],
         mentions=[Mention(group_id=group_id, episode_uuid=episode.uuid, entity_uuid=u) for u in mentioned],
         owed_summaries=sorted(wanting) if run.options.summaries.mode == "batch" else (),
+        decisions=record,
+        forget_decisions_before=_retention(run),
     )
     new_and_restated = [
         *changes.new.values(),

@@ -164,6 +164,21 @@ class SummaryOptions:
 
 
 @dataclass(frozen=True)
+class RecordOptions:
+    """The decision record stored with each episode (``graph.decisions``: what each stage decided, read
+    by ``kg.explain``)."""
+
+    keep: bool = True
+    """Store a record with each episode (off: none, and ``explain`` says only what the graph holds)."""
+    texts: bool = False
+    """Keep the reply's fact lines verbatim in the record too (their ends, relation, sentence and
+    attributes as the model wrote them); off, a record holds names and sentences only."""
+    days: float | None = None
+    """Retention: each episode's write deletes its group's records older than this (``None``: kept as
+    long as their episodes; ``EPIGRAPH_DECISIONS_DAYS``)."""
+
+
+@dataclass(frozen=True)
 class IngestOptions:
     """How episodes are ingested: the extraction mode, and a group of options for each part of the road
     (the window of earlier episodes, the names room, the facts room, the summaries). The defaults meet
@@ -189,6 +204,7 @@ class IngestOptions:
     names: NameOptions = field(default_factory=NameOptions)
     facts: FactOptions = field(default_factory=FactOptions)
     summaries: SummaryOptions = field(default_factory=SummaryOptions)
+    record: RecordOptions = field(default_factory=RecordOptions)
     clock: Callable[[], datetime] = utc_now
     """System time (created_at / expired_at); injectable for reproducible tests."""
     redact: bool | Redaction = False

@@ -2,7 +2,7 @@
 
 One JSON object per line (docs/dump-format.md is the reference)::
 
-    {"record": "header", "format": "epigraph-dump", "version": 2, "groups": [...], "vectors": false, ...}
+    {"record": "header", "format": "epigraph-dump", "version": 3, "groups": [...], "vectors": false, ...}
     {"record": "episode", ...Episode fields}          per group: its episodes,
     {"record": "entity", ...Entity fields, "summary_owed"}    entities (owed: a model summary still due),
     {"record": "fact", ...Fact fields}                facts (every time field, provenance, invalidation),
@@ -11,7 +11,8 @@ One JSON object per line (docs/dump-format.md is the reference)::
     {"record": "community", ...Community fields}      and the derived records: communities (members),
     {"record": "conversation", ...ConversationSummary fields}   conversation summaries,
     {"record": "forgetting", ...ForgetRecord fields}  forgetting's audit records (v3),
-    {"record": "retention", ...RetentionPolicy fields}          the group's retention policy (v3)
+    {"record": "retention", ...RetentionPolicy fields}          the group's retention policy (v3),
+    {"record": "decisions", ...DecisionRecord fields} the episodes' decision records (v4)
     {"record": "end", "counts": {group: {record: n}}} the last line: a dump without it was cut short
 
 Each record line is its model's fields (``graph.model``, ``graph.corrections``) as pydantic writes them in
@@ -40,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
 from ..graph.corrections import Correction
+from ..graph.decisions import DecisionRecord
 from ..graph.derived import Community, ConversationSummary
 from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, GroupId, Mention, UtcDatetime
@@ -48,7 +50,7 @@ from ..graph.texts import texts_of
 from ..version import __version__
 
 FORMAT = "epigraph-dump"
-VERSION = 3
+VERSION = 4
 """The format version this epigraph writes (docs/dump-format.md, "Versions")."""
 OWED = "summary_owed"
 """The field of an entity line that says its summary is owed (version 2 on)."""
@@ -70,7 +72,12 @@ def _nothing_forgotten(record: Record) -> Record:
     return record
 
 
-UPGRADES: dict[int, Callable[[Record], Record]] = {1: _owed_unsaid, 2: _nothing_forgotten}
+def _no_decisions(record: Record) -> Record:
+    """Version 3 -> 4: a version 3 dump holds no decision records; its lines read as they are."""
+    return record
+
+
+UPGRADES: dict[int, Callable[[Record], Record]] = {1: _owed_unsaid, 2: _nothing_forgotten, 3: _no_decisions}
 """version v -> the step that rewrites a record line of version v as version v + 1."""
 RETIRED: dict[int, str] = {}
 """Versions no upgrade reads, and why (none yet)."""
@@ -85,6 +92,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "conversation": ConversationSummary,
     "forgetting": ForgetRecord,
     "retention": RetentionPolicy,
+    "decisions": DecisionRecord,
 }
 """Record kinds in the order a group's records are written."""
 EMBEDDINGS = {
@@ -202,6 +210,7 @@ def _records(dump: GroupDump) -> dict[str, Sequence[Any]]:
         "episode": dump.episodes, "entity": dump.entities, "fact": dump.facts, "mention": dump.mentions,
         "correction": dump.corrections, "community": dump.communities, "conversation": dump.conversations,
         "forgetting": dump.forgettings, "retention": [] if dump.retention is None else [dump.retention],
+        "decisions": dump.decisions,
     }  # fmt: skip
 
 
@@ -345,6 +354,8 @@ def _key(item: Any) -> str:
         return item.key
     if isinstance(item, RetentionPolicy):
         return item.group_id
+    if isinstance(item, DecisionRecord):
+        return item.episode_uuid
     return str(item.uuid)
 
 
@@ -354,7 +365,7 @@ def _group_dump(group_id: str, group: _Group) -> GroupDump:
         group_id, episodes=r["episode"], entities=r["entity"], facts=r["fact"], mentions=r["mention"],
         corrections=r["correction"], communities=r["community"], conversations=r["conversation"],
         owed_summaries=group.owed, forgettings=r["forgetting"],
-        retention=r["retention"][0] if r["retention"] else None,
+        retention=r["retention"][0] if r["retention"] else None, decisions=r["decisions"],
     )  # fmt: skip
 
 
@@ -378,6 +389,10 @@ def _check_references(reader: _Reader, group_id: str, group: _Group) -> None:
             if member not in entities:
                 line = group.lines[("community", community.uuid)]
                 raise reader.error(f"community member {member!r} is no entity of the dump", line, "members")
+    for record in group.records["decisions"]:
+        if record.episode_uuid not in episodes:
+            line = group.lines[("decisions", record.episode_uuid)]
+            raise reader.error(f"no episode {record.episode_uuid!r} in the dump", line, "episode_uuid")
     for mention in group.records["mention"]:
         line = group.lines[("mention", _key(mention))]
         if mention.episode_uuid not in episodes:

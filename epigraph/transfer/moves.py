@@ -19,13 +19,14 @@ from typing import Any, TypeVar
 from ..embed import Embedder
 from ..errors import ConflictError, UsageError
 from ..graph.corrections import Correction, GraphSlice
+from ..graph.decisions import DecisionRecord
 from ..graph.derived import community_text
 from ..graph.forgetting import RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
 from ..graph.store import GroupDump, OwedSummaries, TransferStore, WholeGroups
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
 
-T = TypeVar("T", Episode, Entity, Fact, Mention, RetentionPolicy)
+T = TypeVar("T", Episode, Entity, Fact, Mention, RetentionPolicy, DecisionRecord)
 
 
 async def export_lines(
@@ -174,6 +175,7 @@ def regroup(group: GroupDump, group_id: str) -> GroupDump:
         retention=None
         if group.retention is None
         else group.retention.model_copy(update={"group_id": group_id}),
+        decisions=[_moved(r, group_id) for r in group.decisions],
     )
 
 

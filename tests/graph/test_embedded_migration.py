@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from epigraph.errors import StoreUnavailable
+from epigraph.graph.decisions import DecisionRecord, Step
 from epigraph.graph.embedded import SCHEMA_VERSION, EmbeddedStore
 from epigraph.graph.embedded import migrations as embedded_migrations
 from epigraph.graph.embedded import schema as embedded_schema
@@ -231,9 +232,15 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
             1,
             2,
         ]
+        # v11: an episode is written with its decision record, found by episode and by name
+        step = Step(stage="name", act="refused", subject="Zeus", by="grounded")
+        record = DecisionRecord(group_id=GROUP, episode_uuid=newer.uuid, created_at=T0, steps=(step,))
+        await store.write_episode(EpisodeWrite(episode=newer, decisions=record))
+        assert await store.decision_records(GROUP, [newer.uuid]) == [record]
+        assert await store.decisions_naming(GROUP, "zeus") == [record]
 
     with closing(sqlite3.connect(v1_file)) as conn:
-        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 10
+        assert embedded_schema.read_version(conn) == SCHEMA_VERSION == 11
         # v5: the tables of the derived records exist (and are empty)
         for table in ("communities", "community_members", "conversation_summaries"):
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
@@ -252,6 +259,8 @@ async def test_opening_a_v1_file_upgrades_it_and_keeps_every_row(v1_file: Path) 
         assert conn.execute("SELECT kind, number, sealed FROM redactions ORDER BY number").fetchall() == [
             ("phone", 1, None), ("phone", 2, None)
         ]  # fmt: skip
+        # v11: the decision record written on the upgraded file is stored
+        assert conn.execute("SELECT count(*) FROM decision_records").fetchone() == (1,)
         tables = ("entities", "facts", "episodes")
         assert _triggers(conn) == {f"{t}_{event}" for t in tables for event in ("fts_update", "fts_delete")}
         assert embedded_schema.get_meta(conn, "embedding_dim") == dim_before

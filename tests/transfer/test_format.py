@@ -60,6 +60,7 @@ async def test_the_version_1_fixture_loads_with_its_history() -> None:
                 "conversation": 1,
                 "forgetting": 0,
                 "retention": 0,
+                "decisions": 0,
             }
         }
         assert report.embeddings == "computed" and report.embedded == 7  # names, texts, the community
@@ -103,10 +104,11 @@ async def test_a_dump_is_a_header_records_and_an_end_line(tmp_path: Path) -> Non
             "conversation": 1,
             "forgetting": 0,
             "retention": 0,
+            "decisions": 5,
         }
     }  # the import's conversation, summarized
     kinds = [line["record"] for line in lines[1:-1]]
-    order = ["episode", "entity", "fact", "mention", "correction", "community", "conversation"]
+    order = ["episode", "entity", "fact", "mention", "correction", "community", "conversation", "decisions"]
     assert kinds == sorted(kinds, key=order.index)
     fact = next(line for line in lines if line["record"] == "fact")
     assert set(fact) == {"record", *head["schema"]["fact"]}

@@ -41,7 +41,7 @@ async def test_an_owed_summary_is_exported_and_loaded_owed_then_paid(tmp_path: P
         await kg.transfer.export(dump)
 
     written = lines(dump)
-    assert written[0]["version"] == VERSION == 3
+    assert written[0]["version"] == VERSION == 4
     assert "summary_owed" in written[0]["schema"]["entity"]  # type: ignore[index]
     owed = {e["name"]: e["summary_owed"] for e in written if e["record"] == "entity"}
     assert owed == {"Alice": True, "Bob": False, **dict.fromkeys(FOUR, False)}

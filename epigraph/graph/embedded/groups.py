@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from ...errors import ConflictError
 from ..model import utc_now
 from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
-from . import audit, derived, vault
+from . import audit, decisions, derived, vault
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -66,6 +66,7 @@ def records(conn: sqlite3.Connection, group_ids: Sequence[str], vectors: bool) -
         yield from derived.conversation_summaries(conn, group_id, None)
         yield from audit.forgettings(conn, group_id)
         yield from audit.retention_policies(conn, group_id)
+        yield from decisions.group_records(conn, group_id)
 
 
 _MENTIONS = (
@@ -131,6 +132,7 @@ def load_group(db: Db, dump: GroupDump) -> None:
         audit.insert_records(conn, list(dump.forgettings))
         if dump.retention is not None:
             audit.write_retention(conn, dump.retention)
+        decisions.write_records(conn, list(dump.decisions))
 
 
 def delete_group(db: Db, group_id: str) -> StoreStats:

@@ -1,5 +1,5 @@
 """Opening an embedded store's file at the current schema: a fresh file gets the whole ``schema.DDL``,
-an older one is upgraded step by step (v1 -> v10) inside the opening transaction, a newer or unknown
+an older one is upgraded step by step (v1 -> v11) inside the opening transaction, a newer or unknown
 one is refused. The current DDL itself is in :mod:`.schema`."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .schema import (
     CLAIM_TABLES,
     CORRECTION_TABLES,
     DDL,
+    DECISION_TABLES,
     DERIVED_TABLES,
     FORGET_TABLES,
     FTS_TABLES,
@@ -105,10 +106,16 @@ def _to_v10(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v11(conn: sqlite3.Connection) -> None:
+    """v10 -> v11: the (empty) tables of decision records."""
+    for statement in statements(DECISION_TABLES):
+        conn.execute(statement)
+
+
 # version reached -> the step that upgrades from the version before it.
 MIGRATIONS: dict[int, Migration] = {
     2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8, 9: _to_v9,
-    10: _to_v10,
+    10: _to_v10, 11: _to_v11,
 }  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from ..corrections import Correction
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import EntityFilter, FactFilter, StoreStats
 from ..temporal import CURRENT, TimeFilter, episode_bounds
+from . import decisions
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -398,6 +399,7 @@ def stats(conn: sqlite3.Connection, group_id: str | None, now: datetime) -> Stor
         sql = f"SELECT COUNT(*) FROM {source} WHERE {condition} AND {scope}"
         return int(conn.execute(sql, [*params, *scope_params]).fetchone()[0])
 
+    records, size = decisions.counts(conn, group_id)
     return StoreStats(
         episodes=count("episodes AS f"),
         entities=count("entities AS f"),
@@ -405,4 +407,6 @@ def stats(conn: sqlite3.Connection, group_id: str | None, now: datetime) -> Stor
         current_facts=count("facts AS f", current, current_params),
         mentions=count("mentions AS m JOIN episodes AS f ON f.id = m.episode_id"),
         owed_summaries=count("owed_summaries AS o JOIN entities AS f ON f.id = o.entity_id"),
+        decision_records=records,
+        decision_bytes=size,
     )

@@ -53,6 +53,10 @@ it was).
 - **v10**: the redaction vault (``vault.py``, ``epigraph.privacy``): ``redaction_vaults`` (a group's salt
   and key check) and ``redactions`` (a placeholder's kind and number, the keyed digest that finds it, the
   original sealed by the caller's key or NULL). Upgrading creates the two empty tables.
+- **v11**: decision records (``graph.decisions``): ``decision_records`` (one per episode, the record as
+  compact JSON, written in the episode's transaction, gone with the episode) and ``decision_names`` (the
+  normalized names its name steps are about, for ``DecisionReads.decisions_naming``). Upgrading creates
+  the two empty tables: episodes ingested before have no record.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from pathlib import Path
 
 from ...errors import SchemaMismatch, StoreNotFound, StoreUnavailable
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """FTS5 tokenizer of every fulltext index (v2): case- and diacritic-folded words, Porter-stemmed. A query
@@ -290,6 +294,26 @@ CREATE TABLE IF NOT EXISTS redactions (
 ) WITHOUT ROWID;
 """
 
+DECISION_TABLES = """
+-- What each stage decided about an episode (v11): graph.decisions.DecisionRecord as JSON, gone with it.
+CREATE TABLE IF NOT EXISTS decision_records (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE,
+    group_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decision_records_by_time ON decision_records (group_id, created_at);
+-- the normalized names a record's name steps are about (DecisionRecord.names)
+CREATE TABLE IF NOT EXISTS decision_names (
+    group_id TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    episode_id INTEGER NOT NULL REFERENCES decision_records (episode_id) ON DELETE CASCADE,
+    PRIMARY KEY (group_id, norm, episode_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS decision_names_by_record ON decision_names (episode_id);
+"""
+
 FTS_TABLES: dict[str, tuple[str, ...]] = {
     "entities": ("name", "aliases", "summary"),
     "facts": ("text",),
@@ -345,6 +369,7 @@ DDL = (
     + OWED_TABLES
     + FORGET_TABLES
     + VAULT_TABLES
+    + DECISION_TABLES
     + "".join(fts_table(table, TOKENIZER) for table in FTS_TABLES)
     + "".join(_fts_triggers(table, columns) for table, columns in FTS_TABLES.items())
 )

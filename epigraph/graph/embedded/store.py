@@ -27,6 +27,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from ...errors import EpigraphError, StoreError, StoreUnavailable
 from ..changes import ChangeRecords, Window
 from ..corrections import Correction
+from ..decisions import DecisionRecord
 from ..derived import Community, ConversationSummary
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, utc_now
@@ -51,7 +52,7 @@ from ..store import (
     VaultEntry,
     VaultHeader,
 )
-from . import audit, claims, corrections, derived, forgetting, groups, reads, search, vault, writes
+from . import audit, claims, corrections, decisions, derived, forgetting, groups, reads, search, vault, writes
 from .db import Db
 from .schema import why_unwritable
 from .sqlite_thread import SqliteThread
@@ -305,6 +306,13 @@ class EmbeddedStore:
     # --- what changed ---------------------------------------------------------------------------------
     async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
         return await self._read(reads.changes, group_id, window, limit)
+
+    # --- decision records ------------------------------------------------------------------------------
+    async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
+        return await self._read(decisions.records_of, group_id, list(episode_uuids))
+
+    async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
+        return await self._read(decisions.records_naming, group_id, name, limit)
 
     # --- whole groups -----------------------------------------------------------------------------------
     async def groups(self) -> list[str]:

@@ -24,6 +24,7 @@ from ...errors import EpisodeNotFound
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import DeletionResult, EpisodeWrite
 from ..temporal import first_stated, revert_invalidation, start_key
+from . import decisions
 from .codec import (
     ENTITIES,
     EPISODES,
@@ -187,6 +188,10 @@ def write_episode(db: Db, write: EpisodeWrite) -> bool:
         upsert_facts(db, conn, write.facts)
         insert_mentions(conn, write.mentions)
         settle_summaries(conn, write)
+        if write.forget_decisions_before is not None:
+            decisions.forget_before(conn, write.episode.group_id, write.forget_decisions_before)
+        if write.decisions is not None:
+            decisions.write_records(conn, [write.decisions])
     return True
 
 

@@ -309,7 +309,8 @@ def mention_row(mention: Mention) -> Props:
 
 def stats_from(record: Mapping[str, Any]) -> StoreStats:
     """The counts of ``cypher.STATS``."""
-    fields = ("episodes", "entities", "facts", "current_facts", "mentions", "owed_summaries")
+    fields = ("episodes", "entities", "facts", "current_facts", "mentions", "owed_summaries",
+              "decision_records", "decision_bytes")  # fmt: skip
     return StoreStats(**{name: int(record[name]) for name in fields})
 
 

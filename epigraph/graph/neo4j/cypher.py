@@ -375,5 +375,9 @@ CALL () {{
   MATCH (ep:Episode)-[m:MENTIONS]->() WHERE $group_id IS NULL OR ep.group_id = $group_id
   RETURN count(m) AS mentions
 }}
-RETURN episodes, entities, facts, current_facts, mentions, owed_summaries
+CALL () {{
+  MATCH (d:DecisionRecord) WHERE $group_id IS NULL OR d.group_id = $group_id
+  RETURN count(d) AS decision_records, coalesce(sum(d.bytes), 0) AS decision_bytes
+}}
+RETURN episodes, entities, facts, current_facts, mentions, owed_summaries, decision_records, decision_bytes
 """

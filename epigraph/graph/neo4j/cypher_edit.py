@@ -126,6 +126,7 @@ DELETE_GROUP = (
     "MATCH (n:Retention {group_id: $group_id}) DELETE n",
     "MATCH (n:Redaction {group_id: $group_id}) DELETE n",
     "MATCH (n:RedactionVault {group_id: $group_id}) DELETE n",
+    "MATCH (n:DecisionRecord {group_id: $group_id}) DELETE n",
     "MATCH (n:GroupLock {group_id: $group_id}) DELETE n",
 )
 

@@ -39,6 +39,9 @@ CONSTRAINTS = (
     "FOR (n:Redaction) REQUIRE (n.group_id, n.digest) IS UNIQUE",
     "CREATE CONSTRAINT epigraph_redaction_number IF NOT EXISTS "
     "FOR (n:Redaction) REQUIRE (n.group_id, n.kind, n.number) IS UNIQUE",
+    # decision records (cypher_decisions)
+    "CREATE CONSTRAINT epigraph_decision_record_key IF NOT EXISTS "
+    "FOR (n:DecisionRecord) REQUIRE (n.group_id, n.episode_uuid) IS UNIQUE",
 )
 RANGE_INDEXES = (
     "CREATE INDEX epigraph_episode_group IF NOT EXISTS FOR (n:Episode) ON (n.group_id)",
@@ -51,6 +54,8 @@ RANGE_INDEXES = (
     "CREATE INDEX epigraph_correction_group_time IF NOT EXISTS "
     "FOR (n:Correction) ON (n.group_id, n.created_at)",
     "CREATE INDEX epigraph_forgetting_group_time IF NOT EXISTS FOR (n:Forgetting) ON (n.group_id, n.at)",
+    "CREATE INDEX epigraph_decision_record_group_time IF NOT EXISTS "
+    "FOR (n:DecisionRecord) ON (n.group_id, n.created_at)",
     # The exact vector scan's way in: a group's facts that can be valid at $as_of (start_us <= it).
     f"CREATE INDEX {FACT_START_INDEX} IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.group_id, r.start_us)",
     # ... and the facts that can be known at $known_at (known_from_us, their created_at, <= it).

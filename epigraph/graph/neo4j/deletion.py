@@ -27,6 +27,7 @@ import neo4j
 from ...errors import EpisodeNotFound
 from ..store import DeletionResult
 from . import cypher as q
+from . import cypher_decisions as qdec
 from . import cypher_deletion as qdel
 from . import lucene
 
@@ -60,6 +61,7 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
     removed = {row["uuid"] for row in sole} | {fact["uuid"] for fact in orphan_facts}
     restored = await _records(tx, qdel.RESTORE_INVALIDATED, {**params, "removed": sorted(removed)})
     await _records(tx, qdel.DELETE_EPISODE, params)
+    await _records(tx, qdec.DELETE_EPISODE_DECISIONS, params)
 
     removed_entities = {row["uuid"] for row in orphans}
     touched = mentioned | _endpoints(sole) | _endpoints(detached) | _endpoints(restored)

@@ -18,8 +18,9 @@ import neo4j
 
 from ...errors import ConflictError, StoreError
 from ..store import DumpItem, GroupDump, OwedSummaries, StoreStats
-from . import convert, derived, forgetting
+from . import convert, decisions, derived, forgetting
 from . import cypher as q
+from . import cypher_decisions as qdec
 from . import cypher_derived as qd
 from . import cypher_edit as qe
 from . import cypher_forget as qf
@@ -68,6 +69,8 @@ async def group_items(
         yield forgetting.record_from(record)
     async for record in await tx.run(qf.RETENTION, key):
         yield forgetting.policy_from(record)
+    for decided in decisions.decoded(group_id, [r async for r in await tx.run(qdec.DUMP_DECISIONS, key)]):
+        yield decided
 
 
 async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim: int | None) -> None:
@@ -97,6 +100,7 @@ async def load_group_tx(tx: neo4j.AsyncManagedTransaction, group: GroupDump, dim
     await forgetting.create_records(tx, group.group_id, list(group.forgettings))
     if group.retention is not None:
         await forgetting.set_retention_tx(tx, group.retention)
+    await decisions.write_records_tx(tx, group.group_id, list(group.decisions))
 
 
 async def delete_group_tx(

@@ -24,6 +24,7 @@ import neo4j
 from ...errors import StoreError
 from ..changes import ChangeRecords, Window
 from ..corrections import Correction
+from ..decisions import DecisionRecord
 from ..derived import Community, ConversationSummary
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
@@ -48,7 +49,7 @@ from ..store import (
     VaultHeader,
 )
 from . import changes as change_reads
-from . import claims, convert, derived, forgetting, groups, lookups, schema, search, vault, writing
+from . import claims, convert, decisions, derived, forgetting, groups, lookups, schema, search, vault, writing
 from . import cypher as q
 from . import cypher_edit as qe
 from . import cypher_forget as qf
@@ -384,6 +385,13 @@ class Neo4jStore:
     # --- what changed -----------------------------------------------------------------------------------
     async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
         return await change_reads.changes(self._conn, group_id, window, limit)
+
+    # --- decision records ---------------------------------------------------------------------------------
+    async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
+        return await decisions.records_of(self._conn, group_id, episode_uuids)
+
+    async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
+        return await decisions.records_naming(self._conn, group_id, name, limit)
 
     # --- whole groups ------------------------------------------------------------------------------------
     async def groups(self) -> list[str]:

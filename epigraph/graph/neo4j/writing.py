@@ -15,7 +15,8 @@ while the previous one is written). Inside it (:func:`write_tx`):
 3. ``WRITE_EPISODE`` once per chunk of at most ``BATCH`` rows (usually one), each fact end and mentioned
    entity a position in the chunk's ``endpoints`` (looked up once); every fact and mention must come
    back written, else the transaction fails and rolls back;
-4. the summaries it pays are cleared of their owed marks, then those it leaves owed are marked.
+4. the summaries it pays are cleared of their owed marks, then those it leaves owed are marked;
+5. its decision record written (``decisions``), the group's older than the retention deleted.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..store import EpisodeWrite
 from . import convert
 from . import cypher as q
 from .connection import Connection
+from .decisions import forget_before_tx, write_records_tx
 
 BATCH = 2000  # rows (of any kind) per WRITE_EPISODE statement
 WRITE_KINDS = ("episodes", "entities", "facts", "mentions")  # the statement's order
@@ -175,6 +177,11 @@ async def write_tx(
         await after  # the previous episode committed (its failure rolls this one back)
     await write_rows(tx, write.episode.group_id, {**prepared.rows, "entities": entities})
     await settle_summaries(tx, write)
+    group_id = write.episode.group_id
+    if write.forget_decisions_before is not None:
+        await forget_before_tx(tx, group_id, write.forget_decisions_before)
+    if write.decisions is not None:
+        await write_records_tx(tx, group_id, [write.decisions])
     return True
 
 

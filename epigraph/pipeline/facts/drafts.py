@@ -55,6 +55,8 @@ _ARTICLES = ("the ", "a ", "an ")
 class DraftFact:
     key: str
     fact: Fact
+    line: int = 0
+    """Its fact line's place in the reply (from 1)."""
 
 
 class EndpointIndex:
@@ -106,18 +108,19 @@ async def build_drafts(run: EpisodeRun, resolver: EntityResolver, lines: Sequenc
     index = EndpointIndex(resolver)
     out = Drafts()
     grounded = []
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         refused = _grounded(resolver.grounding, index, line)
         if refused is None:
-            grounded.append(line)
+            grounded.append((number, line))
         else:
             out.refuse(run, refused)
-    await _lookup_unknown_names(run, index, grounded)
+    await _lookup_unknown_names(run, index, [line for _, line in grounded])
     seen: set[tuple[str, str, str, str]] = set()
-    for line in grounded:
+    for number, line in grounded:
         draft = _draft(run, resolver, index, line, str(len(out.drafts) + 1), out)
         if draft is None:
             continue
+        draft.line = number
         f = draft.fact
         identity = (f.source_uuid, f.target_uuid, f.relation, normalize_text(f.text))
         if identity in seen:

@@ -154,6 +154,8 @@ async def decide(
         draft.fact = _repointed(draft.fact, moved)
     for draft, _ in ask:
         decisions[draft.key] = _still_in_scope(run, draft.fact, answers.facts.get(draft.key, Decision()))
+    for draft in drafts:
+        decisions[draft.key].shown = tuple(f.uuid for f in candidates[draft.key])
     return decisions
 
 

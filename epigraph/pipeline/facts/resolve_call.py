@@ -47,6 +47,8 @@ class Decision:
     contradicts: list[Fact] = field(default_factory=list)
     by: str = UNASKED
     verdicts: list[Verdict] = field(default_factory=list)
+    shown: tuple[str, ...] = ()
+    """The candidates (fact uuids) the draft was compared with (the decision record's)."""
 
 
 @dataclass

@@ -47,6 +47,8 @@ class SettledFacts:
     changes: FactChanges
     decisions: dict[str, Decision] = field(default_factory=dict)
     verdicts: list[Verdict] = field(default_factory=list)
+    drafts: list[DraftFact] = field(default_factory=list)
+    """The drafts decided (their lines, keys and facts: the decision record's)."""
 
 
 async def settle_facts(
@@ -69,7 +71,7 @@ async def settle_facts(
             changes.new[uuid] = fact.model_copy(update={"text_embedding": vectors[uuid]})
     run.report.stage("resolve_facts", started)
     verdicts += [v for d in decisions.values() for v in d.verdicts]
-    return SettledFacts(changes, decisions, verdicts)
+    return SettledFacts(changes, decisions, verdicts, list(drafts))
 
 
 async def _embed(run: EpisodeRun, drafts: Sequence[DraftFact]) -> dict[str, list[float]]:

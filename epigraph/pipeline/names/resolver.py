@@ -71,6 +71,18 @@ class Question:
     candidates: list[Entity]
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """How one extracted name was resolved (``EntityResolved``'s outcome: ``new``, ``exact``, ``head``,
+    ``merged`` by the resolve call, ``distinct``: kept new though candidates were shown), into which
+    entity, and the candidates the resolve call was shown (``shown``)."""
+
+    surface: str
+    outcome: str
+    entity_uuid: str
+    shown: tuple[str, ...] = ()
+
+
 @dataclass
 class EntityResolver:
     """Resolves the entities of one episode; ``entities`` holds the final version of each touched one."""
@@ -94,6 +106,8 @@ class EntityResolver:
     verdicts: list[Verdict] = field(default_factory=list)
     """What the room refused or changed, in order: each repair of a reply's name (``reply``), each gate's
     verdict on a new extracted name (``gates``)."""
+    resolved: list[Resolved] = field(default_factory=list)
+    """How each admitted name was resolved, in the order decided (step 3; the decision record's)."""
 
     @property
     def grounding(self) -> Grounding | None:
@@ -278,15 +292,17 @@ class EntityResolver:
         moved: dict[str, str] = {}
         for norm, question in self.questions.items():
             answer = answers.get(norm)
+            shown = tuple(c.uuid for c in question.candidates)
             if answer is None:
                 self.run.event(
                     EntityResolved, name=question.surface, entity_uuid=question.uuid, outcome="distinct"
                 )
+                self.resolved.append(Resolved(question.surface, "distinct", question.uuid, shown))
                 continue
             target, better_name = answer
             self.entities.pop(question.uuid, None)
             self.new.discard(question.uuid)
-            self._merge(norm, target, outcome="merged", better_name=better_name)
+            self._merge(norm, target, outcome="merged", better_name=better_name, shown=shown)
             moved[question.uuid] = target.uuid
         self.questions = {}
         return moved
@@ -310,9 +326,18 @@ class EntityResolver:
         self.by_surface[norm] = entity.uuid
         if outcome is not None:
             run.event(EntityResolved, name=mention.surface, entity_uuid=entity.uuid, outcome=outcome)
+            self.resolved.append(Resolved(mention.surface, outcome, entity.uuid))
         return entity.uuid
 
-    def _merge(self, norm: str, target: Entity, *, outcome: str, better_name: str | None = None) -> None:
+    def _merge(
+        self,
+        norm: str,
+        target: Entity,
+        *,
+        outcome: str,
+        better_name: str | None = None,
+        shown: tuple[str, ...] = (),
+    ) -> None:
         mention = self._mentions[norm]
         current = self.entities.get(target.uuid, target)
         updated = _merged(current, mention.name, mention.label, mention.attributes, better_name)
@@ -321,6 +346,7 @@ class EntityResolver:
             self.changed.add(target.uuid)
         self.by_surface[norm] = target.uuid
         self.run.event(EntityResolved, name=mention.surface, entity_uuid=target.uuid, outcome=outcome)
+        self.resolved.append(Resolved(mention.surface, outcome, target.uuid, shown))
 
 
 def _plausible(surface: str, entity: Entity, veto: NameVeto | None) -> bool:
