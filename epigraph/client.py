@@ -35,7 +35,7 @@ from .ingestion.ingestor import Ingestor, Item
 from .ingestion.pacing import PacedLLM, Priority, paced
 from .local_model import LocalModel
 from .overview import OverviewOptions, Upkeep
-from .pipeline.options import IngestOptions, for_small_model
+from .pipeline.options import IngestOptions, for_small_model, with_retention
 from .privacy.vault import key_of
 from .prompts.protocol import LLM
 from .publish.producer import EpisodeProducer, Published, Redact
@@ -114,6 +114,7 @@ class KnowledgeGraph(GroupHandle):
             self.options = for_small_model(options)
         if self.settings.redact and not self.options.redact:  # EPIGRAPH_REDACT=1 / --redact
             self.options = replace(self.options, redact=True)
+        self.options = with_retention(self.options, self.settings.decisions_days)
         self._ingestor: Ingestor | None = None
         self.priority = Priority()
         """Reads first: what the ingestion queue is paced by (idle, it never waits: the server marks the

@@ -112,6 +112,11 @@ class Settings(BaseModel):
     """How long a process's claim on the episode it ingests lasts unless renewed (every third of it):
     the longest another process waits to take over an episode of a process that crashed."""
 
+    decisions_days: float | None = Field(default=None, gt=0)
+    """How long decision records are kept (``graph.decisions``; ``RecordOptions.days`` when the options
+    leave it unset): each episode's write deletes its group's records older than this many days. Unset:
+    kept as long as their episodes."""
+
     tracing: bool = False
     """OpenTelemetry spans of episodes, stages and model calls (``epigraph.tracing``, the ``otel`` extra)."""
 

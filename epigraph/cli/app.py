@@ -50,7 +50,7 @@ from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
     ingest.register,  # ingest, import, remove, retry
-    read.register,  # search, entity, episodes, changes, stats
+    read.register,  # search, entity, episodes, explain, changes, stats
     overview.register,  # communities, conversations
     ask.register,  # ask
     edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)

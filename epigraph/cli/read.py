@@ -1,7 +1,8 @@
 """Commands that read the graph: ``search`` (hybrid, current facts unless told otherwise), ``entity`` (one
 entity's view with its corrections by hand; ``--html [FILE]`` also writes its interactive view, ``--svg
 FILE`` a static picture; ``entity merge|unmerge|rename`` are corrections, in ``edit``),
-``episodes`` (newest first), ``changes`` (what changed in a window, by entity) and ``stats``.
+``episodes`` (newest first), ``changes`` (what changed in a window, by entity), ``explain`` (why the graph
+holds a fact or an entity: the chain from the message) and ``stats``.
 
 They read a graph that exists: a missing store file is an error (exit 1) and is never created, and a
 search of a group without episodes finds nothing without loading the embedding model.
@@ -55,6 +56,9 @@ def register(command: AddCommand) -> None:
     p.add_argument("--until", type=date_arg, metavar="DATE", help="reference time < DATE")
     p.add_argument("--status", choices=[s.value for s in EpisodeStatus])
     p.add_argument("--limit", type=positive_arg, default=50, metavar="N", help="at most N (default 50)")
+
+    p = command("explain", cmd_explain, "why the graph holds a fact or an entity: the chain from the message")
+    p.add_argument("subject", metavar="FACT_ID|NAME", help="a fact's id, or an entity's name, alias or uuid")
 
     p = command("changes", cmd_changes, "what changed in a window, by entity (both time axes, the sources)")
     p.add_argument("--since", type=date_arg, metavar="DATE", help="from DATE (included; default: the start)")
@@ -131,6 +135,13 @@ async def cmd_changes(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         listing = await kg.changes(args.since, args.until, kinds=args.kind, limit=args.limit)
     cli.show(listing, listing.to_dict())
+    return 0
+
+
+async def cmd_explain(cli: Cli, args: argparse.Namespace) -> int:
+    async with graph(cli, existing=True) as kg:
+        explanation = await kg.explain(args.subject)
+    cli.show(explanation, explanation.to_dict())
     return 0
 
 

@@ -218,6 +218,14 @@ class IngestOptions:
     docs/decisions/2026-12-01-personal-data.md."""
 
 
+def with_retention(options: IngestOptions, days: float | None) -> IngestOptions:
+    """``options`` keeping decision records ``days`` (``EPIGRAPH_DECISIONS_DAYS``) unless they say so
+    themselves (``RecordOptions.days``)."""
+    if days is None or options.record.days is not None:
+        return options
+    return replace(options, record=replace(options.record, days=days))
+
+
 SMALL_MODEL_RETIRE_ALL_GUARD = 3
 SMALL_MODEL_RESTATED_SIMILARITY = 0.8
 """MiniLM cosine at which the local model's fact is a restatement (measured: docs/decisions/

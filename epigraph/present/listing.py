@@ -103,6 +103,8 @@ class StatsView:
             ("retired facts", s.facts - s.current_facts),
             ("mentions", s.mentions),
             ("owed summaries", s.owed_summaries),
+            ("decision records", s.decision_records),
+            ("decision records' bytes", s.decision_bytes),
             *((name.replace("_", " "), value) for name, value in self.extra.items()),
         ]
         rows = tuple((name, f"{value:,}" if isinstance(value, int) else value) for name, value in counts)

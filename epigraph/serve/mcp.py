@@ -193,6 +193,13 @@ def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         return await guarded(found)
 
     @server.tool()
+    async def explain(*, group_id: GroupArg = None, subject: str, ctx: Context) -> dict[str, Any]:
+        """Why the graph holds a fact (its id) or an entity (a name, alias or uuid), or refused a name:
+        the chain from the message (the episode, the line of the model's reply) to what the graph holds
+        now, in a few lines: what each stage decided, merges, retirements, corrections by hand."""
+        return await guarded(service.explain(state, group(ctx, group_id), subject))
+
+    @server.tool()
     async def ask(
         *, group_id: GroupArg = None, question: str, ctx: Context, as_of: Timestamp | None = None,
         known_at: Timestamp | None = None, mode: AskMode | None = None,

@@ -11,7 +11,7 @@ from ..graph.changes import ChangeKind
 from ..graph.model import EpisodeStatus
 from . import service
 from .deps import ERRORS, Group, state_of
-from .schemas import EntityName, RecipeName, SearchScope, SearchText, Timestamp
+from .schemas import EntityName, FactId, RecipeName, SearchScope, SearchText, Timestamp
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["reading"])
 
@@ -36,6 +36,24 @@ async def search(
         state_of(request), group_id, q, scope=scope, recipe_name=recipe_name, as_of=as_of,
         known_at=known_at, include_retired=include_retired, limit=limit,
     )  # fmt: skip
+
+
+@router.get("/facts/{uuid}/explain", responses={**ERRORS, 404: {"description": "no such fact"}})
+async def explain_fact(request: Request, group_id: Group, uuid: FactId) -> dict[str, Any]:
+    """Why the group holds this fact: the chain from the message to what the graph holds now, in a few
+    lines (the episodes that said it and the line of the model's reply, what decided it, the words that
+    dated it, what retired it, corrections by hand)."""
+    return await service.explain(state_of(request), group_id, uuid, "fact")
+
+
+@router.get(
+    "/entities/{name:path}/explain", responses={**ERRORS, 404: {"description": "no such entity or name"}}
+)
+async def explain_entity(request: Request, group_id: Group, name: EntityName) -> dict[str, Any]:
+    """Why the group holds this entity (a name, alias or uuid), or refused the name: the episodes that
+    named it and how each name was resolved (new, the same name, merged by the resolve call and the
+    candidates shown), the names a gate refused or repaired, merges and renames by hand."""
+    return await service.explain(state_of(request), group_id, name, "entity")
 
 
 @router.get("/entities/{name:path}/history", responses={**ERRORS, 404: {"description": "no such entity"}})

@@ -81,6 +81,7 @@ API takes no center: the library and the CLI have them)."""
 
 EpisodeId = Annotated[str, Path(min_length=1, max_length=256, description="the episode's uuid or own id")]
 EntityName = Annotated[str, Path(min_length=1, max_length=1000, description="a name, an alias or a uuid")]
+FactId = Annotated[str, Path(min_length=1, max_length=200, description="a fact's uuid")]
 CONVERSATION_KEY = f"^{CHAIN_KEY_RE.pattern}$"
 """What the server takes as a conversation key (``graph.derived.CHAIN_KEY_RE``: 1-512 characters without
 control characters), as a pattern JSON Schema and pydantic read alike."""

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from ..ask import AskChunk
 from ..client import KnowledgeGraph
@@ -232,6 +232,15 @@ async def entity(
     async with state.intake.priority.foreground():
         view = await group(state, group_id).entity(name, as_of=as_of)
     return view.to_dict()
+
+
+async def explain(
+    state: ServerState, group_id: str, subject: str, kind: Literal["fact", "entity"] | None = None
+) -> dict[str, Any]:
+    """Why the group holds a fact or an entity (``GroupHandle.explain``), as a read someone waits on."""
+    async with state.intake.priority.foreground():
+        found = await group(state, group_id).explain(subject, kind=kind)
+    return found.to_dict()
 
 
 # --- asking ------------------------------------------------------------------------------------------
