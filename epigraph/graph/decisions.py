@@ -25,7 +25,7 @@ from the stores' schema versions.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -105,6 +105,12 @@ class DecisionRecord(BaseModel):
             for s in self.steps
             if s.stage == NAME and norm in {normalize_name(s.subject), normalize_name(s.became)}
         ]
+
+
+def in_order(records: Iterable[DecisionRecord], episode_uuids: Sequence[str]) -> list[DecisionRecord]:
+    """``records`` in the order of their episodes in ``episode_uuids``."""
+    place = {uuid: i for i, uuid in reversed(list(enumerate(episode_uuids)))}
+    return sorted(records, key=lambda r: place.get(r.episode_uuid, len(place)))
 
 
 def stored_size(record: DecisionRecord) -> int:

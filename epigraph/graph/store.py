@@ -328,7 +328,8 @@ class DecisionReads(Protocol):
     """The decision records episodes were written with (``graph.decisions``; ``EpisodeWrite.decisions``)."""
 
     async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
-        """The records of those of ``episode_uuids`` that have one (an unknown uuid gives none)."""
+        """The records of those of ``episode_uuids`` that have one, in their order (an unknown uuid gives
+        none)."""
 
     async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
         """The records of the group whose name steps are about ``name`` (normalized alike: as said or as

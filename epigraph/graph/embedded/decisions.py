@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
-from ..decisions import DecisionRecord
+from ..decisions import DecisionRecord, in_order
 from ..model import normalize_name
 from .codec import to_us
 
@@ -71,7 +71,8 @@ def _decoded(rows: Iterable[tuple[str, str, str, int]]) -> list[DecisionRecord]:
 
 
 def records_of(conn: sqlite3.Connection, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
-    return _decoded(conn.execute(_BY_EPISODES, (group_id, json.dumps(list(episode_uuids)))))
+    found = _decoded(conn.execute(_BY_EPISODES, (group_id, json.dumps(list(episode_uuids)))))
+    return in_order(found, episode_uuids)
 
 
 def records_naming(conn: sqlite3.Connection, group_id: str, name: str, limit: int) -> list[DecisionRecord]:

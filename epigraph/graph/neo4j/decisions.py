@@ -9,7 +9,7 @@ from typing import Any
 
 import neo4j
 
-from ..decisions import DecisionRecord, stored_size
+from ..decisions import DecisionRecord, in_order, stored_size
 from ..model import normalize_name
 from . import cypher_decisions as qd
 from .connection import Connection
@@ -51,7 +51,8 @@ def decoded(group_id: str, rows: Sequence[Any]) -> list[DecisionRecord]:
 
 async def records_of(conn: Connection, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
     params = {"group_id": group_id, "uuids": list(dict.fromkeys(episode_uuids))}
-    return decoded(group_id, await conn.read(qd.DECISIONS_OF, params, what="decision_records"))
+    found = decoded(group_id, await conn.read(qd.DECISIONS_OF, params, what="decision_records"))
+    return in_order(found, episode_uuids)
 
 
 async def records_naming(conn: Connection, group_id: str, name: str, limit: int) -> list[DecisionRecord]:
