@@ -12,7 +12,11 @@ wall time, checks that each report's token counts equal the sum over the recorde
 resulting graph with the gold graph, and measures candidate recall: for every gold contradiction,
 restatement and alias, was the right earlier fact or entity among the candidates shown to the model
 (apart from whether it was then applied). Prints a table and writes ``bench/results/ingest.json``
-(keys prefixed by the set, ``locomo26.`` / ``locomo30.``; the unprefixed keys are conversation 26's)::
+(keys prefixed by the set, ``locomo26.`` / ``locomo30.``; the unprefixed keys are conversation 26's).
+The decision records (``decisions.*``, separate mode): their bytes per episode as stored (``stats``), the
+time building one takes (the report's ``decision_record`` stage), and the wall time per episode with
+records kept and with them off (``RecordOptions.keep``), the two runs interleaved ``--repeats`` times and
+the fastest of each kept, so what they add (``added_share``) includes their write::
 
     python -m bench ingest --conversation ../shared/datasets/locomo \
         --gold bench/data/locomo26_s1-3.json --gold bench/data/locomo30_s1-3.json [--embedder hash]
@@ -52,7 +56,7 @@ from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import to_utc
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.metering import round_trips
-from epigraph.pipeline.options import FactOptions, IngestOptions
+from epigraph.pipeline.options import FactOptions, IngestOptions, RecordOptions
 from epigraph.testing import HashEmbedder, RecordedCall, ScriptedLLM
 
 DEFAULT_SET = "locomo26"
@@ -71,6 +75,26 @@ class ModeRun:
     calls: list[RecordedCall]
     wall_s: float
     graph: dict[str, float]
+    decision_bytes: int = 0
+    write_s: float = 0.0
+    """Time in the store's ``write_episode`` (the episodes' writes), all episodes."""
+
+
+class TimedWrites:
+    """The store, with the time its ``write_episode`` calls take summed (``write_s``)."""
+
+    def __init__(self, store: EmbeddedStore) -> None:
+        self._store, self.write_s = store, 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def write_episode(self, write: Any) -> bool:
+        started = time.perf_counter()
+        try:
+            return await self._store.write_episode(write)
+        finally:
+            self.write_s += time.perf_counter() - started
 
 
 VARIANTS = {
@@ -96,7 +120,8 @@ async def run_mode(
     async with EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
         options = IngestOptions(mode=mode, **overrides)  # type: ignore[arg-type]
-        ingestor = Ingestor(store, llm, embedder, options)
+        timed = TimedWrites(store)
+        ingestor = Ingestor(timed, llm, embedder, options)  # type: ignore[arg-type]
         items = [
             EpisodeInput(
                 content=t.text, speaker=t.speaker, reference_time=to_utc(t.reference_time), group_id=group
@@ -109,8 +134,9 @@ async def run_mode(
         graph = await graph_metrics(store, group, gold_set.gold)
         graph.update(await stored_readable(store, group, results, gold_set.gold["speakers"]))
         merged = await merged_aliases(store, group, gold_set.gold)
+        decision_bytes = (await store.stats(group)).decision_bytes
     graph.update(candidate_recall(gold_set.gold, script.shown, merged))
-    return ModeRun(mode, results, list(llm.calls), wall, graph)
+    return ModeRun(mode, results, list(llm.calls), wall, graph, decision_bytes, timed.write_s)
 
 
 def per_episode(run: ModeRun) -> dict[str, list[float]]:
@@ -171,9 +197,49 @@ def print_table(metrics: dict[str, float], prefix: str) -> None:
         row = [metrics.get(f"{prefix}{m}.{key}", "") for m in ("separate", "combined")]
         print(f"{key:34} {row[0]:>10} {row[1]:>10}")
     print()
-    for key in sorted(k for k in metrics if k.startswith((f"{prefix}gold.", f"{prefix}variants."))):
+    for key in sorted(
+        k for k in metrics if k.startswith((f"{prefix}gold.", f"{prefix}variants.", f"{prefix}decisions."))
+    ):
         print(f"{key:50} {metrics[key]:>8}")
     print()
+
+
+async def decision_costs(
+    gold_set: GoldSet, embedder: Embedder, latency: float, chunk_ms: float, repeats: int
+) -> dict[str, float]:
+    """What the decision records cost (module docstring), separate mode: records kept and off, run
+    alternately ``repeats`` times after one warm-up run, the fastest run of each; the time they add is
+    building them (the ``decision_record`` stage) and writing them (the episodes' writes with records
+    less those without)."""
+    await run_mode("separate", gold_set, embedder, latency, chunk_ms)  # warm-up: not counted
+    walls: dict[bool, list[float]] = {True: [], False: []}
+    writes: dict[bool, list[float]] = {True: [], False: []}
+    kept: ModeRun | None = None
+    for _ in range(repeats):
+        for keep in (False, True):
+            variant = ({"record": RecordOptions(keep=keep)}, "batch")
+            run = await run_mode("separate", gold_set, embedder, latency, chunk_ms, variant)
+            walls[keep].append(run.wall_s / len(run.results))
+            writes[keep].append(run.write_s / len(run.results))
+            kept = run if keep else kept
+    assert kept is not None
+    on, off = min(walls[True]), min(walls[False])
+    build_ms = [r.report.stage_ms.get("decision_record", 0.0) for r in kept.results]
+    episodes = len(kept.results)
+    write_added = min(writes[True]) - min(writes[False])
+    added = statistics.mean(build_ms) / 1000 + write_added
+    return {
+        "decisions.bytes_per_episode": round(kept.decision_bytes / episodes, 1),
+        "decisions.build_ms_per_episode": round(statistics.mean(build_ms), 3),
+        "decisions.build_ms_max": round(max(build_ms), 3),
+        "decisions.wall_s_per_episode_kept": round(on, 4),
+        "decisions.wall_s_per_episode_off": round(off, 4),
+        "decisions.write_ms_per_episode_kept": round(min(writes[True]) * 1000, 3),
+        "decisions.write_ms_per_episode_off": round(min(writes[False]) * 1000, 3),
+        "decisions.added_ms_per_episode": round(added * 1000, 3),
+        "decisions.added_share": round(added / on, 5),
+        "decisions.wall_difference_share": round((on - off) / on, 4),
+    }
 
 
 async def measure(gold_set: GoldSet, embedder: Embedder, latency: float, chunk_ms: float) -> dict[str, float]:
@@ -211,12 +277,16 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds to first token per call")
     parser.add_argument("--chunk-ms", type=float, default=1.0, help="milliseconds per 64-character chunk")
     parser.add_argument("--results-dir", type=Path, default=None, help="where ingest.json goes")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs with decision records kept and off, each"
+    )
     args = parser.parse_args(argv)
     sets = load_sets(args.gold, args.conversation)
     embedder = make_embedder(args.embedder)
     metrics: dict[str, float] = {}
     for gold_set in sets:
         measured = await measure(gold_set, embedder, args.latency, args.chunk_ms)
+        measured.update(await decision_costs(gold_set, embedder, args.latency, args.chunk_ms, args.repeats))
         metrics.update({f"{gold_set.name}.{k}": v for k, v in measured.items()})
         if gold_set.name == DEFAULT_SET:
             metrics.update(measured)
@@ -229,6 +299,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"annotations, {args.latency * 1000:.0f} ms per call; embedder {embedder_name}",
         "unprefixed keys: conversation 26 (locomo26), as in the first wave",
         "round trips: longest chain of recorded calls each starting after the previous finished",
+        f"decisions: separate mode; bytes as stored (stats.decision_bytes) per episode; build time: the "
+        f"report's decision_record stage; kept / off: fastest of {args.repeats} interleaved runs each, after "
+        "a warm-up; added = build + (write kept - write off) per episode (the store's write_episode timed); "
+        "added_share = added / wall kept; wall_difference_share = (wall kept - wall off) / wall kept, whole "
+        "runs on a shared machine (noise of the same order)",
         "candidate recall: share of gold contradictions / restatements / aliases whose earlier fact or "
         "entity was among the candidates shown to the model (an alias merged without a model counts)",
         f"incumbent: {INCUMBENT}",

@@ -78,7 +78,9 @@ async def ingest_episode(run: EpisodeRun) -> EpisodeOutcome:
     changes = settled.changes
     entities, wanting = await _timed(run, "summaries", _summaries(run, resolver, changes))
     verdicts = (*resolver.verdicts, *settled.verdicts)
+    started = time.perf_counter()
     record = decision_record(run, resolver, lines, settled)
+    run.report.stage("decision_record", started)
     return _outcome(run, resolver, changes, entities, wanting, verdicts, record)
 
 
