@@ -18,7 +18,7 @@ from bench.shared.serve_harness import LLMThread, World, server_env
 from epigraph import __version__
 
 TOOLS = {
-    "add_episodes", "episode_status", "search", "read_entity", "changes", "ask", "remove_episode",
+    "add_episodes", "episode_status", "search", "read_entity", "changes", "explain", "ask", "remove_episode",
     "communities", "update_communities", "conversations", "conversation", "update_conversations",
 }  # fmt: skip
 CONTEXT_TOOLS = ["search_episodes", "search_facts", "entities", "conversations_of", "episodes_of"]
