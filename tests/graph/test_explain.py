@@ -30,7 +30,6 @@ from epigraph import KnowledgeGraph, RecordOptions
 from epigraph.cli.app import main
 from epigraph.config import Settings
 from epigraph.errors import EntityNotFound, FactNotFound
-from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.store import DecisionReads, GraphStore
 from epigraph.pipeline.options import IngestOptions
 from epigraph.serve import Keys, Limits, create_app
@@ -38,8 +37,8 @@ from epigraph.serve.intake import GroupRegistry, Intake
 from epigraph.serve.mcp import build_server
 from epigraph.serve.service import ServerState
 from epigraph.testing import HashEmbedder
-from tests.graph.conftest import DIM, _neo4j_store
-from tests.pipeline.world import F, Turn, World
+from tests.support.stores import DIM, second_store
+from tests.support.world import F, Turn, World
 
 OSLO = F("Ann", "Oslo", "LIVES_IN", "Ann lives in Oslo.")
 BERLIN = F("Ann", "Berlin", "LIVES_IN", "Ann lives in Berlin since 2023.")
@@ -146,17 +145,10 @@ async def python_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
     return (await built.kg.explain(subject)).to_dict()
 
 
-def same_store(store: GraphStore) -> GraphStore:
-    """Another connection to the store the test built (the CLI runs in a thread, its own loop)."""
-    if isinstance(store, EmbeddedStore):
-        return EmbeddedStore(store.path, create=False)
-    return _neo4j_store()
-
-
 async def cli_door(
     built: Built, subject: str, kind: str, capsys: pytest.CaptureFixture[str]
 ) -> dict[str, Any]:
-    store = same_store(built.kg.store)
+    store = second_store(built.kg.store)  # the CLI runs in a thread, on its own loop
 
     def factory(settings: Settings) -> KnowledgeGraph:
         return KnowledgeGraph(settings, store=store, embedder=HashEmbedder(dim=DIM))
