@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from epigraph.graph.corrections import Correction
+from epigraph.graph.decisions import DecisionRecord
 from epigraph.graph.derived import Community, ConversationSummary
 from epigraph.graph.forgetting import ForgetRecord, RetentionPolicy
 from epigraph.graph.model import Entity, Episode, Fact, Mention
@@ -93,4 +94,5 @@ def group_of(group: str, items: Sequence[DumpItem]) -> GroupDump:
         owed_summaries=[u for i in items if isinstance(i, OwedSummaries) for u in i.entity_uuids],
         forgettings=[i for i in items if isinstance(i, ForgetRecord)],
         retention=next((i for i in items if isinstance(i, RetentionPolicy)), None),
+        decisions=[i for i in items if isinstance(i, DecisionRecord)],
     )

@@ -61,7 +61,8 @@ async def test_embedded_to_neo4j_to_embedded_gives_the_same_graph(
         assert records(dumps[0]) == records(dumps[1]) == records(dumps[2])
         kinds = {line["record"] for line in records(dumps[0])}
         derived = {"community", "conversation"} if name == "locomo" else {"community"}
-        assert kinds == {"header", "episode", "entity", "fact", "mention", "correction", "end", *derived}
+        kept = {"episode", "entity", "fact", "mention", "correction", "decisions"}  # decision records too
+        assert kinds == {"header", *kept, "end", *derived}
         # the same graph answers the same: counts, an entity's view with its history, a search
         for store in (neo4j, last):
             assert await store.stats(group) == await first.stats(group)
