@@ -49,7 +49,7 @@ from .errors import (
     UsageError,
     VaultKeyError,
 )
-from .facade.group import GroupHandle, reveal
+from .facade.group import GroupHandle, explain, reveal
 from .forget import ForgetResult
 from .graph.derived import Community, ConversationSummary
 from .graph.forgetting import ForgetRecord, RetentionPolicy
@@ -167,5 +167,6 @@ __all__ = [
     "ViewUpkeep",
     "WholeGroups",
     "__version__",
+    "explain",
     "reveal",
 ]

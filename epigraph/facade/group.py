@@ -30,7 +30,8 @@ from ..present.changes import ChangeList
 from ..present.explain import Explanation
 from ..privacy.vault import key_of
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
-from ..search.explain import explain, explain_entity, explain_fact
+from ..search.explain import explain as explain_subject
+from ..search.explain import explain_entity, explain_fact
 from .corrections import Corrections
 from .forgetting import Forgettings
 from .overview import Overview
@@ -201,25 +202,6 @@ class GroupHandle:
         return ChangeList(self.group_id, window, found, named_entities(records), episodes, chosen,
                           records.truncated)  # fmt: skip
 
-    async def explain(self, subject: str, *, kind: Literal["fact", "entity"] | None = None) -> Explanation:
-        """Why the group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid. The chain
-        from the message to what the graph holds now, in a few lines: the episodes that said it and the
-        line of the model's reply, what each stage decided (kept, dropped, dated from which words,
-        resolved or merged and the candidates shown, a name refused by which gate), what retired it, and
-        every correction by hand (:mod:`epigraph.search.explain`; the decision records:
-        :mod:`epigraph.graph.decisions`). An entity the graph holds nothing of, and no record names,
-        raises :class:`~epigraph.errors.EntityNotFound` with the closest names. ``kind``: only a fact
-        (:class:`~epigraph.errors.FactNotFound` when there is none) or only an entity; by default a
-        fact's uuid is a fact, anything else an entity."""
-        if not subject.strip():
-            raise InputError("explain needs a fact id or an entity name", field="subject")
-        store = (await opened(self._graph)).store
-        if kind == "fact":
-            return await explain_fact(store, self.group_id, subject)
-        if kind == "entity":
-            return await explain_entity(store, self.group_id, subject)
-        return await explain(store, self.group_id, subject)
-
     async def search(
         self,
         query: str,
@@ -375,6 +357,29 @@ def _window(since: datetime | str | None, until: datetime | str | None) -> Windo
         return Window(bounds["since"], bounds["until"])
     except ValueError as exc:
         raise InputError(str(exc), field="until") from None
+
+
+async def explain(
+    handle: GroupHandle, subject: str, *, kind: Literal["fact", "entity"] | None = None
+) -> Explanation:
+    """Why ``handle``'s group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid:
+    ``await explain(kg, fact_id)``, ``await explain(kg.group("alice"), "Bob")``. The chain from the
+    message to what the graph holds now, in a few lines: the episodes that said it and the line of the
+    model's reply, what each stage decided (kept, dropped, dated from which words, resolved or merged and
+    the candidates shown, a name refused by which gate), what retired it, and every correction by hand
+    (:mod:`epigraph.search.explain`; the decision records: :mod:`epigraph.graph.decisions`). A function,
+    not a handle's method (the handle keeps to 25 public names, as ``reveal``). An entity the graph holds
+    nothing of, and no record names, raises :class:`~epigraph.errors.EntityNotFound` with the closest
+    names. ``kind``: only a fact (:class:`~epigraph.errors.FactNotFound` when there is none) or only an
+    entity; by default a fact's uuid is a fact, anything else an entity."""
+    if not subject.strip():
+        raise InputError("explain needs a fact id or an entity name", field="subject")
+    store = (await opened(handle._graph)).store
+    if kind == "fact":
+        return await explain_fact(store, handle.group_id, subject)
+    if kind == "entity":
+        return await explain_entity(store, handle.group_id, subject)
+    return await explain_subject(store, handle.group_id, subject)
 
 
 async def reveal(handle: GroupHandle, text: str, *, key: str | None = None) -> str:

@@ -12,14 +12,16 @@ What goes:
   (an undated fact's start moves with its earliest statement); entities that only deleted episodes
   mentioned go too (unless a fact added by hand touches them), with their facts, as ``delete_episode``
   decides for one episode;
-- the corrections by hand that touch anything removed (an undo would bring it back).
+- the corrections by hand that touch anything removed (an undo would bring it back);
+- the decision records of the episodes deleted (``graph.decisions``: a record goes with its episode).
 
 What is rewritten, every name replaced by the placeholder: the episodes that name a subject
 (``mentioning="redact"``: content, name, source, error and report; the other subjects' facts they
-stated are kept), the facts, entities (names, aliases, attributes), communities and corrections that
-name it. Derived text is rebuilt, not patched: an entity touched (an end of a removed or reworded fact,
-or naming the subject) gets the summary composed from its current facts (``derived.compose_summary``;
-marked owed when it has more than ``compose_max`` of them, so a model writes it after the commit); a
+stated are kept), the facts, entities (names, aliases, attributes), communities, corrections and the
+kept episodes' decision records (each step's texts, the reply's lines) that name it. Derived text is
+rebuilt, not patched: an entity touched (an end of a removed or reworded fact, or naming the subject)
+gets the summary composed from its current facts (``derived.compose_summary``; marked owed when it has
+more than ``compose_max`` of them, so a model writes it after the commit); a
 community that lost a member or names the subject keeps its scrubbed name, loses its summary and is
 left stale (the overview summarizes it again); a conversation summary of a chain that lost or changed an
 episode, or that names the subject, is dropped (folded again from the episodes that stay).
@@ -48,6 +50,7 @@ from pydantic import BaseModel
 
 from ..errors import ConflictError
 from .corrections import Correction, GraphSlice
+from .decisions import DecisionRecord
 from .derived import Community, ConversationSummary, chain_key, community_text, compose_summary
 from .forgetting import RECORD_PREFIX, ForgetRecord, ForgetRequest, ForgetWrite
 from .model import Entity, Episode, Fact, Mention, content_hash
@@ -75,6 +78,7 @@ class _Group:
     corrections: list[Correction] = field(default_factory=list)
     communities: list[Community] = field(default_factory=list)
     summaries: list[ConversationSummary] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
 
     @classmethod
     def of(cls, items: Iterable[DumpItem], group_id: str) -> _Group:
@@ -96,6 +100,8 @@ class _Group:
                 group.communities.append(item)
             elif isinstance(item, ConversationSummary):
                 group.summaries.append(item)
+            elif isinstance(item, DecisionRecord):
+                group.decisions.append(item)
         return group
 
 
@@ -212,6 +218,7 @@ class _Planner:
         deleted_corrections, corrections = self._corrections(gone_entities | set(removed), deleted)
         freed = self._vault_freed(deleted, final, gone_entities, entities, episodes, communities, dropped,
                                   deleted_corrections, corrections)  # fmt: skip
+        decisions = self._redacted_decisions(deleted)
         kept_retired = sorted(
             f.uuid
             for f in final.values()
@@ -233,6 +240,8 @@ class _Planner:
             "communities_dissolved": sorted(dissolved),
             "corrections_deleted": sorted(deleted_corrections),
             "corrections_redacted": sorted(c.uuid for c in corrections),
+            "decisions_deleted": sorted(r.episode_uuid for r in g.decisions if r.episode_uuid in deleted),
+            "decisions_redacted": sorted(r.episode_uuid for r in decisions),
         }
         current = sum(1 for u in removed if is_current(g.facts[u], request.now))
         counts = {
@@ -257,6 +266,7 @@ class _Planner:
             facts=tuple(facts),
             corrections=tuple(corrections),
             communities=tuple(communities),
+            decisions=tuple(decisions),
             owed=tuple(sorted(owed)),
             vault_freed=freed,
         )
@@ -521,6 +531,24 @@ class _Planner:
             *_afterwards(g.corrections, deleted_corrections, corrections),
         ])  # fmt: skip
         return tuple(sorted((before - after) & self.held))
+    def _redacted_decisions(self, deleted: set[str]) -> list[DecisionRecord]:
+        """The decision records of the episodes that stay whose texts name the subject, scrubbed: each
+        step's subject, reason, repaired name and dating words, and the reply's lines (ids stay ids)."""
+        s = self.scrub
+        rewritten: list[DecisionRecord] = []
+        for record in self.g.decisions:
+            if record.episode_uuid in deleted:
+                continue
+            steps = tuple(
+                step.model_copy(update={"subject": s.text(step.subject), "why": s.text(step.why),
+                                        "became": s.text(step.became), "dated": s.text(step.dated)})
+                for step in record.steps
+            )  # fmt: skip
+            texts = tuple(s.text(x) for x in record.texts)
+            changed = record.model_copy(update={"steps": steps, "texts": texts})
+            if changed != record:
+                rewritten.append(changed)
+        return rewritten
 
     def _texts(self, write: ForgetWrite) -> Iterable[str]:
         """The texts of the rewritten records whose embedded text changed."""
@@ -568,6 +596,6 @@ def _digest(write: ForgetWrite, ids: Mapping[str, list[str]]) -> str:
         "deletes": [*deletes, write.conversations_dropped],
         "episodes": dump(write.episodes), "entities": dump(write.entities), "facts": dump(write.facts),
         "corrections": dump(write.corrections), "communities": dump(write.communities or (), {"updated_at"}),
-        "owed": write.owed, "ids": ids, "vault": write.vault_freed,
+        "decisions": dump(write.decisions), "owed": write.owed, "ids": ids, "vault": write.vault_freed,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]

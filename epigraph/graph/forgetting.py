@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import Field
 
 from .corrections import Correction
+from .decisions import DecisionRecord
 from .derived import Community
 from .model import Entity, Episode, Fact, GroupId, UtcDatetime, Uuid, _Frozen, new_uuid, normalize_name
 from .scrub import PLACEHOLDER
@@ -109,10 +110,10 @@ class ForgetRequest:
 
 @dataclass(frozen=True, slots=True)
 class ForgetWrite:
-    """What a store writes in the forgetting's one transaction: deletions first (facts, then
-    entities, episodes, corrections, the conversation summaries of ``conversations_dropped``), then the
-    rewritten records, the group's whole set of communities, the owed marks, the redaction vault's freed
-    values and the audit record."""
+    """What a store writes in the forgetting's one transaction: deletions first (facts, then entities,
+    episodes with their decision records, corrections, the conversation summaries of
+    ``conversations_dropped``), then the rewritten records, the group's whole set of communities, the
+    owed marks, the redaction vault's freed values and the audit record."""
 
     group_id: str
     delete_facts: tuple[str, ...] = ()
@@ -127,6 +128,9 @@ class ForgetWrite:
     """Rewritten: each replaces the stored correction of its uuid."""
     communities: tuple[Community, ...] | None = None
     """The group's communities afterwards (None: left as they are)."""
+    decisions: tuple[DecisionRecord, ...] = ()
+    """Rewritten: each replaces the stored decision record of its episode (those of the episodes deleted
+    go with them)."""
     owed: tuple[str, ...] = ()
     vault_freed: tuple[tuple[str, int], ...] = ()
     """The ``(kind, number)`` placeholders whose values leave the redaction vault (no text that stays

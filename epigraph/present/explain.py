@@ -1,5 +1,5 @@
 """Why the graph holds a fact or an entity, as it is shown: :class:`Explanation`, a few lines a person
-reads, the same in the terminal (``epigraph explain``), a notebook (``await kg.explain(...)``: a table;
+reads, the same in the terminal (``epigraph explain``), a notebook (``await explain(kg, ...)``: a table;
 ``to_pandas()``: a row per line) and as JSON (the HTTP routes, the MCP tool, ``--json``).
 
 Its lines are the chain from the message to what the graph holds now, oldest first: the episode that

@@ -18,6 +18,7 @@ from ..errors import EpigraphError
 from ..explore.gather import AROUND
 from ..facade.forgetting import retention_pass
 from ..facade.group import GroupHandle
+from ..facade.group import explain as explain_subject
 from ..facade.group import reveal as reveal_text
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.roles import optional
@@ -237,9 +238,9 @@ async def entity(
 async def explain(
     state: ServerState, group_id: str, subject: str, kind: Literal["fact", "entity"] | None = None
 ) -> dict[str, Any]:
-    """Why the group holds a fact or an entity (``GroupHandle.explain``), as a read someone waits on."""
+    """Why the group holds a fact or an entity (``facade.group.explain``), as a read someone waits on."""
     async with state.intake.priority.foreground():
-        found = await group(state, group_id).explain(subject, kind=kind)
+        found = await explain_subject(group(state, group_id), subject, kind=kind)
     return found.to_dict()
 
 

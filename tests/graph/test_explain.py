@@ -26,7 +26,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from epigraph import KnowledgeGraph, RecordOptions
+from epigraph import KnowledgeGraph, RecordOptions, explain
 from epigraph.cli.app import main
 from epigraph.config import Settings
 from epigraph.errors import EntityNotFound, FactNotFound
@@ -142,7 +142,7 @@ async def through(door: Door, built: Built) -> dict[str, dict[str, Any]]:
 
 
 async def python_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
-    return (await built.kg.explain(subject)).to_dict()
+    return (await explain(built.kg, subject)).to_dict()
 
 
 async def cli_door(
@@ -187,9 +187,9 @@ async def mcp_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
 
 async def test_explain_in_python(built: Built) -> None:
     check_the_bar(await through(python_door, built), built)
-    text = str(await built.kg.explain(built.retired))
+    text = str(await explain(built.kg, built.retired))
     assert text.splitlines()[0].startswith("Ann LIVES_IN Oslo: 'Ann lives in Oslo.'")
-    assert (await built.kg.explain("Ann")).to_pandas().shape[0] == 3
+    assert (await explain(built.kg, "Ann")).to_pandas().shape[0] == 3
 
 
 async def test_explain_on_the_command_line(built: Built, capsys: pytest.CaptureFixture[str]) -> None:
@@ -215,9 +215,9 @@ async def test_explain_as_an_mcp_tool(built: Built) -> None:
 
 async def test_what_no_record_names_is_not_found(built: Built) -> None:
     with pytest.raises(EntityNotFound):
-        await built.kg.explain("Nobody Here")
+        await explain(built.kg, "Nobody Here")
     with pytest.raises(FactNotFound):
-        await built.kg.explain("no-such-fact", kind="fact")
+        await explain(built.kg, "no-such-fact", kind="fact")
 
 
 # --- the records ---------------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ async def test_the_records_survive_export_and_load(built: Built, store: GraphSto
     after = await reads.decision_records(other, built.episodes)
     assert [r.model_copy(update={"group_id": built.kg.group_id}) for r in after] == before
     assert (await moved.stats()).decision_records == 3
-    explained = (await moved.explain("Zeus")).to_dict()
+    explained = (await explain(moved, "Zeus")).to_dict()
     assert [link["what"] for link in explained["links"]] == ["refused"]
 
 
@@ -252,7 +252,7 @@ async def test_the_records_are_counted_replaced_and_removed_with_their_episode(
     assert (await kg.stats()).decision_records == 2
     assert await reads.decisions_naming(kg.group_id, "Zeus") == []  # type: ignore[attr-defined]
     with pytest.raises(EntityNotFound):
-        await kg.explain("Zeus")
+        await explain(kg, "Zeus")
 
 
 async def test_the_retention_and_the_texts_options(store: GraphStore) -> None:
@@ -267,5 +267,5 @@ async def test_the_retention_and_the_texts_options(store: GraphStore) -> None:
     assert (await later.stats()).decision_records == 1
     off = await build(store, f"off-{os.urandom(4).hex()}", RecordOptions(keep=False))
     assert (await off.kg.stats()).decision_records == 0
-    explained = await off.kg.explain(off.kept)
+    explained = await explain(off.kg, off.kept)
     assert explained.whats() == ["said"] and len(explained.unrecorded) == 1

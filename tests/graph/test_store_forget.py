@@ -1,8 +1,8 @@
-"""Forgetting on both stores (``Forgetting.forget``): Zaria Quillfeather, her alias, her facts and her
-name leave the group, in one transaction, as previewed, with an audit record that does not hold her
-name; then no byte of the SQLite file or its WAL, and no label or property of any Neo4j node or
-relationship, holds it. The other subjects' facts from the same episodes stay; the facts her facts had
-retired stay retired (docs/decisions/2026-12-01-forgetting.md)."""
+"""Forgetting on both stores (``Forgetting.forget``): Zaria Quillfeather, her alias, her facts and her name
+leave the group (her episodes' decision records included), in one transaction, as previewed, with an
+audit record that does not hold her name; then no byte of the SQLite file or its WAL, and no label or
+property of any Neo4j node or relationship, holds it. The other subjects' facts from the same episodes
+stay; the facts her facts had retired stay retired (docs/decisions/2026-12-01-forgetting.md)."""
 
 from __future__ import annotations
 
@@ -152,6 +152,18 @@ async def test_forgetting_her_leaves_her_name_nowhere_and_keeps_the_others(
     assert await store.conversation_summaries(g) == []  # type: ignore[attr-defined]
     assert set(outcome.conversations) == {"chat-1", "chat-2"}
 
+    # the decision records of her episodes stay, scrubbed like the rest; e2's never named her
+    episodes_ids = [world.e1.uuid, world.e2.uuid, world.e3.uuid]
+    records = {r.episode_uuid: r for r in await store.decision_records(g, episodes_ids)}  # type: ignore[attr-defined]
+    assert set(records) == set(episodes_ids)
+    assert sorted(plan.ids["decisions_redacted"]) == sorted([world.e1.uuid, world.e3.uuid])
+    [refused] = [s for s in records[world.e1.uuid].steps if s.act == "refused"]
+    assert (refused.subject, refused.why) == ("[forgotten] Q", "not in [forgotten]'s turn")
+    assert records[world.e1.uuid].texts[0] == "[[forgotten]] said"
+    for name in (NAME, "Zaria", "zaria quill"):
+        assert await store.decisions_naming(g, name) == []  # type: ignore[attr-defined]
+    assert await store.decisions_naming(g, "[forgotten]")  # type: ignore[attr-defined]
+
     # the audit record: when, which call, what, and her name only as a salted hash
     assert await store.forgettings(g) == [outcome.record]  # type: ignore[attr-defined]
     assert outcome.record.is_of(NAME.upper()) and not outcome.record.is_of("Bob")
@@ -200,6 +212,12 @@ async def test_deleting_her_episodes_takes_what_only_they_said(store: GraphStore
         e.uuid for e in await store.get_entities(g, [e.uuid for e in (world.bob, world.carol, world.lyon)])
     }
     assert left == {world.bob.uuid, world.carol.uuid}
+    # their decision records went with them; e2's stays as it was
+    everyone = [world.e1.uuid, world.e2.uuid, world.e3.uuid]
+    records = await store.decision_records(g, everyone)  # type: ignore[attr-defined]
+    assert [r.episode_uuid for r in records] == [world.e2.uuid]
+    assert sorted(plan.ids["decisions_deleted"]) == sorted([world.e1.uuid, world.e3.uuid])
+    assert plan.ids["decisions_redacted"] == []
     assert await name_found(store, g) == []
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from epigraph.embed import Embedder
 from epigraph.graph.corrections import Correction, CorrectionOp, GraphSlice, new_correction_uuid
+from epigraph.graph.decisions import DecisionRecord, Step
 from epigraph.graph.derived import Community, ConversationSummary
 from epigraph.graph.forget_plan import ForgetPlan, plan_forgetting
 from epigraph.graph.forgetting import ForgetRequest, subject_hash
@@ -127,6 +128,7 @@ async def build(store: GraphStore, group: str, embedder: Embedder) -> World:
                 entities=list(everyone),
                 facts=stated,
                 mentions=[Mention(group_id=group, episode_uuid=ep.uuid, entity_uuid=e.uuid) for e in named],
+                decisions=_decisions(ep, [f for f in stated if f.source_uuid == zaria.uuid] or stated),
             )
         )
     corrections = {
@@ -152,6 +154,38 @@ async def build(store: GraphStore, group: str, embedder: Embedder) -> World:
         summary = ConversationSummary(group_id=group, key=key, summary=text, episodes=1, version=1)
         assert await views.save_conversation_summary(summary)  # type: ignore[attr-defined]
     return World(group, zaria, bob, carol, lyon, acme, biscuit, e1, e2, e3, facts, corrections, community)
+
+
+def _decisions(ep: Episode, facts: list[Fact]) -> DecisionRecord:
+    """The episode's decision record: its names as the reply proposed them (one refused, one repaired),
+    its facts kept with the words that dated them, and the reply's lines: her name in every text field a
+    step has, wherever the episode names her."""
+    said = (NAME, "Bob", "Carol", "Lyon", "Acme", "Biscuit", ALIAS)
+    names = [n for n in said if n in ep.content and not (n == ALIAS and NAME in ep.content)]
+    steps = [Step(stage="name", act="new", subject=n) for n in names]
+    if ALIAS in ep.content:
+        why = "not in Zaria's turn"
+        steps.append(Step(stage="name", act="refused", subject="Zaria Q", by="grounded", why=why))
+        steps.append(Step(stage="name", act="repaired", subject="zaria quill", by="spelling", became=NAME))
+    steps += [
+        Step(
+            stage="fact",
+            act="new",
+            subject=f.text,
+            by="no_candidates",
+            ids=(f.uuid,),
+            line=i,
+            dated="last spring" if "spring" in ep.content else "",
+        )
+        for i, f in enumerate(facts, 1)
+    ]
+    return DecisionRecord(
+        group_id=ep.group_id,
+        episode_uuid=ep.uuid,
+        created_at=ep.reference_time,
+        steps=tuple(steps),
+        texts=tuple(f"[{n}] said" for n in names),
+    )
 
 
 def _retired(fact: Fact, by: Fact, episode: Episode) -> Fact:

@@ -1,4 +1,4 @@
-"""Decision records in the embedded store (``graph.decisions``, schema v9): written in an episode's
+"""Decision records in the embedded store (``graph.decisions``, schema v11): written in an episode's
 transaction (``writes.write_episode``) or a load's, read by episode and by name, dumped, counted.
 
 A record is one row of ``decision_records`` keyed by its episode's row id (gone with the episode), its

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from ...errors import ConflictError
 from ..forget_plan import Kind, plan_forgetting
 from ..forgetting import Compaction, ForgetOutcome, ForgetRequest, ForgetWrite
-from . import derived, groups, vault
+from . import decisions, derived, groups, vault
 from .audit import insert_records
 from .corrections import insert_corrections
 from .db import Db
@@ -89,8 +89,8 @@ def _stored_vectors(
 
 def _write(db: Db, conn: sqlite3.Connection, write: ForgetWrite) -> None:
     """The write of a plan, in the caller's transaction: deletions (facts before the entities they join),
-    the rewritten records, the group's communities, the owed marks, the vault's freed values, the
-    audit record."""
+    the rewritten records (decision records too), the group's communities, the owed marks, the vault's
+    freed values, the audit record."""
     group_id = write.group_id
     delete_rows(db, conn, "facts", group_id, write.delete_facts)
     delete_rows(db, conn, "entities", group_id, write.delete_entities)
@@ -108,6 +108,7 @@ def _write(db: Db, conn: sqlite3.Connection, write: ForgetWrite) -> None:
     upsert_facts(db, conn, list(write.facts))
     if write.communities is not None:
         derived.write_communities(db, conn, group_id, list(write.communities))
+    decisions.write_records(conn, list(write.decisions))  # those of deleted episodes went with them
     mark_owed(conn, group_id, write.owed)
     vault.free_values(conn, group_id, write.vault_freed)
     if write.record is not None:

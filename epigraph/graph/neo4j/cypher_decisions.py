@@ -2,7 +2,8 @@
 value a ``$parameter``). A record is a ``:DecisionRecord`` node keyed by (group_id, episode_uuid), not
 linked to its episode: its JSON (``record``), its schema ``version``, ``created_at``, the normalized names
 its name steps are about (``names``) and its size in bytes (``bytes``, for ``stats``). It is written in its
-episode's transaction (``writing``) and deleted with its episode (``deletion``) or group.
+episode's transaction (``writing``) and deleted with its episode (``deletion``; a forgetting's deleted
+episodes) or group.
 """
 
 from __future__ import annotations
@@ -29,4 +30,9 @@ DUMP_DECISIONS = f"""
 MATCH (d:DecisionRecord {{group_id: $group_id}}) RETURN {_RECORD} ORDER BY d.created_at, d.episode_uuid
 """
 DELETE_EPISODE_DECISIONS = "MATCH (d:DecisionRecord {group_id: $group_id, episode_uuid: $uuid}) DELETE d"
+DELETE_EPISODES_DECISIONS = """
+UNWIND $uuids AS u
+MATCH (d:DecisionRecord {group_id: $group_id, episode_uuid: u})
+DELETE d
+"""
 DELETE_GROUP_DECISIONS = "MATCH (d:DecisionRecord {group_id: $group_id}) DELETE d"

@@ -18,8 +18,9 @@ from ...errors import ConflictError
 from ..forget_plan import Kind, plan_forgetting
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, ForgetWrite, RetentionPolicy
 from ..store import DumpItem
-from . import convert, derived, vault
+from . import convert, decisions, derived, vault
 from . import cypher as q
+from . import cypher_decisions as qdec
 from . import cypher_derived as qd
 from . import cypher_edit as qe
 from . import cypher_forget as qf
@@ -77,6 +78,7 @@ async def _write(tx: neo4j.AsyncManagedTransaction, write: ForgetWrite) -> None:
         (qe.DELETE_FACTS, {"uuids": list(write.delete_facts)}),
         (qe.DELETE_ENTITIES, {"uuids": list(write.delete_entities)}),
         (qf.DELETE_EPISODES, {"uuids": list(write.delete_episodes)}),
+        (qdec.DELETE_EPISODES_DECISIONS, {"uuids": list(write.delete_episodes)}),
         (qf.DELETE_CORRECTIONS, {"uuids": replaced}),
         (qf.DELETE_CONVERSATIONS, {"keys": list(write.conversations_dropped)}),
     ):
@@ -85,6 +87,7 @@ async def _write(tx: neo4j.AsyncManagedTransaction, write: ForgetWrite) -> None:
     await write_rows(tx, group_id, rows_of(write.episodes, write.entities, write.facts, []))
     if write.communities is not None:
         await derived.write_communities(tx, group_id, write.communities)
+    await decisions.write_records_tx(tx, group_id, list(write.decisions))
     if write.owed:
         await records(tx, q.OWE_SUMMARIES, {**key, "uuids": list(write.owed)})
     await vault.free_values_tx(tx, group_id, write.vault_freed)
