@@ -531,6 +531,7 @@ class _Planner:
             *_afterwards(g.corrections, deleted_corrections, corrections),
         ])  # fmt: skip
         return tuple(sorted((before - after) & self.held))
+
     def _redacted_decisions(self, deleted: set[str]) -> list[DecisionRecord]:
         """The decision records of the episodes that stay whose texts name the subject, scrubbed: each
         step's subject, reason, repaired name and dating words, and the reply's lines (ids stay ids)."""
