@@ -187,6 +187,12 @@ class IngestReport(_Frozen):
     """Extracted names ``NameOptions.things`` refused (not a thing the message names)."""
     truncated: bool = False
     warnings: list[str] = Field(default_factory=list)
+    calls_ahead: int = 0
+    """Model calls made before the episode's commit, while earlier episodes of its group were still being
+    committed (``IngestOptions.in_flight``), whose replies its commit used: counted once in ``llm_calls``."""
+    calls_ahead_unused: int = 0
+    """Model calls made ahead that the commit did not use (what they asked changed once earlier episodes
+    were committed): counted in ``llm_calls`` and the tokens, since they were spent."""
 
 
 class Episode(_Frozen):

@@ -95,10 +95,14 @@ class Background:
         pending = await retry.run(partial(pending_episodes, self._runner.store, group_id))
         emit = self._emit or ignore
         results: list[EpisodeResult] = []
-        for episode in pending:
-            result = await retry.run(partial(self._runner.run, episode, Job(self._options, emit)))
-            if result is not None:
-                results.append(result)
+        try:
+            for position, episode in enumerate(pending):
+                job = Job(self._options, emit, after=pending[position + 1 :])
+                result = await retry.run(partial(self._runner.run, episode, job))
+                if result is not None:
+                    results.append(result)
+        finally:
+            await self._runner.lookahead.drop(pending)
         ran = [(0, r) for r in results]  # background events carry index 0
         await self._batch_end.run_batch_end(self._options, [group_id], ran, emit, keep_going=True)
         return bool(pending)

@@ -54,7 +54,7 @@ class Leases:
 async def holding(store: EpisodeLog, episode: Episode, leases: Leases) -> AsyncIterator[None]:
     """Inside: ``episode``'s claim (already taken) is renewed in the background; on leaving it is
     released. A store failure at release is logged, not raised: the claim then lapses by itself."""
-    renewal = asyncio.create_task(_renew(store, episode, leases), name=f"claim:{episode.uuid}")
+    renewal = renewing(store, episode, leases)
     try:
         yield
     finally:
@@ -65,6 +65,13 @@ async def holding(store: EpisodeLog, episode: Episode, leases: Leases) -> AsyncI
             await store.release_episode(episode.group_id, episode.uuid, leases.owner)
         except StoreError as exc:
             log.warning("releasing the claim on episode %s failed (it lapses): %s", episode.uuid, exc)
+
+
+def renewing(store: EpisodeLog, episode: Episode, leases: Leases) -> asyncio.Task[None]:
+    """``episode``'s claim (already taken) renewed in the background until the task is cancelled; the
+    claim is not released then (``holding`` releases; an episode run ahead hands its claim on to its
+    commit's ``holding``: ``lookahead``)."""
+    return asyncio.create_task(_renew(store, episode, leases), name=f"claim:{episode.uuid}")
 
 
 async def _renew(store: EpisodeLog, episode: Episode, leases: Leases) -> None:

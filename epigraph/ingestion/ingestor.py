@@ -189,10 +189,15 @@ class Ingestor:
         await requeue(self.store, group_id)
         options = self._options(mode, None)
         results = []
-        for index, episode in enumerate(await pending_episodes(self.store, group_id)):
-            result = await self._runner.run(episode, Job(options, index=index))
-            if result is not None:
-                results.append(result)
+        pending = await pending_episodes(self.store, group_id)
+        try:
+            for index, episode in enumerate(pending):
+                job = Job(options, index=index, after=pending[index + 1 :])
+                result = await self._runner.run(episode, job)
+                if result is not None:
+                    results.append(result)
+        finally:
+            await self._runner.lookahead.drop(pending)
         await self._batch_end.run_batch_end(options, [group_id], enumerate(results))
         return results
 
@@ -204,19 +209,31 @@ class Ingestor:
         mode: Mode | None = None,
         store_retry: StoreRetry | None = None,
         redacted_in: str | None = None,
+        after: Sequence[Episode] = (),
     ) -> EpisodeResult:
         """Ingest one episode already built (e.g. decoded from a Kafka message), as any other: stored
         pending, then run under the group's lock, its progress events sent to ``emit``; never raises
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
         failure is raised, or with ``store_retry`` tried again until the store takes it.
         ``redacted_in``: the id of the vault a producer redacted it against (a Kafka envelope's
-        ``vault``): InputError, nothing stored, unless it is the group's vault in this store."""
+        ``vault``): InputError, nothing stored, unless it is the group's vault in this store. ``after``:
+        the episodes it will be given next, in order (a Kafka lane's buffered ones, each already checked
+        against its producer's vault): those of the episode's group are redacted and run ahead meanwhile
+        (``IngestOptions.in_flight``); those it is never given are given up with :meth:`drop_ahead`."""
         self._runner.model()
         if redacted_in is not None:
             await self.vault("an episode redacted by its producer").check_vault(episode.group_id, redacted_in)
         episode = await self._redacted(episode)
-        step = partial(self._runner.accept_and_run, episode, Job(self._options(mode, None), emit or ignore))
+        options = self._options(mode, None)
+        mine = [later for later in after if later.group_id == episode.group_id][: options.in_flight - 1]
+        job = Job(options, emit or ignore, after=[await self._redacted(later) for later in mine])
+        step = partial(self._runner.accept_and_run, episode, job)
         return await (store_retry.run(step) if store_retry else step())
+
+    async def drop_ahead(self, episodes: Sequence[Episode]) -> None:
+        """Give up the runs ahead of ``episodes`` (a lane's partition revoked): their claims released,
+        the episodes left pending for whoever gets them."""
+        await self._runner.lookahead.drop(episodes)
 
     async def finish_batch(self, results: Sequence[EpisodeResult]) -> list[ProgressEvent]:
         """End a batch of episodes run one at a time with :meth:`process` (a Kafka worker's lane): the
@@ -364,10 +381,15 @@ class Ingestor:
         """Run the group's episodes in order, appending each result, with its index, to ``ran``."""
         prefetched: dict[str, Prefetched] = {}
         windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
-        for position, (index, episode) in enumerate(members):
-            if options.mode == "bulk" and episode.uuid not in windowed:
-                window = [e for _, e in members[position : position + max(1, options.window)]]
-                windowed.update(e.uuid for e in window)
-                prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
-            job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None))
-            ran.append((index, await self._runner.accept_and_run(episode, job)))
+        episodes = [e for _, e in members]
+        try:
+            for position, (index, episode) in enumerate(members):
+                if options.mode == "bulk" and episode.uuid not in windowed:
+                    window = episodes[position : position + max(1, options.window)]
+                    windowed.update(e.uuid for e in window)
+                    prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
+                after = episodes[position + 1 :]
+                job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None), after=after)
+                ran.append((index, await self._runner.accept_and_run(episode, job)))
+        finally:
+            await self._runner.lookahead.drop(episodes)

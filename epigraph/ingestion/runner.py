@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from .. import tracing
@@ -35,15 +35,19 @@ from ..episodes.events import (
     ProgressEvent,
 )
 from ..episodes.outcome import EpisodeOutcome
-from ..errors import ConfigError, StoreUnavailable
+from ..errors import ConfigError, StoreError, StoreUnavailable
 from ..graph.model import Episode, EpisodeStatus
-from ..graph.store import Claim, EpisodeWrite, IngestStore
+from ..graph.store import Claim, IngestStore
 from ..pipeline.episode import ingest_episode
 from ..pipeline.metering import MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
 from ..pipeline.state import Emit, EpisodeRun, Prefetched
 from ..prompts.protocol import LLM
 from .claims import Leases, holding
+from .lookahead import Lookahead, Replaying
+from .pending import ALL, pending_episodes, requeue, save_pending
+
+__all__ = ["ALL", "NO_LLM", "EpisodeRunner", "Job", "Watch", "pending_episodes", "requeue", "save_pending"]
 
 log = logging.getLogger("epigraph.ingest")
 
@@ -52,10 +56,6 @@ NO_LLM = (
     "ingestion needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or EPIGRAPH_LLM_API_KEY), "
     "or pass llm= to KnowledgeGraph"
 )
-ALL = 1_000_000
-"""A limit that lists every episode of a group."""
-
-
 def ignore(_: ProgressEvent) -> None:
     return None
 
@@ -75,38 +75,9 @@ class Job:
     errors: list[BaseException] = field(default_factory=list)
     prefetched: Prefetched | None = None
     """Bulk mode: the episode's lines from its window's call (``bulk``)."""
-
-
-async def save_pending(store: IngestStore, episode: Episode) -> tuple[Episode, Episode | None]:
-    """Accept: store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what
-    is stored pending and the stored ``done`` episode, if any. The store checks ``done`` again inside the
-    write, so one another process finished since the read is not set back to pending."""
-    stored = await store.get_episode(episode.group_id, episode.uuid)
-    if stored is not None and stored.status == EpisodeStatus.DONE:
-        return episode, stored
-    if stored is not None and stored.status == EpisodeStatus.PENDING:
-        return stored, None
-    if stored is not None:
-        episode = stored.model_copy(update={"status": EpisodeStatus.PENDING, "error": None})
-    if await store.write_episode(EpisodeWrite(episode=episode, unless_done=True)):
-        return episode, None
-    return episode, await store.get_episode(episode.group_id, episode.uuid) or episode
-
-
-async def requeue(store: IngestStore, group_id: str) -> list[Episode]:
-    """Set the group's ``failed`` episodes ``pending`` again (retry), in the order they were accepted."""
-    failed = await store.episodes(group_id, status=EpisodeStatus.FAILED, limit=ALL, newest_first=False)
-    again = [e.model_copy(update={"status": EpisodeStatus.PENDING, "error": None}) for e in failed]
-    again.sort(key=lambda e: (e.created_at, e.uuid))
-    for episode in again:
-        await store.save_episode(episode)
-    return again
-
-
-async def pending_episodes(store: IngestStore, group_id: str) -> list[Episode]:
-    """The group's pending episodes in the order they were accepted."""
-    pending = await store.episodes(group_id, status=EpisodeStatus.PENDING, limit=ALL, newest_first=False)
-    return sorted(pending, key=lambda e: (e.created_at, e.uuid))
+    after: Sequence[Episode] = ()
+    """The episodes its door runs next, in order: those of its group run ahead while it is committed
+    (``lookahead``, ``IngestOptions.in_flight``)."""
 
 
 class EpisodeRunner:
@@ -127,6 +98,9 @@ class EpisodeRunner:
         """Told of every episode run here once its status is decided (done or failed; not one skipped as
         done already): the webhooks. Called at once, so it must not block (it queues and returns)."""
         self._locks: dict[str, asyncio.Lock] = {}
+        self.lookahead = Lookahead(store, self.model, embedder, leases)
+        """The runs ahead of the episodes a door will run next (``IngestOptions.in_flight``): what each
+        one's run here takes its model replies from."""
 
     def model(self) -> LLM:
         """The LLM runs use; ConfigError without one."""
@@ -159,6 +133,7 @@ class EpisodeRunner:
                     if done is not None:
                         return self._finished(done, job)
                     job.emit(EpisodeSaved(episode.group_id, episode.uuid, job.index))
+                await self._ahead(episode, job)
                 outcome = await self._claim_and_run(episode, job)
             if not isinstance(outcome, Claim):
                 return outcome
@@ -168,15 +143,27 @@ class EpisodeRunner:
                                          until=outcome.expires_at))  # fmt: skip
             await asyncio.sleep(self.leases.poll_s)
 
+    async def _ahead(self, episode: Episode, job: Job) -> None:
+        """The next episodes of its group run ahead while ``episode`` is committed (``lookahead``); a store
+        failure there only loses time (each episode's own run meets it)."""
+        try:
+            await self.lookahead.ahead(episode, job.after, job.options)
+        except StoreError as exc:
+            log.warning("running episodes of group %s ahead failed: %s", episode.group_id, exc)
+
     async def _claim_and_run(self, episode: Episode, job: Job) -> EpisodeResult | Claim | None:
         """Another owner's claim; or, holding our own: None (gone), the episode as it is (done: skipped;
         failed by another run since it was stored pending), or its run (pending)."""
         store, leases = self.store, self.leases
         claim = await store.claim_episode(episode.group_id, episode.uuid, leases.owner, leases.seconds)
+        if claim is None:
+            await self.lookahead.settle(episode)  # removed meanwhile
         if claim is None or claim.owner != leases.owner:
             return claim
         async with holding(store, episode, leases):
             current = await store.get_episode(episode.group_id, episode.uuid)
+            if current is None or current.status != EpisodeStatus.PENDING:
+                await self.lookahead.settle(episode)  # removed, or finished elsewhere: nothing to commit
             if current is None:
                 return None
             if current.status != EpisodeStatus.PENDING:
@@ -196,7 +183,10 @@ class EpisodeRunner:
 
     async def _run_claimed(self, episode: Episode, job: Job) -> EpisodeResult:
         """Run a pending, claimed episode: ``done`` by its write, or saved ``failed`` with the reason."""
-        llm, embedder = MeteredLLM(self.model()), MeteredEmbedder(self.embedder)
+        model, embedder_used = self.model(), self.embedder
+        if (replies := self.lookahead.take(episode)) is not None:  # its run ahead's replies first
+            model = embedder_used = Replaying(model, self.embedder, replies)
+        llm, embedder = MeteredLLM(model), MeteredEmbedder(embedder_used)
         if job.prefetched is not None:  # the window call is charged to its first turn
             llm.records.extend(job.prefetched.records)
         report = ReportBuilder(llm, embedder)
@@ -207,7 +197,11 @@ class EpisodeRunner:
         )
         with tracing.current("ingest episode", _episode_attributes(episode)) as span:
             try:
-                result = await self._write_done(run, await ingest_episode(run))
+                try:
+                    outcome = await ingest_episode(run)
+                finally:
+                    await self.lookahead.settle(episode, report)
+                result = await self._write_done(run, outcome)
             except StoreUnavailable as exc:
                 span.fail(type(exc).__name__, "the store is unavailable: the episode stays pending")
                 raise  # the store failed, not the episode: it stays pending (module docstring)

@@ -155,6 +155,8 @@ class ReportBuilder:
     dropped_lines: int = 0
     names_refused: int = 0
     truncated: bool = False
+    calls_ahead: int = 0
+    calls_ahead_unused: int = 0
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -188,4 +190,6 @@ class ReportBuilder:
             names_refused=self.names_refused,
             truncated=self.truncated,
             warnings=list(self.warnings),
+            calls_ahead=self.calls_ahead,
+            calls_ahead_unused=self.calls_ahead_unused,
         )

@@ -18,6 +18,10 @@ from .names.things import ThingCheck
 from .ontology import Ontology
 
 Mode = Literal["separate", "combined", "bulk"]
+
+DEFAULT_IN_FLIGHT = 8
+"""``IngestOptions.in_flight``'s default (chosen by measurement: its decision record,
+docs/decisions/2026-12-02-episodes-in-flight.md)."""
 SummaryMode = Literal["episode", "batch", "off"]
 
 EXAMPLE_RELATION_FAMILIES: tuple[frozenset[str], ...] = (
@@ -197,7 +201,17 @@ class IngestOptions:
     (``add_episodes``, ``ingest``), one extract_window call per ``window`` consecutive turns of a group,
     each turn then resolved and written on its own (``pipeline.bulk``); a single episode runs combined."""
     window: int = 6
-    """Turns per extract_window call in ``bulk`` mode."""
+    """Turns per extract_window call in ``bulk`` mode (one model call for several turns; not
+    ``in_flight``, which runs each turn's own calls ahead)."""
+    in_flight: int = DEFAULT_IN_FLIGHT
+    """Episodes of one group in flight at once (``ingestion.lookahead``): the model calls of up to this
+    many of a group's next episodes run ahead, concurrently, while each episode is still committed
+    strictly in order, computed again at its commit against the graph as its predecessors left it (the
+    calls ahead whose requests come again are answered from what they got, the others made then), so the
+    graph is the one of one episode at a time. 1: one at a time, nothing ahead. Not in ``bulk`` mode.
+    Bounded by the model client's own limiter (concurrency, RPM, TPM) like every call; calls ahead a
+    commit did not use are counted in its report (``calls_ahead_unused``). The default and its figures:
+    docs/decisions/2026-12-02-episodes-in-flight.md."""
     ontology: Ontology = field(default_factory=Ontology)
     """The declared entity and relation types (none by default: any)."""
     context: ContextOptions = field(default_factory=ContextOptions)
@@ -216,6 +230,10 @@ class IngestOptions:
     caller's key (``EPIGRAPH_REDACT_KEY``), readable only with it (``epigraph.reveal``). Off by default
     (``EPIGRAPH_REDACT=1`` / ``--redact`` turn it on); the figures:
     docs/decisions/2026-12-01-personal-data.md."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.in_flight, bool) or not isinstance(self.in_flight, int) or self.in_flight < 1:
+            raise ValueError(f"IngestOptions.in_flight must be a whole number >= 1, not {self.in_flight!r}")
 
 
 def with_retention(options: IngestOptions, days: float | None) -> IngestOptions:

@@ -44,8 +44,9 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -273,6 +274,12 @@ class KafkaWorker:
                  abandoned=abandoned)  # fmt: skip
 
     async def _drain(self, lane: _Lane) -> None:
+        try:
+            await self._drain_until_closed(lane)
+        finally:
+            await self.kg.ingestor.drop_ahead([m.to_episode() for m in self._decoded(lane.queue)])
+
+    async def _drain_until_closed(self, lane: _Lane) -> None:
         while not lane.closing:
             if lane.ran and (not lane.queue or len(lane.ran) >= self.config.buffer):
                 await self._end_batch(lane)
@@ -284,7 +291,7 @@ class KafkaWorker:
             record = lane.queue[0]
             lane.idle.clear()
             try:
-                result = await self._handle(record)
+                result = await self._handle(record, after=await self._ahead(islice(lane.queue, 1, None)))
                 if result is not None:
                     lane.ran.append(result)
                 await self._commit(lane.tp, record.offset + 1)
@@ -293,6 +300,31 @@ class KafkaWorker:
                 lane.idle.set()
             if len(lane.queue) <= self.config.buffer // 2 and lane.tp in self._consumer.paused():
                 self._consumer.resume(lane.tp)
+
+    def _decoded(self, records: Iterable[Any]) -> list[Any]:
+        """The messages of the first buffered records (as many as ``IngestOptions.in_flight``), in order,
+        those that decode (the others are dead-lettered when their turn comes)."""
+        messages = []
+        for record in islice(records, self.kg.ingestor.options.in_flight):
+            with contextlib.suppress(InputError):
+                messages.append(self.decode(record.value))
+        return messages
+
+    async def _ahead(self, records: Iterable[Any]) -> list[Episode]:
+        """The episodes of buffered records to run ahead (``IngestOptions.in_flight``): those that decode,
+        less those redacted against another store's vault (refused, nothing stored, in their turn)."""
+        episodes = []
+        for message in self._decoded(records):
+            episode = message.to_episode()
+            if message.vault is not None:
+                try:
+                    await self.kg.ingestor.vault("an episode redacted by its producer").check_vault(
+                        episode.group_id, message.vault
+                    )
+                except InputError:
+                    continue
+            episodes.append(episode)
+        return episodes
 
     async def _end_batch(self, lane: _Lane) -> None:
         """The queue's end of a batch over the episodes the lane ran since its last batch: the summaries
@@ -318,7 +350,7 @@ class KafkaWorker:
                  reason=type(exc).__name__)  # fmt: skip
 
     # --- one record ---------------------------------------------------------------------------------
-    async def _handle(self, record: Any) -> EpisodeResult | None:
+    async def _handle(self, record: Any, after: Sequence[Episode] = ()) -> EpisodeResult | None:
         """Decode and ingest one record; its result (None for a payload that is no episode)."""
         where = {"partition": record.partition, "offset": record.offset}
         try:
@@ -329,7 +361,7 @@ class KafkaWorker:
             return None
         episode = message.to_episode()
         try:
-            result = await self._ingest(episode, where, message.vault)
+            result = await self._ingest(episode, where, message.vault, after)
         except InputError as exc:  # redacted into another store's vault: its placeholders mean nothing here
             self.counts.failed += 1
             await self._dead(record, f"refused: {exc}", episode)
@@ -349,7 +381,9 @@ class KafkaWorker:
             await self._dead(record, result.error or "failed", episode)
         return result
 
-    async def _ingest(self, episode: Episode, where: dict[str, int], vault: str | None) -> EpisodeResult:
+    async def _ingest(
+        self, episode: Episode, where: dict[str, int], vault: str | None, after: Sequence[Episode]
+    ) -> EpisodeResult:
         """The queue's ``process`` (which saves a failing episode ``failed`` itself); the store failing is
         retried with backoff until it takes the write."""
 
@@ -358,7 +392,7 @@ class KafkaWorker:
                  reason=f"{type(exc).__name__}: {exc}"[:500], wait_s=wait_s)  # fmt: skip
 
         retry = StoreRetry(noted, first_s=self.config.retry_s)
-        return await self.kg.ingestor.process(episode, store_retry=retry, redacted_in=vault)
+        return await self.kg.ingestor.process(episode, store_retry=retry, redacted_in=vault, after=after)
 
     async def _dead(self, record: Any, reason: str, episode: Episode | None) -> None:
         """Publish the record to the dead-letter topic with ``reason`` (retried until Kafka takes it)."""

@@ -46,7 +46,9 @@ async def test_bulk_runs_groups_concurrently_and_each_group_in_order(embedder: H
             items.append(EpisodeInput(content=content, reference_time=T0, group_id=group.lower()))
     async with EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
-        results = await Ingestor(store, llm, embedder).add_episodes(items)
+        events = [e async for e in Ingestor(store, llm, embedder).ingest(items)]
+        results = [e.result for e in events if isinstance(e, EpisodeDone) and e.result is not None]
+        results.sort(key=lambda r: items.index(next(i for i in items if i.content == r.episode.content)))
         for group in ("ann", "bob"):
             stats = await store.stats(group)
             assert (stats.episodes, stats.entities, stats.facts) == (4, 5, 4), (
@@ -57,12 +59,14 @@ async def test_bulk_runs_groups_concurrently_and_each_group_in_order(embedder: H
     assert all(r.ok for r in results)
     assert llm.max_concurrent >= 2, "two groups ran at the same time"
     for group in ("Ann", "Bob"):
-        order = [
-            episode_of(c.variables)
-            for c in llm.calls_for("extract_entities")
-            if episode_of(c.variables).startswith(group)
+        committed = [
+            e.result.episode.content
+            for e in events
+            if isinstance(e, EpisodeDone) and e.result is not None and e.group_id == group.lower()
         ]
-        assert order == [f"{group}{i}: I work at Acme Corp." for i in range(4)]
+        assert committed == [f"{group}{i}: I work at Acme Corp." for i in range(4)]
+        extracted = [episode_of(c.variables) for c in llm.calls_for("extract_entities")]
+        assert sorted(e for e in extracted if e.startswith(group)) == committed, "each extracted once"
 
 
 async def test_ingest_streams_typed_events_ending_each_episode(
@@ -126,8 +130,14 @@ async def test_turns_of_one_session_see_the_earlier_turns_in_order(
     frozen = IngestOptions(clock=lambda: T0)  # even with a frozen clock, the given order is kept
     items = [EpisodeInput(content=c, reference_time=T0, group_id="g") for c in turns]
     await Ingestor(store, llm, embedder, frozen).add_episodes(items)
-    previous = [c.variables["context"] for c in llm.calls_for("extract_entities")]
-    assert previous == ["", context_block("Ann: turn 0"), context_block("Ann: turn 0\nAnn: turn 1")]
+    previous = sorted(
+        (episode_of(c.variables), c.variables["context"]) for c in llm.calls_for("extract_entities")
+    )
+    assert [context for _, context in previous] == [
+        "",
+        context_block("Ann: turn 0"),
+        context_block("Ann: turn 0\nAnn: turn 1"),
+    ], "one extraction each (run ahead, its reply used at commit), each shown the turns before it"
 
 
 async def test_a_batch_refresh_is_announced_as_an_update_of_the_last_episode(

@@ -10,6 +10,8 @@ The store is a real SQLite file behind a delegating double that fails one read o
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import replace
 from datetime import timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -29,7 +31,9 @@ from tests.support.world import T0, F, Turn, World
 
 MOVES = ["Alice: I moved to Paris.", "Alice: I moved to Lisbon.", "Alice: I moved to Oslo."]
 CITY = {m: m.removesuffix(".").rsplit(" ", 1)[1] for m in MOVES}
-OPTIONS = IngestOptions(facts=FactOptions(similarity_floor=0.0))
+OPTIONS = IngestOptions(facts=FactOptions(similarity_floor=0.0), in_flight=1)
+"""One at a time: the outage meets the episode's own run (with episodes in flight it may meet a run
+ahead instead, whose failure costs nothing: ``test_an_outage_during_runs_ahead_...``)."""
 
 
 class OutageStore:
@@ -102,5 +106,32 @@ async def test_a_store_outage_leaves_the_episode_pending_and_its_group_in_order(
         assert status[MOVES[0]] == EpisodeStatus.DONE
         assert status[MOVES[1]] == EpisodeStatus.PENDING  # not failed: the store failed, not the episode
         assert status.get(MOVES[2]) != EpisodeStatus.DONE  # nothing of the group ran ahead of it
+        assert all(r.ok for r in await ingestor.add_episodes(_items()))
+        assert await _graph(real) == expected
+
+
+async def test_an_outage_during_runs_ahead_fails_nothing_and_keeps_the_group_in_order(tmp_path: Path) -> None:
+    """Episodes in flight (``in_flight=4``): the failed read meets a run ahead (its failure is dropped, the
+    commit reads again) or a commit (the error raised, the episode pending); either way no episode is
+    failed, none is done after a pending one, and once run again the graph is the one-at-a-time graph."""
+    embedder = HashEmbedder(dim=64)
+    ahead = replace(OPTIONS, in_flight=4)
+    async with EmbeddedStore(str(tmp_path / "ref.db")) as ref_store:
+        await ref_store.setup(embedder.dim)
+        assert all(
+            r.ok
+            for r in await Ingestor(ref_store, _world(None).llm(), embedder, OPTIONS).add_episodes(_items())
+        )
+        expected = await _graph(ref_store)
+    async with EmbeddedStore(str(tmp_path / "g.db")) as real:
+        await real.setup(embedder.dim)
+        store = OutageStore(real)
+        ingestor = Ingestor(store, _world(store).llm(), embedder, ahead)  # type: ignore[arg-type]
+        with contextlib.suppress(StoreUnavailable):
+            await ingestor.add_episodes(_items())
+        episodes = sorted(await real.episodes("g", limit=10), key=lambda e: e.created_at)
+        statuses = [e.status for e in episodes]
+        assert EpisodeStatus.FAILED not in statuses
+        assert statuses == sorted(statuses, key=lambda s: s != EpisodeStatus.DONE), "done ones first"
         assert all(r.ok for r in await ingestor.add_episodes(_items()))
         assert await _graph(real) == expected
