@@ -97,6 +97,9 @@ class TimedWrites:
             self.write_s += time.perf_counter() - started
 
 
+IN_FLIGHT = IngestOptions().in_flight
+"""Episodes of the group in flight at once (``--in-flight``; the quality keys must not depend on it)."""
+
 VARIANTS = {
     "one_fact_per_call": ({"facts": FactOptions(batch=1)}, "batch"),
     "summaries_per_episode": ({}, "episode"),
@@ -119,7 +122,7 @@ async def run_mode(
     group = gold_set.name
     async with EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
-        options = IngestOptions(mode=mode, **overrides)  # type: ignore[arg-type]
+        options = IngestOptions(mode=mode, in_flight=IN_FLIGHT, **overrides)  # type: ignore[arg-type]
         timed = TimedWrites(store)
         ingestor = Ingestor(timed, llm, embedder, options)  # type: ignore[arg-type]
         items = [
@@ -280,7 +283,13 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs with decision records kept and off, each"
     )
+    parser.add_argument(
+        "--in-flight", type=int, default=IngestOptions().in_flight,
+        help="IngestOptions.in_flight: episodes of the group in flight at once (1: one at a time)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    global IN_FLIGHT
+    IN_FLIGHT = args.in_flight
     sets = load_sets(args.gold, args.conversation)
     embedder = make_embedder(args.embedder)
     metrics: dict[str, float] = {}
@@ -296,7 +305,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
         "sets: "
         + "; ".join(f"{s.name}: {len(s.turns)} turns of sessions {s.gold['sessions']}" for s in sets)
         + f"; one group per set, add_episodes (batch summaries); ScriptedLLM answering from the gold "
-        f"annotations, {args.latency * 1000:.0f} ms per call; embedder {embedder_name}",
+        f"annotations, {args.latency * 1000:.0f} ms per call; embedder {embedder_name}; "
+        f"in_flight {IN_FLIGHT}",
         "unprefixed keys: conversation 26 (locomo26), as in the first wave",
         "round trips: longest chain of recorded calls each starting after the previous finished",
         f"decisions: separate mode; bytes as stored (stats.decision_bytes) per episode; build time: the "
