@@ -114,6 +114,8 @@ class KnowledgeGraph(GroupHandle):
             self.options = for_small_model(options)
         if self.settings.redact and not self.options.redact:  # EPIGRAPH_REDACT=1 / --redact
             self.options = replace(self.options, redact=True)
+        if options is None and self.settings.in_flight is not None:  # EPIGRAPH_IN_FLIGHT
+            self.options = replace(self.options, in_flight=self.settings.in_flight)
         self.options = with_retention(self.options, self.settings.decisions_days)
         self._ingestor: Ingestor | None = None
         self.priority = Priority()

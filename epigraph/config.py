@@ -26,6 +26,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_API_KEY | api_key | the key an `epigraph mcp` stdio session presents (its host sets it) |
 | EPIGRAPH_KAFKA_BOOTSTRAP / _TOPIC | kafka_* | unset: `enqueue` ingests here / epigraph.episodes |
 | EPIGRAPH_CLAIM_SECONDS | claim_seconds | 60 (an ingesting process's claim on an episode, renewed) |
+| EPIGRAPH_IN_FLIGHT | in_flight | unset: `IngestOptions.in_flight` (1: one episode of a group at a time) |
 | EPIGRAPH_TRACING | tracing | false (true: OpenTelemetry spans, epigraph[otel]; see ``epigraph.tracing``) |
 | EPIGRAPH_WEBHOOK_URLS / _SECRET | webhook_* | unset: no webhooks (URLs: commas or spaces between; secrets) |
 | EPIGRAPH_WEBHOOK_EVENTS | webhook_events | episode.done,episode.failed |
@@ -116,6 +117,10 @@ class Settings(BaseModel):
     """How long decision records are kept (``graph.decisions``; ``RecordOptions.days`` when the options
     leave it unset): each episode's write deletes its group's records older than this many days. Unset:
     kept as long as their episodes."""
+
+    in_flight: int | None = Field(default=None, ge=1)
+    """Episodes of one group in flight at once (``IngestOptions.in_flight``) for every door of this
+    process (library, CLI, server, worker) when the options are not given; None: their default."""
 
     tracing: bool = False
     """OpenTelemetry spans of episodes, stages and model calls (``epigraph.tracing``, the ``otel`` extra)."""

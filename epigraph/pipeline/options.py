@@ -267,11 +267,15 @@ def small_model_options() -> IngestOptions:
       candidate needs no resolve call); no resolve_episode call (``resolve=False``: it answered ``new``
       to every name and fact it was asked about, duplicates included, and the call was a large part of
       its time); no retirements from its decisions (``retire=False``: they are noise, see that option),
-      its blanket ones refused too when a caller turns them back on (``retire_all_guard``).
+      its blanket ones refused too when a caller turns them back on (``retire_all_guard``);
+    - one episode of a group at a time (``in_flight=1``): its server runs one request at a time on this
+      machine's cores (``EPIGRAPH_LOCAL_MODEL_SLOTS`` 1), so calls ahead would only queue behind the
+      commit's (not measured on the local model; turn it on with ``replace(o, in_flight=4)``).
 
     Change one option with ``dataclasses.replace`` (``replace(o, facts=replace(o.facts, retire=True))``).
     """
     return IngestOptions(
+        in_flight=1,
         context=ContextOptions(tokens=0, fact_tokens=0),
         names=NameOptions(things=noun_phrases(), bare_names=True),
         facts=FactOptions(

@@ -301,7 +301,7 @@ class KafkaWorker:
             if len(lane.queue) <= self.config.buffer // 2 and lane.tp in self._consumer.paused():
                 self._consumer.resume(lane.tp)
 
-    def _decoded(self, records: Iterable[Any]) -> list[Any]:
+    def _decoded(self, records: Iterable[Any]) -> list[Envelope]:
         """The messages of the first buffered records (as many as ``IngestOptions.in_flight``), in order,
         those that decode (the others are dead-lettered when their turn comes)."""
         messages = []
