@@ -78,6 +78,7 @@ class ModeRun:
     decision_bytes: int = 0
     write_s: float = 0.0
     """Time in the store's ``write_episode`` (the episodes' writes), all episodes."""
+    in_flight: int = 1
 
 
 class TimedWrites:
@@ -115,14 +116,17 @@ async def run_mode(
     latency: float,
     chunk_ms: float,
     variant: tuple[dict[str, Any], str] = ({}, "batch"),
+    in_flight: int | None = None,
 ) -> ModeRun:
+    """``in_flight``: IngestOptions.in_flight (None: ``--in-flight``'s, ``IN_FLIGHT``)."""
+    in_flight = IN_FLIGHT if in_flight is None else in_flight
     script = GoldScript(gold_set.gold, gold_set.turns, latency, chunk_ms)
     llm = ScriptedLLM(script)
     overrides, summary_mode = variant
     group = gold_set.name
     async with EmbeddedStore(":memory:") as store:
         await store.setup(embedder.dim)
-        options = IngestOptions(mode=mode, in_flight=IN_FLIGHT, **overrides)  # type: ignore[arg-type]
+        options = IngestOptions(mode=mode, in_flight=in_flight, **overrides)  # type: ignore[arg-type]
         timed = TimedWrites(store)
         ingestor = Ingestor(timed, llm, embedder, options)  # type: ignore[arg-type]
         items = [
@@ -139,11 +143,13 @@ async def run_mode(
         merged = await merged_aliases(store, group, gold_set.gold)
         decision_bytes = (await store.stats(group)).decision_bytes
     graph.update(candidate_recall(gold_set.gold, script.shown, merged))
-    return ModeRun(mode, results, list(llm.calls), wall, graph, decision_bytes, timed.write_s)
+    return ModeRun(mode, results, list(llm.calls), wall, graph, decision_bytes, timed.write_s, in_flight)
 
 
 def per_episode(run: ModeRun) -> dict[str, list[float]]:
-    """Per-episode series; calls are attributed in order (one group: episodes never interleave)."""
+    """Per-episode series. One at a time (``in_flight`` 1) the calls are attributed in order (episodes
+    never interleave) and each report's tokens checked against its calls; with episodes in flight their
+    calls interleave, so the totals are checked and each report's round trips are its own."""
     series: dict[str, list[float]] = {k: [] for k in ("calls", "in", "out", "emb", "rt", "wall")}
     position = 0
     for result in run.results:
@@ -152,7 +158,7 @@ def per_episode(run: ModeRun) -> dict[str, list[float]]:
         position += report.llm_calls
         recorded_in = sum(c.completion.usage.input_tokens for c in calls if c.completion)
         recorded_out = sum(c.completion.usage.output_tokens for c in calls if c.completion)
-        if (recorded_in, recorded_out) != (report.input_tokens, report.output_tokens):
+        if run.in_flight == 1 and (recorded_in, recorded_out) != (report.input_tokens, report.output_tokens):
             raise SystemExit(
                 f"{run.mode}: report tokens differ from the recorded calls for {result.episode.name}"
             )
@@ -160,11 +166,17 @@ def per_episode(run: ModeRun) -> dict[str, list[float]]:
         series["in"].append(report.input_tokens)
         series["out"].append(report.output_tokens)
         series["emb"].append(report.embedding_requests)
-        series["rt"].append(round_trips(calls))
+        series["rt"].append(round_trips(calls) if run.in_flight == 1 else report.round_trips)
         series["wall"].append(sum(report.stage_ms.values()) / 1000)
     if position != len(run.calls):
         raise SystemExit(f"{run.mode}: {len(run.calls) - position} recorded calls are in no report")
+    recorded = [sum(getattr(c.completion.usage, k) for c in run.calls if c.completion) for k in TOKENS]
+    if recorded != [sum(series[s]) for s in ("in", "out")]:
+        raise SystemExit(f"{run.mode}: the reports' tokens differ from the recorded calls'")
     return series
+
+
+TOKENS = ("input_tokens", "output_tokens")
 
 
 def mode_metrics(run: ModeRun) -> dict[str, float]:

@@ -16,8 +16,10 @@ taken again. Its model and embedder are first asked whether the run ahead asked 
 is used, else the call is made now. The algorithm is deterministic given the graph and the replies, so
 the graph is the one of one episode at a time; what the run ahead saves is the calls whose requests do
 not depend on the predecessors: the extraction calls (their inputs are the message, its window of
-earlier messages and the declared types) and most embeddings. A resolve call whose candidates changed
-is made again at commit, and the call ahead is counted in the report as unused
+earlier messages and the declared types) and the embeddings before the resolve call. A run ahead makes
+only those (``AHEAD``) and stops at the resolve call, which reads the graph: its candidates and names
+are those the commit finds, so it is made at commit. A call ahead the commit did not ask again (a reply
+cut short ahead, or asked otherwise) is counted in the report as unused
 (``IngestReport.calls_ahead_unused``, its tokens in the totals).
 
 Once its commit begins, a run ahead makes no new call (what it has in flight may still be used) and is
@@ -45,6 +47,9 @@ from ..pipeline.episode import ingest_episode
 from ..pipeline.metering import CallRecord, MeteredEmbedder, MeteredLLM, ReportBuilder
 from ..pipeline.options import IngestOptions
 from ..pipeline.state import EpisodeRun
+from ..prompts import extract_combined as cp
+from ..prompts import extract_entities as ep
+from ..prompts import extract_facts as fp
 from ..prompts.protocol import LLM, ChatRequest, Completion, StreamChunk
 from .claims import Leases, renewing
 from .pending import save_pending
@@ -52,8 +57,17 @@ from .pending import save_pending
 log = logging.getLogger("epigraph.ingest")
 
 
+AHEAD = frozenset({ep.PROMPT.name, fp.PROMPT.name, cp.PROMPT.name})
+"""The calls a run ahead makes: the extraction prompts, whose input is the message, its window of earlier
+messages and the declared types, never the graph, so their replies are always used at commit. It stops
+at the first other call (resolve_episode, whose candidates and names read the graph: made ahead, it was
+asked again at commit for most messages of a conversation, ``bench/window_bench.py``; a summary in
+``episode`` summary mode), after the embeddings before it (names, facts), which are used too."""
+
+
 class Superseded(Exception):
-    """A run ahead asked for a new call after its episode's commit began: it stops there."""
+    """A run ahead asked for a call it does not make (its episode's commit began, or one that reads the
+    graph: ``AHEAD``): it stops there."""
 
 
 def request_key(request: ChatRequest) -> str:
@@ -94,9 +108,11 @@ class Replies:
     closed: bool = False
     """The commit began: no new call ahead."""
 
-    def begin(self, key: str) -> _Call:
+    def begin(self, key: str, prompt: str) -> _Call:
         if self.closed:
             raise Superseded("the episode's commit began")
+        if prompt not in AHEAD:
+            raise Superseded(f"{prompt} reads the graph: asked at commit")
         call = _Call(asyncio.get_running_loop().create_future())
         self.calls.setdefault(key, []).append(call)
         return call
@@ -128,7 +144,7 @@ class Recording:
         self.requests = 0
 
     async def complete(self, request: ChatRequest) -> Completion:
-        call = self.replies.begin(request_key(request))
+        call = self.replies.begin(request_key(request), request.prompt_name)
         meter = MeteredLLM(self.inner)
         try:
             completion = await meter.complete(request)
@@ -141,7 +157,7 @@ class Recording:
         return completion
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamChunk]:
-        call = self.replies.begin(request_key(request))
+        call = self.replies.begin(request_key(request), request.prompt_name)
         meter = MeteredLLM(self.inner)
         chunks: list[StreamChunk] = []
         stream = meter.stream(request)
