@@ -349,9 +349,10 @@ def _calls(path: Path) -> list[str]:
 
 def test_one_ingestion_queue() -> None:
     """The road of an episode (ARCHITECTURE.md): every door connects to ``KnowledgeGraph.ingestor``, the one
-    queue, which ``client`` alone builds; an episode is written only by the queue (``runner``: accepted,
-    done by the run's one write, failed; ``batch_end``: a summary refresh re-upserting a done episode)."""
-    status_writers = {"epigraph.ingestion.runner", "epigraph.ingestion.batch_end"}
+    queue, which ``client`` alone builds; an episode is written only by the queue (``pending``: accepted,
+    set pending again; ``runner``: done by the run's one write, failed; ``batch_end``: a summary refresh
+    re-upserting a done episode)."""
+    status_writers = {f"epigraph.ingestion.{m}" for m in ("pending", "runner", "batch_end")}
     stores = ("epigraph.graph.embedded", "epigraph.graph.neo4j")
     writes = {"save_episode", "write_episode", "write_episodes"}
     builders, writers = set(), set()

@@ -112,14 +112,16 @@ class Child:
     """``fault_child.py FILE`` as a subprocess; its JSON lines are kept in ``lines`` and a ``write``
     of a done episode is put on ``events`` as the write stage. ``kill()`` is kill -9."""
 
-    def __init__(self, file: Path, env: dict[str, str], events: queue.Queue[Event], log: Path) -> None:
+    def __init__(
+        self, file: Path, env: dict[str, str], events: queue.Queue[Event], log: Path, args: Sequence[str] = ()
+    ) -> None:
         self.events, self.lines = events, list[dict[str, Any]]()
         self.write_windows: list[float] = []
         """Seconds from a done episode's ``write`` line to its ``wrote`` line, as this process saw them."""
         self._write_at = 0.0
         with log.open("ab") as err:
             self.proc = subprocess.Popen(
-                module_command(CHILD, str(file)), env=env, cwd=ROOT,
+                module_command(CHILD, str(file), *args), env=env, cwd=ROOT,
                 stdout=subprocess.PIPE, stderr=err,
             )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -211,6 +213,10 @@ class Target:
     fresh: Callable[[int], tuple[dict[str, str], str]]
     """Round number -> (store environment, group)."""
     integrity: Callable[[Settings, str], Any]
+    child: tuple[str, ...] = ()
+    """The child's arguments after its file (``--batch``: one ``add_episodes`` of them all)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """More of the child's environment (``EPIGRAPH_IN_FLIGHT``)."""
 
 
 @dataclass
@@ -257,9 +263,10 @@ class KillLoop:
         env, group = target.fresh(1000)
         file = self.work / f"{target.kind}-episodes-whole.jsonl"
         write_episodes(file, group, self.episodes_per_round)
-        child = Child(file, child_env(self.llm_url, env), self.world.events, self.work / "child.log")
+        env = child_env(self.llm_url, env, **target.env)
+        child = Child(file, env, self.world.events, self.work / "child.log", target.child)
         code = child.wait(300)
-        got = asyncio.run(with_store(settings_of(child_env(self.llm_url, env)), lambda s: snapshot(s, group)))
+        got = asyncio.run(with_store(settings_of(env), lambda s: snapshot(s, group)))
         if code != 0 or got.graph() != expected:
             raise SystemExit(f"{target.kind}: the uninterrupted child run differs from the reference "
                              f"(exit {code}; see {self.work / 'child.log'})")  # fmt: skip
@@ -271,7 +278,7 @@ class KillLoop:
         """Fresh store, then kill the child ``budget`` times at random stages (restarting it each time),
         then let it finish; every kill is followed by the checks, the end by the comparison."""
         store_env, group = target.fresh(n)
-        env = child_env(self.llm_url, store_env)
+        env = child_env(self.llm_url, store_env, **target.env)
         settings = settings_of(env)
         file = self.work / f"{target.kind}-episodes-{n}.jsonl"
         labels = write_episodes(file, group, self.episodes_per_round)
@@ -282,7 +289,8 @@ class KillLoop:
         tally.rounds += 1
         while True:
             drain(self.world.events)
-            child = Child(file, env, self.world.events, self.work / "child.log")
+            child = Child(file, env, self.world.events, self.work / "child.log", target.child)
+            started_runs = Counter(self.world.runs)
             if killed >= budget:
                 code = child.wait(300)
                 if code != 0:
@@ -296,12 +304,15 @@ class KillLoop:
             killed += 1
             tally.kills += 1
             tally.per_stage[stage] += 1
-            in_flight = self.world.current
+            current = self.world.current
+            asked = Counter(self.world.runs)
+            asked.subtract(started_runs)  # extracted by this child: the one in flight, and those run ahead
             snap = self._after_kill(target, settings, group, ref, tally)
-            if in_flight is not None and snap is not None:
-                if in_flight not in {label.split(" ", 1)[1] for label in snap.done}:
-                    interrupted[in_flight] += 1
-                elif stage == "write":
+            if current is not None and snap is not None:
+                done = {label.split(" ", 1)[1] for label in snap.done}
+                for content in (c for c, k in asked.items() if k > 0 and c not in done):
+                    interrupted[content] += 1
+                if current in done and stage == "write":
                     tally.write_kills_after_commit += 1
         final = asyncio.run(with_store(settings, lambda s: snapshot(s, group)))
         tally.lost += sum(1 for label in labels if label not in final.done)

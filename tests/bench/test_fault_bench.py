@@ -9,6 +9,8 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from bench.robustness import fault
 from bench.robustness.fault_graph import snapshot
 from bench.robustness.fault_harness import STAGES, KillLoop, start_world
@@ -17,11 +19,22 @@ from epigraph.graph.model import Entity, Episode, EpisodeStatus, Mention
 from epigraph.graph.store import EpisodeWrite
 
 
-def test_three_kills_on_the_embedded_store_lose_duplicate_and_half_write_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("window", [False, True], ids=["one_at_a_time", "in_flight_4"])
+def test_three_kills_on_the_embedded_store_lose_duplicate_and_half_write_nothing(
+    tmp_path: Path, window: bool
+) -> None:
+    """Also with the child's episodes in flight (one batch, four at once: ``fault.windowed``): a kill
+    lands among episodes run ahead and not committed."""
     world, llm = start_world()
+    target = fault.embedded_target(tmp_path)
     with llm:
         loop = KillLoop(world, llm.url, tmp_path, episodes_per_round=6, rng=random.Random(3))
-        tally = loop.run(fault.embedded_target(tmp_path), kills=3, max_kills_per_round=3, uninterrupted=False)
+        tally = loop.run(
+            fault.windowed(target) if window else target,
+            kills=3,
+            max_kills_per_round=3,
+            uninterrupted=False,
+        )
     assert tally.kills == 3
     assert sum(tally.per_stage[s] for s in STAGES) == 3
     assert (tally.lost, tally.duplicated, tally.half_written, tally.integrity_failures) == (0, 0, 0, 0)
