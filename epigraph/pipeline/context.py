@@ -19,14 +19,21 @@ _PER_EPISODE_CHARS = 700
 
 
 async def previous_episodes(store: GraphReads, episode: Episode, limit: int) -> list[Episode]:
-    """Up to ``limit`` episodes of the group that precede ``episode``, newest first."""
+    """Up to ``limit`` episodes of the group that precede ``episode``, newest first. Episodes stored after
+    it with the same reference time (a session's turns accepted together, or run ahead:
+    ``IngestOptions.in_flight``) come first in the store's order and are skipped: read more until
+    ``limit`` precede it or the group has no more, so the window never depends on how many were stored."""
     if limit <= 0:
         return []
     until = episode.reference_time + timedelta(microseconds=1)
-    found = await store.episodes(episode.group_id, until=until, limit=limit + 8, newest_first=True)
     key = (episode.reference_time, episode.created_at)
-    before = [e for e in found if e.uuid != episode.uuid and (e.reference_time, e.created_at) < key]
-    return before[:limit]
+    wanted = limit + 8
+    while True:
+        found = await store.episodes(episode.group_id, until=until, limit=wanted, newest_first=True)
+        before = [e for e in found if e.uuid != episode.uuid and (e.reference_time, e.created_at) < key]
+        if len(before) >= limit or len(found) < wanted:
+            return before[:limit]
+        wanted *= 2
 
 
 def context_text(newest_first: Sequence[Episode], max_tokens: int) -> str:

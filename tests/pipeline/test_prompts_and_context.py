@@ -84,3 +84,17 @@ async def test_the_window_holds_the_turns_before_this_one_oldest_first(store: Em
     assert context_text([], 100) == "" and context_block("") == ""
     assert context_block("turn 2").startswith("Earlier") and context_block("turn 2").endswith("turn 2\n\n")
     assert await previous_episodes(store, episodes[0], limit=8) == []
+
+
+async def test_the_window_is_the_same_however_many_later_turns_are_stored(store: EmbeddedStore) -> None:
+    """A session's turns share their reference time; those stored after this one (accepted together, or run
+    ahead: ``IngestOptions.in_flight``) are skipped, however many: the window is the turns before it."""
+    episodes = [_episode(i, f"turn {i}") for i in range(40)]
+    for e in episodes[:11]:
+        await store.save_episode(e)
+    alone = await previous_episodes(store, episodes[10], limit=8)
+    for e in episodes[11:]:
+        await store.save_episode(e)
+    crowded = await previous_episodes(store, episodes[10], limit=8)
+    assert [e.content for e in crowded] == [e.content for e in alone]
+    assert [e.content for e in alone] == [f"turn {i}" for i in range(9, 1, -1)]
