@@ -147,9 +147,8 @@ async def test_episodes_in_flight_build_the_one_at_a_time_graph(
     assert sorted(extracted) == sorted(TURNS), "each episode extracted once: ahead, its reply used at commit"
     last = {e.index: e.result for e in events if isinstance(e, EpisodeDone | EpisodeUpdated) and e.result}
     reports = [r.report for r in last.values()]  # the batch's summaries charged to the last episode
-    assert sum(r.calls_ahead for r in reports) >= len(TURNS) - 1
+    assert sum(r.calls_ahead for r in reports) >= len(TURNS) - 1, "replies of runs ahead used at commit"
     assert sum(r.llm_calls for r in reports) == len(llm.calls), "every call made is in some report"
-    assert llm.max_concurrent >= 2, "calls of one group's episodes ran at once"
 
 
 async def test_a_run_ahead_leaves_nothing_when_its_batch_stops(
