@@ -26,6 +26,7 @@ BENCHES = {
     "observe": "bench.performance.observe",
     "forget": "bench.performance.forget",
     "hosted": "bench.performance.hosted",
+    "window": "bench.performance.window",
     "live": "bench.quality.live",
     "locomo_qa": "bench.quality.locomo_qa",
     "qa_context": "bench.quality.qa_context",

@@ -61,7 +61,7 @@ AHEAD = frozenset({ep.PROMPT.name, fp.PROMPT.name, cp.PROMPT.name})
 """The calls a run ahead makes: the extraction prompts, whose input is the message, its window of earlier
 messages and the declared types, never the graph, so their replies are always used at commit. It stops
 at the first other call (resolve_episode, whose candidates and names read the graph: made ahead, it was
-asked again at commit for most messages of a conversation, ``bench/window_bench.py``; a summary in
+asked again at commit for most messages of a conversation, ``python -m bench window``; a summary in
 ``episode`` summary mode), after the embeddings before it (names, facts), which are used too."""
 
 

@@ -12,26 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from contextlib import aclosing
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
 import pytest
-from pipeline.world import F, Turn, World, episode_of
 
 from epigraph.episodes.events import EpisodeDone, EpisodeUpdated
 from epigraph.episodes.inputs import EpisodeInput
-from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
+from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import GraphStore
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
-from tests.graph.conftest import DIM, group, other_group, store
-
-from .conftest import T0
-
-__all__ = ["group", "other_group", "store"]
+from tests.support.group_graph import group_records as _graph
+from tests.support.stores import DIM
+from tests.support.world import T0, F, Turn, World, episode_of
 
 TURNS = {
     "Ann: I live in Oslo with Bo.": Turn(
@@ -82,54 +77,13 @@ def _items(group_id: str) -> list[EpisodeInput]:
     ]
 
 
-async def _graph(store: GraphStore, group_id: str) -> dict[str, Any]:
-    """The group's records without its ids and system times: what the two runs must agree on."""
-    records: list[Any] = []
-    async with aclosing(store.dump([group_id])) as items:  # type: ignore[attr-defined]
-        records = [item async for item in items]
-    entities = {e.uuid: e for e in records if isinstance(e, Entity)}
-    episodes = {e.uuid: e for e in records if isinstance(e, Episode)}
-
-    def name(uuid: str) -> str:
-        return f"{entities[uuid].name} {uuid}"
-
-    facts = sorted(
-        (
-            f.uuid,
-            f.text,
-            name(f.source_uuid),
-            name(f.target_uuid),
-            f.relation,
-            f.valid_at,
-            f.invalid_at,
-            f.expired_at is not None,
-            sorted(episodes[u].content for u in f.episodes),
-        )
-        for f in records
-        if isinstance(f, Fact)
-    )
-    mentions = sorted(
-        (episodes[m.episode_uuid].content, entities[m.entity_uuid].name)
-        for m in records
-        if isinstance(m, Mention)
-    )
-    return {
-        "entities": sorted(
-            (e.uuid, e.name, e.labels, e.summary, sorted(e.aliases)) for e in entities.values()
-        ),
-        "facts": facts,
-        "mentions": mentions,
-        "episodes": sorted((e.content, e.status) for e in episodes.values()),
-    }
-
-
 @pytest.mark.parametrize("in_flight", [3, 8])
 async def test_episodes_in_flight_build_the_one_at_a_time_graph(
-    store: GraphStore, group: str, in_flight: int
+    any_store: GraphStore, group: str, in_flight: int
 ) -> None:
     """The group ingested one at a time, read, deleted, then ingested again with episodes in flight: the
     same records, ids included (they derive from the group and the episodes)."""
-    embedder = HashEmbedder(dim=DIM)
+    store, embedder = any_store, HashEmbedder(dim=DIM)
     one_at_a_time = await Ingestor(store, WORLD.llm(), embedder, OPTIONS).add_episodes(_items(group))
     assert all(r.ok for r in one_at_a_time)
     expected = await _graph(store, group)
@@ -152,11 +106,11 @@ async def test_episodes_in_flight_build_the_one_at_a_time_graph(
 
 
 async def test_a_run_ahead_leaves_nothing_when_its_batch_stops(
-    store: GraphStore, group: str, other_group: str
+    any_store: GraphStore, group: str, other_group: str
 ) -> None:
     """A batch cancelled once its first episode is done: the episodes run ahead are left pending,
     unclaimed (another queue runs them at once) and with nothing of them in the graph."""
-    embedder = HashEmbedder(dim=DIM)
+    store, embedder = any_store, HashEmbedder(dim=DIM)
     slow = replace(WORLD, latency=0.3)  # the first episode is done long before the last could be
     ingestor = Ingestor(store, slow.llm(), embedder, replace(OPTIONS, in_flight=4))
     first_done = asyncio.Event()

@@ -26,8 +26,7 @@ from epigraph.graph.model import EpisodeStatus
 from epigraph.prompts.grammar import NONE
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
-
-from .test_in_flight import _graph
+from tests.support.group_graph import group_records as _graph
 
 KEY = "llm-test-key-not-a-secret"
 MET = ["Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan"]

@@ -1,13 +1,13 @@
 """Episodes in flight bench: one group's history at a hosted model's latency, one episode at a time vs
 ``IngestOptions.in_flight`` N, with the graph compared.
 
-The ingest bench's gold sets and scripted answers (``_gold.GoldScript``, through ``ingest_bench.run_mode``:
-``Ingestor.add_episodes``, one group, batch summaries, separate mode), each reply delayed like a
-gpt-4o-mini-class hosted model: ``--first-token-s`` (0.40 s) before its first 64-character chunk and
-``--chunk-ms`` (267 ms: 16 tokens at 60 tokens/s) for each chunk, the figures the hosted bench's
-simulated provider states (bench ``_sim_provider``: Artificial Analysis' time to first token, a
-community measurement of gpt-4o-mini's output speed). No rate limit is simulated here (the hosted bench
-does that): these are the figures of the algorithm's critical path, not of a provider's limits.
+The ingest bench's gold sets and scripted answers (``bench.shared.gold.GoldScript``, through
+``bench.performance.ingest.run_mode``: ``Ingestor.add_episodes``, one group, batch summaries, separate
+mode), each reply delayed like a gpt-4o-mini-class hosted model: ``--first-token-s`` (0.40 s) before its
+first 64-character chunk and ``--chunk-ms`` (267 ms: 16 tokens at 60 tokens/s) for each chunk, the figures
+the hosted bench's simulated provider states (Artificial Analysis' time to first token, a community
+measurement of gpt-4o-mini's output speed). No rate limit is simulated here (the hosted bench does
+that): these are the figures of the algorithm's critical path, not of a provider's limits.
 
 Per set and per ``in_flight`` (``--in-flight``, 1 first): messages per minute, the speedup over 1, model
 calls and input / output tokens per message (calls ahead a commit did not use included), the share of
@@ -15,7 +15,7 @@ calls ahead used, and ``quality_mismatches``: how many of the ingest bench's qua
 against the gold graph: ``gold.*``) differ from the one-at-a-time run's (0 is the bar). Writes
 ``bench/results/window.json``::
 
-    python bench/window_bench.py --conversation ../shared/datasets/locomo \\
+    python -m bench window --conversation ../shared/datasets/locomo \\
         --gold bench/data/locomo26_s1-3.json --gold bench/data/locomo30_s1-3.json
 """
 
@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _gold import GoldSet, load_sets
-from _results import write_results
-from ingest_bench import make_embedder, run_mode
-
+from bench.performance.ingest import make_embedder, run_mode
+from bench.shared.gold import GoldSet, load_sets
+from bench.shared.results import write_results
 from epigraph.embed import Embedder
 
 
