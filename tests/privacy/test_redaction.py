@@ -5,7 +5,8 @@ HTTP to the local test server (which records every request body) and a real SQLi
 - a value is one placeholder in every episode of its group (so facts about it join), another group
   numbers its own;
 - the originals come back with the right key only; without a key they are dropped;
-- every door redacts: ``add_episode(s)``, ``ingest``, ``accept`` (HTTP, MCP), ``process`` (Kafka);
+- every door redacts: ``add_episode(s)``, ``ingest``, ``accept`` (HTTP, MCP), ``process`` (Kafka, and
+  the episodes of its lane it runs ahead);
 - with the option off nothing changes.
 """
 
@@ -21,7 +22,7 @@ from epigraph.errors import ConfigError, VaultKeyError
 from epigraph.llm import OpenAIChat
 from epigraph.privacy.vault import new_key
 from epigraph.testing import HashEmbedder
-from tests.support.privacy_scene import CARD, MESSAGES, PHONE, T0, Setup, inputs, originals_in
+from tests.support.privacy_scene import CARD, MESSAGES, PHONE, PLACEHOLDER, T0, Setup, inputs, originals_in
 
 
 async def test_the_model_and_the_store_never_see_an_original(setup: Setup) -> None:
@@ -88,6 +89,19 @@ async def test_every_door_redacts(setup: Setup) -> None:
         assert originals_in(episode.content) == []
         assert "<PHONE_1>" in episode.content or "<CARD_1>" in episode.content or "<IP_1>" in episode.content
     assert processed.episode.uuid == inputs("kafka")[0].to_episode().uuid  # the envelope's id is kept
+    assert originals_in(setup.stored()) == []
+
+
+async def test_the_kafka_door_redacts_the_episodes_it_runs_ahead(setup: Setup) -> None:
+    later = [i.to_episode() for i in inputs("lane")]  # a lane's buffer: run ahead while the first commits
+    async with setup.graph(in_flight=4) as kg:
+        first = await kg.ingestor.process(later[0], after=later[1:])
+        await kg.ingestor.drop_ahead(later[1:])
+        stored = {e.uuid: e.content for e in await kg.group("lane").episodes()}
+    assert first.ok
+    assert set(stored) == {e.uuid for e in later}  # the runs ahead stored theirs pending
+    assert all(PLACEHOLDER.search(text) for text in stored.values())
+    assert originals_in(setup.sent()) == []
     assert originals_in(setup.stored()) == []
 
 
