@@ -11,8 +11,8 @@ stated there and in the results' notes). Rows, per tier (``--tiers``), each on a
   2,000 turns at the simulated latency takes hours; the figures say which prefix ran), then the gold
   sets, each in its own group, one after another;
 - ``single_group.window`` (``--window N``, N its ``window_setting``): the same with up to N episodes of
-  the group extracted ahead (an ``IngestOptions`` setting that does not exist yet: the bench refuses
-  until it does, ``WINDOW_OPTION``);
+  the group in flight (``WINDOW_OPTION``: ``IngestOptions.in_flight``, issue 60 part 2), each still
+  committed in order; the sequential row sets it to 1 (the library's default runs 8);
 - ``many_groups``: 100 groups of 20 turns and the gold sets' groups, all handed in at once;
 - ``serve``: ``epigraph serve`` with 50 clients posting and searching (``hosted_serve``);
 - ``graphiti``: graphiti-core on the same provider and a real Neo4j (``hosted_graphiti``; needs
@@ -68,10 +68,10 @@ ROWS = ("single", "many", "serve", "graphiti")
 MAX_IN_FLIGHT = {"tier1": 16, "tier2": 128}
 """``EPIGRAPH_LLM_MAX_IN_FLIGHT`` per tier: about the requests a second the limit allows times a call's
 seconds, with room (tier 1: 500 RPM is 8 a second, ~1.2 s a call; tier 2: 83 a second)."""
-WINDOW_OPTION = "extraction_window"
-"""Where in ``IngestOptions`` ``--window`` sets its N (a dotted path through the option groups; issue 60
-part 2, not built yet: the engineer who builds it names it here). Its rows are ``single_group.window``
-with ``window_setting`` = N."""
+WINDOW_OPTION = "in_flight"
+"""Where in ``IngestOptions`` ``--window`` sets its N (a dotted path through the option groups): a
+group's episodes in flight at once, committed in order (issue 60 part 2). Its rows are
+``single_group.window`` with ``window_setting`` = N; the sequential rows set it to 1."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,12 +94,11 @@ class Plan:
     graphiti_modes: list[str]
 
 
-def options_for(window: int, option: str = WINDOW_OPTION) -> IngestOptions | None:
+def options_for(window: int, option: str = WINDOW_OPTION) -> IngestOptions:
     """``IngestOptions`` with the setting at ``option`` (a dotted path through nested option groups,
-    e.g. ``context.lookahead``) set to ``window``; None (the defaults) for 0. Refuses, saying what to
-    set, while the setting does not exist."""
-    if not window:
-        return None
+    e.g. ``context.lookahead``) set to ``window``, or for 0 (the sequential rows) to 1: one episode at a
+    time, which the library's default (8 in flight) is not. Refuses, saying what to set, while the
+    setting does not exist."""
 
     def with_value(options: Any, path: list[str]) -> Any:
         names = {f.name for f in dataclasses.fields(options)} if dataclasses.is_dataclass(options) else set()
@@ -108,7 +107,7 @@ def options_for(window: int, option: str = WINDOW_OPTION) -> IngestOptions | Non
                 f"--window {window}: IngestOptions has no {option!r} yet (issue 60 part 2); set "
                 "bench/performance/hosted.py's WINDOW_OPTION to the setting's dotted path once it exists"
             )
-        value = window if len(path) == 1 else with_value(getattr(options, path[0]), path[1:])
+        value = max(1, window) if len(path) == 1 else with_value(getattr(options, path[0]), path[1:])
         return dataclasses.replace(options, **{path[0]: value})
 
     return cast(IngestOptions, with_value(IngestOptions(), option.split(".")))

@@ -137,7 +137,8 @@ def test_limit_share_is_of_the_allowance_plus_its_refill() -> None:
 
 
 def test_window_sets_the_named_ingest_option_or_refuses_before_a_row_runs() -> None:
-    assert options_for(0) is None  # the sequential rows: the defaults
+    assert options_for(0) == dataclasses.replace(IngestOptions(), in_flight=1)  # sequential: one at a time
+    assert options_for(8) == dataclasses.replace(IngestOptions(), in_flight=8)
     assert options_for(3, option="window") == dataclasses.replace(IngestOptions(), window=3)
     with pytest.raises(SystemExit, match="no 'not_an_option' yet"):
         options_for(3, option="not_an_option")
