@@ -14,7 +14,6 @@ included).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections import Counter
@@ -27,6 +26,7 @@ from epigraph.prompts.grammar import NONE
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
 from tests.support.group_graph import group_records as _graph
+from tests.support.meetings import meetings_file
 
 KEY = "llm-test-key-not-a-secret"
 MET = ["Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan"]
@@ -89,14 +89,7 @@ async def _ingest(env: dict[str, str], log: Path, episodes: Path) -> asyncio.sub
 
 
 async def test_kill_9_in_a_window_of_episodes_in_flight_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    episodes = tmp_path / "episodes.jsonl"
-    episodes.write_text(
-        "".join(
-            json.dumps({"content": f"Alice met {name}.", "reference_time": f"2024-05-0{i + 1}T10:00:00Z"})
-            + "\n"
-            for i, name in enumerate(MET)
-        )
-    )
+    episodes = meetings_file(tmp_path / "episodes.jsonl", MET)
     killed, whole, log = tmp_path / "killed.db", tmp_path / "whole.db", tmp_path / "child.log"
     model = Model()
     async with FakeOpenAIServer(model, api_key=KEY) as server:

@@ -27,6 +27,7 @@ from epigraph.prompts.grammar import NONE
 from epigraph.testing import HashEmbedder
 from epigraph.testing.reading import asked_in, episode_in, prompt_of
 from epigraph.testing.server import FakeOpenAIServer, Reply
+from tests.support.meetings import meetings_file
 from tests.support.world import T0, World, hobbies
 
 KEY = "llm-test-key-not-a-secret"
@@ -98,14 +99,7 @@ async def _owed(db: Path) -> tuple[list[str], str]:
 async def test_a_run_killed_in_its_batch_summary_leaves_them_owed_and_the_next_run_writes_them(
     tmp_path: Path,
 ) -> None:
-    episodes = tmp_path / "episodes.jsonl"
-    episodes.write_text(
-        "".join(
-            json.dumps({"content": f"Alice met {name}.", "reference_time": f"2024-05-0{i + 1}T10:00:00Z"})
-            + "\n"
-            for i, name in enumerate(MET)
-        )
-    )
+    episodes = meetings_file(tmp_path / "episodes.jsonl", MET)
     db, log = tmp_path / "graph.db", tmp_path / "child.log"
     model = Model()
     async with FakeOpenAIServer(model, api_key=KEY) as server:

@@ -5,8 +5,10 @@ the model; ``World`` summarizes an entity as ``"<name>: <its facts>"``)."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from tests.support.world import T0, F, Turn, World
 
@@ -30,3 +32,16 @@ def ticking() -> Callable[[], datetime]:
     """A clock a second later at every reading, so a later episode's facts are newer."""
     ticks = (T0 + timedelta(days=30, seconds=n) for n in itertools.count())
     return lambda: next(ticks)
+
+
+def meetings_file(path: Path, names: list[str]) -> Path:
+    """An episodes file (``epigraph ingest``'s JSON lines) of "Alice met <name>." a day apart, in order:
+    the children the kill tests start ingest it."""
+    path.write_text(
+        "".join(
+            json.dumps({"content": f"Alice met {name}.", "reference_time": f"2024-05-0{i + 1}T10:00:00Z"})
+            + "\n"
+            for i, name in enumerate(names)
+        )
+    )
+    return path
