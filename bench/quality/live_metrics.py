@@ -55,26 +55,36 @@ def stopped_early(call: CallRecord) -> bool:
     return not call.ok and call.finish_reason is None and bool(call.text)
 
 
+def is_about(asked: str, episode: str) -> bool:
+    """A request's message or episode input (``metering.asked_about``) is about this turn's text: one
+    holds the other's first 60 characters (a resolve request shows the episode with its speaker). A
+    request about no turn ("": a summary, a bulk window) is any turn's."""
+    return episode[:60] in asked or asked[:60] in episode
+
+
 def reply_rows(calls: Sequence[CallRecord], ends: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
-    """Each reply as written, with its prompt, how it ended and its episode; ``ends``: (number of calls
-    recorded when the episode ended, its text), in order (one group: episodes never interleave). An
-    episode that made no call of its own (a bulk window's later turns: the window's call is its first
-    turn's) gets a row with no prompt, so a replay knows every turn the run ingested; the calls after
-    the last episode (the batch's summaries) are written under it."""
-    rows, start = [], 0
-    for end, episode in ends:
-        for call in calls[start:end]:
-            rows.append(
-                {"prompt": call.prompt, "finish": call.finish_reason, "episode": episode, "text": call.text}
-            )
-        if end == start:
-            rows.append({"prompt": None, "finish": None, "episode": episode, "text": None})
-        start = end
-    for call in calls[start:] if ends else ():  # after the last episode: the batch's summaries
-        rows.append(
-            {"prompt": call.prompt, "finish": call.finish_reason, "episode": ends[-1][1], "text": call.text}
+    """Each reply as written, with its prompt, how it ended and its episode, grouped by episode in the
+    order they ended; ``ends``: (number of calls recorded when the episode ended, its text), in order. A
+    call is its episode's by what it asked about (``CallRecord.asked_about``: with episodes in flight a
+    later turn's extraction is made before an earlier turn ends), else by when it was made (the episode
+    that ended next; after the last: the batch's summaries, under the last). An episode that made no
+    call of its own (a bulk window's later turns: the window's call is its first turn's) gets a row with
+    no prompt, so a replay knows every turn the run ingested."""
+    if not ends:
+        return []
+    texts = [episode for _, episode in ends]
+    rows: dict[str, list[dict[str, Any]]] = {episode: [] for episode in texts}
+    turn = 0
+    for number, call in enumerate(calls):
+        while number >= ends[turn][0] and turn < len(ends) - 1:
+            turn += 1
+        about = [t for t in texts if call.asked_about and is_about(call.asked_about, t)]
+        owner = about[0] if about else texts[turn]
+        rows[owner].append(
+            {"prompt": call.prompt, "finish": call.finish_reason, "episode": owner, "text": call.text}
         )
-    return rows
+    empty = {"prompt": None, "finish": None, "text": None}
+    return [row for t in rows for row in (rows[t] or [{**empty, "episode": t}])]
 
 
 def kept_output_tokens(calls: Sequence[CallRecord], results: Sequence[EpisodeResult]) -> list[float]:

@@ -16,6 +16,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from bench.quality.live_metrics import is_about
+from epigraph.pipeline.metering import asked_about
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedLLM, ScriptedReply
 from epigraph.testing.doubles import ScriptError
@@ -50,9 +52,9 @@ def replayed(path: Path) -> ScriptedLLM:
 
     def answer(request: ChatRequest) -> ScriptedReply:
         # the extraction prompts carry the message, resolution the episode; summaries neither: any episode's
-        episode = str(request.variables.get("episode") or request.variables.get("message") or "")
+        episode = asked_about(request)
         for (prompt, said), queue in queues.items():
-            if prompt == request.prompt_name and queue and (said[:60] in episode or episode[:60] in said):
+            if prompt == request.prompt_name and queue and is_about(episode, said):
                 row = queue.popleft()
                 return ScriptedReply(row["text"], finish_reason=row["finish"] or "stop", chunk_size=7)
         if request.prompt_name == "summarize_entities":  # a run stopped before its closing summary

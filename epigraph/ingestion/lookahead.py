@@ -18,8 +18,10 @@ the graph is the one of one episode at a time; what the run ahead saves is the c
 not depend on the predecessors: the extraction calls (their inputs are the message, its window of
 earlier messages and the declared types) and the embeddings before the resolve call. A run ahead makes
 only those (``AHEAD``) and stops at the resolve call, which reads the graph: its candidates and names
-are those the commit finds, so it is made at commit. A call ahead the commit did not ask again (a reply
-cut short ahead, or asked otherwise) is counted in the report as unused
+are those the commit finds, so it is made at commit. A reply its reader closed early (a runaway stopped
+at its repeat, ``prompts.runtime``) is replayed as far as it was read: the same reader stops at the same
+chunk, so a runaway costs one call, not two. A call ahead the commit did not ask again (a reply that
+failed or was cancelled ahead, or asked otherwise) is counted in the report as unused
 (``IngestReport.calls_ahead_unused``, its tokens in the totals).
 
 Once its commit begins, a run ahead makes no new call (what it has in flight may still be used) and is
@@ -90,8 +92,8 @@ def request_key(request: ChatRequest) -> str:
 
 @dataclass
 class _Call:
-    """One call of a run ahead: its reply once it ended whole (None while in flight, or if it failed or
-    was cut short), what it cost, and whether the commit used it."""
+    """One call of a run ahead: its reply once it ended whole or its reader closed it (None while in
+    flight, or if it failed or was cancelled), what it cost, and whether the commit used it."""
 
     ended: asyncio.Future[list[StreamChunk] | Completion | None]
     record: CallRecord | None = None
@@ -160,18 +162,24 @@ class Recording:
         call = self.replies.begin(request_key(request), request.prompt_name)
         meter = MeteredLLM(self.inner)
         chunks: list[StreamChunk] = []
+        read_to_its_end = False
         stream = meter.stream(request)
         try:
             async for chunk in stream:
                 chunks.append(chunk)
-                yield chunk
+                try:
+                    yield chunk
+                except GeneratorExit:  # the reader closed it (a runaway stopped at its repeat) ...
+                    task = asyncio.current_task()
+                    read_to_its_end = task is None or not task.cancelling()  # ... not a cancellation
+                    raise
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
             call.record = meter.records[0] if meter.records else None
             whole = bool(chunks) and chunks[-1].done and chunks[-1].error is None
-            _settle(call.ended, chunks if whole else None)
+            _settle(call.ended, chunks if whole or read_to_its_end else None)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         future: asyncio.Future[np.ndarray | None] = asyncio.get_running_loop().create_future()
@@ -202,7 +210,7 @@ class Replaying:
         call.used = True
         reply = await call.ended
         if reply is None:
-            call.used = False  # it failed or was cut short ahead: made now, and the one ahead is charged
+            call.used = False  # it failed or was cancelled ahead: made now, and the one ahead is charged
         return reply
 
     async def complete(self, request: ChatRequest) -> Completion:
@@ -323,12 +331,18 @@ class Lookahead:
 
     async def drop(self, episodes: Sequence[Episode]) -> None:
         """Give up the runs ahead of ``episodes`` not committed (a door stopped before them): cancelled,
-        their claims released, their episodes left ``pending``."""
-        for episode in episodes:
-            ahead = self._ahead.pop((episode.group_id, episode.uuid), None)
-            if ahead is None:
-                continue
+        their claims released, their episodes left ``pending``. Every run and claim renewal is cancelled
+        before the first wait, so a drop itself cancelled part-way (a lane's task cancelled in its
+        ``finally``) leaves none running: their claims lapse (``claims.CLAIM_SECONDS``) instead of being
+        renewed for as long as the process lives."""
+        dropped = [a for e in episodes if (a := self._ahead.pop((e.group_id, e.uuid), None)) is not None]
+        for ahead in dropped:
+            for task in (ahead.run, ahead.claim):
+                if task is not None:
+                    task.cancel()
+        for ahead in dropped:
             await _cancel(ahead)
+            episode = ahead.episode
             with contextlib.suppress(Exception):  # a claim not released lapses by itself
                 await self.store.release_episode(episode.group_id, episode.uuid, self.leases.owner)
 

@@ -38,6 +38,15 @@ class CallRecord:
     """The request asked again, carrying the model's earlier reply (``ChatRequest.reask``)."""
     text: str = ""
     """The reply as the model wrote it (kept only when the meter was asked to: ``keep_text``)."""
+    asked_about: str = ""
+    """The message (or episode) the request was about, its ``message`` or ``episode`` input (kept with the
+    text): with episodes in flight a group's calls interleave, so the order of calls does not say it."""
+
+
+def asked_about(request: ChatRequest) -> str:
+    """The message an extraction request is about, or the episode a resolve request shows ("" for the
+    others: summaries)."""
+    return str(request.variables.get("episode") or request.variables.get("message") or "")
 
 
 class MeteredLLM:
@@ -94,6 +103,7 @@ class MeteredLLM:
                 finish,
                 request.reask,
                 text if self.keep_text else "",
+                asked_about(request) if self.keep_text else "",
             )
         )
 

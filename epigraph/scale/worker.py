@@ -265,10 +265,17 @@ class KafkaWorker:
                 waiter.cancel()
             abandoned = len(late)
             self.counts.abandoned += abandoned
-        tasks = [lane.task for lane in lanes if lane.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # A lane out of its episode ends by itself (closing), giving up its runs ahead in its finally;
+        # only one still in an episode past the grace (or not ending within it) is cancelled.
+        tasks = {lane.task: lane for lane in lanes if lane.task is not None}
+        for task, lane in tasks.items():
+            if not lane.idle.is_set():
+                task.cancel()
+        if tasks:
+            _, stuck = await asyncio.wait(tasks, timeout=self.config.revoke_grace_s)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         if lanes:
             note(log, "partitions.released", partitions=sorted(lane.tp.partition for lane in lanes),
                  abandoned=abandoned)  # fmt: skip
@@ -277,7 +284,7 @@ class KafkaWorker:
         try:
             await self._drain_until_closed(lane)
         finally:
-            await self.kg.ingestor.drop_ahead([m.to_episode() for m in self._decoded(lane.queue)])
+            await self.kg.ingestor.drop_ahead([m.to_episode() for m in self._decoded(lane.queue, whole=True)])
 
     async def _drain_until_closed(self, lane: _Lane) -> None:
         while not lane.closing:
@@ -301,11 +308,11 @@ class KafkaWorker:
             if len(lane.queue) <= self.config.buffer // 2 and lane.tp in self._consumer.paused():
                 self._consumer.resume(lane.tp)
 
-    def _decoded(self, records: Iterable[Any]) -> list[Envelope]:
-        """The messages of the first buffered records (as many as ``IngestOptions.in_flight``), in order,
-        those that decode (the others are dead-lettered when their turn comes)."""
+    def _decoded(self, records: Iterable[Any], whole: bool = False) -> list[Envelope]:
+        """The messages of the first buffered records (as many as ``IngestOptions.in_flight``, or all of
+        them when ``whole``), in order, those that decode (the others are dead-lettered in their turn)."""
         messages = []
-        for record in islice(records, self.kg.ingestor.options.in_flight):
+        for record in islice(records, None if whole else self.kg.ingestor.options.in_flight):
             with contextlib.suppress(InputError):
                 messages.append(self.decode(record.value))
         return messages

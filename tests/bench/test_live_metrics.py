@@ -122,6 +122,23 @@ def test_the_batchs_summary_calls_are_saved_under_the_last_episode() -> None:
     ]
 
 
+def test_a_reply_is_saved_under_the_episode_it_was_asked_about() -> None:
+    """With episodes in flight the next turn's extraction is made before the first turn ends: its reply
+    goes under the turn it asked about, not under the turn that ended next; a call about no turn (a
+    summary) goes by when it was made."""
+    calls = [
+        CallRecord("extract_combined", 0.0, 1.0, text="none", asked_about="Jon: hi"),
+        CallRecord("extract_combined", 0.0, 1.0, text="none", asked_about="Ann: hello Jon"),
+        CallRecord("summarize_entities", 1.0, 2.0, text="{}"),
+    ]
+    rows = reply_rows(calls, [(3, "hi"), (3, "hello Jon")])
+    assert [(r["prompt"], r["episode"]) for r in rows] == [
+        ("extract_combined", "hi"),
+        ("summarize_entities", "hi"),
+        ("extract_combined", "hello Jon"),
+    ]
+
+
 async def test_a_fact_is_precise_when_it_matches_any_statement_of_a_gold_fact() -> None:
     """``fact_precision``: a built fact saying a restatement's words counts as matched, one saying
     nothing gold does not."""

@@ -21,6 +21,7 @@ from epigraph.episodes.events import EpisodeDone, EpisodeUpdated
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.graph.model import EpisodeStatus
 from epigraph.graph.store import GraphStore
+from epigraph.ingestion.claims import Leases
 from epigraph.ingestion.ingestor import Ingestor
 from epigraph.pipeline.options import FactOptions, IngestOptions
 from epigraph.testing import HashEmbedder
@@ -141,6 +142,35 @@ async def test_a_run_ahead_leaves_nothing_when_its_batch_stops(
     again = await Ingestor(store, WORLD.llm(), embedder, OPTIONS).add_episodes(_items(group))
     assert [r.skipped for r in again] == [c in stored for c in TURNS], "the rest run, nothing twice"
     assert [e.status for e in await store.episodes(group, limit=20)] == [EpisodeStatus.DONE] * len(TURNS)
+
+
+async def test_a_drop_cut_short_still_stops_every_run_ahead(any_store: GraphStore, group: str) -> None:
+    """A door gives up its runs ahead and is itself cancelled at the first wait (a Kafka lane cancelled
+    in its ``finally``): every run ahead and claim renewal is stopped all the same, so their claims lapse
+    and another owner takes the episodes (a renewal left running held them for as long as the process
+    lived: the kill -9 test's hang)."""
+    store, embedder = any_store, HashEmbedder(dim=DIM)
+    leases = Leases(seconds=0.6, poll_s=0.05)  # renewed every 0.2 s while a run ahead lives
+    slow = replace(WORLD, latency=5.0)  # every run ahead still in its first call when dropped
+    ingestor = Ingestor(store, slow.llm(), embedder, replace(OPTIONS, in_flight=4), leases=leases)
+    first, *later = [item.to_episode() for item in _items(group)[:4]]
+    running = asyncio.create_task(ingestor.process(first, after=later))
+    await asyncio.sleep(0.5)  # the first in its calls, the three after it claimed and run ahead
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
+    dropping = asyncio.create_task(ingestor.drop_ahead(later))
+    await asyncio.sleep(0)
+    dropping.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await dropping
+    await asyncio.sleep(1.5)  # past a claim's length: a claim still renewed would be held now
+    stored = {e.content: e for e in await store.episodes(group, limit=20)}
+    for episode in later:
+        uuid = stored[episode.content].uuid
+        claim = await store.claim_episode(group, uuid, "someone-else", 30.0)
+        assert claim is not None and claim.owner == "someone-else", f"{episode.content!r} is still held"
+        assert stored[episode.content].status == EpisodeStatus.PENDING
 
 
 def test_in_flight_must_be_a_whole_number_of_at_least_one() -> None:
