@@ -14,14 +14,11 @@ carrying usage, or the error. Error messages carry the attempt count and never t
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 import httpx
 import openai
@@ -33,7 +30,8 @@ from ..errors import ConfigError, LLMError
 from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
 from ..tokens import aload_encoding, count_message_tokens, estimate_usage
 from .calls import CallStats
-from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, Slot, parse_retry_after, run_with_retries
+from .failures import DETAIL_LIMIT, classify_openai_error, public_url, redact
+from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, Slot, run_with_retries
 from .profiles import (
     EndpointProfile,
     error_text,
@@ -45,8 +43,6 @@ from .stream import StreamSession
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
-_SECRET_PATTERNS = (re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{6,}"), re.compile(r"(?i)bearer\s+\S+"))
-_DETAIL_LIMIT = 300
 
 
 class _Fallback(Exception):
@@ -150,7 +146,7 @@ class OpenAIChat:
         return self.limiter.stats
 
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIChat(model={self.model!r}, base_url={_public_url(self.base_url)!r})"
+        return f"OpenAIChat(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     # -- complete -------------------------------------------------------------------------------
 
@@ -368,7 +364,7 @@ class OpenAIChat:
         if weaker is None:
             return
         detail = f"HTTP 400 on a capability, retrying with {weaker.describe(request)}: {self._redact(text)}"
-        raise _Fallback(weaker, detail[:_DETAIL_LIMIT]) from None
+        raise _Fallback(weaker, detail[:DETAIL_LIMIT]) from None
 
     def _adopt(self, used: EndpointProfile) -> None:
         """Remember a weaker profile that just worked, so later calls skip the rejected capability."""
@@ -398,7 +394,7 @@ class OpenAIChat:
 
     def _what(self, request: ChatRequest) -> str:
         name = f" {request.prompt_name!r}" if request.prompt_name else ""
-        return f"LLM call{name} (model {self._model_for(request)!r} at {_public_url(self.base_url)})"
+        return f"LLM call{name} (model {self._model_for(request)!r} at {public_url(self.base_url)})"
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secret)
@@ -407,53 +403,6 @@ class OpenAIChat:
         if isinstance(exc, _Fallback):
             return Failure("fallback", str(exc))
         return classify_openai_error(exc, secret=self._secret, timeout=self.timeout)
-
-
-def redact(text: str, secret: str = "") -> str:
-    """``text`` without ``secret`` and without anything shaped like an API key or bearer token."""
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[redacted]", text)
-    return text
-
-
-def classify_openai_error(exc: Exception, *, secret: str = "", timeout: float | None = None) -> Failure:
-    """Map a failure of one ``openai`` SDK call to a retry kind, with a short, redacted detail.
-
-    Shared by every client of an OpenAI-compatible endpoint (chat, embeddings) so that they retry the
-    same things the same way under :func:`~epigraph.llm.limiter.run_with_retries`.
-    """
-    if isinstance(exc, openai.APIStatusError):
-        return _status_failure(exc, secret)
-    if isinstance(exc, openai.APITimeoutError | TimeoutError):
-        within = f" within the {timeout:g} s timeout" if timeout is not None else ""
-        return Failure("timeout", f"no answer{within}")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        reason = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-        return Failure("unavailable", redact(f"connection failed ({reason})", secret)[:_DETAIL_LIMIT])
-    if isinstance(exc, openai.APIError | OSError | json.JSONDecodeError):
-        return Failure("unavailable", redact(f"{type(exc).__name__}: {exc}", secret)[:_DETAIL_LIMIT])
-    if isinstance(exc, LLMError):
-        return Failure("unavailable", str(exc))
-    detail = redact(f"unexpected {type(exc).__name__}: {exc}", secret)[:_DETAIL_LIMIT]
-    return Failure("unexpected", detail, chain=True)
-
-
-def _status_failure(exc: openai.APIStatusError, secret: str) -> Failure:
-    status = exc.status_code
-    text = redact(error_text(exc.body, exc.message), secret)[:_DETAIL_LIMIT]
-    detail = f"HTTP {status}: {text}"
-    retry_after = parse_retry_after(exc.response.headers)
-    if status == 429 and "insufficient_quota" not in text:
-        return Failure("rate_limited", detail, retry_after)
-    if status == 408:
-        return Failure("timeout", detail, retry_after)
-    if status == 409 or status >= 500:
-        return Failure("unavailable", detail, retry_after)
-    hint = {401: "check the API key", 403: "check the API key's permissions", 404: "check the model name"}
-    return Failure("rejected", f"{detail} ({hint[status]})" if status in hint else detail)
 
 
 def _cached_tokens(usage: Any) -> int:
@@ -471,11 +420,3 @@ def _message_text(response: Any) -> str:
     if not response.choices:
         return ""
     return response.choices[0].message.content or ""
-
-
-def _public_url(url: str) -> str:
-    """``url`` without credentials, query or fragment."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url
