@@ -16,7 +16,8 @@ the reply text and any fault — 429 with ``Retry-After``, 5xx, a hang, a discon
 truncated reply, a missing usage block, slow chunks, a 400 — or tool calls (:class:`ToolCall`: an
 agent's model asking for its tools, with or without text). :func:`script` plays replies in order;
 :func:`reject_response_format` wraps a handler with a 400 for chosen ``response_format`` types. The
-replies and handlers are ``replies`` (re-exported here); the wire is ``http``.
+replies and handlers are ``replies`` (re-exported here), the response bodies ``bodies``; the wire is
+``http``.
 
 A hosted provider's behaviour, per model (``terms={"gpt-4o-mini": Terms(...)}``, :mod:`.terms`): rate
 limits enforced with 429s and reported in ``x-ratelimit-*`` headers on every answer, a latency model
@@ -30,13 +31,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
 
+from .bodies import Bodies, delta, pieces_of
 from .http import (
     HTTPRequest,
     approx_tokens,
@@ -129,7 +130,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
-        self._ids = 0
+        self._bodies = Bodies(self.models[0])
         self._closing = False
 
     @property
@@ -325,7 +326,7 @@ class FakeOpenAIServer:
             return await self._stream(reply, body, record, writer)
         if reply.disconnect_after is not None:
             return False
-        return await self._send_json(writer, record, 200, self._completion(reply, body), reply.headers)
+        return await self._send_json(writer, record, 200, self._bodies.completion(reply, body), reply.headers)
 
     async def _stream(
         self, reply: Reply, body: dict[str, Any], record: RecordedRequest, writer: asyncio.StreamWriter
@@ -341,8 +342,8 @@ class FakeOpenAIServer:
         )
         writer.write(status_line)
         record.status = 200
-        base = self._chunk_base(reply, body)
-        await send_event(writer, {**base, "choices": [_delta({"role": "assistant", "content": ""})]})
+        base = self._bodies.chunk_base(reply, body)
+        await send_event(writer, {**base, "choices": [delta({"role": "assistant", "content": ""})]})
         pieces = pieces_of(reply)
         for index, piece in enumerate(pieces):
             if reply.disconnect_after is not None and index >= reply.disconnect_after:
@@ -351,76 +352,21 @@ class FakeOpenAIServer:
             if delay:
                 await asyncio.sleep(delay)
             try:
-                await send_event(writer, {**base, "choices": [_delta({"content": piece})]})
+                await send_event(writer, {**base, "choices": [delta({"content": piece})]})
             except ConnectionError:
                 record.client_closed = True
                 raise
             record.chunks_sent += 1
-        if calls := self._calls(reply).get("tool_calls"):
+        if calls := self._bodies.calls(reply).get("tool_calls"):
             indexed = [{"index": n, **call} for n, call in enumerate(calls)]
-            await send_event(writer, {**base, "choices": [_delta({"tool_calls": indexed})]})
-        await send_event(writer, {**base, "choices": [_delta({}, reply.finish_reason)]})
+            await send_event(writer, {**base, "choices": [delta({"tool_calls": indexed})]})
+        await send_event(writer, {**base, "choices": [delta({}, reply.finish_reason)]})
         if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
-            await send_event(writer, {**base, "choices": [], "usage": self._usage(reply, body)})
+            await send_event(writer, {**base, "choices": [], "usage": self._bodies.usage(reply, body)})
         await send_event(writer, "[DONE]")
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
-
-    # -- bodies ---------------------------------------------------------------------------------
-
-    def _next_id(self, prefix: str) -> str:
-        self._ids += 1
-        return f"{prefix}-{self._ids}"
-
-    def _usage(self, reply: Reply, body: dict[str, Any]) -> dict[str, int]:
-        prompt_text = " ".join(str(m.get("content", "")) for m in body.get("messages") or [])
-        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else approx_tokens(prompt_text)
-        completion = (
-            reply.completion_tokens if reply.completion_tokens is not None else approx_tokens(reply.text)
-        )
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-    def _completion(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self._next_id("chatcmpl"),
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": reply.model or body.get("model") or self.models[0],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.text, **self._calls(reply)},
-                    "finish_reason": reply.finish_reason,
-                    "logprobs": None,
-                }
-            ],
-        }
-        if reply.usage:
-            out["usage"] = self._usage(reply, body)
-        return out
-
-    def _calls(self, reply: Reply) -> dict[str, Any]:
-        """The message's ``tool_calls`` (and no content when the reply has no text); none: nothing."""
-        if not reply.tool_calls:
-            return {}
-        calls = [
-            {
-                "id": call.id or self._next_id("call"),
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments},
-            }
-            for call in reply.tool_calls
-        ]
-        return {"tool_calls": calls, **({} if reply.text else {"content": None})}
-
-    def _chunk_base(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "id": self._next_id("chatcmpl"),
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": reply.model or body.get("model") or self.models[0],
-        }
 
     async def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         raw = body.get("input", "")
@@ -477,12 +423,3 @@ class FakeOpenAIServer:
         )
         await writer.drain()
         return True
-
-
-def pieces_of(reply: Reply) -> list[str]:
-    """The content pieces a streamed ``reply`` is sent in: its own chunks, or its text's words."""
-    return list(reply.chunks) if reply.chunks is not None else re.findall(r"\s*\S+\s*", reply.text)
-
-
-def _delta(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-    return {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
