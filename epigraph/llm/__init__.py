@@ -1,7 +1,7 @@
 """Talking to chat models: :class:`OpenAIChat` over the openai SDK, one shared limiter, capability profiles.
 
 - ``client``: :class:`OpenAIChat` (``complete``, ``stream``);
-- ``failures``: what a failed call means (its retry kind) and secret redaction;
+- ``failures``: what a failed call means (its retry kind, its typed error, Retry-After), secret redaction;
 - ``limiter``: the shared :class:`Limiter` (concurrency, RPM, TPM, 429 pauses) and bounded retries;
 - ``profiles``: per-endpoint capabilities (:class:`EndpointProfile`), think-tag stripping;
 - ``stream``: one open stream, its slot and its usage.

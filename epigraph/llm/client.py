@@ -30,8 +30,8 @@ from ..errors import ConfigError, LLMError
 from ..prompts.protocol import ChatRequest, Completion, StreamChunk, Usage
 from ..tokens import aload_encoding, count_message_tokens, estimate_usage
 from .calls import CallStats
-from .failures import DETAIL_LIMIT, classify_openai_error, public_url, redact
-from .limiter import Failure, Limiter, LimiterStats, RetryPolicy, Slot, run_with_retries
+from .failures import DETAIL_LIMIT, Failure, classify_openai_error, public_url, redact
+from .limiter import Limiter, LimiterStats, RetryPolicy, Slot, run_with_retries
 from .profiles import (
     EndpointProfile,
     error_text,

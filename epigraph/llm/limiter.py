@@ -26,55 +26,21 @@ once the budget is spent, and no wait is started that would end past it), then r
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from ..config import Settings
-from ..errors import LLMError, LLMRequestRejected, LLMTimeout, LLMUnavailable, RateLimited
+from .failures import Failure, FailureKind, typed_error
 from .rate_headers import Window, parse_rate_headers
 
 T = TypeVar("T")
 _MAX_FALLBACKS = 4  # capabilities only get weaker, so a handful is plenty; this is the hard stop
 Clock = Callable[[], float]
-
-FailureKind = Literal["rate_limited", "timeout", "unavailable", "rejected", "unexpected", "fallback"]
-"""``unexpected``: an exception nobody anticipated (a bug, a broken server reply); not retried."""
-_ERROR_TYPES: dict[FailureKind, type[LLMError]] = {
-    "rate_limited": RateLimited,
-    "timeout": LLMTimeout,
-    "unavailable": LLMUnavailable,
-    "rejected": LLMRequestRejected,
-    "unexpected": LLMUnavailable,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A classified failed attempt. ``detail`` must already be free of secrets."""
-
-    kind: FailureKind
-    detail: str
-    retry_after: float | None = None
-    """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``), if it said."""
-    chain: bool = False
-    """Keep the original exception as ``__cause__`` (unexpected errors: the traceback matters). Off for
-    API errors, whose text may echo credentials and is already summarized in ``detail``."""
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in ("rate_limited", "timeout", "unavailable")
-
-
-def typed_error(failure: Failure, message: str, attempts: int) -> LLMError:
-    """The ``LLMError`` subtype for a failure kind (a stray ``fallback`` counts as unavailable)."""
-    return _ERROR_TYPES.get(failure.kind, LLMUnavailable)(message, attempts=attempts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,31 +81,6 @@ class RetryPolicy:
         if failure.retry_after is not None and failure.retry_after > self.max_retry_seconds - elapsed:
             return f"server asked to wait {failure.retry_after:g} s, past the retry budget"
         return f"retry budget of {self.max_retry_seconds:g} s spent"
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds to wait per ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date); None if absent."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass(slots=True)

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import LLMUnavailable
 from ..prompts.protocol import ChatRequest, StreamChunk, Usage
-from .limiter import Failure, Limiter, Slot, typed_error
+from .failures import Failure, typed_error
+from .limiter import Limiter, Slot
 from .profiles import EndpointProfile, ThinkStripper
 
 UsageFn = Callable[[Any, ChatRequest, str], Awaitable[Usage]]

@@ -12,7 +12,8 @@ import pytest
 
 from epigraph.errors import LLMError
 from epigraph.llm import Limiter, OpenAIChat, RetryPolicy
-from epigraph.llm.limiter import Failure, TokenBucket, parse_retry_after
+from epigraph.llm.failures import Failure, parse_retry_after
+from epigraph.llm.limiter import TokenBucket
 from epigraph.prompts.protocol import Completion
 from epigraph.testing.server import FakeOpenAIServer, Reply
 from tests.support.llm_client import HANG, SUCCESS_S, ask, make_client
