@@ -53,15 +53,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.quality.live_metrics import (
-    built_graph,
-    cut_by_cap,
-    graph_quality,
-    kept_output_tokens,
-    recording,
-    reply_rows,
-    stopped_early,
-)
+from bench.quality.live_calls import cut_by_cap, kept_output_tokens, recording, reply_rows, stopped_early
+from bench.quality.live_metrics import built_graph, graph_quality
 from bench.quality.live_replay import recorded_turns, replay_file, replayed
 from bench.quality.reading import facts_readable
 from bench.shared.gold import GoldSet, load_sets, merged_aliases

@@ -16,7 +16,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from bench.quality.live_metrics import is_about
+from bench.quality.live_calls import is_about
 from epigraph.pipeline.metering import asked_about
 from epigraph.prompts.protocol import ChatRequest
 from epigraph.testing import ScriptedLLM, ScriptedReply

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.quality.live_metrics import Built, fact_quality, kept_output_tokens, reply_rows
+from bench.quality.live_calls import kept_output_tokens, reply_rows
+from bench.quality.live_metrics import Built, fact_quality
 from bench.quality.reading import exchanged, owner_right, summary_check
 from bench.shared.gold import GoldSet
 from epigraph.episodes.events import EpisodeResult
