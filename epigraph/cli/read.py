@@ -69,7 +69,7 @@ def register(command: AddCommand) -> None:
         "time, the others on system time",
     )  # fmt: skip
     p.add_argument("--limit", type=positive_arg, default=1000, metavar="N",
-                   help="read at most N facts and N corrections (default 1000)")  # fmt: skip
+                   help="read at most N facts, N corrections and N forgettings (default 1000)")  # fmt: skip
 
     command("stats", cmd_stats, "counts of episodes, entities and facts in the group")
 

@@ -168,11 +168,13 @@ class GroupHandle:
         limit: int = 1000,
     ) -> ChangeList:
         """What changed in the group in ``[since, until)`` (an unset bound is none), grouped by entity:
-        facts that started or ended (event time), were learned, retired, corrected by hand or moved by a
-        merge (system time), each with both axes' times and its sources (:mod:`epigraph.graph.changes`
-        says which axis decides each kind). ``kinds``: only these (``started``, ``ended``, ``learned``,
-        ``retired``, ``corrected``, ``merged``); ``limit``: at most this many facts and corrections read
-        (``truncated`` says when the window held more). A bad window or kind raises
+        facts that started or ended (event time), were learned, retired, corrected by hand, moved by a
+        merge or forgotten (system time), each with both axes' times and its sources
+        (:mod:`epigraph.graph.changes` says which axis decides each kind; a forgotten fact is only its
+        uuid and its forgetting, under the forgetting's uuid). ``kinds``: only these (``started``,
+        ``ended``, ``learned``, ``retired``, ``corrected``, ``merged``, ``forgotten``); ``limit``: at
+        most this many facts, corrections and forgettings read (``truncated`` says when the window held
+        more). A bad window or kind raises
         :class:`~epigraph.errors.InputError` naming the field; a store without the role
         (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
         window = _window(since, until)
