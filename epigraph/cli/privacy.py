@@ -34,7 +34,7 @@ def register(command: AddCommand) -> None:
 async def cmd_reveal(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
         if args.episode is not None:
-            text = (await kg.episode(args.episode)).content
+            text = (await kg.episodes.get(args.episode)).content
         else:
             text = sys.stdin.read() if args.text == "-" else args.text
         revealed = await reveal(kg, text)

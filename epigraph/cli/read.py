@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from ..facade.group import explain
 from ..graph.changes import KINDS
 from ..graph.model import EpisodeStatus
 from ..present import EpisodeList, StatsView
@@ -70,7 +69,7 @@ def register(command: AddCommand) -> None:
         "time, the others on system time",
     )  # fmt: skip
     p.add_argument("--limit", type=positive_arg, default=1000, metavar="N",
-                   help="read at most N facts and N corrections (default 1000)")  # fmt: skip
+                   help="read at most N facts, N corrections and N forgettings (default 1000)")  # fmt: skip
 
     command("stats", cmd_stats, "counts of episodes, entities and facts in the group")
 
@@ -141,7 +140,7 @@ async def cmd_changes(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_explain(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli, existing=True) as kg:
-        explanation = await explain(kg, args.subject)
+        explanation = await kg.explain(args.subject)
     cli.show(explanation, explanation.to_dict())
     return 0
 

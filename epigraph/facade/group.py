@@ -4,10 +4,12 @@ queue, reads go through :mod:`epigraph.search` and :mod:`epigraph.explore`, ques
 :mod:`epigraph.ask`; corrections, the overview (communities, conversations) and transfer (export, load)
 are namespaces of the handle: ``alice.corrections.add_fact(...)``, ``alice.overview.communities()``,
 ``alice.transfer.export(path)``, ``alice.forget.set_retention(30)``; forgetting a subject is
-``alice.forget(name)`` (:mod:`epigraph.forget`)."""
+``alice.forget(name)`` (:mod:`epigraph.forget`), listing its episodes ``alice.episodes()`` and reading
+one ``alice.episodes.get(uuid)``; why it holds a fact or an entity is ``alice.explain(subject)``."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
 from datetime import datetime
@@ -16,15 +18,14 @@ from typing import Any, Literal, Unpack, overload
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
-from ..errors import ConfigError, EpisodeNotFound, InputError
+from ..errors import ConfigError, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.model import Episode, EpisodeStatus, check_group_id, to_utc
+from ..graph.model import check_group_id, to_utc
 from ..graph.roles import role
 from ..graph.store import ChangeReads, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
-from ..ingestion.runner import ALL
 from ..pipeline.options import Mode
 from ..present.changes import ChangeList
 from ..present.explain import Explanation
@@ -33,6 +34,7 @@ from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_vi
 from ..search.explain import explain as explain_subject
 from ..search.explain import explain_entity, explain_fact
 from .corrections import Corrections
+from .episodes import Episodes
 from .forgetting import Forgettings
 from .overview import Overview
 from .parts import Graph, asked, opened
@@ -142,28 +144,13 @@ class GroupHandle:
             return await role(g.store, WholeGroups, feature="delete_group").delete_group(self.group_id)
 
     # --- reading ------------------------------------------------------------------------------------
-    async def episode(self, uuid: str) -> Episode:
-        """One episode with its status, error and report; :class:`~epigraph.errors.EpisodeNotFound`
-        when the group has none so named."""
-        found = await (await opened(self._graph)).store.get_episode(self.group_id, uuid)
-        if found is None:
-            raise EpisodeNotFound(uuid, self.group_id)
-        return found
-
-    async def episodes(
-        self,
-        *,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        status: EpisodeStatus | None = None,
-        limit: int | None = 100,
-    ) -> list[Episode]:
-        """The group's episodes whose reference time is in ``[since, until)``, newest first (``limit``
-        None: every one)."""
-        g = await opened(self._graph)
-        return await g.store.episodes(
-            self.group_id, since=since, until=until, status=status, limit=ALL if limit is None else limit
-        )
+    @property
+    def episodes(self) -> Episodes:
+        """The group's episodes, a namespace that is also called: ``await kg.episodes(since=...,
+        until=..., status=..., limit=100)`` (reference time in ``[since, until)``, newest first; ``limit``
+        None: every one); ``await kg.episodes.get(uuid)``: one, with its status, error and report
+        (:class:`~epigraph.errors.EpisodeNotFound` when the group has none so named)."""
+        return Episodes(self._graph, self.group_id)
 
     async def stats(self) -> StoreStats:
         """Counts of the group's episodes, entities, facts and mentions (a store with the whole-groups
@@ -181,11 +168,13 @@ class GroupHandle:
         limit: int = 1000,
     ) -> ChangeList:
         """What changed in the group in ``[since, until)`` (an unset bound is none), grouped by entity:
-        facts that started or ended (event time), were learned, retired, corrected by hand or moved by a
-        merge (system time), each with both axes' times and its sources (:mod:`epigraph.graph.changes`
-        says which axis decides each kind). ``kinds``: only these (``started``, ``ended``, ``learned``,
-        ``retired``, ``corrected``, ``merged``); ``limit``: at most this many facts and corrections read
-        (``truncated`` says when the window held more). A bad window or kind raises
+        facts that started or ended (event time), were learned, retired, corrected by hand, moved by a
+        merge or forgotten (system time), each with both axes' times and its sources
+        (:mod:`epigraph.graph.changes` says which axis decides each kind; a forgotten fact is only its
+        uuid and its forgetting, under the forgetting's uuid). ``kinds``: only these (``started``,
+        ``ended``, ``learned``, ``retired``, ``corrected``, ``merged``, ``forgotten``); ``limit``: at
+        most this many facts, corrections and forgettings read (``truncated`` says when the window held
+        more). A bad window or kind raises
         :class:`~epigraph.errors.InputError` naming the field; a store without the role
         (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
         window = _window(since, until)
@@ -201,6 +190,27 @@ class GroupHandle:
         episodes = {e.uuid: e for e in records.episodes}
         return ChangeList(self.group_id, window, found, named_entities(records), episodes, chosen,
                           records.truncated)  # fmt: skip
+
+    async def explain(self, subject: str, *, kind: Literal["fact", "entity"] | None = None) -> Explanation:
+        """Why the group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid
+        (``await kg.explain(fact_id)``, ``await kg.group("alice").explain("Bob")``). The chain from the
+        message to what the graph holds now, in a few lines: the episodes that said it and the line of
+        the model's reply, what each stage decided (kept, dropped, dated from which words, resolved or
+        merged and the candidates shown, a name refused by which gate), what retired it, and every
+        correction by hand (:mod:`epigraph.search.explain`; the decision records:
+        :mod:`epigraph.graph.decisions`). An entity the graph holds nothing of, and no record names,
+        raises :class:`~epigraph.errors.EntityNotFound` with the closest names. ``kind``: only a fact
+        (:class:`~epigraph.errors.FactNotFound` when there is none) or only an entity; by default a
+        fact's uuid is a fact, anything else an entity. A blank subject is an
+        :class:`~epigraph.errors.InputError`."""
+        if not subject.strip():
+            raise InputError("explain needs a fact id or an entity name", field="subject")
+        store = (await opened(self._graph)).store
+        if kind == "fact":
+            return await explain_fact(store, self.group_id, subject)
+        if kind == "entity":
+            return await explain_entity(store, self.group_id, subject)
+        return await explain_subject(store, self.group_id, subject)
 
     async def search(
         self,
@@ -362,24 +372,15 @@ def _window(since: datetime | str | None, until: datetime | str | None) -> Windo
 async def explain(
     handle: GroupHandle, subject: str, *, kind: Literal["fact", "entity"] | None = None
 ) -> Explanation:
-    """Why ``handle``'s group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid:
-    ``await explain(kg, fact_id)``, ``await explain(kg.group("alice"), "Bob")``. The chain from the
-    message to what the graph holds now, in a few lines: the episodes that said it and the line of the
-    model's reply, what each stage decided (kept, dropped, dated from which words, resolved or merged and
-    the candidates shown, a name refused by which gate), what retired it, and every correction by hand
-    (:mod:`epigraph.search.explain`; the decision records: :mod:`epigraph.graph.decisions`). A function,
-    not a handle's method (the handle keeps to 25 public names, as ``reveal``). An entity the graph holds
-    nothing of, and no record names, raises :class:`~epigraph.errors.EntityNotFound` with the closest
-    names. ``kind``: only a fact (:class:`~epigraph.errors.FactNotFound` when there is none) or only an
-    entity; by default a fact's uuid is a fact, anything else an entity."""
-    if not subject.strip():
-        raise InputError("explain needs a fact id or an entity name", field="subject")
-    store = (await opened(handle._graph)).store
-    if kind == "fact":
-        return await explain_fact(store, handle.group_id, subject)
-    if kind == "entity":
-        return await explain_entity(store, handle.group_id, subject)
-    return await explain_subject(store, handle.group_id, subject)
+    """Deprecated since 0.2: ``await kg.explain(subject)`` (:meth:`GroupHandle.explain`), which this
+    calls, after a :class:`DeprecationWarning`; ``explain(kg.group("alice"), "Bob")`` is
+    ``kg.group("alice").explain("Bob")``."""
+    warnings.warn(
+        "epigraph.explain(kg, subject) is deprecated: use await kg.explain(subject)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return await handle.explain(subject, kind=kind)
 
 
 async def reveal(handle: GroupHandle, text: str, *, key: str | None = None) -> str:

@@ -23,16 +23,22 @@ with its ``valid_at`` / ``invalid_at`` and its ``created_at`` / ``expired_at``, 
   ``invalidated_by``: a later statement contradicted it, or a person retired it by hand);
 - ``corrected`` (system time): a correction by hand made in the window touched it (added, retired,
   edited, deleted or restored it; a rename touches an entity and no fact);
-- ``merged`` (system time): a merge of two entities made in the window moved it to the entity kept.
+- ``merged`` (system time): a merge of two entities made in the window moved it to the entity kept;
+- ``forgotten`` (system time): a forgetting made in the window (``kg.forget``, a retention pass:
+  :mod:`.forgetting`) removed it. Its audit record is all that is left, and all that is shown: the
+  fact's uuid, when (the record's ``at``), by which forgetting (its uuid, the door that asked, a
+  retention's cutoff) and the ids of the subjects it forgot; never the fact's text, its ends' names or
+  its times, which went with it (nothing is kept to be shown here). Its ends are not recorded, so a
+  forgotten fact is listed under its forgetting (the record's uuid, named :data:`FORGOTTEN`), not under
+  an entity; a forgetting that removed no fact (only episodes redacted) is one change without a fact.
 
 Facts are read as the graph holds them now: a retirement undone since (the episode that caused it was
 removed, or the correction was undone) is no longer ``retired``; the undo is listed, as a correction.
 A withdrawn fact (expired without an ``invalidated_by``: the graph believes nothing of it) neither
 starts nor ends. A fact a correction deleted is shown as the correction's record holds it.
 
-``forgotten`` (what ``forget`` removed, from its audit record) joins :data:`KINDS` when that record
-exists; it is the one seam a new kind needs: a member here, a branch in :func:`what_changed`, and the
-store's read of its records.
+A new kind needs a member here, a branch in :func:`what_changed` and, for records of a new sort, the
+stores' read of them (``forgotten`` was added so: ``ChangeRecords.forgettings``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from enum import StrEnum
 from typing import Literal
 
 from .corrections import CORRECTION_PREFIX, Correction, CorrectionOp
+from .forgetting import ForgetRecord
 from .model import Entity, Episode, Fact, Invalidation, to_utc
 from .temporal import interval
 
@@ -57,6 +64,7 @@ class ChangeKind(StrEnum):
     RETIRED = "retired"
     CORRECTED = "corrected"
     MERGED = "merged"
+    FORGOTTEN = "forgotten"
 
     @property
     def axis(self) -> Axis:
@@ -66,6 +74,8 @@ class ChangeKind(StrEnum):
 
 KINDS: tuple[ChangeKind, ...] = tuple(ChangeKind)
 """Every kind, in the order a fact's changes are listed at one instant."""
+FORGOTTEN = "[forgotten]"
+"""The name a forgetting is listed under (its forgotten facts' ends are not recorded)."""
 
 
 def kinds_of(names: str | Iterable[str | ChangeKind] | None) -> tuple[ChangeKind, ...]:
@@ -129,7 +139,10 @@ class ChangeRecords:
     episodes: list[Episode] = field(default_factory=list)
     """The stored episodes the facts cite (their provenance and the episodes that retired them)."""
     truncated: bool = False
-    """More facts or corrections were in the window than the limit let through."""
+    """More facts, corrections or forgettings were in the window than the limit let through."""
+    forgettings: list[ForgetRecord] = field(default_factory=list)
+    """The audit records of the forgettings made in the window (``at``), oldest first, at most the
+    limit: ids and counts, never what was forgotten (:class:`~.forgetting.ForgetRecord`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +161,10 @@ class Change:
     """``retired``: the fact and episode that retired it (a correction's uuid when retired by hand)."""
     correction: Correction | None = None
     """``corrected`` / ``merged``: the correction."""
+    forgotten: str | None = None
+    """``forgotten``: the uuid of the fact forgotten (None: a forgetting that removed no fact)."""
+    forgetting: ForgetRecord | None = None
+    """``forgotten``: the audit record of the forgetting that removed it."""
 
     @property
     def axis(self) -> Axis:
@@ -161,12 +178,29 @@ def what_changed(
     by instant, then kind (:data:`KINDS`' order), then fact uuid."""
     found = [c for c in _fact_changes(records.facts, window) if c.kind in kinds]
     found += [c for c in _correction_changes(records.corrections, window) if c.kind in kinds]
+    if ChangeKind.FORGOTTEN in kinds:
+        found += _forgotten(records.forgettings, window)
     order = {kind: i for i, kind in enumerate(KINDS)}
     return sorted(found, key=lambda c: (c.at, order[c.kind], c.fact.uuid if c.fact else "", _key(c)))
 
 
 def _key(change: Change) -> str:
+    if change.forgetting is not None:
+        return f"{change.forgetting.uuid} {change.forgotten or ''}"
     return change.correction.uuid if change.correction is not None else ""
+
+
+def _forgotten(records: Iterable[ForgetRecord], window: Window) -> Iterator[Change]:
+    """One ``forgotten`` change per fact each forgetting in the window removed (its uuid, from the audit
+    record's ``ids["facts"]``), listed under the forgetting itself."""
+    for record in records:
+        if not window.holds(record.at):
+            continue
+        facts: list[str | None] = [*record.ids.get("facts", [])]
+        for uuid in facts or [None]:
+            yield Change(
+                ChangeKind.FORGOTTEN, record.at, None, (record.uuid,), forgotten=uuid, forgetting=record
+            )
 
 
 def _fact_changes(facts: Iterable[Fact], window: Window) -> Iterator[Change]:
@@ -222,6 +256,7 @@ def named_entities(records: ChangeRecords) -> dict[str, str]:
         for side in (correction.before, correction.after):
             names.update((e.uuid, e.name) for e in side.entities)
     names.update((e.uuid, e.name) for e in records.entities)
+    names.update((r.uuid, FORGOTTEN) for r in records.forgettings)
     return names
 
 

@@ -318,9 +318,10 @@ class ChangeReads(Protocol):
     async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
         """The group's records for ``window`` (``graph.changes.ChangeRecords``): every fact with a time
         in it on either axis (a start, ``valid_at`` or ``stated_at``; ``invalid_at``; ``created_at``;
-        ``expired_at``) and every correction made in it, each at most ``limit`` (the oldest recorded
-        first; ``truncated`` when more were there), with the stored entities and episodes they name
-        (``graph.changes.cited``). Unbounded sides of the window are no bound."""
+        ``expired_at``), every correction and every forgetting's audit record made in it, each at most
+        ``limit`` (the oldest recorded first; ``truncated`` when more were there), with the stored
+        entities and episodes they name (``graph.changes.cited``). Unbounded sides of the window are no
+        bound."""
 
 
 @runtime_checkable

@@ -72,7 +72,7 @@ class GroupMemory:
 
     async def episode(self, uuid: str) -> Episode | None:
         try:
-            return await self.group.episode(uuid)
+            return await self.group.episodes.get(uuid)
         except EpisodeNotFound:
             return None
 

@@ -5,7 +5,9 @@ terminal (``epigraph changes``), in a notebook (``await kg.changes(since, until)
 Each change shows both time axes: the instant that put it in the window (``at``, on its kind's
 ``axis``), the fact's event time (``valid_at`` -> ``invalid_at``) and system time (``created_at``,
 ``expired_at``), and where it came from: the episodes that stated it (ids and names), the episode or
-correction that retired it, the correction that changed it. ``graph.changes`` says what each kind means.
+correction that retired it, the correction that changed it. A forgotten fact shows only what its
+forgetting's audit record keeps: its uuid, when, and the forgetting (its uuid, the door that asked), under
+the forgetting's uuid named ``[forgotten]``. ``graph.changes`` says what each kind means.
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ from typing import Any
 
 from ..graph.changes import KINDS, Change, ChangeKind, Window
 from ..graph.corrections import CORRECTION_PREFIX
+from ..graph.forgetting import ForgetRecord
 from ..graph.model import Episode
 from .corrections import correction_dict, describe
 from .frames import data_frame
 from .records import fact_dict
 from .tables import Table, TableView, fmt_time, fmt_validity, shorten
+
+_MUTED = (ChangeKind.RETIRED, ChangeKind.FORGOTTEN)
+"""The kinds whose rows a table shows muted: the fact is no longer believed, or no longer held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,9 @@ class ChangeList(TableView):
                 else self._source(retired.episode_uuid),
             },
             "correction": correction_dict(change.correction) if change.correction is not None else None,
+            "forgotten": None if change.forgetting is None else {
+                "fact_uuid": change.forgotten, "forgetting": forgetting_dict(change.forgetting),
+            },
         }  # fmt: skip
 
     def _source(self, episode_uuid: str) -> dict[str, Any]:
@@ -111,13 +120,14 @@ class ChangeList(TableView):
                 "axis": change.axis,
                 "at": change.at,
                 "fact": change.fact.text if change.fact else None,
-                "fact_uuid": change.fact.uuid if change.fact else None,
+                "fact_uuid": change.fact.uuid if change.fact else change.forgotten,
                 "valid_at": change.fact.valid_at if change.fact else None,
                 "invalid_at": change.fact.invalid_at if change.fact else None,
                 "created_at": change.fact.created_at if change.fact else None,
                 "expired_at": change.fact.expired_at if change.fact else None,
                 "episodes": list(change.episodes),
                 "correction": change.correction.uuid if change.correction else None,
+                "forgetting": change.forgetting.uuid if change.forgetting else None,
             }
             for uuid, changes in self.by_entity()
             for change in changes
@@ -139,13 +149,15 @@ class ChangeList(TableView):
         tables = []
         for uuid, changes in self.by_entity():
             rows = tuple(self._row(change) for change in changes)
-            marks = {i: "retired" for i, c in enumerate(changes) if c.kind == ChangeKind.RETIRED}
+            marks = {i: "retired" for i, c in enumerate(changes) if c.kind in _MUTED}
             tables.append(Table(f"{self.name(uuid)} ({len(changes)})", columns, rows, marks=marks))
         return tables
 
     def _row(self, change: Change) -> tuple[str, ...]:
         fact = change.fact
         what = shorten(fact.text, 80) if fact is not None else ""
+        if change.forgetting is not None:
+            what = f"a fact forgotten ({change.forgotten})" if change.forgotten else "no fact forgotten"
         if change.correction is not None:
             what = f"{what} [{describe(change.correction)}]".strip()
         return (
@@ -159,6 +171,8 @@ class ChangeList(TableView):
         )
 
     def _from(self, change: Change) -> str:
+        if change.forgetting is not None:
+            return f"forget by {change.forgetting.call} ({change.forgetting.uuid})"
         if change.correction is not None:
             return f"{change.correction.author} ({change.correction.uuid})"
         retired = change.retired_by
@@ -171,3 +185,17 @@ class ChangeList(TableView):
     def _episode_name(self, uuid: str) -> str:
         episode = self.episodes.get(uuid)
         return (episode.name or uuid) if episode is not None else f"{uuid} (removed)"
+
+
+def forgetting_dict(record: ForgetRecord) -> dict[str, Any]:
+    """What a ``forgotten`` change shows of its forgetting: the audit record's uuid, when, the door that
+    asked, what became of the episodes, a retention's cutoff and the ids of the subjects it forgot
+    (never a name: the record keeps none)."""
+    return {
+        "uuid": record.uuid,
+        "at": record.at.isoformat(),
+        "call": record.call,
+        "episodes": record.episodes,
+        "older_than": record.older_than.isoformat() if record.older_than else None,
+        "entities": list(record.ids.get("entities", [])),
+    }

@@ -186,7 +186,8 @@ def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         until: Timestamp | None = None, kinds: list[ChangeKind] | None = None, limit: int = 1000,
     ) -> dict[str, Any]:  # fmt: skip
         """What changed in [since, until), grouped by entity: facts that started or ended (event time),
-        were learned, retired, corrected or merged (system time), with both times and their sources."""
+        were learned, retired, corrected, merged or forgotten (system time), with both times and their
+        sources (a forgotten fact: its id and the forgetting that removed it, never its text)."""
         chosen = [k.value for k in kinds] if kinds else None
         found = service.changes(state, group(ctx, group_id), since=since, until=until, kinds=chosen,
                                 limit=max(1, min(limit, 1000)))  # fmt: skip

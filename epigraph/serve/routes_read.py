@@ -97,11 +97,14 @@ async def changes(
     since: Timestamp | None = None,
     until: Timestamp | None = None,
     kind: Annotated[list[ChangeKind] | None, Query(description="only these kinds (repeatable)")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="facts and corrections read, at most")] = 1000,
+    limit: Annotated[
+        int, Query(ge=1, le=1000, description="facts, corrections and forgettings read, at most")
+    ] = 1000,
 ) -> dict[str, Any]:
     """What changed in ``[since, until)`` (half-open; an unset side is no bound), grouped by entity:
-    facts that started or ended (event time), were learned, retired, corrected or merged (system time),
-    each with both axes' times and its sources (episode ids and names, the correction)."""
+    facts that started or ended (event time), were learned, retired, corrected, merged or forgotten
+    (system time), each with both axes' times and its sources (episode ids and names, the correction;
+    a forgotten fact: its id and its forgetting's audit record, never its text)."""
     kinds = [k.value for k in kind] if kind else None
     return await service.changes(
         state_of(request), group_id, since=since, until=until, kinds=kinds, limit=limit

@@ -18,7 +18,6 @@ from ..errors import EpigraphError
 from ..explore.gather import AROUND
 from ..facade.forgetting import retention_pass
 from ..facade.group import GroupHandle
-from ..facade.group import explain as explain_subject
 from ..facade.group import reveal as reveal_text
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.roles import optional
@@ -135,13 +134,13 @@ def group(state: ServerState, group_id: str) -> GroupHandle:
 
 async def episode(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
     async with state.intake.priority.foreground():
-        return episode_body(await group(state, group_id).episode(uuid))
+        return episode_body(await group(state, group_id).episodes.get(uuid))
 
 
 async def remove(state: ServerState, group_id: str, uuid: str) -> dict[str, Any]:
     """Delete through the queue, which waits for the group's run in flight."""
     chosen = group(state, group_id)
-    await chosen.episode(uuid)  # EpisodeNotFound (404) before the queue waits for anything
+    await chosen.episodes.get(uuid)  # EpisodeNotFound (404) before the queue waits for anything
     result = await chosen.remove_episode(uuid)
     state.intake.removed(group_id, uuid)
     return {"episode": uuid, **asdict(result.deletion), "refreshed": [e.uuid for e in result.entities]}
@@ -238,9 +237,9 @@ async def entity(
 async def explain(
     state: ServerState, group_id: str, subject: str, kind: Literal["fact", "entity"] | None = None
 ) -> dict[str, Any]:
-    """Why the group holds a fact or an entity (``facade.group.explain``), as a read someone waits on."""
+    """Why the group holds a fact or an entity (``GroupHandle.explain``), as a read someone waits on."""
     async with state.intake.priority.foreground():
-        found = await explain_subject(group(state, group_id), subject, kind=kind)
+        found = await group(state, group_id).explain(subject, kind=kind)
     return found.to_dict()
 
 

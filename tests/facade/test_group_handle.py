@@ -19,6 +19,8 @@ from epigraph.config import Settings
 from epigraph.episodes.inputs import FIELDS, EpisodeFields, EpisodeInput, parse_episode_lines
 from epigraph.errors import EpisodeNotFound, InputError
 from epigraph.facade.corrections import Corrections
+from epigraph.facade.episodes import Episodes
+from epigraph.facade.forgetting import Forgettings
 from epigraph.facade.group import GroupHandle
 from epigraph.facade.overview import Overview
 from epigraph.facade.transfer import Transfer
@@ -60,8 +62,8 @@ async def test_another_groups_handle_sees_only_its_group(kg: KnowledgeGraph) -> 
     assert await bob.episodes() == []
     (latest, *_) = await kg.episodes()
     with pytest.raises(EpisodeNotFound):
-        await bob.episode(latest.uuid)
-    assert (await kg.episode(latest.uuid)).uuid == latest.uuid
+        await bob.episodes.get(latest.uuid)
+    assert (await kg.episodes.get(latest.uuid)).uuid == latest.uuid
     with pytest.raises(ValueError):
         kg.group("not a group id!")
 
@@ -89,9 +91,25 @@ def public_methods(cls: type) -> list[str]:
     return [n for n, v in members if not n.startswith("_") and (callable(v) or isinstance(v, property))]
 
 
-@pytest.mark.parametrize("cls", [KnowledgeGraph, GroupHandle, Corrections, Overview, Transfer])
+@pytest.mark.parametrize(
+    "cls", [KnowledgeGraph, GroupHandle, Corrections, Overview, Transfer, Forgettings, Episodes]
+)
 def test_every_facade_class_has_at_most_25_public_methods(cls: type) -> None:
     assert 0 < len(public_methods(cls)) <= 25, public_methods(cls)
+
+
+async def test_explain_and_the_episodes_are_the_handles_own(kg: KnowledgeGraph) -> None:
+    """``kg.explain`` is a method of every handle (within the 25 names: ``kg.episode(uuid)`` became
+    ``kg.episodes.get(uuid)``, the listing still ``await kg.episodes(...)``)."""
+    assert "explain" in public_methods(KnowledgeGraph) and "episode" not in public_methods(KnowledgeGraph)
+    (latest, *_) = await kg.episodes(limit=None)
+    assert [e.uuid for e in await kg.episodes(limit=1)] == [latest.uuid]
+    assert (await kg.group("main").episodes.get(latest.uuid)) == latest
+    alice = await kg.explain("Alice")
+    assert alice.kind == "entity" and (await kg.group("main").explain("Alice")).to_dict() == alice.to_dict()
+    with pytest.raises(InputError) as blank:
+        await kg.explain("  ")
+    assert blank.value.field == "subject"
 
 
 def test_the_group_is_said_once_not_defaulted_everywhere() -> None:

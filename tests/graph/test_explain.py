@@ -1,5 +1,5 @@
 """Why the graph holds what it holds (issue 61 parts 1 and 2): decision records stored with each episode,
-and ``explain`` through every door (Python, CLI, HTTP, MCP) on every store.
+and ``kg.explain`` through every door (Python, CLI, HTTP, MCP) on every store.
 
 The scripted conversation: Ann lives in Oslo (the model also names "Zeus", whom the message never
 mentions: the ``grounded`` gate refuses him); she moves to Berlin "since 2023" (the resolve call retires
@@ -13,7 +13,6 @@ kept only as long as the retention says, and hold the reply's lines only when as
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -24,20 +23,17 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp import Client
 
-from epigraph import KnowledgeGraph, RecordOptions, explain
-from epigraph.cli.app import main
+import epigraph
+from epigraph import KnowledgeGraph, RecordOptions
 from epigraph.config import Settings
 from epigraph.errors import EntityNotFound, FactNotFound
 from epigraph.graph.store import DecisionReads, GraphStore
 from epigraph.pipeline.options import IngestOptions
-from epigraph.serve import Keys, Limits, create_app
-from epigraph.serve.intake import GroupRegistry, Intake
-from epigraph.serve.mcp import build_server
-from epigraph.serve.service import ServerState
+from epigraph.serve import create_app
 from epigraph.testing import HashEmbedder
-from tests.support.stores import DIM, second_store
+from tests.support.doors import cli_json, http_json, mcp_json
+from tests.support.stores import DIM
 from tests.support.world import F, Turn, World
 
 OSLO = F("Ann", "Oslo", "LIVES_IN", "Ann lives in Oslo.")
@@ -142,54 +138,29 @@ async def through(door: Door, built: Built) -> dict[str, dict[str, Any]]:
 
 
 async def python_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
-    return (await explain(built.kg, subject)).to_dict()
+    return (await built.kg.explain(subject)).to_dict()
 
 
 async def cli_door(
     built: Built, subject: str, kind: str, capsys: pytest.CaptureFixture[str]
 ) -> dict[str, Any]:
-    store = second_store(built.kg.store)  # the CLI runs in a thread, on its own loop
-
-    def factory(settings: Settings) -> KnowledgeGraph:
-        return KnowledgeGraph(settings, store=store, embedder=HashEmbedder(dim=DIM))
-
-    argv = ["--json", "--group", built.kg.group_id, "explain", subject]
-    code = await asyncio.to_thread(main, argv, environ={"EPIGRAPH_EMBEDDER": "hash"}, kg_factory=factory)
-    out = capsys.readouterr().out
-    assert code == 0, out
-    found: dict[str, Any] = json.loads(out)
-    return found
+    return await cli_json(built.kg, ["explain", subject], capsys)
 
 
 async def http_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
-    app = create_app(built.kg, close_graph=False)
-    transport = httpx.ASGITransport(app=app)
     path = "facts" if kind == "fact" else "entities"
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        response = await client.get(f"/v1/groups/{built.kg.group_id}/{path}/{subject}/explain")
-    assert response.status_code == 200, response.text
-    found: dict[str, Any] = response.json()
-    return found
+    return await http_json(built.kg, f"{path}/{subject}/explain")
 
 
 async def mcp_door(built: Built, subject: str, kind: str) -> dict[str, Any]:
-    kg = built.kg
-    state = ServerState(kg, Keys({}), Limits(), Intake(kg, GroupRegistry(None)))
-    async with Client(build_server(state)) as client:
-        result = await client.call_tool("explain", {"group_id": kg.group_id, "subject": subject})
-    assert not result.is_error, result.content
-    text = "".join(getattr(block, "text", "") for block in result.content)
-    found: dict[str, Any] = (
-        result.structured_content if result.structured_content is not None else json.loads(text)
-    )
-    return found
+    return await mcp_json(built.kg, "explain", {"subject": subject})
 
 
 async def test_explain_in_python(built: Built) -> None:
     check_the_bar(await through(python_door, built), built)
-    text = str(await explain(built.kg, built.retired))
+    text = str(await built.kg.explain(built.retired))
     assert text.splitlines()[0].startswith("Ann LIVES_IN Oslo: 'Ann lives in Oslo.'")
-    assert (await explain(built.kg, "Ann")).to_pandas().shape[0] == 3
+    assert (await built.kg.explain("Ann")).to_pandas().shape[0] == 3
 
 
 async def test_explain_on_the_command_line(built: Built, capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,11 +184,20 @@ async def test_explain_as_an_mcp_tool(built: Built) -> None:
     check_the_bar(await through(mcp_door, built), built)
 
 
+async def test_the_old_function_still_explains_with_a_deprecation_warning(built: Built) -> None:
+    """``epigraph.explain(kg, subject)`` (0.2.0.dev0 before ``kg.explain``) warns and gives the same."""
+    with pytest.warns(DeprecationWarning, match=r"use await kg\.explain\(subject\)"):
+        old = await epigraph.explain(built.kg, built.kept)
+    assert old.to_dict() == (await built.kg.explain(built.kept)).to_dict()
+    with pytest.warns(DeprecationWarning):
+        assert (await epigraph.explain(built.kg, "Zeus", kind="entity")).whats() == ["refused"]
+
+
 async def test_what_no_record_names_is_not_found(built: Built) -> None:
     with pytest.raises(EntityNotFound):
-        await explain(built.kg, "Nobody Here")
+        await built.kg.explain("Nobody Here")
     with pytest.raises(FactNotFound):
-        await explain(built.kg, "no-such-fact", kind="fact")
+        await built.kg.explain("no-such-fact", kind="fact")
 
 
 # --- the records ---------------------------------------------------------------------------------------
@@ -235,7 +215,7 @@ async def test_the_records_survive_export_and_load(built: Built, store: GraphSto
     after = await reads.decision_records(other, built.episodes)
     assert [r.model_copy(update={"group_id": built.kg.group_id}) for r in after] == before
     assert (await moved.stats()).decision_records == 3
-    explained = (await explain(moved, "Zeus")).to_dict()
+    explained = (await moved.explain("Zeus")).to_dict()
     assert [link["what"] for link in explained["links"]] == ["refused"]
 
 
@@ -252,7 +232,7 @@ async def test_the_records_are_counted_replaced_and_removed_with_their_episode(
     assert (await kg.stats()).decision_records == 2
     assert await reads.decisions_naming(kg.group_id, "Zeus") == []  # type: ignore[attr-defined]
     with pytest.raises(EntityNotFound):
-        await explain(kg, "Zeus")
+        await kg.explain("Zeus")
 
 
 async def test_the_retention_and_the_texts_options(store: GraphStore) -> None:
@@ -267,5 +247,5 @@ async def test_the_retention_and_the_texts_options(store: GraphStore) -> None:
     assert (await later.stats()).decision_records == 1
     off = await build(store, f"off-{os.urandom(4).hex()}", RecordOptions(keep=False))
     assert (await off.kg.stats()).decision_records == 0
-    explained = await explain(off.kg, off.kept)
+    explained = await off.kg.explain(off.kept)
     assert explained.whats() == ["said"] and len(explained.unrecorded) == 1

@@ -32,6 +32,16 @@ def forgettings(conn: sqlite3.Connection, group_id: str, limit: int | None = Non
     return [ForgetRecord.model_validate_json(row[0]) for row in conn.execute(sql, params)]
 
 
+def forgettings_between(
+    conn: sqlite3.Connection, group_id: str, since_us: int, until_us: int, limit: int
+) -> list[ForgetRecord]:
+    """The group's audit records made in ``[since_us, until_us)`` (microseconds), oldest first, at most
+    ``limit`` (``forgettings_by_time``): what changed in a window (``reads.changes``)."""
+    sql = "SELECT record FROM forgettings WHERE group_id = ? AND at >= ? AND at < ? ORDER BY at, uuid LIMIT ?"
+    rows = conn.execute(sql, (group_id, since_us, until_us, limit))
+    return [ForgetRecord.model_validate_json(row[0]) for row in rows]
+
+
 def retention_policies(conn: sqlite3.Connection, group_id: str | None) -> list[RetentionPolicy]:
     sql, params = "SELECT group_id, days, updated_at FROM retention", ()
     if group_id is not None:

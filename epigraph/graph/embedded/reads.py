@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from ..changes import ChangeRecords, Window, cited
 from ..corrections import Correction
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, normalize_name
 from ..store import EntityFilter, FactFilter, StoreStats
@@ -338,40 +337,6 @@ def corrections(conn: sqlite3.Connection, group_id: str, subject: str | None, li
         params.append(subject)
     sql += " ORDER BY c.created_at DESC, c.uuid DESC LIMIT ?"
     return [decode_correction(row[0]) for row in conn.execute(sql, (*params, max(0, limit)))]
-
-
-# --- what changed in a window ------------------------------------------------------------------------
-
-_FACT_TIMES = ("valid_at", "stated_at", "invalid_at", "created_at", "expired_at")
-_BEFORE_ALL, _AFTER_ALL = -(2**63), 2**63 - 1
-
-
-def changes(conn: sqlite3.Connection, group_id: str, window: Window, limit: int) -> ChangeRecords:
-    """``ChangeReads.changes`` in one read transaction: a scan of the group's facts for a time in the
-    window (no index serves five columns; a window read is a report, not a hot path), its corrections
-    by ``corrections_by_time``, then the entities and episodes they name."""
-    since = _BEFORE_ALL if window.since is None else to_us(window.since)
-    until = _AFTER_ALL if window.until is None else to_us(window.until)
-    in_window = " OR ".join(f"(f.{t} >= ? AND f.{t} < ?)" for t in _FACT_TIMES)
-    sql = (
-        f"SELECT {_F} FROM facts AS f WHERE f.group_id = ? AND ({in_window})"
-        " ORDER BY f.created_at, f.uuid LIMIT ?"
-    )
-    params = [group_id, *[since, until] * len(_FACT_TIMES), max(0, limit) + 1]
-    facts = [decode_fact(row) for row in conn.execute(sql, params)]
-    sql = (
-        "SELECT c.record FROM corrections c WHERE c.group_id = ? AND c.created_at >= ? AND c.created_at < ?"
-        " ORDER BY c.created_at, c.uuid LIMIT ?"
-    )
-    found = [
-        decode_correction(row[0]) for row in conn.execute(sql, (group_id, since, until, max(0, limit) + 1))
-    ]
-    truncated = len(facts) > limit or len(found) > limit
-    facts, found = facts[:limit], found[:limit]
-    entity_uuids, episode_uuids = cited(facts, found)
-    sql = f"SELECT {_P} FROM episodes AS p WHERE p.group_id = ? AND p.uuid IN {IN_LIST}"
-    episodes = [decode_episode(row) for row in conn.execute(sql, (group_id, as_json(episode_uuids)))]
-    return ChangeRecords(facts, found, get_entities(conn, group_id, entity_uuids), episodes, truncated)
 
 
 def get_correction(conn: sqlite3.Connection, group_id: str, uuid: str) -> Correction | None:

@@ -53,6 +53,7 @@ from ..store import (
     VaultHeader,
 )
 from . import audit, claims, corrections, decisions, derived, forgetting, groups, reads, search, vault, writes
+from .changes import changes as read_changes
 from .db import Db
 from .schema import why_unwritable
 from .sqlite_thread import SqliteThread
@@ -305,7 +306,7 @@ class EmbeddedStore:
 
     # --- what changed ---------------------------------------------------------------------------------
     async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
-        return await self._read(reads.changes, group_id, window, limit)
+        return await self._read(read_changes, group_id, window, limit)
 
     # --- decision records ------------------------------------------------------------------------------
     async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:

@@ -43,6 +43,11 @@ FORGETTINGS_NEWEST = """
 MATCH (f:Forgetting {group_id: $group_id})
 RETURN f.record_json AS record ORDER BY f.at DESC, f.uuid DESC LIMIT $limit
 """
+FORGETTINGS_BETWEEN = """
+MATCH (f:Forgetting {group_id: $group_id})
+WHERE ($since IS NULL OR f.at >= $since) AND ($until IS NULL OR f.at < $until)
+RETURN f.record_json AS record ORDER BY f.at, f.uuid LIMIT $limit
+"""
 FORGETTINGS_ALL = """
 MATCH (f:Forgetting {group_id: $group_id}) RETURN f.record_json AS record ORDER BY f.at, f.uuid
 """
