@@ -15,6 +15,8 @@ from contextlib import aclosing
 from datetime import datetime
 from typing import Any, Literal, Unpack, overload
 
+from typing_extensions import deprecated
+
 from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
@@ -22,7 +24,7 @@ from ..errors import ConfigError, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.model import check_group_id, to_utc
+from ..graph.model import Episode, check_group_id, to_utc
 from ..graph.roles import role
 from ..graph.store import ChangeReads, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
@@ -151,6 +153,12 @@ class GroupHandle:
         None: every one); ``await kg.episodes.get(uuid)``: one, with its status, error and report
         (:class:`~epigraph.errors.EpisodeNotFound` when the group has none so named)."""
         return Episodes(self._graph, self.group_id)
+
+    @deprecated("kg.episode(uuid) is kg.episodes.get(uuid)")
+    async def episode(self, uuid: str) -> Episode:
+        """Deprecated: ``await kg.episodes.get(uuid)`` (the name went to :meth:`explain`; a deprecated
+        name is outside the facade's cap of 25)."""
+        return await self.episodes.get(uuid)
 
     async def stats(self) -> StoreStats:
         """Counts of the group's episodes, entities, facts and mentions (a store with the whole-groups
