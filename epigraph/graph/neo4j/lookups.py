@@ -4,7 +4,7 @@ neighbourhood of entities (one statement per hop)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +33,12 @@ async def entities_by_names(conn: Connection, group_id: str, names: Sequence[str
 
 
 async def neighbours(
-    conn: Connection, group_id: str, entity_uuids: Sequence[str], depth: int, params: dict[str, Any]
-) -> dict[str, int]:
+    conn: Connection, group_id: str, entity_uuids: Sequence[str], depth: int, params: dict[str, Any],
+    keep: Callable[[list[str]], Awaitable[set[str]]] | None = None,
+) -> dict[str, int]:  # fmt: skip
     """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths);
-    ``params``: the fact filter's (``filters.fact_params``)."""
+    ``params``: the fact filter's (``filters.fact_params``); ``keep``: of each hop's entities, those
+    reached (the ones that exist as of the filter's time)."""
     frontier = list(dict.fromkeys(entity_uuids))
     seen = set(frontier)
     distances: dict[str, int] = {}
@@ -47,6 +49,9 @@ async def neighbours(
         records = await conn.read(q.NEIGHBOURS_STEP, args, what="neighbours")
         frontier = [r["uuid"] for r in records if r["uuid"] not in seen]
         seen.update(frontier)
+        if keep is not None and frontier:
+            kept = await keep(frontier)
+            frontier = [u for u in frontier if u in kept]
         distances.update((uuid, hop) for uuid in frontier)
     return distances
 
