@@ -48,6 +48,7 @@ __all__ = [
     "named_then",
     "not_yet_mentioned",
     "says",
+    "shown_summary",
     "withheld_note",
 ]
 
@@ -184,3 +185,10 @@ def withheld_note(entity: Entity) -> str | None:
     if when is None:
         return None
     return f"summary written from what was said {when.isoformat()}, after the time asked; not shown"
+
+
+def shown_summary(entity: Entity) -> str:
+    """What a reader shows for the summary: the summary, or in its place the note saying why it is not
+    shown (in parentheses), or nothing."""
+    note = withheld_note(entity)
+    return entity.summary or (f"({note})" if note else "")

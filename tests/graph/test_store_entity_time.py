@@ -87,7 +87,8 @@ async def test_before_anything_was_known_no_entity_and_now_every_one_as_stored(
     store: GraphStore, group: str
 ) -> None:
     w = await write_dana(store, group)
-    for time in (TimeFilter(known_at=datetime(2020, 1, 1, tzinfo=UTC)), TimeFilter(as_of=datetime(2020, 1, 1))):
+    long_ago = datetime(2020, 1, 1, tzinfo=UTC)
+    for time in (TimeFilter(known_at=long_ago), TimeFilter(as_of=long_ago)):
         assert all(found == {} for found in (await every_read(store, w, time)).values()), time
     for time in (CURRENT, EVERYTHING, TimeFilter(as_of=datetime(2030, 1, 1, tzinfo=UTC))):
         for read, found in (await every_read(store, w, time)).items():
@@ -96,7 +97,9 @@ async def test_before_anything_was_known_no_entity_and_now_every_one_as_stored(
             assert found["Dana"].summary_withheld is None, read
 
 
-async def test_an_entity_no_episode_mentions_exists_from_when_it_was_made(store: GraphStore, group: str) -> None:
+async def test_an_entity_no_episode_mentions_exists_from_when_it_was_made(
+    store: GraphStore, group: str
+) -> None:
     w = await write_dana(store, group)
     before = TimeFilter(as_of=datetime(2023, 2, 15, tzinfo=UTC))
     assert [e.name for e in await store.get_entities(group, [w.hooli.uuid, w.dana.uuid], before)] == ["Dana"]

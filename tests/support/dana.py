@@ -59,8 +59,8 @@ async def write_dana(store: GraphStore, group: str) -> Dana:
     await store.write_episode(write_of(first, [dana.model_copy(update={"aliases": [], "summary": ""}), acme],
                                        [works]))  # fmt: skip
     await store.write_episode(write_of(second, [dana, acme, initech], [left, joined, consults]))
-    await store.write_episode(write_of(make_episode(group, "(by hand)", at=HOOLI_MADE,
-                                                    created_at=HOOLI_MADE), [hooli], [], mentioned=[]))  # fmt: skip
+    by_hand = make_episode(group, "(by hand)", at=HOOLI_MADE, created_at=HOOLI_MADE)
+    await store.write_episode(write_of(by_hand, [hooli], [], mentioned=[]))
     return Dana(group, dana, acme, initech, hooli, first, second, (left, joined, consults))
 
 
