@@ -478,7 +478,9 @@
   function episodesOf(facts) {
     var ids = {};
     facts.forEach(function (e) { (e.episodes || []).forEach(function (u) { ids[u] = true; }); });
-    var found = Object.keys(ids).map(function (u) { return model.episodes[u]; }).filter(Boolean);
+    var asOf = times().asOf;  // the episodes said by the slider's moment
+    var found = Object.keys(ids).map(function (u) { return model.episodes[u]; })
+      .filter(function (ep) { return ep && (state.moment == null || ms(ep.when) <= asOf); });
     found.sort(function (a, b) { return ms(a.when) - ms(b.when); });
     if (!found.length) { return [el("div", { cls: "ep-window", text: "(none embedded)" })]; }
     return found.map(function (ep) {
