@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,12 @@ import pytest
 from bench.shared.serve_harness import uvicorn_thread
 from epigraph import KnowledgeGraph
 from epigraph.config import Settings
+from epigraph.explore import GraphView
+from epigraph.explore.payload import node_dict
 from epigraph.graph.embedded import EmbeddedStore
-from epigraph.graph.store import GraphStore
+from epigraph.graph.entity_time import Mentioned, entity_as_of, mentions_passing
+from epigraph.graph.model import Entity
+from epigraph.graph.store import GraphStore, TimeFilter
 from epigraph.serve import create_app
 from epigraph.testing import HashEmbedder
 from tests.support.dana import DANA_SUMMARY, write_dana
@@ -119,3 +124,34 @@ def test_the_served_page_shows_entities_as_they_were(page: Any, dana: Built) -> 
         page.locator("#ep-query").press("Enter")
         page.wait_for_function("window.epigraph.cy.nodes().filter(n => n.data('name') === 'Initech').length")
         check_back_then_and_now(page)
+
+
+def test_the_page_reads_an_entity_in_time_exactly_as_the_library_does(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    """``view.js``'s ``entityState`` against ``graph.entity_time`` on a grid of entities and instants."""
+    page.goto(alice.save(tmp_path / "view.html").as_uri())
+    page.wait_for_function("window.epigraph && window.epigraph.ready")
+    y = [datetime(2023, m, 1, tzinfo=UTC) for m in range(1, 13)]
+    said = [Mentioned(y[1], y[2], "Dana: hi"), Mentioned(y[4], y[4], "Dee: I moved"),
+            Mentioned(y[7], y[9], "Dana Dee: still here")]  # fmt: skip
+    entities = [
+        (Entity(group_id="g", name="Dana", aliases=["Dee", "Dana Dee"], summary="S.", created_at=y[2]), said),
+        (Entity(group_id="g", name="Bo", summary="", created_at=y[0]), said[1:]),
+        (Entity(group_id="g", name="Hand", summary="By hand.", created_at=y[5]), []),
+    ]
+    instants = [*y, datetime(2022, 6, 1, tzinfo=UTC)]
+    cases = [(e, m, a, k) for e, m in entities for a in instants for k in (None, *instants)]
+    js = "cs => cs.map(([n, a, k]) => window.epigraph.entityState(n, Date.parse(a), k && Date.parse(k)))"
+    args = [[node_dict(e.uuid, e, len(m), True, said=m), a.isoformat(), k and k.isoformat()]
+            for e, m, a, k in cases]  # fmt: skip
+    got = page.evaluate(js, args)
+    assert len(got) == len(cases) > 400
+    for (entity, mentioned, as_of, known_at), state in zip(cases, got, strict=True):
+        flt = TimeFilter(as_of=as_of, known_at=known_at)
+        then = entity_as_of(entity, mentioned, flt)
+        assert state["exists"] == (then is not None), (entity.name, as_of, known_at)
+        if then is not None:
+            withheld = None if then.summary_withheld is None else then.summary_withheld.timestamp() * 1000
+            expected = (then.aliases, withheld, mentions_passing(mentioned, flt) if mentioned else 0)
+            assert (state["aliases"], state["withheld"], state["mentions"]) == expected, (entity.name, as_of)

@@ -97,17 +97,20 @@
   // mention said (and, with system time, recorded) by then exists (no mention: once made); its aliases
   // are those said by then, its mentions those by then; a summary drawn from a later mention is withheld.
   function nodeState(n, t) {
-    var aliases = n.aliases || [];
-    if (!n.said || state.moment == null) { return { exists: true, mentions: n.mentions, aliases: aliases, withheld: null }; }
-    var knownAt = state.systemTime ? t.knownAt : null, created = ms(n.created_at);
+    if (!n.said || state.moment == null) { return { exists: true, mentions: n.mentions, aliases: n.aliases || [], withheld: null }; }
+    return entityState(n, t.asOf, state.systemTime ? t.knownAt : null);
+  }
+  // entity_time.entity_as_of under TimeFilter(as_of=asOf, known_at=knownAt) (knownAt null: no bound)
+  function entityState(n, asOf, knownAt) {
+    var aliases = n.aliases || [], created = ms(n.created_at);
     if (knownAt != null && created != null && created > knownAt) { return { exists: false }; }
     if (!n.said.length) {
-      return { exists: created == null || created <= t.asOf, mentions: 0, aliases: aliases, withheld: null };
+      return { exists: created == null || created <= asOf, mentions: 0, aliases: aliases, withheld: null };
     }
-    var passing = n.said.map(function (m) { return ms(m[0]) <= t.asOf && (knownAt == null || ms(m[1]) <= knownAt); });
+    var passing = n.said.map(function (m) { return ms(m[0]) <= asOf && (knownAt == null || ms(m[1]) <= knownAt); });
     if (passing.indexOf(true) < 0) { return { exists: false }; }
     var late = n.said.filter(function (m, i) { return !passing[i]; })
-      .map(function (m) { return ms(m[0]) > t.asOf ? ms(m[0]) : ms(m[1]); });
+      .map(function (m) { return ms(m[0]) > asOf ? ms(m[0]) : ms(m[1]); });
     return {
       exists: true,
       mentions: passing.filter(Boolean).length,
@@ -536,7 +539,7 @@
   apply();
   window.epigraph = { cy: cy, model: model, state: state, setTime: setTime,
     factState: function (e, asOf, knownAt) { return factState(prepare(Object.assign({}, e)), asOf, knownAt); },
-    nodeState: function (id) { return nodeState(model.nodes.get(id), times()); },
+    nodeState: function (id) { return nodeState(model.nodes.get(id), times()); }, entityState: entityState,
     expand: expandNode, select: function (id) { state.selected = id; apply(); },
     // for served.js
     ui: ui, hooks: hooks, el: el, merge: merge, load: load, layout: layout, refreshSlider: refreshSlider,
