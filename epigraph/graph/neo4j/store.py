@@ -227,11 +227,7 @@ class Neo4jStore:
     async def get_entities(
         self, group_id: str, uuids: Sequence[str], time: TimeFilter = CURRENT
     ) -> list[Entity]:
-        if not uuids:
-            return []
-        records = await self._conn.read(q.GET_ENTITIES, {"group_id": group_id, "uuids": _unique(uuids)})
-        found = _in_order([convert.entity_from(r["e"]) for r in records], uuids)
-        return await entity_time.as_of(self._conn, group_id, found, time)
+        return await lookups.get_entities(self._conn, group_id, uuids, time)
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
         if not uuids:
@@ -262,11 +258,7 @@ class Neo4jStore:
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
-        async def existing(uuids: list[str]) -> set[str]:
-            return {e.uuid for e in await self.get_entities(group_id, uuids, flt.time)}
-
-        keep = existing if bounded(flt.time) else None
-        return await lookups.neighbours(self._conn, group_id, entity_uuids, depth, fact_params(flt), keep)
+        return await lookups.neighbours(self._conn, group_id, entity_uuids, depth, flt)
 
     async def mention_counts(
         self, group_id: str, entity_uuids: Sequence[str], time: TimeFilter = CURRENT
