@@ -83,10 +83,12 @@ class NotFound(EpigraphError, LookupError):
 
 
 class EntityNotFound(NotFound):
-    def __init__(self, name: str, group_id: str, closest: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, group_id: str, closest: Sequence[str] = (), as_of: str = "") -> None:
+        """``as_of``: the time asked, when the entity may exist now but had not been mentioned then."""
         self.name, self.group_id, self.closest = name, group_id, list(closest)
         hint = f"; closest names: {', '.join(self.closest)}" if self.closest else ""
-        super().__init__(f"no entity {name!r} in group {group_id!r}{hint}")
+        when = f" as of {as_of} (nothing said by then names it)" if as_of else ""
+        super().__init__(f"no entity {name!r} in group {group_id!r}{when}{hint}")
 
 
 class EpisodeNotFound(NotFound):

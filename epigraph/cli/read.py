@@ -27,7 +27,9 @@ from .inputs import date_arg, positive_arg, recipe_arg
 def register(command: AddCommand) -> None:
     p = command("search", cmd_search, "hybrid search (current facts unless told otherwise)")
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--as-of", type=date_arg, metavar="DATE", help="facts true at DATE (event time)")
+    p.add_argument(
+        "--as-of", type=date_arg, metavar="DATE", help="as of DATE (event time): facts true, entities named"
+    )
     p.add_argument("--known-at", type=date_arg, metavar="DATE", help="as the graph knew it at DATE")
     p.add_argument("--include-retired", action="store_true", help="retired facts too")
     p.add_argument("--recipe", type=recipe_arg, metavar="NAME", help=f"one of {', '.join(sorted(RECIPES))}")
@@ -42,7 +44,8 @@ def register(command: AddCommand) -> None:
     edit.entity_options(p)
     p.add_argument(
         "--as-of", type=date_arg, metavar="DATE",
-        help="as it was at DATE: the facts current then, the history by then, the episodes said by then",
+        help="as it was at DATE: its aliases and summary then, the facts current then, the history by then, "
+        "the episodes said by then",
     )  # fmt: skip
     picture = p.add_mutually_exclusive_group()
     picture.add_argument("--svg", metavar="FILE", help="also write a static picture of its neighbourhood")

@@ -15,6 +15,7 @@ from typing import Any
 from ..concurrency import gather
 from ..embed import Embedder
 from ..errors import EntityNotFound
+from ..graph.entity_time import Mentioned
 from ..graph.model import Entity, Episode, Fact
 from ..graph.store import EVERYTHING, FactFilter, GraphReads
 from ..search import search
@@ -28,6 +29,9 @@ LIMIT = 200
 AROUND = 150
 """Facts embedded around the drawn entities for "expand", at most."""
 MAX_EPISODES = 80
+MENTIONS_READ = 2000
+"""Mentions read per entity for the page's slider (an entity mentioned more often is counted to this
+many, its oldest left out)."""
 
 _ALL = FactFilter(EVERYTHING)
 
@@ -113,9 +117,9 @@ async def complete(
         extra = await store.facts_around(group_id, sorted(drawn), _ALL, around)
     every = list({f.uuid: f for f in [*facts, *extra]}.values())
     ids = sorted(drawn | _endpoints(every))
-    found, mentions, episodes, communities = await gather(
+    found, mentions, episodes, communities, said = await gather(
         [store.get_entities(group_id, ids), store.mention_counts(group_id, ids),
-         _episodes(store, group_id, every), of_groups(store, [group_id])]
+         _episodes(store, group_id, every), of_groups(store, [group_id]), _said(store, group_id, ids)]
     )  # fmt: skip
     drawn_ids = set(ids)
     return GraphView(
@@ -129,7 +133,18 @@ async def complete(
         episodes=episodes,
         show_retired=show_retired,
         communities={c.uuid: c for c in communities if drawn_ids.intersection(c.members)},
+        said=said,
     )
+
+
+async def _said(store: GraphReads, group_id: str, ids: Sequence[str]) -> dict[str, tuple[Mentioned, ...]]:
+    """The episodes mentioning each entity (at most MENTIONS_READ each), as the page's time rules read
+    them: one read per entity, concurrently."""
+    found = await gather([store.episodes_mentioning(group_id, u, MENTIONS_READ, EVERYTHING) for u in ids])
+    return {
+        u: tuple(Mentioned(e.reference_time, e.created_at, e.content) for e in episodes)
+        for u, episodes in zip(ids, found, strict=True)
+    }
 
 
 async def _episodes(store: GraphReads, group_id: str, facts: Sequence[Fact]) -> dict[str, Episode]:

@@ -10,7 +10,9 @@ contradiction retired it, ``invalidated_by`` with the ``previous_invalid_at`` it
 ``shown`` facts are drawn at first; the others are the bounded neighbourhood a saved file embeds so that
 "expand" can reveal it without a server. Texts are cut to bounded lengths (summaries, episodes).
 Each entity names its ``community`` (a uuid of ``communities``, or null), so the page can colour and list
-entities by community (``overview``).
+entities by community (``overview``), and carries when it was mentioned (``said``, ``alias_said``), so
+the page shows it, its aliases, its summary and its mention count as they were at the slider's moment
+(``graph.entity_time``, again in ``view.js``: ``nodeState``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from ..graph.derived import Community
+from ..graph.entity_time import Mentioned, says
 from ..graph.model import Entity, Episode, Fact
 from ..graph.temporal import start_unknown
 
@@ -38,13 +41,28 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def said_dict(entity: Entity, said: Sequence[Mentioned] | None) -> dict[str, Any]:
+    """When the entity was mentioned, for the page's time rules (``view.js``'s ``nodeState``, which is
+    ``graph.entity_time`` again): ``said``, each mention's ``[reference_time, created_at]`` (null: not
+    read, the entity then always drawn as it is now), and ``alias_said``, for each alias the indexes of
+    the mentions that say it."""
+    if said is None:
+        return {"said": None, "alias_said": {}}
+    return {
+        "said": [[_iso(m.said_at), _iso(m.recorded_at)] for m in said],
+        "alias_said": {a: [i for i, m in enumerate(said) if says(m.text, a)] for a in entity.aliases},
+    }
+
+
 def node_dict(
-    uid: str, entity: Entity | None, mentions: int, shown: bool, community: str | None = None
-) -> dict[str, Any]:
+    uid: str, entity: Entity | None, mentions: int, shown: bool, community: str | None = None,
+    said: Sequence[Mentioned] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """One entity as the page draws it (an endpoint the store did not return shows its uuid)."""
     if entity is None:
         return {"id": uid, "name": uid[:8], "type": "", "labels": [], "aliases": [], "summary": "",
-                "mentions": mentions, "created_at": None, "shown": shown, "community": community}  # fmt: skip
+                "mentions": mentions, "created_at": None, "shown": shown, "community": community,
+                "said": None, "alias_said": {}}  # fmt: skip
     return {
         "id": uid,
         "name": entity.name,
@@ -56,6 +74,7 @@ def node_dict(
         "created_at": _iso(entity.created_at),
         "shown": shown,
         "community": community,
+        **said_dict(entity, said),
     }
 
 
@@ -111,9 +130,11 @@ def build(
     title: str = "",
     group_id: str = "",
     communities: Mapping[str, Community] | None = None,
+    said: Mapping[str, Sequence[Mentioned]] | None = None,
 ) -> dict[str, Any]:
     """The view's JSON data. ``shown``: the fact uuids drawn at first (None: all); ``focus``: entity uuids
-    drawn even without a fact (the center first); ``communities``: by uuid, those of the entities."""
+    drawn even without a fact (the center first); ``communities``: by uuid, those of the entities;
+    ``said``: by uuid, the episodes that mention them (``said_dict``; an entity not in it: not read)."""
     shown_facts = {f.uuid for f in facts} if shown is None else set(shown)
     counts = mentions or {}
     drawn = set(focus) | {u for f in facts if f.uuid in shown_facts for u in (f.source_uuid, f.target_uuid)}
@@ -128,7 +149,10 @@ def build(
         "title": title,
         "group_id": group_id,
         "focus": list(focus),
-        "nodes": [node_dict(u, entities.get(u), counts.get(u, 0), u in drawn, member_of.get(u)) for u in ids],
+        "nodes": [
+            node_dict(u, entities.get(u), counts.get(u, 0), u in drawn, member_of.get(u), (said or {}).get(u))
+            for u in ids
+        ],
         "edges": [edge_dict(f, f.uuid in shown_facts) for f in dict((f.uuid, f) for f in facts).values()],
         "episodes": {uid: episode_entry(e) for uid, e in (episodes or {}).items()},
         "communities": {uuid: community_dict(found[uuid]) for uuid in sorted(set(member_of.values()))},

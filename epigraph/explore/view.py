@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..graph.derived import Community
+from ..graph.entity_time import Mentioned
 from ..graph.model import Entity, Episode, Fact
 from ..present.draw import GraphDrawing, subgraph_drawing
 from ..search.results import SearchResults, retired_uuids
@@ -45,6 +46,8 @@ class GraphView:
     show_retired: bool = True
     communities: Mapping[str, Community] = field(default_factory=dict)
     """The communities of its entities, by uuid: the page colours and lists entities by them."""
+    said: Mapping[str, tuple[Mentioned, ...]] = field(default_factory=dict)
+    """The episodes that mention its entities, by uuid: the page's slider shows each as it was then."""
 
     @classmethod
     def from_search(cls, results: SearchResults) -> GraphView:
@@ -67,6 +70,7 @@ class GraphView:
         data = payload.build(
             self.entities, self.facts, shown=self.shown, focus=self.focus, mentions=self.mentions,
             episodes=self.episodes, title=self.title, group_id=self.group_id, communities=self.communities,
+            said=self.said,
         )  # fmt: skip
         data["show_retired"] = self.show_retired
         return data

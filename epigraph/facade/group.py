@@ -256,8 +256,10 @@ class GroupHandle:
 
     async def entity(self, name_or_uuid: str, *, as_of: datetime | str | None = None) -> EntityView:
         """Summary, aliases, current facts, retired history and mentioning episodes of one entity; with
-        ``as_of``, as it was then (the facts current then, the history by then, the episodes said by
-        then)."""
+        ``as_of``, as it was then (its aliases said by then, the facts current then, the history by
+        then, the episodes said by then and their count; a summary written from a later episode is not
+        shown: ``view.entity.summary_withheld`` and the note in its output say so). An entity nothing
+        said by then names raises :class:`~epigraph.errors.EntityNotFound`."""
         g = await opened(self._graph)
         name = await asked(g, self.group_id, name_or_uuid)
         return await entity_view(g.store, self.group_id, name, embedder=g.embedder, as_of=as_of)

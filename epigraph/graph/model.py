@@ -226,6 +226,11 @@ class Entity(_Frozen):
     attributes: dict[str, Any] = Field(default_factory=dict)
     name_embedding: Embedding | None = None
     created_at: UtcDatetime = Field(default_factory=utc_now)
+    summary_withheld: UtcDatetime | None = Field(default=None, exclude=True)
+    """Never stored: set only on an entity read as of a time before its summary was written
+    (``graph.entity_time.entity_as_of``), whose ``summary`` is then empty: when what the summary draws
+    on was said (or recorded). Left out of every dump of the record; readers say so
+    (``entity_time.withheld_note``)."""
 
     @property
     def normalized_names(self) -> set[str]:

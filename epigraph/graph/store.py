@@ -174,12 +174,20 @@ class GraphLookups(Protocol):
         once. Unknown uuids have none. Search reads the turns around its hits with it (their session
         neighbours)."""
 
-    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]: ...
+    async def get_entities(
+        self, group_id: str, uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> list[Entity]:
+        """The entities ``uuids`` (in that order) as they were under ``time``
+        (``entity_time.entity_as_of``: those that did not exist yet left out; only the aliases said
+        by then; a summary written later withheld)."""
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]: ...
 
-    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
-        """For each given name, the entities whose normalized name or alias equals its normalized form."""
+    async def entities_by_names(
+        self, group_id: str, names: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, list[Entity]]:
+        """For each given name, the entities whose normalized name or alias equals its normalized form,
+        as they were under ``time`` (as ``get_entities``: an alias said only later finds nothing)."""
 
     async def facts_between(
         self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
@@ -194,9 +202,14 @@ class GraphLookups(Protocol):
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
-        """BFS over facts: entity uuid -> hop distance (1..depth) from the nearest start entity."""
+        """BFS over facts passing ``flt``: entity uuid -> hop distance (1..depth) from the nearest start
+        entity; only entities that exist under ``flt.time`` are reached (``entity_time.entity_exists``)."""
 
-    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]: ...
+    async def mention_counts(
+        self, group_id: str, entity_uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, int]:
+        """The mentions of each entity by episodes passing ``time`` (``temporal.episode_matches``);
+        every requested uuid is a key (0 when none)."""
 
     async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
         """The mentions of these entities (by any episode of the group)."""

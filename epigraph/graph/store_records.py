@@ -39,6 +39,9 @@ class FactFilter:
 @dataclass(frozen=True, slots=True)
 class EntityFilter:
     labels: tuple[str, ...] | None = None
+    time: TimeFilter = CURRENT
+    """Entities that exist under it (``entity_time.entity_exists``, applied inside the store's query),
+    returned as they were then (``entity_time.entity_as_of``)."""
 
 
 ANY_FACT = FactFilter()

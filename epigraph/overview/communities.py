@@ -118,7 +118,8 @@ class Communities(Service):
             found = self._at(group_id, graph, stored)
         ranked = [(c, _by_degree(graph, members), ok) for c, members, ok in found]
         wanted = sorted({u for _, members, _ in ranked for u in members[: self.options.view_members]})
-        entities = {e.uuid: e for e in await self.store.get_entities(group_id, wanted)}
+        # the members shown as they were then (graph.entity_time): one not named by then is left out
+        entities = {e.uuid: e for e in await self.store.get_entities(group_id, wanted, when)}
         views = []
         for community, members, ok in ranked:
             shown = [entities[u] for u in members[: self.options.view_members] if u in entities]

@@ -6,12 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..graph.entity_time import withheld_note
 from ..graph.model import Entity, Episode, Fact
 from ..graph.temporal import start_unknown
 
 
 def entity_dict(entity: Entity) -> dict[str, Any]:
-    return entity.model_dump(mode="json", exclude={"name_embedding"})
+    """The entity's fields (no embedding); read as of a time before its summary was written, also
+    ``summary_withheld`` (from when the summary is) and ``summary_note`` (saying it is not shown)."""
+    data = entity.model_dump(mode="json", exclude={"name_embedding"})
+    note = withheld_note(entity)
+    if note is not None and entity.summary_withheld is not None:
+        data.update(summary_withheld=entity.summary_withheld.isoformat(), summary_note=note)
+    return data
 
 
 def fact_dict(fact: Fact) -> dict[str, Any]:

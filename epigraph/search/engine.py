@@ -29,6 +29,7 @@ from ..graph.store import CURRENT, GraphReads, Hit, TimeFilter
 from . import fusion
 from .config import DEFAULT, Fusion, Reranker, Scope, ScopeConfig, SearchConfig
 from .context import names, session_links
+from .endpoints import by_group, fetch_endpoints
 from .entity import resolve_center
 from .filters import Filters, make_filters
 from .results import CommunityResult, EntityResult, EpisodeHit, FactResult, SearchResults
@@ -95,7 +96,7 @@ async def search(
     scopes = cfg.scopes()
     found = await gather([_run_scope(store, scope, sc, req, cfg.limit) for scope, sc in scopes])
     ranked = {scope: items for (scope, _), items in zip(scopes, found, strict=True)}
-    facts = await hydrate_facts(store, ranked.get("facts", []))
+    facts = await hydrate_facts(store, ranked.get("facts", []), filters.store_time())
     return SearchResults(
         query=text,
         group_ids=filters.group_ids,
@@ -174,7 +175,7 @@ async def episode_context(
     steps: dict[str, dict[str, float]] = {}
     if sc.context_window > 0:
         sharing = candidates[: sc.candidates]
-        groups = _by_group((c.item.group_id, c.item.uuid) for c in sharing)
+        groups = by_group((c.item.group_id, c.item.uuid) for c in sharing)
         found = await gather(
             [store.episodes_around(g, uuids, sc.context_window, when) for g, uuids in groups.items()]
         )
@@ -217,7 +218,7 @@ async def _post_filter(
         return candidates
     if filters.labels is None:
         return [c for c in candidates if filters.keep_fact(c.item)]
-    found = await fetch_endpoints(store, [c.item for c in candidates])
+    found = await fetch_endpoints(store, [c.item for c in candidates], filters.store_time())
     with_ends = [
         replace(c, endpoints=(found.get(c.item.source_uuid), found.get(c.item.target_uuid)))
         for c in candidates
@@ -237,7 +238,8 @@ async def _rerank(
     elif sc.reranker is Reranker.NODE_DISTANCE:
         order = fusion.rerank_by_distance(keys, await _distances(store, scope, sc, req, candidates))
     else:
-        order = fusion.rerank_by_mentions(keys, await _mentions(store, scope, candidates))
+        counts = await _mentions(store, scope, candidates, req.filters.store_time())
+        order = fusion.rerank_by_mentions(keys, counts)
     name = sc.reranker.value
     return [replace(by_uuid[k], score=score, scores={**by_uuid[k].scores, name: score}) for k, score in order]
 
@@ -281,36 +283,23 @@ async def _distances(
     }
 
 
-async def _mentions(store: GraphReads, scope: Scope, candidates: list[Ranked]) -> dict[str, int]:
+async def _mentions(
+    store: GraphReads, scope: Scope, candidates: list[Ranked], time: TimeFilter
+) -> dict[str, int]:
     if scope == "facts":
         return {c.item.uuid: len(c.item.episodes) for c in candidates}
     counts: dict[str, int] = {}
-    for group_id, uuids in _by_group((c.item.group_id, c.item.uuid) for c in candidates).items():
-        counts.update(await store.mention_counts(group_id, uuids))
+    for group_id, uuids in by_group((c.item.group_id, c.item.uuid) for c in candidates).items():
+        counts.update(await store.mention_counts(group_id, uuids, time))
     return counts
 
 
-def _by_group(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for group_id, uuid in pairs:
-        bucket = out.setdefault(group_id, [])
-        if uuid not in bucket:
-            bucket.append(uuid)
-    return out
-
-
-async def fetch_endpoints(store: GraphReads, facts: Sequence[Fact]) -> dict[str, Entity]:
-    """The endpoint entities of ``facts``: one ``get_entities`` call per group (normally one)."""
-    wanted = _by_group((f.group_id, uuid) for f in facts for uuid in (f.source_uuid, f.target_uuid))
-    if not wanted:
-        return {}
-    found = await gather([store.get_entities(g, uuids) for g, uuids in wanted.items()])
-    return {e.uuid: e for entities in found for e in entities}
-
-
-async def hydrate_facts(store: GraphReads, ranked: Sequence[Ranked]) -> list[FactResult]:
-    """Facts with their endpoint entities (fetched in one call unless a filter already has them)."""
-    found = await fetch_endpoints(store, [r.item for r in ranked if r.endpoints is None])
+async def hydrate_facts(
+    store: GraphReads, ranked: Sequence[Ranked], time: TimeFilter = CURRENT
+) -> list[FactResult]:
+    """Facts with their endpoint entities as they were under ``time`` (fetched in one call unless a
+    filter already has them)."""
+    found = await fetch_endpoints(store, [r.item for r in ranked if r.endpoints is None], time)
     results = []
     for r in ranked:
         source, target = r.endpoints or (found.get(r.item.source_uuid), found.get(r.item.target_uuid))

@@ -26,15 +26,17 @@ from ..concurrency import gather
 from ..embed import Embedder
 from ..errors import EntityNotFound
 from ..graph.corrections import Correction
+from ..graph.entity_time import shown_summary, withheld_note
 from ..graph.model import Entity, Episode, Fact, normalize_name, utc_now
 from ..graph.roles import optional
-from ..graph.store import CorrectionReads, FactFilter, GraphReads
+from ..graph.store import CURRENT, CorrectionReads, EntityFilter, FactFilter, GraphReads
 from ..graph.temporal import EVERYTHING, TimeFilter, interval, matches
 from ..present import frames
 from ..present.corrections import correction_dict, describe
 from ..present.draw import GraphDrawing, subgraph_drawing
 from ..present.records import entity_dict, episode_dict, fact_dict
 from ..present.tables import Table, TableView, fmt_start, fmt_time, fmt_validity, shorten
+from .endpoints import entities_then
 from .filters import make_filters
 from .results import retired_uuids
 
@@ -81,8 +83,10 @@ class EntityView(TableView):
     corrections: tuple[Correction, ...] = ()
     """The corrections by hand that touched it or its facts, newest first: who changed what, when."""
     as_of: datetime | None = None
-    """The time the view looks back to (``None``: now): facts current then, the history by then, the
-    episodes said by then. The summary, the mention count and the corrections are as they are now."""
+    """The time the view looks back to (``None``: now): the entity as it was then (its aliases said by
+    then; its summary withheld when written from a later episode: ``entity.summary_withheld``), facts
+    current then, the history by then, the episodes said by then and their count. The corrections are
+    as they are now."""
 
     @property
     def name(self) -> str:
@@ -105,6 +109,7 @@ class EntityView(TableView):
     def to_dict(self) -> dict[str, Any]:
         return {
             "entity": entity_dict(self.entity),
+            "summary_note": withheld_note(self.entity),
             "mentions": self.mentions,
             "current": [self._fact_dict(f) for f in self.current],
             "history": [{**r.to_dict(), **self._names(r.fact)} for r in self.history],
@@ -173,7 +178,8 @@ class EntityView(TableView):
         where = f"group {e.group_id!r} · uuid {e.uuid} · mentioned in {self.mentions} episodes"
         if self.as_of is not None:
             where += f" · as of {fmt_time(self.as_of)}"
-        return " ".join(parts) + (f"\n{e.summary}" if e.summary else "") + f"\n{where}"
+        summary = shown_summary(e)
+        return " ".join(parts) + (f"\n{summary}" if summary else "") + f"\n{where}"
 
     def to_pandas(self) -> Any:
         """Its facts (current and retired) as a DataFrame, with a ``current`` column."""
@@ -205,27 +211,33 @@ def _by_hand(correction: Correction | None) -> str:
     return f"{correction.author}, by hand" if correction is not None else ""
 
 
-async def find_entities(store: GraphReads, group_id: str, refs: Sequence[str]) -> dict[str, list[Entity]]:
-    """For each ref (a uuid, a name or an alias) the entities it denotes in the group."""
-    by_uuid = {e.uuid: e for e in await store.get_entities(group_id, list(refs))}
+async def find_entities(
+    store: GraphReads, group_id: str, refs: Sequence[str], time: TimeFilter = CURRENT
+) -> dict[str, list[Entity]]:
+    """For each ref (a uuid, a name or an alias) the entities it denotes in the group, as they were
+    under ``time`` (one not mentioned by then, or an alias said only later, denotes none)."""
+    by_uuid = {e.uuid: e for e in await store.get_entities(group_id, list(refs), time)}
     found: dict[str, list[Entity]] = {ref: [by_uuid[ref]] for ref in refs if ref in by_uuid}
     names = [ref for ref in refs if ref not in found]
     if names:
-        matches = await store.entities_by_names(group_id, names)
+        matches = await store.entities_by_names(group_id, names, time)
         found.update({ref: list(matches.get(ref, [])) for ref in names})
     return found
 
 
 async def closest_names(
-    store: GraphReads, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5
-) -> list[str]:
+    store: GraphReads, group_ids: Sequence[str], name: str, embedder: Embedder | None = None, limit: int = 5,
+    time: TimeFilter = CURRENT,
+) -> list[str]:  # fmt: skip
     """Names of the entities closest to ``name`` (fulltext, plus vectors when an embedder is given and
-    the groups hold anything: an empty graph has no names to offer, nor a reason to load a model)."""
-    candidates = [h.item for h in await store.search_entities_text(group_ids, name, limit=20)]
+    the groups hold anything: an empty graph has no names to offer, nor a reason to load a model),
+    among those that existed under ``time``."""
+    flt = EntityFilter(time=time)
+    candidates = [h.item for h in await store.search_entities_text(group_ids, name, limit=20, flt=flt)]
     if embedder is not None and any([await store.episodes(g, limit=1) for g in group_ids]):
         vector = (await embedder.embed([name]))[0]
         candidates += [
-            h.item for h in await store.search_entities_vector(group_ids, list(map(float, vector)), 20)
+            h.item for h in await store.search_entities_vector(group_ids, list(map(float, vector)), 20, flt)
         ]
     target = normalize_name(name)
 
@@ -260,12 +272,13 @@ async def resolve_center(
 
 
 async def most_mentioned(
-    store: GraphReads, group_id: str, candidates: list[Entity]
+    store: GraphReads, group_id: str, candidates: list[Entity], time: TimeFilter = CURRENT
 ) -> tuple[Entity, tuple[Entity, ...]]:
-    """The most mentioned of several same-named entities (ties: the oldest), and the others."""
+    """The most mentioned of several same-named entities (by the episodes passing ``time``; ties: the
+    oldest), and the others."""
     if len(candidates) == 1:
         return candidates[0], ()
-    counts = await store.mention_counts(group_id, [e.uuid for e in candidates])
+    counts = await store.mention_counts(group_id, [e.uuid for e in candidates], time)
     ordered = sorted(candidates, key=lambda e: (-counts.get(e.uuid, 0), e.created_at, e.uuid))
     return ordered[0], tuple(ordered[1:])
 
@@ -284,23 +297,27 @@ async def entity_view(
     """Everything known about one entity (see the module docstring); ``as_of`` a past time: as it was
     then (:func:`as_of_split`; a naive datetime or an ISO string read as UTC, as by search)."""
     as_of = make_filters(group_id, as_of=as_of).as_of
-    found = (await find_entities(store, group_id, [name_or_uuid])).get(name_or_uuid, [])
+    then = TimeFilter(as_of=as_of)
+    found = (await find_entities(store, group_id, [name_or_uuid], then)).get(name_or_uuid, [])
     if not found:
-        closest = await closest_names(store, [group_id], name_or_uuid, embedder)
-        raise EntityNotFound(name_or_uuid, group_id, closest=closest)
-    entity, same_name = await most_mentioned(store, group_id, found)
+        closest = await closest_names(store, [group_id], name_or_uuid, embedder, time=then)
+        asked = as_of.isoformat() if as_of else ""
+        raise EntityNotFound(name_or_uuid, group_id, closest=closest, as_of=asked)
+    entity, same_name = await most_mentioned(store, group_id, found, then)
     facts, episodes, counts = await gather(
         [
             store.facts_around(group_id, [entity.uuid], FactFilter(EVERYTHING), facts_limit),
-            store.episodes_mentioning(group_id, entity.uuid, episodes_limit, TimeFilter(as_of=as_of)),
-            store.mention_counts(group_id, [entity.uuid]),
+            store.episodes_mentioning(group_id, entity.uuid, episodes_limit, then),
+            store.mention_counts(group_id, [entity.uuid], then),
         ]
     )
     log = optional(store, CorrectionReads)  # a store without corrections by hand: none to show
     corrections = await log.corrections(group_id, subject=entity.uuid, limit=corrections_limit) if log else []
     current, retired = as_of_split(facts, as_of)
     shown = [*current, *retired]
-    history, neighbours = await _history_and_neighbours(store, group_id, entity, shown, retired, corrections)
+    history, neighbours = await _history_and_neighbours(
+        store, group_id, entity, shown, retired, corrections, then
+    )
     return EntityView(
         entity=entity,
         current=tuple(current),
@@ -341,6 +358,7 @@ async def _history_and_neighbours(
     facts: list[Fact],
     retired: list[Fact],
     corrections: list[Correction],
+    time: TimeFilter,
 ) -> tuple[list[RetiredFact], dict[str, Entity]]:
     """Resolve what retired each fact (fact + episode) and every other endpoint, concurrently."""
     by_fact_ids = list(dict.fromkeys(f.invalidated_by.fact_uuid for f in retired if f.invalidated_by))
@@ -352,7 +370,7 @@ async def _history_and_neighbours(
     episodes = {e.uuid: e for e in episode_list if e is not None}
     endpoint_ids = {u for f in [*facts, *by_facts.values()] for u in (f.source_uuid, f.target_uuid)}
     endpoint_ids.discard(entity.uuid)
-    neighbours = {e.uuid: e for e in await store.get_entities(group_id, sorted(endpoint_ids))}
+    neighbours = await entities_then(store, group_id, sorted(endpoint_ids), time)
     by_hand = {c.uuid: c for c in corrections}
     history = [
         RetiredFact(

@@ -53,7 +53,7 @@ class Filters:
         return FactFilter(time=self.store_time(), relations=self.relations)
 
     def entity_filter(self) -> EntityFilter:
-        return EntityFilter(labels=self.labels)
+        return EntityFilter(labels=self.labels, time=self.store_time())
 
     def keep_fact(self, fact: Fact, endpoints: Sequence[Entity | None] = ()) -> bool:
         if self.during is not None and not valid_during(fact, *self.during):

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ..graph.derived import Community
+from ..graph.entity_time import shown_summary
 from ..graph.model import Entity, Episode, Fact, utc_now
 from ..graph.temporal import is_current, start_unknown
 from ..present import frames
@@ -130,7 +131,7 @@ class EntityResult:
             "name": e.name,
             "labels": ", ".join(e.labels),
             "aliases": ", ".join(e.aliases),
-            "summary": e.summary,
+            "summary": shown_summary(e),
             "group_id": e.group_id,
         }
 
@@ -213,7 +214,8 @@ def facts_table(facts: Sequence[FactResult], title: str = "Facts") -> Table:
 
 def entities_table(entities: Sequence[EntityResult], title: str = "Entities") -> Table:
     rows = tuple(
-        (fmt_score(r.score), r.name, ", ".join(r.entity.labels), shorten(r.summary, 100)) for r in entities
+        (fmt_score(r.score), r.name, ", ".join(r.entity.labels), shorten(shown_summary(r.entity), 110))
+        for r in entities
     )
     return Table(title, ("score", "name", "labels", "summary"), rows, numeric=frozenset({"score"}))
 

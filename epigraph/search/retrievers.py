@@ -113,7 +113,7 @@ async def _bfs_entities(
 ) -> list[Hit[Any]]:
     dist = await store.neighbours(group_id, center, depth, req.filters.fact_filter())
     dist = {uuid: d for uuid, d in dist.items() if uuid not in center}
-    entities = await store.get_entities(group_id, list(dist))
+    entities = await store.get_entities(group_id, list(dist), req.filters.store_time())
     hits = [Hit(item=e, score=1.0 / (1.0 + dist[e.uuid])) for e in entities if req.filters.keep_entity(e)]
     return sorted(hits, key=lambda h: -h.score)
 

@@ -177,7 +177,8 @@ def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         *, group_id: GroupArg = None, name: str, ctx: Context, as_of: Timestamp | None = None
     ) -> dict[str, Any]:
         """An entity by name, alias or uuid: summary, current facts, history, episodes; as_of: as it was
-        then (the facts current then, the history by then, the episodes said by then)."""
+        then (aliases, mentions and the episodes said by then, the facts current then, the history by
+        then; a summary written later withheld: summary_note says so)."""
         return await guarded(service.entity(state, group(ctx, group_id), name, as_of=as_of))
 
     @server.tool()

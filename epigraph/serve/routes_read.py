@@ -71,7 +71,9 @@ async def entity(
     request: Request, group_id: Group, name: EntityName, as_of: Timestamp | None = None
 ) -> dict[str, Any]:
     """An entity by name, alias or uuid: summary, aliases, current facts, history, episodes; ``as_of``:
-    as it was then (the facts current then, the history by then, the episodes said by then)."""
+    as it was then (its aliases, mentions and the episodes said by then, the facts current then, the
+    history by then; a summary written later withheld, ``summary_note`` saying so; 404 when nothing said
+    by then names it)."""
     return await service.entity(state_of(request), group_id, name, as_of=as_of)
 
 

@@ -811,9 +811,10 @@ async def test_history_of_a_fact_that_changed_twice_as_of_and_known_at(store: Gr
 
 
 async def test_store_filtering_agrees_with_temporal_matches(store: GraphStore, group: str) -> None:
-    """Every read path applies ``graph.temporal.matches``: a grid of facts against a grid of filters."""
-    ep = make_episode(group)
-    a, b = make_entity(group, "a"), make_entity(group, "b")
+    """Every read path applies ``graph.temporal.matches``: a grid of facts against a grid of filters
+    (their entities said and recorded before every instant of the grid, so they exist under each)."""
+    ep = make_episode(group, at=day(-3), created_at=day(-3))
+    a, b = make_entity(group, "a", created_at=day(-3)), make_entity(group, "b", created_at=day(-3))
     bounds = [None, day(0), day(5), day(10)]
     intervals = [(v, end) for v in bounds for end in bounds if v is None or end is None or v < end]
     times = [

@@ -163,3 +163,14 @@ async def test_a_view_as_of_a_time_clusters_the_facts_that_held_then(store: Embe
     assert before == []  # nothing held yet
     known = await service(store, None).view(G, known_at=T0 - timedelta(days=1))
     assert known == []  # nothing was recorded yet
+
+
+async def test_a_view_as_of_a_time_shows_only_the_members_named_by_then(store: EmbeddedStore) -> None:
+    """A fact can hold before it was said (valid from day 0, said on day 1): half a day in, the cluster
+    of those facts is there, but none of its members had been named yet (``graph.entity_time``)."""
+    world = World(store)
+    await world.add(clique(FAMILY), valid_at=T0)
+    named = await service(store, None).view(G, as_of=day(1))
+    assert [world.names([e.uuid for e in v.members]) for v in named] == [set(FAMILY)]
+    early = await service(store, None).view(G, as_of=T0 + timedelta(hours=12))
+    assert [v.members for v in early] == [[]] and early[0].size == 4

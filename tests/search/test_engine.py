@@ -10,7 +10,7 @@ from epigraph.errors import EntityNotFound, StoreError, UsageError
 from epigraph.graph.derived import Community
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Fact
-from epigraph.graph.store import Hit
+from epigraph.graph.store import CURRENT, Hit, TimeFilter
 from epigraph.search import (
     COMBINED,
     ENTITIES_HYBRID,
@@ -312,9 +312,11 @@ class CountingStore:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
+    async def get_entities(
+        self, group_id: str, uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> list[Entity]:
         self.get_entities_calls += 1
-        return await self.inner.get_entities(group_id, uuids)
+        return await self.inner.get_entities(group_id, uuids, time)
 
 
 async def test_fact_endpoints_are_hydrated_with_one_call(graph: Graph) -> None:

@@ -2,7 +2,8 @@
  *
  * One page for a notebook cell, a saved file and `epigraph serve` (there served.js, loaded after this,
  * adds search and ask and sets hooks.more: "expand" then also fetches). Every fact carries both time
- * axes; factState() is epigraph.graph.temporal.matches() written again, so moving the slider re-draws the graph as it stood.
+ * axes; factState() is epigraph.graph.temporal.matches() written again, and nodeState() epigraph.graph.entity_time
+ * (an entity, its aliases, summary and mentions as of then), so moving the slider re-draws the graph as it stood.
  * Entities are coloured by community when the data carries communities (a switch colours them by type).
  * window.epigraph exposes the Cytoscape instance and the model (the browser tests read them).
  */
@@ -91,6 +92,37 @@
     return "current";
   }
   function isRetired(s) { return s === "ended" || s === "withdrawn"; }
+
+  // epigraph.graph.entity_time: an entity at the slider's moment (none: as it is now). It exists once a
+  // mention said (and, with system time, recorded) by then exists (no mention: once made); its aliases
+  // are those said by then, its mentions those by then; a summary drawn from a later mention is withheld.
+  function nodeState(n, t) {
+    if (!n.said || state.moment == null) { return { exists: true, mentions: n.mentions, aliases: n.aliases || [], withheld: null }; }
+    return entityState(n, t.asOf, state.systemTime ? t.knownAt : null);
+  }
+  // entity_time.entity_as_of under TimeFilter(as_of=asOf, known_at=knownAt) (knownAt null: no bound)
+  function entityState(n, asOf, knownAt) {
+    var aliases = n.aliases || [], created = ms(n.created_at);
+    if (knownAt != null && created != null && created > knownAt) { return { exists: false }; }
+    if (!n.said.length) {
+      return { exists: created == null || created <= asOf, mentions: 0, aliases: aliases, withheld: null };
+    }
+    var passing = n.said.map(function (m) { return ms(m[0]) <= asOf && (knownAt == null || ms(m[1]) <= knownAt); });
+    if (passing.indexOf(true) < 0) { return { exists: false }; }
+    var late = n.said.filter(function (m, i) { return !passing[i]; })
+      .map(function (m) { return ms(m[0]) > asOf ? ms(m[0]) : ms(m[1]); });
+    return {
+      exists: true,
+      mentions: passing.filter(Boolean).length,
+      aliases: aliases.filter(function (a) { return (n.alias_said[a] || []).some(function (i) { return passing[i]; }); }),
+      withheld: n.summary && late.length ? Math.max.apply(null, late) : null
+    };
+  }
+  function summaryText(n, ns) {
+    if (ns.withheld != null) { return "(summary written from what was said " + fmt(ns.withheld) + ", after this moment; not shown)"; }
+    return n.summary || "(no summary)";
+  }
+  function mentionText(count) { return count + " mention" + (count === 1 ? "" : "s"); }
 
   function computeMoments() {
     var seen = {};
@@ -298,13 +330,15 @@
 
   function apply() {
     var t = times();
-    var visibleEdges = {};
+    var visibleEdges = {}, exists = {};
     var byCommunity = communityColours();
+    model.nodes.forEach(function (n) { exists[n.id] = nodeState(n, t).exists; });
     cy.batch(function () {
       cy.edges().forEach(function (ce) {
         var e = model.edges.get(ce.id());
         var s = factState(e, t.asOf, t.knownAt);
-        var show = s === "current" || (isRetired(s) && state.showRetired);
+        var show = (s === "current" || (isRetired(s) && state.showRetired)) && exists[e.source] !== false &&
+          exists[e.target] !== false;
         ce.data("state", s);
         ce.toggleClass("retired", isRetired(s));
         ce.toggleClass("cited", model.cited.has(e.id));
@@ -320,7 +354,7 @@
         cn.toggleClass("focus", focus);
         cn.toggleClass("selected", state.selected === n.id);
         cn.toggleClass("cited", cn.connectedEdges(".cited").length > 0);
-        cn.toggleClass("hidden", !(visibleEdges[n.id] || (focus && known)));
+        cn.toggleClass("hidden", !exists[n.id] || !(visibleEdges[n.id] || (focus && known)));
       });
     });
     ui.empty.textContent = shown(cy.elements()).length ? "" : emptyText();
@@ -373,11 +407,11 @@
     ui.tip.style.top = pos.y + 14 + "px";
   }
   function nodeTip(n) {
-    var c = communityOf(n);
-    var meta = [n.type, n.mentions ? n.mentions + " mention" + (n.mentions === 1 ? "" : "s") : "",
+    var c = communityOf(n), ns = nodeState(n, times());
+    var meta = [n.type, ns.mentions ? mentionText(ns.mentions) : "",
       c ? "community: " + model.communities[c].name : ""].filter(Boolean).join(" · ");
     return [el("div", { cls: "ep-tip-head", text: n.name }), meta ? el("div", { cls: "ep-tip-when", text: meta }) : null,
-      el("div", { text: n.summary || "(no summary)" })].filter(Boolean);
+      el("div", { text: summaryText(n, ns) })].filter(Boolean);
   }
   function edgeTip(e, s) {
     var sys = "recorded " + fmt(e._created) + (e._expired != null ? " · retired " + fmt(e._expired) : "");
@@ -409,9 +443,10 @@
   function showPanel(id) {
     var n = model.nodes.get(id);
     if (!n) { return; }
-    var facts = factsOf(id);
-    var meta = [n.type, n.aliases && n.aliases.length ? "aka " + n.aliases.join(", ") : "",
-      n.mentions + " mention" + (n.mentions === 1 ? "" : "s")].filter(Boolean).join(" · ");
+    var facts = factsOf(id), ns = nodeState(n, times());
+    if (!ns.exists) { ns = { mentions: 0, aliases: [], withheld: n.summary ? ms(n.created_at) : null }; }
+    var meta = [n.type, ns.aliases.length ? "aka " + ns.aliases.join(", ") : "",
+      mentionText(ns.mentions)].filter(Boolean).join(" · ");
     var close = el("button", { cls: "ep-close", title: "close", text: "×" });
     close.addEventListener("click", function () {
       state.selected = null; ui.panel.classList.remove("open"); cy.resize(); apply();
@@ -426,7 +461,7 @@
         el("span", { text: c.summary })]) : null;
     ui.panel.textContent = "";
     [close, el("h2", { cls: "ep-name", text: n.name }), el("div", { cls: "ep-meta", text: meta }),
-      el("p", { cls: "ep-summary", text: n.summary || "(no summary)" }), community, expand,
+      el("p", { cls: "ep-summary", text: summaryText(n, ns) }), community, expand,
       el("h3", { text: "Facts (" + when + ")" }),
       el("ul", {}, facts.current.length ? facts.current.map(function (e) { return factItem(e, "current"); })
         : [el("li", { text: "(none)" })]),
@@ -446,7 +481,9 @@
   function episodesOf(facts) {
     var ids = {};
     facts.forEach(function (e) { (e.episodes || []).forEach(function (u) { ids[u] = true; }); });
-    var found = Object.keys(ids).map(function (u) { return model.episodes[u]; }).filter(Boolean);
+    var asOf = times().asOf;  // the episodes said by the slider's moment
+    var found = Object.keys(ids).map(function (u) { return model.episodes[u]; })
+      .filter(function (ep) { return ep && (state.moment == null || ms(ep.when) <= asOf); });
     found.sort(function (a, b) { return ms(a.when) - ms(b.when); });
     if (!found.length) { return [el("div", { cls: "ep-window", text: "(none embedded)" })]; }
     return found.map(function (ep) {
@@ -502,6 +539,7 @@
   apply();
   window.epigraph = { cy: cy, model: model, state: state, setTime: setTime,
     factState: function (e, asOf, knownAt) { return factState(prepare(Object.assign({}, e)), asOf, knownAt); },
+    nodeState: function (id) { return nodeState(model.nodes.get(id), times()); }, entityState: entityState,
     expand: expandNode, select: function (id) { state.selected = id; apply(); },
     // for served.js
     ui: ui, hooks: hooks, el: el, merge: merge, load: load, layout: layout, refreshSlider: refreshSlider,

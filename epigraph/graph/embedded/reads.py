@@ -283,9 +283,11 @@ def facts_around(
 
 
 def neighbours(
-    conn: sqlite3.Connection, group_id: str, starts: Sequence[str], depth: int, flt: FactFilter, now: datetime
-) -> dict[str, int]:
-    """Breadth-first over facts passing ``flt``, one query per hop; start entities are not listed."""
+    conn: sqlite3.Connection, group_id: str, starts: Sequence[str], depth: int, flt: FactFilter,
+    now: datetime, keep: Callable[[list[str]], set[str]] | None = None,
+) -> dict[str, int]:  # fmt: skip
+    """Breadth-first over facts passing ``flt``, one query per hop; start entities are not listed;
+    ``keep``: of each hop's entities, those reached (``entity_time.neighbours``: the ones that exist)."""
     clause, params = fact_clause(flt, now)
     sql = f"SELECT f.source_uuid, f.target_uuid FROM facts f WHERE {TOUCHES} AND {clause}"
     seen = set(starts)
@@ -302,6 +304,12 @@ def neighbours(
                     seen.add(uuid)
                     distances[uuid] = hop
                     reached.append(uuid)
+        if keep is not None and reached:
+            kept = keep(reached)
+            for uuid in reached:
+                if uuid not in kept:
+                    del distances[uuid]
+            reached = [u for u in reached if u in kept]
         frontier = reached
     return distances
 

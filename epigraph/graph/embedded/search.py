@@ -24,8 +24,9 @@ from ..store import EntityFilter, FactFilter, Hit
 from ..temporal import TimeFilter, latest_creation, latest_start
 from .codec import ENTITIES, EPISODES, FACTS, Table, decode_entity, decode_episode, decode_fact, to_us_or_none
 from .db import Db
+from .entity_time import entity_clause, hits_as_of
 from .fts import query_words
-from .reads import IN_LIST, as_json, episode_clause, fact_clause, label_clause
+from .reads import IN_LIST, as_json, episode_clause, fact_clause
 from .vectors import NO_TIMES, Kind, Times
 
 T = TypeVar("T")
@@ -52,7 +53,9 @@ Candidate = tuple[str, float, Sequence[Any]]
 def search_entities_text(
     db: Db, group_ids: Sequence[str], query: str, limit: int, flt: EntityFilter
 ) -> list[Hit[Entity]]:
-    return _text_search(db, _ENTITIES, query, limit, group_ids, label_clause(flt, "x"))
+    hits = _text_search(db, _ENTITIES, query, limit, group_ids, entity_clause(flt, "x"))
+    with db.read() as conn:
+        return hits_as_of(conn, hits, flt.time)
 
 
 def search_facts_text(
@@ -117,7 +120,8 @@ def _text_search(
 def search_entities_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: EntityFilter
 ) -> list[Hit[Entity]]:
-    return _vector_search(db, "entities", _ENTITIES, group_ids, vector, limit, label_clause(flt, "x"))
+    hits = _vector_search(db, "entities", _ENTITIES, group_ids, vector, limit, entity_clause(flt, "x"))
+    return hits_as_of(db.conn, hits, flt.time)
 
 
 def search_facts_vector(

@@ -52,7 +52,20 @@ from ..store import (
     VaultEntry,
     VaultHeader,
 )
-from . import audit, claims, corrections, decisions, derived, forgetting, groups, reads, search, vault, writes
+from . import (
+    audit,
+    claims,
+    corrections,
+    decisions,
+    derived,
+    entity_time,
+    forgetting,
+    groups,
+    reads,
+    search,
+    vault,
+    writes,
+)
 from .changes import changes as read_changes
 from .db import Db
 from .schema import why_unwritable
@@ -194,14 +207,18 @@ class EmbeddedStore:
             await self.write_episode(write)
 
     # --- lookups --------------------------------------------------------------------------------------
-    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
-        return await self._read(reads.get_entities, group_id, list(uuids))
+    async def get_entities(
+        self, group_id: str, uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> list[Entity]:
+        return await self._read(entity_time.get_entities, group_id, list(uuids), time)
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
         return await self._read(reads.get_facts, group_id, list(uuids))
 
-    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
-        return await self._read(reads.entities_by_names, group_id, list(names))
+    async def entities_by_names(
+        self, group_id: str, names: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, list[Entity]]:
+        return await self._read(entity_time.entities_by_names, group_id, list(names), time)
 
     async def facts_between(
         self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
@@ -216,10 +233,12 @@ class EmbeddedStore:
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
-        return await self._read(reads.neighbours, group_id, list(entity_uuids), depth, flt, utc_now())
+        return await self._read(entity_time.neighbours, group_id, list(entity_uuids), depth, flt, utc_now())
 
-    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]:
-        return await self._read(reads.mention_counts, group_id, list(entity_uuids))
+    async def mention_counts(
+        self, group_id: str, entity_uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, int]:
+        return await self._read(entity_time.mention_counts, group_id, list(entity_uuids), time)
 
     # --- search ---------------------------------------------------------------------------------------
     async def search_entities_text(

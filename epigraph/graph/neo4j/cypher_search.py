@@ -5,17 +5,14 @@ time filter can pass. The fragments they share with the other statements come fr
 from __future__ import annotations
 
 from .cypher import (
-    ENTITY_MAP,
     EPISODE_MAP,
     EPISODE_PRED,
     FACT_MAP,
     FACT_PRED,
-    entity_map,
     episode_map,
     episode_pred,
     fact_map,
     fact_pred,
-    labels_pred,
     micros,
 )
 
@@ -46,15 +43,12 @@ _FULLTEXT_RELS = "db.index.fulltext.queryRelationships($index, $query, {limit: $
 _VECTOR_NODES = "db.index.vector.queryNodes($index, $k, $vector)"
 _VECTOR_RELS = "db.index.vector.queryRelationships($index, $k, $vector)"
 _HIT_FACT = fact_map("hit")
-_HIT_ENTITY = entity_map("hit")
 _HIT_EPISODE = episode_map("hit")
 
-SEARCH_ENTITIES_TEXT = _index_search(_FULLTEXT_NODES, "node", labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_TEXT = _index_search(_FULLTEXT_RELS, "relationship", fact_pred("h.hit"), _HIT_FACT)
 SEARCH_EPISODES_TEXT = _index_search(_FULLTEXT_NODES, "node", episode_pred("h.hit"), _HIT_EPISODE)
 # Vector hits are ranked by the index's own similarity: (1 + cos) / 2 of the unquantized vectors in
 # float32, the cosine order up to rounding (search.vector asks for a few more and rescores in float64).
-SEARCH_ENTITIES_VECTOR = _index_search(_VECTOR_NODES, "node", labels_pred("h.hit"), _HIT_ENTITY)
 SEARCH_FACTS_VECTOR = _index_search(_VECTOR_RELS, "relationship", fact_pred("h.hit"), _HIT_FACT)
 SEARCH_EPISODES_VECTOR = _index_search(_VECTOR_NODES, "node", episode_pred("h.hit"), _HIT_EPISODE)
 
@@ -136,7 +130,6 @@ RETURN count(r) AS n
 
 
 BACKFILL_KNOWN_FROM = _backfill("known_from_us", micros("r.created_at"))
-SCAN_ENTITIES_VECTOR = _vector_scan("(e:Entity)", "e", "name_embedding", labels_pred("e"), ENTITY_MAP)
 SCAN_FACTS_VECTOR = _scan_facts("start_us", "start_max")  # also the default fact scan
 COUNT_FACTS_BEGUN = _count_facts("start_us", "start_max")
 SCAN_FACTS_KNOWN_VECTOR = _scan_facts("known_from_us", "known_from_max")

@@ -1,17 +1,19 @@
-"""The two lookups of the Neo4j store that take more than one statement: entities by exact name
-(through the hashed names in the entity index, chunked under Lucene's clause limit) and the
-neighbourhood of entities (one statement per hop)."""
+"""The lookups of the Neo4j store that take more than one statement: entities by key as of a time
+(``entity_time``), entities by exact name (through the hashed names in the entity index, chunked under
+Lucene's clause limit) and the neighbourhood of entities (one statement per hop)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
+from ..entity_time import bounded
 from ..model import Entity
-from . import convert, lucene
+from ..store import FactFilter, TimeFilter
+from . import convert, entity_time, lucene
 from . import cypher as q
 from .connection import Connection
+from .filters import fact_params
 
 NAMES_PER_QUERY = 400  # Lucene allows 1024 clauses per query
 
@@ -32,11 +34,25 @@ async def entities_by_names(conn: Connection, group_id: str, names: Sequence[str
     return {name: [e for e in entities if key in e.normalized_names] for name, key in keys.items()}
 
 
+async def get_entities(
+    conn: Connection, group_id: str, uuids: Sequence[str], time: TimeFilter
+) -> list[Entity]:
+    """The entities ``uuids``, in that order, as they were under ``time`` (``entity_time.as_of``)."""
+    if not uuids:
+        return []
+    unique = list(dict.fromkeys(uuids))
+    records = await conn.read(q.GET_ENTITIES, {"group_id": group_id, "uuids": unique})
+    by_uuid = {e.uuid: e for e in (convert.entity_from(r["e"]) for r in records)}
+    return await entity_time.as_of(conn, group_id, [by_uuid[u] for u in unique if u in by_uuid], time)
+
+
 async def neighbours(
-    conn: Connection, group_id: str, entity_uuids: Sequence[str], depth: int, params: dict[str, Any]
+    conn: Connection, group_id: str, entity_uuids: Sequence[str], depth: int, flt: FactFilter
 ) -> dict[str, int]:
-    """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths);
-    ``params``: the fact filter's (``filters.fact_params``)."""
+    """Level-by-level BFS (one query per hop), so a dense graph costs O(edges), not O(paths), over the
+    facts passing ``flt``, reaching only the entities that exist under its time (``entity_time``)."""
+    params = fact_params(flt)
+    bounded_ = bounded(flt.time)
     frontier = list(dict.fromkeys(entity_uuids))
     seen = set(frontier)
     distances: dict[str, int] = {}
@@ -47,6 +63,9 @@ async def neighbours(
         records = await conn.read(q.NEIGHBOURS_STEP, args, what="neighbours")
         frontier = [r["uuid"] for r in records if r["uuid"] not in seen]
         seen.update(frontier)
+        if bounded_ and frontier:
+            kept = {e.uuid for e in await get_entities(conn, group_id, frontier, flt.time)}
+            frontier = [u for u in frontier if u in kept]
         distances.update((uuid, hop) for uuid in frontier)
     return distances
 

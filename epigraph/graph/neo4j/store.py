@@ -26,6 +26,7 @@ from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..decisions import DecisionRecord
 from ..derived import Community, ConversationSummary
+from ..entity_time import bounded
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
 from ..store import (
@@ -49,16 +50,30 @@ from ..store import (
     VaultHeader,
 )
 from . import changes as change_reads
-from . import claims, convert, decisions, derived, forgetting, groups, lookups, schema, search, vault, writing
+from . import (
+    claims,
+    convert,
+    decisions,
+    derived,
+    entity_time,
+    forgetting,
+    groups,
+    lookups,
+    schema,
+    search,
+    vault,
+    writing,
+)
 from . import cypher as q
 from . import cypher_edit as qe
+from . import cypher_entity_time as qt
 from . import cypher_forget as qf
 from . import cypher_search as qs
 from . import cypher_vault as qv
 from .connection import Connection
 from .corrections import apply_correction_tx
 from .deletion import delete_episode_tx
-from .filters import entity_params, episode_params, fact_params, narrowings
+from .filters import episode_params, fact_params, narrowings
 
 T = TypeVar("T", Entity, Fact)
 
@@ -209,11 +224,10 @@ class Neo4jStore:
         await writing.write_all(self._conn, writes, await self._dim())
 
     # --- lookups ------------------------------------------------------------------------------------------
-    async def get_entities(self, group_id: str, uuids: Sequence[str]) -> list[Entity]:
-        if not uuids:
-            return []
-        records = await self._conn.read(q.GET_ENTITIES, {"group_id": group_id, "uuids": _unique(uuids)})
-        return _in_order([convert.entity_from(r["e"]) for r in records], uuids)
+    async def get_entities(
+        self, group_id: str, uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> list[Entity]:
+        return await lookups.get_entities(self._conn, group_id, uuids, time)
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
         if not uuids:
@@ -221,8 +235,11 @@ class Neo4jStore:
         records = await self._conn.read(q.GET_FACTS, {"group_id": group_id, "uuids": _unique(uuids)})
         return _in_order([convert.fact_from(r["fact"]) for r in records], uuids)
 
-    async def entities_by_names(self, group_id: str, names: Sequence[str]) -> dict[str, list[Entity]]:
-        return await lookups.entities_by_names(self._conn, group_id, names)
+    async def entities_by_names(
+        self, group_id: str, names: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, list[Entity]]:
+        found = await lookups.entities_by_names(self._conn, group_id, names)
+        return await entity_time.by_names_as_of(self._conn, group_id, found, time)
 
     async def facts_between(
         self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
@@ -241,13 +258,17 @@ class Neo4jStore:
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
     ) -> dict[str, int]:
-        return await lookups.neighbours(self._conn, group_id, entity_uuids, depth, fact_params(flt))
+        return await lookups.neighbours(self._conn, group_id, entity_uuids, depth, flt)
 
-    async def mention_counts(self, group_id: str, entity_uuids: Sequence[str]) -> dict[str, int]:
+    async def mention_counts(
+        self, group_id: str, entity_uuids: Sequence[str], time: TimeFilter = CURRENT
+    ) -> dict[str, int]:
         """Every requested uuid is a key (0 when never mentioned or unknown)."""
         counts = dict.fromkeys(entity_uuids, 0)
         if not counts:
             return counts
+        if bounded(time):
+            return await entity_time.mention_counts(self._conn, group_id, list(counts), time)
         params = {"group_id": group_id, "uuids": list(counts)}
         counts.update({r["uuid"]: int(r["n"]) for r in await self._conn.read(q.MENTION_COUNTS, params)})
         return counts
@@ -257,11 +278,12 @@ class Neo4jStore:
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
         pairs = await search.fulltext(
-            self._conn, qs.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
+            self._conn, qt.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
             group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
-            params=entity_params(flt),
+            params=entity_time.search_params(flt),
         )  # fmt: skip
-        return [Hit(convert.entity_from(item), score) for item, score in pairs]
+        hits = [Hit(convert.entity_from(item), score) for item, score in pairs]
+        return await entity_time.hits_as_of(self._conn, hits, flt.time)
 
     async def search_facts_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
@@ -291,12 +313,13 @@ class Neo4jStore:
         flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]:
         pairs = await search.vector(
-            self._conn, qs.SEARCH_ENTITIES_VECTOR, qs.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
+            self._conn, qt.SEARCH_ENTITIES_VECTOR, qt.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
             index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX), group_ids=group_ids, query=vector,
             limit=limit, embedding_of=lambda item: item["name_embedding"], uuid_of=lambda item: item["uuid"],
-            params=entity_params(flt),
+            params=entity_time.search_params(flt),
         )  # fmt: skip
-        return [Hit(convert.entity_from(item), score) for item, score in pairs]
+        hits = [Hit(convert.entity_from(item), score) for item, score in pairs]
+        return await entity_time.hits_as_of(self._conn, hits, flt.time)
 
     async def search_facts_vector(
         self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
