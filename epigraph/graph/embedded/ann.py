@@ -33,10 +33,10 @@ EXACT_BELOW = 50_000
 """Groups with fewer vectors of a kind than this are searched exactly (brute force takes ~4 ms there);
 from this size on, through the index (``EmbeddedStore(exact_below=...)`` changes it)."""
 
-CANDIDATES = 256
+CANDIDATES = 384
 """Candidates the index proposes for a search (more when a time filter leaves only a share of the rows:
 ``CANDIDATES / share``), re-scored exactly: with :data:`EXPANSION_SEARCH`, recall@10 >= 0.95 (the bench)."""
-EXPANSION_SEARCH = 512
+EXPANSION_SEARCH = 768
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 MIN_SHARE = 0.1

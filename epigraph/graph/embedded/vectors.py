@@ -215,9 +215,9 @@ class VectorIndex:
         results are deterministic (a tie across a block boundary may come out of key order, never twice
         and never lost).
 
-        With an approximate index (and not ``exact``), the first block is the index's candidates scored
-        exactly (:data:`.ann.CANDIDATES` of them, or more when ``latest`` leaves a share of the rows);
-        the blocks after it are exact, without the keys already given.
+        With an approximate index (and not ``exact``), the first blocks are the index's candidates scored
+        exactly (:data:`.ann.CANDIDATES` of them, or more when ``latest`` leaves a share of the rows),
+        in blocks growing the same way; the blocks after them are exact, without the keys already given.
         """
         n = len(self._keys)
         if n == 0:
@@ -235,9 +235,12 @@ class VectorIndex:
         index = None if exact else self.approximate()
         if index is not None and wanted >= ann.MIN_SHARE * n:
             count = min(n, max(first, ann.CANDIDATES) * n // max(wanted, 1))
-            block = self._proposed(index, q, count, excluded)
-            seen.update(key for key, _ in block)
-            yield block
+            proposed, start, size = self._proposed(index, q, count, excluded), 0, max(1, first)
+            while start < len(proposed):
+                block = proposed[start : start + size]
+                seen.update(key for key, _ in block)
+                yield block
+                start, size = start + size, size * 4
         yield from self._exact(q, max(1, first), excluded, wanted, seen)
 
     def _proposed(
