@@ -276,8 +276,8 @@ async def bench_store(
         **hybrids,
         **built,
     }
-    if path:
-        figures[prefix + "file_mb"] = file_mb(path)
+    if (size_mb := file_mb(name, path)) is not None:
+        figures[prefix + "file_mb"] = size_mb
     asked.approximate = approximate
     return figures, asked
 

@@ -2,9 +2,10 @@
 
 - hybrid search (``search()`` with ``FACTS_HYBRID``: the store's BM25 and vector search, fused) p50 /
   p95, now and as of the middle of the history (time travel: half the facts had begun);
-- the embedded file's size (with its WAL) and the time to open it again: a new store on the file until
-  its first hybrid search answered (it loads the matrix and searches exactly meanwhile) and until the
-  approximate index is ready (``EmbeddedStore.prepare_vectors``); for Neo4j, a new driver's first search;
+- the embedded file's size (with its WAL; Neo4j's data directory) and the time to open it again: a new
+  store on the file until its first hybrid search answered (it loads the matrix and searches exactly
+  meanwhile) and until the approximate index is ready (``EmbeddedStore.prepare_vectors``); for Neo4j,
+  a new driver's first search;
 - ``recall_at_10`` of the embedded store's vector search against brute force: the same queries on the
   same file through a store that searches exactly (``exact_below=None``).
 
@@ -15,6 +16,7 @@ up: the figures are the search's own cost.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -100,10 +102,19 @@ async def searches(store: GraphStore, queries: Queries, prefix: str) -> dict[str
     return out
 
 
-def file_mb(path: str) -> float:
-    """The database file and its WAL, in MiB."""
-    files = [Path(path), Path(path + "-wal")]
-    return sum(f.stat().st_size for f in files if f.exists()) / 2**20
+def file_mb(name: str, path: str) -> float | None:
+    """The embedded database file and its WAL, in MiB; for Neo4j, its data directory when the server is
+    ``neo4jctl.py run``'s (``EPIGRAPH_NEO4J_LOG`` beside its home: every size of the run so far), else
+    ``None``."""
+    if name == "neo4j":
+        log = os.environ.get("EPIGRAPH_NEO4J_LOG")
+        data = Path(log).parent / "home" / "data" if log else None
+        if data is None or not data.is_dir():
+            return None
+        files = [f for f in data.rglob("*") if f.is_file()]
+    else:
+        files = [f for f in (Path(path), Path(path + "-wal")) if f.exists()]
+    return sum(f.stat().st_size for f in files) / 2**20
 
 
 async def reopened(store: GraphStore, queries: Queries, prefix: str, started: float) -> dict[str, float]:
