@@ -68,31 +68,42 @@ def test_recall_at_10_on_a_larger_group_is_at_least_095() -> None:
     assert float(np.mean(recall)) >= 0.95
 
 
+MOVED = np.random.default_rng(30).standard_normal(64) * 10
+
+
+def changed(index: VectorIndex, data: np.ndarray) -> None:
+    """Rows added (the matrix outgrows the one the build reads), one changed, some removed (the last
+    rows move into their places)."""
+    for i in range(300, 500):
+        index.upsert(f"k{i:04d}", data[i])
+    index.upsert("k0007", MOVED)
+    for i in range(100, 150):
+        index.remove(f"k{i:04d}")
+
+
 def test_rows_changed_while_the_index_is_built_are_searched_as_they_are_now() -> None:
-    """The build waits behind a held builder thread while rows are added (the matrix grows), changed and
-    removed (the last row moves into the hole): the index ready afterwards knows each as it is now."""
+    """The build (a daemon thread) waits for the held lock while rows are added, changed and removed:
+    the index ready afterwards knows each as it is now."""
     rng = np.random.default_rng(3)
     data = clustered(rng, 500)
     index = VectorIndex(64, exact_below=100)
     for i, row in enumerate(data[:300]):
         index.upsert(f"k{i:04d}", row)
-    hold = threading.Event()
-    ann.builder().submit(hold.wait)
-    building = index.indexing()
-    assert building is not None
-    for i in range(300, 500):  # added (and the matrix outgrows the one the build reads)
-        index.upsert(f"k{i:04d}", data[i])
-    moved = rng.standard_normal(64) * 10
-    index.upsert("k0007", moved)  # changed
-    for i in range(100, 150):  # removed: the last rows move into their places
-        index.remove(f"k{i:04d}")
-    hold.set()
+    ann.ONE_BUILD.acquire()  # the build waits for it
+    try:
+        building = index.indexing()
+        assert building is not None
+        builders = [t for t in threading.enumerate() if t.name == "epigraph-ann"]
+        assert builders and all(t.daemon for t in builders)  # a process done does not wait for it
+        changed(index, data)
+    finally:
+        ann.ONE_BUILD.release()
     building.result()
     built = index.approximate()
     assert built is not None and len(built) == len(index) == 450
-    assert keys(index, moved, first=1) == ["k0007"]
+    assert keys(index, MOVED, first=1) == ["k0007"]
     for i in (0, 299, 300, 499):
-        expected = moved if i == 7 else data[i]
+        expected = MOVED if i == 7 else data[i]
         assert keys(index, expected, first=1) == [f"k{i:04d}"]
     for i in range(100, 150):
         assert f"k{i:04d}" not in keys(index, data[i], first=50)

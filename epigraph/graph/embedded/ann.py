@@ -14,9 +14,9 @@ forgetting a subject leaves nothing of it in a file; a removal takes the vector 
 
 from __future__ import annotations
 
-import functools
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -44,10 +44,8 @@ MIN_SHARE = 0.1
 to propose too many candidates to find enough that pass."""
 
 
-@functools.cache
-def builder() -> ThreadPoolExecutor:
-    """The one thread that builds indexes (each build itself uses every core)."""
-    return ThreadPoolExecutor(1, thread_name_prefix="epigraph-ann")
+ONE_BUILD = threading.Lock()
+"""Held by the build under way: one at a time (each itself uses every core)."""
 
 
 class Ann:
@@ -86,11 +84,19 @@ def build(dim: int, labels: np.ndarray, matrix: np.ndarray) -> Future[Ann]:
     """An index of ``matrix``'s rows under ``labels``, built in the background on every core.
 
     ``matrix`` may change while it is read (rows written or moved by the SQLite thread): the caller keeps
-    the labels it touched meanwhile and sets them right once the build is done (``VectorIndex``)."""
+    the labels it touched meanwhile and sets them right once the build is done (``VectorIndex``). The
+    thread is a daemon: a process that searched once and is done (a command) does not wait for it."""
+    future: Future[Ann] = Future()
 
-    def run() -> Ann:
-        ann = Ann(dim)
-        ann.add(labels, matrix, threads=os.cpu_count() or 1)
-        return ann
+    def run() -> None:
+        with ONE_BUILD:
+            try:
+                ann = Ann(dim)
+                ann.add(labels, matrix, threads=os.cpu_count() or 1)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(ann)
 
-    return builder().submit(run)
+    threading.Thread(target=run, name="epigraph-ann", daemon=True).start()
+    return future
