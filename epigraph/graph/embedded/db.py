@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from ...errors import SchemaMismatch, StoreError
 from . import fts, migrations, schema
+from .ann import EXACT_BELOW, Ann
 from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
@@ -32,7 +34,7 @@ class Db:
     """One SQLite connection plus the in-memory indexes kept in step with it: vector matrices per group
     and kind, BM25 postings per fulltext index."""
 
-    def __init__(self, path: str, create: bool = True) -> None:
+    def __init__(self, path: str, create: bool = True, exact_below: int | None = EXACT_BELOW) -> None:
         self.path = path
         self.conn = schema.connect(path, create)
         try:
@@ -42,7 +44,7 @@ class Db:
             self.conn.close()
             raise
         self.dim: int | None = None if dim is None else int(dim)
-        self.vectors = VectorCache()
+        self.vectors = VectorCache(exact_below)
         self.stemmer = fts.Stemmer()
         self._terms: dict[str, TermIndex] = {}
         self._changed_rows: dict[str, set[int]] = {}
@@ -158,6 +160,16 @@ class Db:
                 yield uuid, blob_array(blob), (begins, recorded)
 
         return self.vectors.index(kind, group_id, self.dim, load)
+
+    def start_indexes(self, group_ids: Sequence[str]) -> list[Future[Ann]]:
+        """The approximate-index builds of the groups' vectors, each kind, started where large enough."""
+        found = (self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids)
+        return [building for index in found if index is not None and (building := index.indexing())]
+
+    def indexes_ready(self, group_ids: Sequence[str]) -> int:
+        """How many of the groups' vectors (each kind) are searched through a ready approximate index."""
+        found = (self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids)
+        return sum(1 for index in found if index is not None and index.approximate() is not None)
 
     # --- term indexes -------------------------------------------------------------------------------
     def term_index(self, table: str) -> TermIndex:

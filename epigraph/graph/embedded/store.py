@@ -66,6 +66,7 @@ from . import (
     vault,
     writes,
 )
+from .ann import EXACT_BELOW
 from .changes import changes as read_changes
 from .db import Db
 from .schema import why_unwritable
@@ -80,9 +81,12 @@ class EmbeddedStore:
     throwaway graph. ``create=False``: a missing file raises :class:`~epigraph.errors.StoreNotFound` on
     first use instead of becoming an empty graph (what reading commands want)."""
 
-    def __init__(self, path: str = "./epigraph.db", *, create: bool = True) -> None:
+    def __init__(
+        self, path: str = "./epigraph.db", *, create: bool = True, exact_below: int | None = EXACT_BELOW
+    ) -> None:
         self.path = path
         self.create = create
+        self.exact_below = exact_below
         self._thread = SqliteThread("epigraph-sqlite")
         self._db: Db | None = None  # created and used on the SQLite thread only
         self._closed = False  # set by close(); checked on the event loop
@@ -113,7 +117,7 @@ class EmbeddedStore:
             if self._db is None:
                 if self._shut:
                     raise StoreUnavailable(f"{self!r} is closed")
-                self._db = Db(self.path, self.create)
+                self._db = Db(self.path, self.create, self.exact_below)
             return fn(self._db, *args, **kwargs)
         except EpigraphError:
             raise
@@ -276,6 +280,16 @@ class EmbeddedStore:
         self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
         return await self._run(search.search_episodes_vector, list(group_ids), list(vector), limit, time)
+
+    async def prepare_vectors(self, group_ids: Sequence[str]) -> int:
+        """Load the groups' vectors and build the approximate index of every one large enough
+        (``exact_below`` rows, usearch installed), waiting until they are ready; returns how
+        many there are. Searches do the same on first use, and search exactly until the index is ready:
+        call this at startup to have the index's speed from the first search."""
+        building = await self._run(Db.start_indexes, list(group_ids))
+        for future in building:
+            await asyncio.wrap_future(future)
+        return await self._run(Db.indexes_ready, list(group_ids))
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         return await self._read(reads.stats, group_id, utc_now())

@@ -5,8 +5,8 @@ is loaded from SQLite the first time its group is searched and then kept in step
 write and delete (the store applies changes only after COMMIT, on the same SQLite thread as searches,
 so a search never sees an uncommitted or half-applied change). Brute force is exact; it is memory-bound
 (large matrices are split over the cores, see :func:`scored`) and a matrix costs 4 x dim bytes per
-vector of RAM. An ANN index (e.g. usearch) is the
-path past ~1M rows.
+vector of RAM. Past ``ann.EXACT_BELOW`` rows a group's searches take their first candidates from an
+approximate index (:mod:`.ann`, usearch when installed), scored exactly against the matrix.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
 from ...errors import StoreError
+from . import ann
 
 Kind = str  # "entities" | "facts" | "episodes"
 # A row's times, in epoch microseconds: when its fact began (valid_at) and was recorded (created_at);
@@ -93,14 +94,26 @@ def best(scores: np.ndarray, first: int) -> np.ndarray:
 class VectorIndex:
     """Normalized vectors of one group, keyed by uuid, in a growable float32 matrix, each with its
     :data:`Times` (int64 epoch microseconds, ``UNBOUNDED`` for none) that searches as of a time, or of
-    what was known at one, use to skip the rows that had not begun or been recorded by then."""
+    what was known at one, use to skip the rows that had not begun or been recorded by then.
 
-    def __init__(self, dim: int) -> None:
+    From ``exact_below`` rows on (and with usearch installed), searches take their first candidates from
+    an approximate index (:mod:`.ann`), built in the background on first search: until it is ready they
+    are exact. Each row has a label, stable while its key is present, under which the index knows it.
+    """
+
+    def __init__(self, dim: int, exact_below: int | None = ann.EXACT_BELOW) -> None:
         self.dim = dim
+        self.exact_below = exact_below if ann.AVAILABLE else None
         self._keys: list[str] = []
         self._pos: dict[str, int] = {}
         self._mat = np.empty((0, dim), dtype=np.float32)
         self._times = np.empty((0, 2), dtype=np.int64)
+        self._labels = np.empty(0, dtype=np.int64)
+        self._by_label: dict[int, str] = {}
+        self._next_label = 0
+        self._ann: ann.Ann | None = None
+        self._building: Future[ann.Ann] | None = None
+        self._touched: set[int] = set()  # labels changed while the index was being built
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -118,25 +131,79 @@ class VectorIndex:
             self._grow(row + 1)
             self._keys.append(key)
             self._pos[key] = row
+            self._labels[row] = label = self._next_label
+            self._by_label[label] = key
+            self._next_label += 1
+            if self._building is not None:
+                self._touched.add(label)
+        else:
+            label = int(self._labels[row])
+            self._unindex(label)
         self._mat[row] = v
         self._times[row] = [UNBOUNDED if t is None else t for t in times]
+        if self._ann is not None:
+            self._ann.add(np.array([label]), v[None, :])
 
     def remove(self, key: str) -> None:
-        """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim)."""
+        """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim); out of the
+        approximate index at once."""
         row = self._pos.pop(key, None)
         if row is None:
             return
+        label = int(self._labels[row])
+        self._unindex(label)
+        del self._by_label[label]
         last = len(self._keys) - 1
         if row != last:
             moved = self._keys[last]
+            self._touched.add(int(self._labels[last]))  # its row changes under a build reading it
             self._mat[row] = self._mat[last]
             self._times[row] = self._times[last]
+            self._labels[row] = self._labels[last]
             self._keys[row] = moved
             self._pos[moved] = row
         self._keys.pop()
 
+    def _unindex(self, label: int) -> None:
+        if self._ann is not None:
+            self._ann.remove(label)
+        elif self._building is not None:
+            self._touched.add(label)
+
+    # --- the approximate index ------------------------------------------------------------------------
+    def indexing(self) -> Future[ann.Ann] | None:
+        """Start building the approximate index if this group is large enough and has none: the build
+        under way (wait for it, then call :meth:`approximate`), or ``None`` when there is none to wait for."""
+        n = len(self._keys)
+        if self.exact_below is None or n < self.exact_below:
+            self._ann = self._building = None
+            return None
+        if self._ann is not None:
+            return None
+        if self._building is None:
+            self._touched = set()
+            self._building = ann.build(self.dim, self._labels[:n].copy(), self._mat[:n])
+        return self._building
+
+    def approximate(self) -> ann.Ann | None:
+        """The approximate index once built and brought up to date, else ``None`` (search exactly);
+        starts its build when the group is large enough. A group that shrank below the size gives it up."""
+        building = self.indexing()
+        if building is None or not building.done():
+            return self._ann
+        self._building = None
+        built = building.result()
+        for label in self._touched:  # changed while it was built: as they are now
+            built.remove(label)
+            key = self._by_label.get(label)
+            if key is not None:
+                built.add(np.array([label]), self._mat[self._pos[key]][None, :])
+        self._touched = set()
+        self._ann = built
+        return built
+
     def ranked(
-        self, query: np.ndarray, first: int, latest: Times = NO_TIMES
+        self, query: np.ndarray, first: int, latest: Times = NO_TIMES, exact: bool = False
     ) -> Iterator[list[tuple[str, float]]]:
         """Every key with its cosine to ``query``, best first, in blocks of growing size; only the keys
         whose times are each no later than ``latest``'s (a ``None`` bound: any).
@@ -147,6 +214,10 @@ class VectorIndex:
         case: the rows not begun or not recorded never reach the caller). Ties are broken by key so
         results are deterministic (a tie across a block boundary may come out of key order, never twice
         and never lost).
+
+        With an approximate index (and not ``exact``), the first blocks are the index's candidates scored
+        exactly (:data:`.ann.CANDIDATES` of them, or more when ``latest`` leaves a share of the rows),
+        in blocks growing the same way; the blocks after them are exact, without the keys already given.
         """
         n = len(self._keys)
         if n == 0:
@@ -160,9 +231,37 @@ class VectorIndex:
                 late = self._times[:n, column] > bound
                 excluded = late if excluded is None else excluded | late
         wanted = n if excluded is None else n - int(np.count_nonzero(excluded))
-        size = max(1, first)
-        scores, top = scored(self._mat[:n], q, size, excluded)
         seen: set[str] = set()
+        index = None if exact else self.approximate()
+        if index is not None and wanted >= ann.MIN_SHARE * n:
+            count = min(n, max(first, ann.CANDIDATES) * n // max(wanted, 1))
+            proposed, start, size = self._proposed(index, q, count, excluded), 0, max(1, first)
+            while start < len(proposed):
+                block = proposed[start : start + size]
+                seen.update(key for key, _ in block)
+                yield block
+                start, size = start + size, size * 4
+        yield from self._exact(q, max(1, first), excluded, wanted, seen)
+
+    def _proposed(
+        self, index: ann.Ann, q: np.ndarray, count: int, excluded: np.ndarray | None
+    ) -> list[tuple[str, float]]:
+        """The index's ``count`` candidates not ``excluded``, scored exactly, best first."""
+        keys = [self._by_label.get(int(label)) for label in index.candidates(q, count)]
+        rows = np.array([self._pos[key] for key in keys if key is not None], dtype=np.intp)
+        if excluded is not None:
+            rows = rows[~excluded[rows]]
+        scores = self._mat[rows] @ q
+        return sorted(
+            ((self._keys[i], float(s)) for i, s in zip(rows, scores, strict=True)),
+            key=lambda ks: (-ks[1], ks[0]),
+        )
+
+    def _exact(
+        self, q: np.ndarray, size: int, excluded: np.ndarray | None, wanted: int, seen: set[str]
+    ) -> Iterator[list[tuple[str, float]]]:
+        n = len(self._keys)
+        scores, top = scored(self._mat[:n], q, size + len(seen), excluded)
         while len(seen) < wanted:
             size = min(n, size)
             if len(top) < size:  # a later block: the first one came with the scores
@@ -183,19 +282,24 @@ class VectorIndex:
         capacity = self._mat.shape[0]
         if needed <= capacity:
             return
-        bigger = np.empty((max(needed, capacity * 2, 64), self.dim), dtype=np.float32)
+        size = max(needed, capacity * 2, 64)
+        bigger = np.empty((size, self.dim), dtype=np.float32)
         bigger[:capacity] = self._mat
-        self._mat = bigger
-        times = np.empty((bigger.shape[0], 2), dtype=np.int64)
+        self._mat = bigger  # a build under way keeps reading the old matrix
+        times = np.empty((size, 2), dtype=np.int64)
         times[:capacity] = self._times
         self._times = times
+        labels = np.empty(size, dtype=np.int64)
+        labels[:capacity] = self._labels
+        self._labels = labels
 
 
 class VectorCache:
     """The loaded :class:`VectorIndex` per (kind, group). Not thread-safe: the store's SQLite thread owns
     it."""
 
-    def __init__(self) -> None:
+    def __init__(self, exact_below: int | None = ann.EXACT_BELOW) -> None:
+        self.exact_below = exact_below
         self._indexes: dict[tuple[Kind, str], VectorIndex] = {}
 
     def index(self, kind: Kind, group_id: str, dim: int, load: Loader) -> VectorIndex:
@@ -203,7 +307,7 @@ class VectorCache:
         key = (kind, group_id)
         index = self._indexes.get(key)
         if index is None:
-            index = VectorIndex(dim)
+            index = VectorIndex(dim, self.exact_below)
             for uuid, vector, times in load():
                 index.upsert(uuid, vector, times)
             self._indexes[key] = index
