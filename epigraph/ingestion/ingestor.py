@@ -26,8 +26,9 @@ Before anything is stored, every door replaces the personal data of an episode w
 for it (``IngestOptions.redact``: ``privacy.redactor``), so neither the store nor the model ever sees it.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
-skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
-``failed`` with the reason and leaves the graph untouched); ordered (per group, in the given or accepted
+skipped; an id taken by other content refused, ``conflicts``); atomic (an episode's graph changes and
+its ``done`` status are one write; a failure saves it ``failed`` with the reason and leaves the graph
+untouched); ordered (per group, in the given or accepted
 order; groups concurrently; LLM concurrency bounded by the client's one limiter); single-spent (claims:
 two processes on one store never run one episode at once; a crashed owner's claim lapses); observable
 (every result carries its report; ``ingest`` and background runs send typed progress events).
@@ -66,6 +67,7 @@ from ..prompts.protocol import LLM
 from .background import Background
 from .batch_end import AfterBatch, BatchEnd
 from .claims import Leases
+from .conflicts import ConflictCheck
 from .retry import StoreRetry
 from .runner import NO_LLM, EpisodeRunner, Job, Watch, ignore, pending_episodes, requeue, save_pending
 
@@ -138,10 +140,12 @@ class Ingestor:
         self, item: EpisodeInput, *, mode: Mode | None = None, raise_on_failure: bool = True
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
-        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
+        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``. Its id taken by
+        a stored episode with other content: :class:`~epigraph.errors.EpisodeConflict`, nothing stored."""
         self._runner.model()
         job = Job(self._options(mode, None))
-        result = await self._runner.accept_and_run(await self._episode(item), job)
+        (episode,) = await self._episodes([item])
+        result = await self._runner.accept_and_run(episode, job)
         if job.errors and raise_on_failure:
             raise job.errors[0]
         return result
@@ -150,7 +154,9 @@ class Ingestor:
         self, items: Iterable[Item], *, mode: Mode | None = None, summary_mode: SummaryMode | None = "batch"
     ) -> list[EpisodeResult]:
         """Ingest many episodes: groups concurrently, each group's episodes in order. Failures do not
-        stop the batch: they come back as results with ``ok == False`` and ``error`` set."""
+        stop the batch: they come back as results with ``ok == False`` and ``error`` set. An id taken
+        by other content (stored, or earlier in ``items``) raises :class:`~epigraph.errors.EpisodeConflict`
+        before anything is stored."""
         results: dict[int, EpisodeResult] = {}
         async for event in self.ingest(items, mode=mode, summary_mode=summary_mode):
             if isinstance(event, EpisodeDone | EpisodeUpdated | EpisodeFailed) and event.result is not None:
@@ -183,8 +189,11 @@ class Ingestor:
                 with contextlib.suppress(asyncio.CancelledError):
                     await runner
 
-    async def retry_failed(self, group_id: str, *, mode: Mode | None = None) -> list[EpisodeResult]:
-        """Run again, in order, the group's failed episodes and those left pending by a crash."""
+    async def retry_failed(
+        self, group_id: str, *, mode: Mode | None = None, emit: Emit | None = None
+    ) -> list[EpisodeResult]:
+        """Run again, in order, the group's failed episodes and those left pending by a crash; their
+        progress events (one another process's claim makes wait, ``EpisodeWaiting``) sent to ``emit``."""
         self._runner.model()
         await requeue(self.store, group_id)
         options = self._options(mode, None)
@@ -192,7 +201,7 @@ class Ingestor:
         pending = await pending_episodes(self.store, group_id)
         try:
             for index, episode in enumerate(pending):
-                job = Job(options, index=index, after=pending[index + 1 :])
+                job = Job(options, emit or ignore, index=index, after=pending[index + 1 :])
                 result = await self._runner.run(episode, job)
                 if result is not None:
                     results.append(result)
@@ -216,13 +225,16 @@ class Ingestor:
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
         failure is raised, or with ``store_retry`` tried again until the store takes it.
         ``redacted_in``: the id of the vault a producer redacted it against (a Kafka envelope's
-        ``vault``): InputError, nothing stored, unless it is the group's vault in this store. ``after``:
+        ``vault``): InputError, nothing stored, unless it is the group's vault in this store. An episode
+        keyed by an id a stored episode with other content holds: EpisodeConflict, nothing stored. ``after``:
         the episodes it will be given next, in order (a Kafka lane's buffered ones, each already checked
         against its producer's vault): those of the episode's group are redacted and run ahead meanwhile
         (``IngestOptions.in_flight``); those it is never given are given up with :meth:`drop_ahead`."""
         self._runner.model()
         if redacted_in is not None:
             await self.vault("an episode redacted by its producer").check_vault(episode.group_id, redacted_in)
+        if (conflict := await self.conflict_check().episode(episode)) is not None:
+            raise conflict
         episode = await self._redacted(episode)
         options = self._options(mode, None)
         mine = [later for later in after if later.group_id == episode.group_id][: options.in_flight - 1]
@@ -264,9 +276,10 @@ class Ingestor:
         await self._background.stop()
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
-        """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
-        order and wake its group's background run. Returns the stored episodes, in order: one stored
-        before is returned as it is (a failed one set pending again)."""
+        """Validate every item (nothing is stored when one is invalid, or when one's id is taken by other
+        content: EpisodeConflict), then store each ``pending`` in order and wake its group's background
+        run. Returns the stored episodes, in order: one stored before is returned as it is (a failed one
+        set pending again)."""
         episodes = await self._episodes(items)
         stored: dict[int, Episode] = {}
         for group_id in dict.fromkeys(e.group_id for e in episodes):
@@ -343,9 +356,19 @@ class Ingestor:
         """The door's step before anything is stored: personal data replaced (``IngestOptions.redact``)."""
         return episode if self._redactor is None else await self._redactor.episode(episode)
 
+    def conflict_check(self) -> ConflictCheck:
+        """What finds an id taken by other content among a call's episodes (``conflicts``), comparing
+        each with the stored one as this door would store it (redacted when the policy is on)."""
+        return ConflictCheck(self.store, self._redacted)
+
     async def _episodes(self, items: Iterable[Item]) -> list[Episode]:
-        """Every item validated first (nothing is redacted or stored when one is invalid), then built."""
+        """Every item validated first (nothing is redacted or stored when one is invalid), checked for an
+        id taken by other content (EpisodeConflict: nothing stored), then built."""
         inputs = [EpisodeInput.coerce(item) for item in items]
+        check = self.conflict_check()
+        for item in inputs:
+            if (conflict := await check.input(item)) is not None:
+                raise conflict
         return [await self._episode(item) for item in inputs]
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
