@@ -277,21 +277,26 @@ class Ingestor:
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
         """Validate every item (nothing is stored when one is invalid, or when one's id is taken by other
-        content: EpisodeConflict), then store each ``pending`` in order and wake its group's background
-        run. Returns the stored episodes, in order: one stored before is returned as it is (a failed one
-        set pending again)."""
-        episodes = await self._episodes(items)
-        stored: dict[int, Episode] = {}
-        for group_id in dict.fromkeys(e.group_id for e in episodes):
-            async with self._accepting.setdefault(group_id, asyncio.Lock()):
-                for i, episode in enumerate(episodes):
-                    if episode.group_id == group_id:
-                        saved, done = await save_pending(self.store, episode)
-                        stored[i] = done or saved
-                        if done is None:
-                            self._background.send(EpisodeSaved(group_id, saved.uuid, 0))
+        content: EpisodeConflict, checked under the groups' accepting locks so that two requests at once
+        cannot both pass), then store each ``pending`` in order and wake its group's background run.
+        Returns the stored episodes, in order: one stored before is returned as it is (a failed one set
+        pending again)."""
+        inputs = [EpisodeInput.coerce(item) for item in items]
+        groups = sorted({item.group_id for item in inputs})  # locks taken in one order: no deadlock
+        async with contextlib.AsyncExitStack() as held:
+            for group_id in groups:
+                await held.enter_async_context(self._accepting.setdefault(group_id, asyncio.Lock()))
+            episodes = await self._episodes(inputs)
+            stored = [await self._accepted(episode) for episode in episodes]
+        for group_id in groups:
             self._background.wake(group_id)
-        return [stored[i] for i in range(len(episodes))]
+        return stored
+
+    async def _accepted(self, episode: Episode) -> Episode:
+        saved, done = await save_pending(self.store, episode)
+        if done is None:
+            self._background.send(EpisodeSaved(episode.group_id, saved.uuid, 0))
+        return done or saved
 
     async def requeue_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the background run runs them."""

@@ -5,6 +5,8 @@ group's handle), ``add_episodes`` / ``ingest`` (nothing of the call stored), ``a
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from epigraph.client import KnowledgeGraph
@@ -68,6 +70,20 @@ async def test_accept_refuses_a_conflict_with_a_pending_episode(
     with pytest.raises(EpisodeConflict):
         await waiting.accept([_item(group, "Ann: I cook.", "m-2"), _item(group, "Ann: I live in Rome.")])
     assert await _contents(any_store, group) == ["Ann: I live in Oslo."]
+
+
+async def test_two_accepts_at_once_cannot_both_take_an_id(
+    any_store: GraphStore, embedder: HashEmbedder, group: str
+) -> None:
+    """Two requests at once (the server's doors): the check and the store are one step per group."""
+    waiting = Ingestor(any_store, None, embedder)
+    both = await asyncio.gather(
+        waiting.accept([_item(group, "Ann: I live in Oslo.")]),
+        waiting.accept([_item(group, "Ann: I live in Rome.")]),
+        return_exceptions=True,
+    )
+    assert sorted(type(outcome).__name__ for outcome in both) == ["EpisodeConflict", "list"]
+    assert len(await _contents(any_store, group)) == 1
 
 
 async def test_process_refuses_an_episode_whose_id_holds_other_content(
