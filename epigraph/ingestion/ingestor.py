@@ -233,7 +233,8 @@ class Ingestor:
         self._runner.model()
         if redacted_in is not None:
             await self.vault("an episode redacted by its producer").check_vault(episode.group_id, redacted_in)
-        if (conflict := await self.conflict_check().episode(episode)) is not None:
+        check = partial(self.conflict_check().episode, episode)  # a store read: retried as the run is
+        if (conflict := await (store_retry.run(check) if store_retry else check())) is not None:
             raise conflict
         episode = await self._redacted(episode)
         options = self._options(mode, None)
