@@ -125,8 +125,7 @@ class GroupHandle:
     async def retry_failed(
         self, *, mode: Mode | None = None, emit: Emit | None = None
     ) -> list[EpisodeResult]:
-        """Run again, in order, the group's failed episodes and those left pending by a crash (their
-        progress events to ``emit``, if given)."""
+        """Run again, in order, the failed episodes and those a crash left pending (events to ``emit``)."""
         g = await opened(self._graph)
         return await g.ingestor.retry_failed(self.group_id, mode=mode, emit=emit)
 
@@ -269,15 +268,8 @@ class GroupHandle:
         name = await asked(g, self.group_id, name_or_uuid)
         return await entity_view(g.store, self.group_id, name, embedder=g.embedder, as_of=as_of)
 
-    async def subgraph(
-        self,
-        name_or_uuid: str,
-        *,
-        depth: int = 1,
-        include_retired: bool = False,
-        around: int = AROUND,
-        as_of: datetime | None = None,
-    ) -> GraphView:
+    async def subgraph(self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False,
+                       around: int = AROUND, as_of: datetime | None = None) -> GraphView:  # fmt: skip
         """The facts around an entity as an interactive view (a notebook cell, ``.save("x.html")``; a
         static picture with ``.save("x.svg")``). Retired facts are embedded for the time slider and drawn
         at first only with ``include_retired``; ``around``: how many neighbourhood facts to embed;

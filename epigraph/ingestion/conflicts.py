@@ -12,7 +12,7 @@ redacted duplicate is still a duplicate).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..episodes.inputs import EpisodeInput
@@ -42,6 +42,12 @@ class ConflictCheck:
     shape: Shape = as_given
     _seen: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     """uuid -> the content hash and line of the first episode of the call keyed by it (not refused)."""
+
+    async def refuse(self, items: Iterable[EpisodeInput]) -> None:
+        """Raise the first conflict of ``items`` (a call's whole input, checked before it is stored)."""
+        for item in items:
+            if (conflict := await self.input(item)) is not None:
+                raise conflict
 
     async def input(self, item: EpisodeInput) -> EpisodeConflict | None:
         """The conflict of an input, if any."""

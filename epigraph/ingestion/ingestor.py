@@ -43,7 +43,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ..concurrency import gather
 from ..embed import Embedder
 from ..episodes.events import (
     EpisodeDone,
@@ -57,15 +56,15 @@ from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
 from ..graph.roles import role
 from ..graph.store import DeletionResult, IngestStore, RedactionVault
-from ..pipeline.bulk import extract_window
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
-from ..pipeline.state import Emit, Prefetched
+from ..pipeline.state import Emit
 from ..privacy.policy import DEFAULT, Redaction, redaction_of
 from ..privacy.redactor import Redactor
 from ..privacy.vault import VaultKey
 from ..prompts.protocol import LLM
 from .background import Background
 from .batch_end import AfterBatch, BatchEnd
+from .batches import run_groups
 from .claims import Leases
 from .conflicts import ConflictCheck
 from .retry import StoreRetry
@@ -140,8 +139,8 @@ class Ingestor:
         self, item: EpisodeInput, *, mode: Mode | None = None, raise_on_failure: bool = True
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
-        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``. Its id taken by
-        a stored episode with other content: :class:`~epigraph.errors.EpisodeConflict`, nothing stored."""
+        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``. EpisodeConflict
+        (nothing stored) when its id is taken by a stored episode with other content."""
         self._runner.model()
         job = Job(self._options(mode, None))
         (episode,) = await self._episodes([item])
@@ -154,9 +153,8 @@ class Ingestor:
         self, items: Iterable[Item], *, mode: Mode | None = None, summary_mode: SummaryMode | None = "batch"
     ) -> list[EpisodeResult]:
         """Ingest many episodes: groups concurrently, each group's episodes in order. Failures do not
-        stop the batch: they come back as results with ``ok == False`` and ``error`` set. An id taken
-        by other content (stored, or earlier in ``items``) raises :class:`~epigraph.errors.EpisodeConflict`
-        before anything is stored."""
+        stop the batch: they come back as results with ``ok == False`` and ``error`` set. EpisodeConflict
+        before anything is stored when an id is taken by other content (stored, or earlier in ``items``)."""
         results: dict[int, EpisodeResult] = {}
         async for event in self.ingest(items, mode=mode, summary_mode=summary_mode):
             if isinstance(event, EpisodeDone | EpisodeUpdated | EpisodeFailed) and event.result is not None:
@@ -277,11 +275,10 @@ class Ingestor:
         await self._background.stop()
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
-        """Validate every item (nothing is stored when one is invalid, or when one's id is taken by other
-        content: EpisodeConflict, checked under the groups' accepting locks so that two requests at once
-        cannot both pass), then store each ``pending`` in order and wake its group's background run.
-        Returns the stored episodes, in order: one stored before is returned as it is (a failed one set
-        pending again)."""
+        """Validate every item and check its id (as ``_episodes``), then store each ``pending`` in order,
+        both under the groups' accepting locks (two requests at once cannot both take an id), and wake
+        their background runs. Returns the stored episodes, in order: one stored before as it is (a
+        failed one set pending again)."""
         inputs = [EpisodeInput.coerce(item) for item in items]
         groups = sorted({item.group_id for item in inputs})  # locks taken in one order: no deadlock
         async with contextlib.AsyncExitStack() as held:
@@ -363,18 +360,14 @@ class Ingestor:
         return episode if self._redactor is None else await self._redactor.episode(episode)
 
     def conflict_check(self) -> ConflictCheck:
-        """What finds an id taken by other content among a call's episodes (``conflicts``), comparing
-        each with the stored one as this door would store it (redacted when the policy is on)."""
+        """Ids taken by other content (``conflicts``), compared as this door stores them (redacted)."""
         return ConflictCheck(self.store, self._redacted)
 
     async def _episodes(self, items: Iterable[Item]) -> list[Episode]:
-        """Every item validated first (nothing is redacted or stored when one is invalid), checked for an
-        id taken by other content (EpisodeConflict: nothing stored), then built."""
+        """Every item validated and its id checked first (nothing redacted or stored when one is invalid
+        or an EpisodeConflict), then built."""
         inputs = [EpisodeInput.coerce(item) for item in items]
-        check = self.conflict_check()
-        for item in inputs:
-            if (conflict := await check.input(item)) is not None:
-                raise conflict
+        await self.conflict_check().refuse(inputs)
         return [await self._episode(item) for item in inputs]
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
@@ -389,36 +382,6 @@ class Ingestor:
         return await self._redacted(item.to_episode(created_at=self._created_at()))
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
-        """Each group's episodes in order, groups concurrently; then the batch ended. A group's failure
-        that is not its episode's (the store unavailable) stops the batch with that error itself, not an
-        ExceptionGroup: the other groups' runs are cancelled, their episodes left pending."""
-        by_group: dict[str, list[tuple[int, Episode]]] = {}
-        for index, episode in enumerate(episodes):
-            by_group.setdefault(episode.group_id, []).append((index, episode))
-        ran: list[tuple[int, EpisodeResult]] = []
-        await gather([self._run_group(members, options, emit, ran) for members in by_group.values()])
-        ran.sort(key=lambda pair: pair[0])
-        await self._batch_end.run_batch_end(options, list(by_group), ran, emit)
-
-    async def _run_group(
-        self,
-        members: list[tuple[int, Episode]],
-        options: IngestOptions,
-        emit: Emit,
-        ran: list[tuple[int, EpisodeResult]],
-    ) -> None:
-        """Run the group's episodes in order, appending each result, with its index, to ``ran``."""
-        prefetched: dict[str, Prefetched] = {}
-        windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
-        episodes = [e for _, e in members]
-        try:
-            for position, (index, episode) in enumerate(members):
-                if options.mode == "bulk" and episode.uuid not in windowed:
-                    window = episodes[position : position + max(1, options.window)]
-                    windowed.update(e.uuid for e in window)
-                    prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
-                after = episodes[position + 1 :]
-                job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None), after=after)
-                ran.append((index, await self._runner.accept_and_run(episode, job)))
-        finally:
-            await self._runner.lookahead.drop(episodes)
+        """The batch run (``batches``: groups concurrently, each in order), then ended."""
+        groups, ran = await run_groups(self._runner, episodes, options, emit)
+        await self._batch_end.run_batch_end(options, groups, ran, emit)
