@@ -1,4 +1,4 @@
-"""What ``epigraph ingest`` / ``retry`` refuse or say about their input, in-process (``main(argv,
+"""What ``epigraph ingest`` / ``import`` / ``retry`` refuse or say about their input, in-process (``main(argv,
 environ=...)``) on a real embedded store file, the real OpenAI client against the local test server:
 an episode id reused with other content (the store's, or an earlier line's) is refused naming the line;
 an episode over the one limit (``MAX_EPISODE_CHARS``) too, before the model sees it; a line that is not
@@ -152,3 +152,16 @@ def test_retry_reports_the_time_the_retry_took(llm: LLMThread, tmp_path: Path, c
     summary = json.loads(out)
     assert code == 0 and summary["episodes"]["done"] == 1, err
     assert summary["elapsed_s"] >= 0.3, "at least its one delayed model call"
+
+
+def test_import_refuses_a_reused_id_naming_the_record(llm: LLMThread, tmp_path: Path, capsys: Capsys) -> None:
+    """``epigraph import`` checks ids as ``ingest`` does (one check, ``ingestion.conflicts``)."""
+    db, chat = tmp_path / "g.db", tmp_path / "chat.jsonl"
+    said = ["I joined the chess club.", "I left the chess club."]
+    rows = [{"id": "m1", "speaker": "Kim", "text": text, "timestamp": f"2024-02-01T18:0{i}:00Z"}
+            for i, text in enumerate(said)]  # fmt: skip
+    chat.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    code, _, err = run(capsys, env(llm), "--db", str(db), "import", str(chat))
+    assert code == 2 and f"{chat}:2: episode id " in err
+    assert "an earlier episode of the same input (line 1)" in err
+    assert "1 invalid record; nothing ingested" in err
