@@ -13,9 +13,11 @@ Every error the library raises on purpose is an ``EpigraphError``; callers can c
     │   ├── ConversationNotFound   no episode of the group has that source (chain key)
     │   ├── FactNotFound
     │   ├── CorrectionNotFound
+    │   ├── GroupNotFound          no record of the group in the store (an export of it)
     │   └── RetentionNotSet        the group has no retention policy
     ├── ConflictError              the graph changed under a correction, or a load found the group not
-    │                              empty: nothing was written
+    │   │                          empty: nothing was written
+    │   └── EpisodeConflict        an episode id already taken by an episode with other content
     ├── LLMError                   the language model could not give a usable answer
     │   ├── RateLimited            429s outlasted the retry budget
     │   ├── LLMTimeout             requests timed out past the retry budget
@@ -115,6 +117,13 @@ class CorrectionNotFound(NotFound):
         super().__init__(f"no correction {uuid!r} in group {group_id!r}")
 
 
+class GroupNotFound(NotFound):
+    def __init__(self, group_id: str, known: Sequence[str] = ()) -> None:
+        self.group_id, self.known = group_id, list(known)
+        hint = f" (groups: {', '.join(map(repr, self.known[:20]))})" if self.known else " (it holds no group)"
+        super().__init__(f"no group {group_id!r} in the store{hint}: nothing was written")
+
+
 class RetentionNotSet(NotFound):
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
@@ -124,6 +133,40 @@ class RetentionNotSet(NotFound):
 class ConflictError(EpigraphError):
     """What a write expected of the graph no longer holds (a correction prepared from records that
     changed since, a load into a group that holds data): nothing was written. Read again and retry."""
+
+
+class EpisodeConflict(ConflictError):
+    """An episode came with the id of one already stored, or of an earlier one of the same call, but with
+    other content: the same id and content is a duplicate (skipped), the same id and other content is
+    refused, never dropped. ``episode_id``: the caller's id (None when unknown: a Kafka message's
+    episode), ``uuid``: the episode's, ``line``: the input line of the refused one and ``earlier_line``
+    the line of the one that took the id in the same input (``in_input``), when known. Nothing of the
+    call was stored."""
+
+    def __init__(
+        self,
+        group_id: str,
+        uuid: str,
+        *,
+        episode_id: str | None = None,
+        line: int | None = None,
+        in_input: bool = False,
+        earlier_line: int | None = None,
+    ) -> None:
+        self.group_id, self.uuid, self.episode_id = group_id, uuid, episode_id
+        self.line, self.in_input, self.earlier_line = line, in_input, earlier_line
+        named = f"episode id {episode_id!r}" if episode_id is not None else f"episode {uuid}"
+        if in_input:
+            holder = "an earlier episode of the same input" + (
+                f" (line {earlier_line})" if earlier_line is not None else ""
+            )
+        else:
+            holder = f"the stored episode {uuid}"
+        self.reason = (
+            f"{named} of group {group_id!r} is already taken by {holder} with other content: refused, "
+            "nothing stored (give the new episode its own id, or remove the stored one first)"
+        )
+        super().__init__(self.reason if line is None else f"line {line}: {self.reason}")
 
 
 class LLMError(EpigraphError):

@@ -479,7 +479,7 @@ def test_search_as_of_a_date_lists_no_episode_said_later(graph_db: Path, capsys:
     assert json.loads(out)["episodes"] == []
 
 
-def test_entity_as_of_a_date_shows_it_as_it_was_then(graph_db: Path, capsys: Capsys) -> None:
+def test_entity_as_of_a_date_shows_it_as_it_was_then(graph_db: Path, tmp_path: Path, capsys: Capsys) -> None:
     """``entity NAME --as-of DATE``: the facts current then as current, a fact starting later absent,
     one ended by then as history, and the episodes said by then."""
 
@@ -504,6 +504,11 @@ def test_entity_as_of_a_date_shows_it_as_it_was_then(graph_db: Path, capsys: Cap
     assert "Alice lives in Paris." in texts(later["history"]) - texts(later["current"])
     code, out, _ = run(capsys, ["--db", str(graph_db), "entity", "Alice", "--as-of", "2023-06-01"], OFFLINE)
     assert code == 0 and "as of 2023-06-01" in out
+    page = tmp_path / "alice.html"
+    argv = ["--db", str(graph_db), "entity", "Alice", "--as-of", "2023-06-01", "--html", str(page)]
+    assert run(capsys, argv, OFFLINE)[0] == 0
+    data = page.read_text().split('<script id="epigraph-data" type="application/json">', 1)[1]
+    assert json.loads(data.split("</script>", 1)[0])["as_of"] == "2023-06-01T00:00:00+00:00", "slider then"
 
 
 def facts_table(out: str) -> str:

@@ -41,6 +41,14 @@ def run(capsys: Capsys, db: Path, *argv: str, environ: dict[str, str] = AS_ALICE
     return code, captured.out, captured.err
 
 
+def _column(line: str) -> int:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        return exc.colno
+    raise AssertionError(f"{line!r} is JSON")
+
+
 def fact_uuid(capsys: Capsys, db: Path, entity: str, text: str) -> str:
     code, out, err = run(capsys, db, "entity", entity, "--json")
     assert code == 0, err
@@ -115,7 +123,7 @@ def test_export_load_and_group_delete(db: Path, tmp_path: Path, capsys: Capsys) 
     code, out, _ = run(capsys, other, "export")
     assert [json.loads(line) for line in out.splitlines()][1:] == lines[1:]
     code, _, err = run(capsys, other, "load", str(dump))
-    assert code == 1 and "'default' already hold data" in err
+    assert code == 1 and "'default' already hold data" in err and "(here: --into G)" in err
     code, out, err = run(capsys, other, "load", str(dump), "--into", "copy")
     assert code == 0 and "loaded group 'copy'" in out, err
     code, out, _ = run(capsys, other, "export", "--all", "--json", str(tmp_path / "all.jsonl"))
@@ -133,6 +141,16 @@ def test_export_load_and_group_delete(db: Path, tmp_path: Path, capsys: Capsys) 
     code, _, err = run(capsys, other, "--group", "fresh", "load", str(bad), "--into", "fresh")
     assert code == 2 and f"{bad}:{fact_line + 1}: " in err and "(field 'valid_at')" in err, err
     assert "ISO 8601" in err
+    cut = [json.dumps(r) for r in raw]
+    cut[2] = cut[2][:60]  # a line cut short: its column counted without the line end (as over HTTP)
+    bad.write_text("\n".join(cut) + "\n")
+    code, _, err = run(capsys, other, "--group", "fresh", "load", str(bad), "--into", "fresh")
+    assert code == 2 and f"{bad}:3: not JSON: " in err
+    assert f"(column {_column(cut[2])}) (the line ends before its object does" in err, err
+    nowhere = tmp_path / "nowhere.jsonl"
+    code, _, err = run(capsys, other, "--group", "nowhere", "export", str(nowhere))
+    assert code == 1 and "no group 'nowhere' in the store" in err and "'copy'" in err
+    assert not nowhere.exists(), "no empty dump written"
     code, out, _ = run(capsys, other, "--group", "fresh", "stats", "--json")
     assert json.loads(out)["episodes"] == 0
 

@@ -115,7 +115,9 @@ async def cmd_entity(cli: Cli, args: argparse.Namespace) -> int:
         raise UsageError(f"`epigraph entity NAME` takes one name; got also {' '.join(args.words)!r}")
     async with graph(cli, existing=True) as kg:
         view = await kg.entity(args.name, as_of=args.as_of)
-        picture = await kg.subgraph(view.entity.uuid, include_retired=True) if args.html is not None else None
+        picture = None
+        if args.html is not None:  # the page opens at --as-of, as the view above
+            picture = await kg.subgraph(view.entity.uuid, include_retired=True, as_of=args.as_of)
     if args.svg:
         cli.note(f"wrote {_write(Path(args.svg), view.draw().to_svg())}")
     if picture is not None:

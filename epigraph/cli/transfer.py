@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import ConflictError
 from ..transfer import LoadReport
 from .context import AddCommand, Cli, graph
 
@@ -55,7 +56,10 @@ async def cmd_export(cli: Cli, args: argparse.Namespace) -> int:
 
 async def cmd_load(cli: Cli, args: argparse.Namespace) -> int:
     async with graph(cli) as kg:
-        report = await kg.transfer.load(Path(args.file), into=args.into)
+        try:
+            report = await kg.transfer.load(Path(args.file), into=args.into)
+        except ConflictError as exc:  # the library's message names no door's way of choosing the group
+            raise ConflictError(f"{exc} (here: --into G)") from None
     if cli.as_json:
         cli.print_json(_report_dict(report))
     else:

@@ -6,7 +6,8 @@ One JSON object per line::
      "reference_time": "2024-05-02T10:00:00Z", "group": "alice", "source": "chat", "name": "", "id": "m-17"}
 
 ``content`` and ``reference_time`` are required (``reference_time`` may come from a default instead:
-it keys idempotency, so "now" is never silently assumed); the others are optional. Blank lines and lines
+it keys idempotency, so "now" is never silently assumed); the others are optional. ``content`` holds at
+most :data:`MAX_EPISODE_CHARS` characters, the one limit of every door. Blank lines and lines
 starting with ``#`` are skipped. Every problem is an :class:`~epigraph.errors.InputError` carrying the
 file, the 1-based line number and the field, yielded in place of the episode so the caller can stop at
 the first one or skip bad lines.
@@ -21,12 +22,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import Any, TypedDict
 
 from ..errors import InputError
 from ..graph.model import Episode, EpisodeKind, check_group_id, content_hash, episode_uuid, to_utc, utc_now
 
 FIELDS = ("content", "kind", "speaker", "reference_time", "group", "source", "name", "id")
+MAX_EPISODE_CHARS = 20_000
+"""The longest content one episode takes, the same at every door (an ``EpisodeInput`` built by the
+library, an episode file's line, an imported record, HTTP and MCP, a Kafka message): about 5,000
+tokens, a long message or a few pages. Longer text is refused, saying where, never cut or sent whole to
+the model: split it into several episodes (a document: one per section or page)."""
+
+
+def content_problem(content: str, limit: int = MAX_EPISODE_CHARS) -> str | None:
+    """Why ``content`` is too long for an episode (``limit``: a door may set a lower one), else None."""
+    if len(content) <= limit:
+        return None
+    return f"at most {limit} characters, got {len(content)} (split it into several episodes)"
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class EpisodeInput:
     """Where it came from in an input file (for messages), if anywhere."""
 
     def __post_init__(self) -> None:
+        """InputError (field ``content``) when the content is over :data:`MAX_EPISODE_CHARS`."""
+        if (problem := content_problem(self.content)) is not None:
+            raise InputError(problem, line=self.line, field="content")
         object.__setattr__(self, "reference_time", to_utc(self.reference_time))
 
     def to_episode(self, created_at: datetime | None = None) -> Episode:
@@ -86,6 +102,8 @@ class EpisodeInput:
             if "group_id" in data:
                 check_group_id(data["group_id"])
             return cls(**data)
+        except InputError:
+            raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"invalid episode: {exc}") from None
 
@@ -142,6 +160,8 @@ def _parse_line(
     content = data.get("content")
     if not content or not content.strip():
         raise _fail("missing or empty", line, file, "content")
+    if (problem := content_problem(content)) is not None:
+        raise _fail(problem, line, file, "content")
     return EpisodeInput(
         content=content,
         reference_time=_reference_time(data.get("reference_time"), default_time, line, file),
@@ -183,14 +203,21 @@ def _kind(value: str, line: int, file: str | None) -> EpisodeKind:
 
 @contextmanager
 def open_lines(path: Path) -> Iterator[Iterator[str]]:
-    """The file's lines (``.gz`` decompressed); missing files and non-UTF-8 text are InputErrors."""
+    """The file's lines, each with its line end (``.gz`` decompressed); a missing file is an InputError,
+    and so is a line that is not UTF-8 text, naming the file and the line."""
     if not path.is_file():
         raise InputError("no such file", file=str(path))
-    opened: IO[str] = (
-        gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-    )
+    opened = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
     with opened as handle:
+        yield _decoded(handle, str(path))
+
+
+def _decoded(handle: Iterable[bytes], file: str) -> Iterator[str]:
+    """Each line decoded by itself, so a bad byte is reported on its own line (a text stream decodes a
+    block at a time: its error would not say which line)."""
+    for number, raw in enumerate(handle, start=1):
         try:
-            yield iter(handle)
+            yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+            reason = f"not UTF-8 text ({exc.reason}, byte {exc.start + 1} of the line)"
+            raise InputError(reason, file=file, line=number) from None

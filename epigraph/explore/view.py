@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..graph.derived import Community
 from ..graph.entity_time import Mentioned
-from ..graph.model import Entity, Episode, Fact
+from ..graph.model import Entity, Episode, Fact, to_utc
 from ..present.draw import GraphDrawing, subgraph_drawing
 from ..search.results import SearchResults, retired_uuids
 from . import page, payload
@@ -48,6 +49,8 @@ class GraphView:
     """The communities of its entities, by uuid: the page colours and lists entities by them."""
     said: Mapping[str, tuple[Mentioned, ...]] = field(default_factory=dict)
     """The episodes that mention its entities, by uuid: the page's slider shows each as it was then."""
+    as_of: datetime | None = None
+    """Where the page's time slider starts (event time: the graph as it stood then); None: now."""
 
     @classmethod
     def from_search(cls, results: SearchResults) -> GraphView:
@@ -73,6 +76,7 @@ class GraphView:
             said=self.said,
         )  # fmt: skip
         data["show_retired"] = self.show_retired
+        data["as_of"] = None if self.as_of is None else to_utc(self.as_of).isoformat()
         return data
 
     def to_html(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal, Unpack, overload
 
@@ -29,6 +30,7 @@ from ..graph.roles import role
 from ..graph.store import ChangeReads, StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..pipeline.options import Mode
+from ..pipeline.state import Emit
 from ..present.changes import ChangeList
 from ..present.explain import Explanation
 from ..privacy.vault import key_of
@@ -120,10 +122,12 @@ class GroupHandle:
         async for event in g.ingestor.ingest(self._grouped(items), mode=mode):
             yield event
 
-    async def retry_failed(self, *, mode: Mode | None = None) -> list[EpisodeResult]:
-        """Run again, in order, the group's failed episodes and those left pending by a crash."""
+    async def retry_failed(
+        self, *, mode: Mode | None = None, emit: Emit | None = None
+    ) -> list[EpisodeResult]:
+        """Run again, in order, the failed episodes and those a crash left pending (events to ``emit``)."""
         g = await opened(self._graph)
-        return await g.ingestor.retry_failed(self.group_id, mode=mode)
+        return await g.ingestor.retry_failed(self.group_id, mode=mode, emit=emit)
 
     async def remove_episode(self, uuid: str) -> RemovalResult:
         """Delete an episode: facts only it supported go, facts it retired come back, summaries refresh
@@ -264,17 +268,18 @@ class GroupHandle:
         name = await asked(g, self.group_id, name_or_uuid)
         return await entity_view(g.store, self.group_id, name, embedder=g.embedder, as_of=as_of)
 
-    async def subgraph(
-        self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False, around: int = AROUND
-    ) -> GraphView:
+    async def subgraph(self, name_or_uuid: str, *, depth: int = 1, include_retired: bool = False,
+                       around: int = AROUND, as_of: datetime | None = None) -> GraphView:  # fmt: skip
         """The facts around an entity as an interactive view (a notebook cell, ``.save("x.html")``; a
         static picture with ``.save("x.svg")``). Retired facts are embedded for the time slider and drawn
-        at first only with ``include_retired``; ``around``: how many neighbourhood facts to embed."""
+        at first only with ``include_retired``; ``around``: how many neighbourhood facts to embed;
+        ``as_of``: the page opens as the graph stood then (its slider there)."""
         g = await opened(self._graph)
         name = await asked(g, self.group_id, name_or_uuid)
-        return await entity_graph(g.store, self.group_id, name, depth=depth,
+        view = await entity_graph(g.store, self.group_id, name, depth=depth,
                                   include_retired=include_retired, around=around,
                                   embedder=g.embedder)  # fmt: skip
+        return view if as_of is None else replace(view, as_of=as_of)
 
     async def explore(self, query: str, *, limit: int = 20) -> GraphView:
         """What a search finds (retired facts too, dashed) and its neighbourhood, as an interactive view."""

@@ -11,7 +11,7 @@ from contextlib import aclosing
 from functools import partial
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import GroupNotFound, InputError
 from ..graph.placeholders import WHAT
 from ..graph.roles import optional, role
 from ..graph.store import RedactionVault, TransferStore, WholeGroups
@@ -27,11 +27,16 @@ class Transfer:
         self._graph, self.group_id = graph, group_id
 
     async def _groups(self, groups: str | Sequence[str] | None) -> list[str]:
-        if groups is None:
-            return [self.group_id]
+        """The groups named (default: the handle's; ``"*"``: every one), each one the store holds
+        (GroupNotFound for one it holds nothing of: no empty dump of a mistyped name)."""
+        known = await role(self._graph.store, WholeGroups, feature="export").groups()
         if groups == "*":
-            return await role(self._graph.store, WholeGroups, feature='export of "*"').groups()
-        return [groups] if isinstance(groups, str) else list(dict.fromkeys(groups))
+            return known
+        chosen = [self.group_id] if groups is None else [groups] if isinstance(groups, str) else groups
+        for group_id in chosen:
+            if group_id not in known:
+                raise GroupNotFound(group_id, known)
+        return list(dict.fromkeys(chosen))
 
     async def export_lines(
         self, *, groups: str | Sequence[str] | None = None, vectors: bool = False

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from epigraph.episodes.inputs import EpisodeInput
+from epigraph.episodes.inputs import EpisodeInput, content_problem
 from epigraph.graph.model import Episode, EpisodeKind, check_group_id, content_hash
 
 from . import paths as P
@@ -205,6 +205,8 @@ class Converter:
     ) -> EpisodeInput:
         if given_id is None:
             given_id = f"{base.key}#{position}:{content_hash(text)[:16]}"
+        if (problem := content_problem(text)) is not None:
+            raise _Invalid(None, f"the {'message' if kind == MESSAGE else 'text'} is too long: {problem}")
         message = kind == MESSAGE
         return EpisodeInput(
             content=text,

@@ -26,8 +26,9 @@ Before anything is stored, every door replaces the personal data of an episode w
 for it (``IngestOptions.redact``: ``privacy.redactor``), so neither the store nor the model ever sees it.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
-skipped); atomic (an episode's graph changes and its ``done`` status are one write; a failure saves it
-``failed`` with the reason and leaves the graph untouched); ordered (per group, in the given or accepted
+skipped; an id taken by other content refused, ``conflicts``); atomic (an episode's graph changes and
+its ``done`` status are one write; a failure saves it ``failed`` with the reason and leaves the graph
+untouched); ordered (per group, in the given or accepted
 order; groups concurrently; LLM concurrency bounded by the client's one limiter); single-spent (claims:
 two processes on one store never run one episode at once; a crashed owner's claim lapses); observable
 (every result carries its report; ``ingest`` and background runs send typed progress events).
@@ -42,7 +43,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ..concurrency import gather
 from ..embed import Embedder
 from ..episodes.events import (
     EpisodeDone,
@@ -56,16 +56,17 @@ from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
 from ..graph.roles import role
 from ..graph.store import DeletionResult, IngestStore, RedactionVault
-from ..pipeline.bulk import extract_window
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
-from ..pipeline.state import Emit, Prefetched
+from ..pipeline.state import Emit
 from ..privacy.policy import DEFAULT, Redaction, redaction_of
 from ..privacy.redactor import Redactor
 from ..privacy.vault import VaultKey
 from ..prompts.protocol import LLM
 from .background import Background
 from .batch_end import AfterBatch, BatchEnd
+from .batches import run_groups
 from .claims import Leases
+from .conflicts import ConflictCheck
 from .retry import StoreRetry
 from .runner import NO_LLM, EpisodeRunner, Job, Watch, ignore, pending_episodes, requeue, save_pending
 
@@ -138,10 +139,12 @@ class Ingestor:
         self, item: EpisodeInput, *, mode: Mode | None = None, raise_on_failure: bool = True
     ) -> EpisodeResult:
         """Ingest one episode. On failure the episode is saved ``failed`` (retry it with
-        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``."""
+        :meth:`retry_failed`) and the error is raised, unless ``raise_on_failure=False``. EpisodeConflict
+        (nothing stored) when its id is taken by a stored episode with other content."""
         self._runner.model()
         job = Job(self._options(mode, None))
-        result = await self._runner.accept_and_run(await self._episode(item), job)
+        (episode,) = await self._episodes([item])
+        result = await self._runner.accept_and_run(episode, job)
         if job.errors and raise_on_failure:
             raise job.errors[0]
         return result
@@ -150,7 +153,8 @@ class Ingestor:
         self, items: Iterable[Item], *, mode: Mode | None = None, summary_mode: SummaryMode | None = "batch"
     ) -> list[EpisodeResult]:
         """Ingest many episodes: groups concurrently, each group's episodes in order. Failures do not
-        stop the batch: they come back as results with ``ok == False`` and ``error`` set."""
+        stop the batch: they come back as results with ``ok == False`` and ``error`` set. EpisodeConflict
+        before anything is stored when an id is taken by other content (stored, or earlier in ``items``)."""
         results: dict[int, EpisodeResult] = {}
         async for event in self.ingest(items, mode=mode, summary_mode=summary_mode):
             if isinstance(event, EpisodeDone | EpisodeUpdated | EpisodeFailed) and event.result is not None:
@@ -183,8 +187,11 @@ class Ingestor:
                 with contextlib.suppress(asyncio.CancelledError):
                     await runner
 
-    async def retry_failed(self, group_id: str, *, mode: Mode | None = None) -> list[EpisodeResult]:
-        """Run again, in order, the group's failed episodes and those left pending by a crash."""
+    async def retry_failed(
+        self, group_id: str, *, mode: Mode | None = None, emit: Emit | None = None
+    ) -> list[EpisodeResult]:
+        """Run again, in order, the group's failed episodes and those left pending by a crash; their
+        progress events (one another process's claim makes wait, ``EpisodeWaiting``) sent to ``emit``."""
         self._runner.model()
         await requeue(self.store, group_id)
         options = self._options(mode, None)
@@ -192,7 +199,7 @@ class Ingestor:
         pending = await pending_episodes(self.store, group_id)
         try:
             for index, episode in enumerate(pending):
-                job = Job(options, index=index, after=pending[index + 1 :])
+                job = Job(options, emit or ignore, index=index, after=pending[index + 1 :])
                 result = await self._runner.run(episode, job)
                 if result is not None:
                     results.append(result)
@@ -216,13 +223,17 @@ class Ingestor:
         for a failed episode (the result says ``ok == False``). A ``done`` episode is skipped. A store
         failure is raised, or with ``store_retry`` tried again until the store takes it.
         ``redacted_in``: the id of the vault a producer redacted it against (a Kafka envelope's
-        ``vault``): InputError, nothing stored, unless it is the group's vault in this store. ``after``:
+        ``vault``): InputError, nothing stored, unless it is the group's vault in this store. An episode
+        keyed by an id a stored episode with other content holds: EpisodeConflict, nothing stored. ``after``:
         the episodes it will be given next, in order (a Kafka lane's buffered ones, each already checked
         against its producer's vault): those of the episode's group are redacted and run ahead meanwhile
         (``IngestOptions.in_flight``); those it is never given are given up with :meth:`drop_ahead`."""
         self._runner.model()
         if redacted_in is not None:
             await self.vault("an episode redacted by its producer").check_vault(episode.group_id, redacted_in)
+        check = partial(self.conflict_check().episode, episode)  # a store read: retried as the run is
+        if (conflict := await (store_retry.run(check) if store_retry else check())) is not None:
+            raise conflict
         episode = await self._redacted(episode)
         options = self._options(mode, None)
         mine = [later for later in after if later.group_id == episode.group_id][: options.in_flight - 1]
@@ -264,21 +275,26 @@ class Ingestor:
         await self._background.stop()
 
     async def accept(self, items: Iterable[Item]) -> list[Episode]:
-        """Validate every item (nothing is stored when one is invalid), then store each ``pending`` in
-        order and wake its group's background run. Returns the stored episodes, in order: one stored
-        before is returned as it is (a failed one set pending again)."""
-        episodes = await self._episodes(items)
-        stored: dict[int, Episode] = {}
-        for group_id in dict.fromkeys(e.group_id for e in episodes):
-            async with self._accepting.setdefault(group_id, asyncio.Lock()):
-                for i, episode in enumerate(episodes):
-                    if episode.group_id == group_id:
-                        saved, done = await save_pending(self.store, episode)
-                        stored[i] = done or saved
-                        if done is None:
-                            self._background.send(EpisodeSaved(group_id, saved.uuid, 0))
+        """Validate every item and check its id (as ``_episodes``), then store each ``pending`` in order,
+        both under the groups' accepting locks (two requests at once cannot both take an id), and wake
+        their background runs. Returns the stored episodes, in order: one stored before as it is (a
+        failed one set pending again)."""
+        inputs = [EpisodeInput.coerce(item) for item in items]
+        groups = sorted({item.group_id for item in inputs})  # locks taken in one order: no deadlock
+        async with contextlib.AsyncExitStack() as held:
+            for group_id in groups:
+                await held.enter_async_context(self._accepting.setdefault(group_id, asyncio.Lock()))
+            episodes = await self._episodes(inputs)
+            stored = [await self._accepted(episode) for episode in episodes]
+        for group_id in groups:
             self._background.wake(group_id)
-        return [stored[i] for i in range(len(episodes))]
+        return stored
+
+    async def _accepted(self, episode: Episode) -> Episode:
+        saved, done = await save_pending(self.store, episode)
+        if done is None:
+            self._background.send(EpisodeSaved(episode.group_id, saved.uuid, 0))
+        return done or saved
 
     async def requeue_failed(self, group_id: str) -> list[Episode]:
         """Set the group's failed episodes pending again, in their order; the background run runs them."""
@@ -343,9 +359,15 @@ class Ingestor:
         """The door's step before anything is stored: personal data replaced (``IngestOptions.redact``)."""
         return episode if self._redactor is None else await self._redactor.episode(episode)
 
+    def conflict_check(self) -> ConflictCheck:
+        """Ids taken by other content (``conflicts``), compared as this door stores them (redacted)."""
+        return ConflictCheck(self.store, self._redacted)
+
     async def _episodes(self, items: Iterable[Item]) -> list[Episode]:
-        """Every item validated first (nothing is redacted or stored when one is invalid), then built."""
+        """Every item validated and its id checked first (nothing redacted or stored when one is invalid
+        or an EpisodeConflict), then built."""
         inputs = [EpisodeInput.coerce(item) for item in items]
+        await self.conflict_check().refuse(inputs)
         return [await self._episode(item) for item in inputs]
 
     def _options(self, mode: Mode | None, summary_mode: SummaryMode | None) -> IngestOptions:
@@ -360,36 +382,6 @@ class Ingestor:
         return await self._redacted(item.to_episode(created_at=self._created_at()))
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
-        """Each group's episodes in order, groups concurrently; then the batch ended. A group's failure
-        that is not its episode's (the store unavailable) stops the batch with that error itself, not an
-        ExceptionGroup: the other groups' runs are cancelled, their episodes left pending."""
-        by_group: dict[str, list[tuple[int, Episode]]] = {}
-        for index, episode in enumerate(episodes):
-            by_group.setdefault(episode.group_id, []).append((index, episode))
-        ran: list[tuple[int, EpisodeResult]] = []
-        await gather([self._run_group(members, options, emit, ran) for members in by_group.values()])
-        ran.sort(key=lambda pair: pair[0])
-        await self._batch_end.run_batch_end(options, list(by_group), ran, emit)
-
-    async def _run_group(
-        self,
-        members: list[tuple[int, Episode]],
-        options: IngestOptions,
-        emit: Emit,
-        ran: list[tuple[int, EpisodeResult]],
-    ) -> None:
-        """Run the group's episodes in order, appending each result, with its index, to ``ran``."""
-        prefetched: dict[str, Prefetched] = {}
-        windowed: set[str] = set()  # bulk: a turn of a window already asked for (no line: its own call)
-        episodes = [e for _, e in members]
-        try:
-            for position, (index, episode) in enumerate(members):
-                if options.mode == "bulk" and episode.uuid not in windowed:
-                    window = episodes[position : position + max(1, options.window)]
-                    windowed.update(e.uuid for e in window)
-                    prefetched.update(await extract_window(self.store, self._runner.model(), options, window))
-                after = episodes[position + 1 :]
-                job = Job(options, emit, index, prefetched=prefetched.pop(episode.uuid, None), after=after)
-                ran.append((index, await self._runner.accept_and_run(episode, job)))
-        finally:
-            await self._runner.lookahead.drop(episodes)
+        """The batch run (``batches``: groups concurrently, each in order), then ended."""
+        groups, ran = await run_groups(self._runner, episodes, options, emit)
+        await self._batch_end.run_batch_end(options, groups, ran, emit)

@@ -26,7 +26,8 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
 - **failures**: an episode that fails (the LLM after its retries, a reply that cannot be used) is saved
   ``failed`` with its reason by the ingestor; a payload that is not an episode cannot be stored, nor one
   its producer redacted into another store's vault (envelope v2: its placeholders mean other values
-  here, ``privacy.redactor.Redactor.check_vault``). All are
+  here, ``privacy.redactor.Redactor.check_vault``), nor one whose id a stored episode with other
+  content holds (``errors.EpisodeConflict``: refused, never dropped). All are
   published to the dead-letter topic ``<topic>.dead`` with the reason, then committed, so the group moves
   on (``epigraph retry`` / the server's retry route rerun failed episodes later). A store that refuses
   a write (down, unreachable) is retried with backoff (the queue's ``StoreRetry``) and never committed
@@ -56,7 +57,7 @@ from aiokafka.errors import KafkaError
 from ..client import KnowledgeGraph
 from ..config import Settings
 from ..episodes.events import DUPLICATE, EpisodeResult
-from ..errors import InputError
+from ..errors import EpisodeConflict, InputError
 from ..graph.model import Episode
 from ..ingestion.retry import StoreRetry
 from ..overview import OverviewUpdated
@@ -369,8 +370,8 @@ class KafkaWorker:
         episode = message.to_episode()
         try:
             result = await self._ingest(episode, where, message.vault, after)
-        except InputError as exc:  # redacted into another store's vault: its placeholders mean nothing here
-            self.counts.failed += 1
+        except (InputError, EpisodeConflict) as exc:  # redacted into another store's vault; or its id
+            self.counts.failed += 1  # taken by another episode with other content: refused, never dropped
             await self._dead(record, f"refused: {exc}", episode)
             return None
         fields = {"group": episode.group_id, "uuid": episode.uuid, **where}

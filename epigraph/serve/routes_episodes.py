@@ -13,6 +13,8 @@ from .deps import ERRORS, Group, state_of
 from .schemas import Accepted, EpisodeBatch, EpisodeId, EpisodeIn
 
 router = APIRouter(prefix="/groups/{group_id}/episodes", tags=["episodes"])
+ADDING = {**ERRORS, 409: {"description": "an episode's id is taken by an episode with other content; "
+                          "nothing of the request was stored"}}  # fmt: skip
 
 
 async def _accept(request: Request, group_id: str, episodes: list[EpisodeIn]) -> JSONResponse:
@@ -20,14 +22,14 @@ async def _accept(request: Request, group_id: str, episodes: list[EpisodeIn]) ->
     return JSONResponse(accepted.model_dump(), status_code=202)
 
 
-@router.post("", status_code=202, response_model=Accepted, responses=ERRORS)
+@router.post("", status_code=202, response_model=Accepted, responses=ADDING)
 async def add_episode(request: Request, group_id: Group, episode: EpisodeIn) -> JSONResponse:
     """Add one episode: answered once it is stored ``pending``; ingested in order with the group's
     others."""
     return await _accept(request, group_id, [episode])
 
 
-@router.post("/batch", status_code=202, response_model=Accepted, responses=ERRORS)
+@router.post("/batch", status_code=202, response_model=Accepted, responses=ADDING)
 async def add_episodes(request: Request, group_id: Group, batch: EpisodeBatch) -> JSONResponse:
     """Add a batch of episodes, in order: answered once every one is stored ``pending``."""
     return await _accept(request, group_id, batch.episodes)

@@ -29,7 +29,8 @@ NDJSON = "application/x-ndjson"
     "/export",
     response_class=StreamingResponse,
     responses={**ERRORS, 200: {"description": "the dump, one JSON object per line",
-                                "content": {NDJSON: {"schema": {"type": "string"}}}}},
+                                "content": {NDJSON: {"schema": {"type": "string"}}}},
+               404: {"description": "the store holds nothing of the group: no dump"}},
 )  # fmt: skip
 async def export(
     request: Request,
@@ -38,8 +39,10 @@ async def export(
 ) -> StreamingResponse:
     """The group as a JSON Lines dump (header, records, end line), from one consistent read."""
     lines = editing.export_lines(state_of(request), group_id, vectors)
+    first = await anext(aiter(lines))  # a group the store does not hold: 404 here, before the stream
 
     async def body() -> AsyncIterator[bytes]:
+        yield (first + "\n").encode("utf-8")
         async for line in lines:
             yield (line + "\n").encode("utf-8")
 

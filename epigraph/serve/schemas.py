@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..ask import DEFAULT_MODE, AskMode
-from ..episodes.inputs import EpisodeInput
+from ..episodes.inputs import MAX_EPISODE_CHARS, EpisodeInput, content_problem
 from ..errors import InputError
 from ..graph.derived import CHAIN_KEY_RE
 from ..graph.model import Episode, EpisodeKind
@@ -38,7 +38,8 @@ class Limits:
     max_dump_bytes: int = 200_000_000
     """The body of a load (``POST .../load``: a dump); larger dumps: ``epigraph load`` on the store."""
     max_batch: int = 100
-    max_episode_chars: int = 20_000
+    max_episode_chars: int = MAX_EPISODE_CHARS
+    """The library's one limit (``episodes.inputs.MAX_EPISODE_CHARS``) unless a server sets a lower one."""
     max_question_chars: int = 2_000
     max_results: int = 100
     ask_timeout_s: float = 120.0
@@ -111,7 +112,8 @@ class EpisodeIn(BaseModel):
     speaker: str | None = None
     name: str = ""
     source: str = Field(default="", description="where it came from (source_description)")
-    id: str | None = Field(default=None, description="your own id: re-adding it is a no-op")
+    id: str | None = Field(default=None, description="your own id: re-adding it with the same content is "
+                           "a no-op, with other content refused (409)")  # fmt: skip
 
     def to_input(self, group_id: str) -> EpisodeInput:
         """The library's input: the fields of an episode file's line (``FIELDS``), read the same way."""
@@ -131,9 +133,8 @@ def checked_inputs(group_id: str, episodes: list[EpisodeIn], limits: Limits) -> 
                             f"got {len(episodes)}")  # fmt: skip
     out = []
     for i, episode in enumerate(episodes):
-        if len(episode.content) > limits.max_episode_chars:
-            raise LimitExceeded(422, f"episodes[{i}].content", f"at most {limits.max_episode_chars} "
-                                f"characters, got {len(episode.content)}")  # fmt: skip
+        if (problem := content_problem(episode.content, limits.max_episode_chars)) is not None:
+            raise LimitExceeded(422, f"episodes[{i}].content", problem)
         try:
             out.append(episode.to_input(group_id))
             out[-1].to_episode()  # the model's own checks (ids, names), before anything is stored

@@ -226,10 +226,15 @@ class _Reader:
         return InputError(message, file=self.source, line=line, field=field)
 
     def parse(self, text: str, number: int) -> Record:
+        """One line's object; its line end is not part of it (a file's lines keep theirs, a body's split
+        ones have none: the same column either way)."""
+        text = text.rstrip("\r\n")
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise self.error(f"not JSON: {exc.msg} (column {exc.colno})", number) from None
+            ended = exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
+            cut = " (the line ends before its object does: cut short?)" if ended else ""
+            raise self.error(f"not JSON: {exc.msg} (column {exc.colno}){cut}", number) from None
         if not isinstance(value, dict):
             raise self.error(f"a line is one JSON object, got {type(value).__name__}", number)
         return value

@@ -88,7 +88,7 @@ async def load(
     if busy:
         raise ConflictError(
             f"group(s) {', '.join(map(repr, busy))} already hold data: a dump is loaded into empty groups "
-            "only (delete them first, or load as another group with --into); nothing was written"
+            "only (delete them first, or load it as another, empty group); nothing was written"
         )
     for source, target in targets.items():
         if admit is not None:

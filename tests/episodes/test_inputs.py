@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from epigraph.episodes.inputs import EpisodeInput, parse_episode_lines
+from epigraph.episodes.inputs import MAX_EPISODE_CHARS, EpisodeInput, parse_episode_lines
 from epigraph.errors import InputError
 from epigraph.graph.model import EpisodeKind
 
@@ -70,3 +70,21 @@ def test_coerce_accepts_mappings_with_file_or_attribute_names() -> None:
     assert (item.group_id, item.episode_id, item.reference_time.tzinfo) == ("g", "7", UTC)
     with pytest.raises(InputError):
         EpisodeInput.coerce({"content": "x"})
+
+
+def test_content_over_the_one_limit_is_refused_naming_the_line() -> None:
+    longest, over = "a" * MAX_EPISODE_CHARS, "a" * (MAX_EPISODE_CHARS + 1)
+    lines = [json.dumps({**GOOD, "content": longest}), json.dumps({**GOOD, "content": over})]
+    ok, refused = parse_episode_lines(lines, file="e.jsonl")
+    assert isinstance(ok, EpisodeInput) and isinstance(refused, InputError)
+    assert str(refused) == (
+        f"e.jsonl:2: at most {MAX_EPISODE_CHARS} characters, got {MAX_EPISODE_CHARS + 1} "
+        "(split it into several episodes) (field 'content')"
+    )
+    at = datetime(2024, 5, 2, tzinfo=UTC)
+    with pytest.raises(InputError) as built:  # the library's own door: the same limit, the same words
+        EpisodeInput(over, at)
+    assert (built.value.field, built.value.reason) == ("content", refused.reason)
+    with pytest.raises(InputError) as coerced:
+        EpisodeInput.coerce({"content": over, "reference_time": at})
+    assert coerced.value.field == "content"

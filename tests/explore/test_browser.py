@@ -5,6 +5,7 @@ page's own data and its DOM (tooltip, panel, slider label)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def test_the_slider_goes_back_to_paris_and_forward_to_berlin(
     assert page.locator("#ep-when").inner_text() == "now"
     now = drawn(page)
     assert now[BERLIN]["state"] == "current" and now[PARIS]["retired"]
+
+
+def test_a_view_asked_as_of_a_date_opens_as_it_stood_then(
+    page: Any, alice: GraphView, tmp_path: Path
+) -> None:
+    then = replace(alice, as_of=datetime(2023, 6, 1, tzinfo=UTC))  # `entity --as-of --html`
+    edges = open_view(page, then, tmp_path)
+    assert page.locator("#ep-when").inner_text() == "2023-06-01"
+    assert edges[PARIS]["state"] == "current" and BERLIN not in edges
+    assert open_view(page, alice, tmp_path)[BERLIN]["state"] == "current", "without it: now"
 
 
 def test_hovering_shows_the_fact_and_its_window_or_the_summary(

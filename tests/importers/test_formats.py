@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from epigraph.episodes.inputs import EpisodeInput
+from epigraph.episodes.inputs import MAX_EPISODE_CHARS, EpisodeInput
 from epigraph.errors import InputError
 from epigraph.graph.model import Episode
 from epigraph.importers import (
@@ -248,3 +248,17 @@ def test_inputs_become_the_same_episodes_in_the_ingestor(name: str) -> None:
     for item in inputs:
         ours, theirs = to_episode(item), asyncio.run(ingestor._episode(item))
         assert [getattr(ours, f) for f in fields] == [getattr(theirs, f) for f in fields]
+
+
+def test_a_text_over_the_episode_limit_is_an_invalid_record(tmp_path: Path) -> None:
+    """The one limit of every door (``MAX_EPISODE_CHARS``): a document longer than it is an invalid record
+    naming its file, not an episode sent whole to the model."""
+    (tmp_path / "short.md").write_text("Ann lives in Oslo.\n")
+    (tmp_path / "long.md").write_text("word " * (MAX_EPISODE_CHARS // 5 + 1))
+    plan = plan_without_llm(tmp_path, group_id="g", default_time=T0)
+    items = list(iter_inputs(plan, skip_invalid=True))
+    kept = [i for i in items if isinstance(i, EpisodeInput)]
+    refused = [i for i in items if isinstance(i, InvalidRecord)]
+    assert [i.content for i in kept] == ["Ann lives in Oslo.\n"]
+    assert len(refused) == 1 and refused[0].file is not None and refused[0].file.endswith("long.md")
+    assert f"the text is too long: at most {MAX_EPISODE_CHARS} characters" in refused[0].reason

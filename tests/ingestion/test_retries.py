@@ -3,10 +3,12 @@ is kept and a retry completes it."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from epigraph.episodes.inputs import EpisodeInput
-from epigraph.errors import LLMUnavailable
+from epigraph.errors import EpisodeConflict, LLMUnavailable
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import EpisodeStatus
 from epigraph.ingestion.ingestor import Ingestor
@@ -29,15 +31,21 @@ async def test_the_same_episode_twice_changes_nothing(store: EmbeddedStore, embe
 
 
 async def test_a_caller_given_id_keys_idempotency(store: EmbeddedStore, embedder: HashEmbedder) -> None:
+    """The same id and content: skipped; the same id with other content: refused, never dropped
+    (``tests/ingestion/test_conflicts.py``)."""
     world = World({**OSLO_WORLD, "Ann: I live in Oslo with Bo!": OSLO_WORLD[OSLO]})
     ingestor = Ingestor(store, world.llm(), embedder)
     first = await ingestor.add_episode(
         EpisodeInput(OSLO, group_id="g", reference_time=T0, episode_id="msg-1")
     )
-    second = await ingestor.add_episode(
-        EpisodeInput("Ann: I live in Oslo with Bo!", group_id="g", reference_time=T0, episode_id="msg-1")
-    )
+    later = T0 + timedelta(days=1)  # the time is not part of a given id's key
+    again = EpisodeInput(OSLO, group_id="g", reference_time=later, episode_id="msg-1")
+    second = await ingestor.add_episode(again)
     assert second.skipped and second.episode.uuid == first.episode.uuid
+    with pytest.raises(EpisodeConflict):
+        await ingestor.add_episode(
+            EpisodeInput("Ann: I live in Oslo with Bo!", group_id="g", reference_time=T0, episode_id="msg-1")
+        )
     assert (await store.stats("g")).episodes == 1
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from epigraph.episodes.inputs import EpisodeInput, parse_episode_lines
+from epigraph.episodes.inputs import MAX_EPISODE_CHARS, EpisodeInput, parse_episode_lines
 from epigraph.errors import InputError
 from epigraph.graph.model import EpisodeKind, content_hash
 from epigraph.publish.envelope import REDACTED, decode, encode, envelope, redacted
@@ -108,3 +108,11 @@ def test_a_redacted_episode_travels_as_version_2_under_the_id_of_what_was_given(
     assert back.vault == "0123456789abcdef"
     assert (episode.uuid, episode.content, episode.name) == (sent.uuid, "Dana: call me at <PHONE_1>", "Dana")
     assert episode.content_hash == content_hash("Dana: call me at <PHONE_1>")  # as the door stores it
+
+
+def test_a_message_over_the_episode_limit_is_refused() -> None:
+    """The one limit of every door: a worker dead-letters such a message as a bad payload."""
+    with pytest.raises(InputError) as refused:
+        decode(_value(episode__content="a" * (MAX_EPISODE_CHARS + 1)))
+    assert refused.value.field == "content"
+    assert f"at most {MAX_EPISODE_CHARS} characters" in str(refused.value)

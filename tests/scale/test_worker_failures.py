@@ -107,6 +107,30 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
     assert await _committed(bootstrap, topic, members) == records
 
 
+async def test_an_id_reused_with_other_content_is_dead_lettered_not_dropped(
+    llm: LLMThread, kafka_bootstrap: str
+) -> None:
+    bootstrap, neo4j = kafka_bootstrap, neo4j_uri()
+    run = uuid.uuid4().hex[:8]
+    topic, group, members = f"t-{run}", f"w-{run}", f"workers-{run}"
+    await create_topic(bootstrap, topic, 1)
+    paris, oslo = moves(group, ["Alice moved to Paris.", "Bob moved to Oslo."])
+    rome = replace(paris, content="Alice moved to Rome.")  # the same id m-0, other content
+    await publish(bootstrap, topic, [paris, rome, paris, oslo])  # paris again: a duplicate
+    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
+                        embedder="hash", llm_max_attempts=1)  # fmt: skip
+    async with KnowledgeGraph(settings) as kg:
+        worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
+        counts = await consume(worker, 4)
+        assert (counts.done, counts.skipped, counts.failed, counts.dead) == (2, 1, 1, 1)
+        stored = await kg.store.episodes(group, limit=100)
+        assert sorted(e.content for e in stored) == ["Alice moved to Paris.", "Bob moved to Oslo."]
+    (letter,) = await _dead_letters(bootstrap, topic, 1)
+    assert letter["offset"] == 1 and "Alice moved to Rome." in str(letter["payload"])
+    assert "already taken by the stored episode" in str(letter["reason"])
+    assert await _committed(bootstrap, topic, members) == 4
+
+
 async def test_a_lane_folds_its_batch_into_the_conversation_not_each_episode(
     llm: LLMThread, kafka_bootstrap: str
 ) -> None:

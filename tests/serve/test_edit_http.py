@@ -111,6 +111,14 @@ def test_corrections_over_http(served: Served) -> None:
         assert c.get(f"/v1/groups/{g}/corrections").status_code == 401
 
 
+def _column(line: str) -> int:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        return exc.colno
+    raise AssertionError(f"{line!r} is JSON")
+
+
 def test_export_load_and_delete_a_group_over_http(served: Served) -> None:
     g, copy = "moving", "moved"
     with served.client() as c:
@@ -138,6 +146,17 @@ def test_export_load_and_delete_a_group_over_http(served: Served) -> None:
         assert entity(c, copy, "David")["corrections"][0]["description"] == "renamed 'Dave' to 'David'"
         twice = c.post(f"/v1/groups/{copy}/load", content=dump.encode())
         assert twice.status_code == 409 and "already hold data" in twice.json()["detail"]
+        assert "--into" not in twice.json()["detail"], "no flag of another door"
+        nowhere = c.get("/v1/groups/nowhere/export")
+        assert nowhere.status_code == 404 and "no group 'nowhere'" in nowhere.json()["detail"]
+
+        cut = dump.splitlines()
+        cut[2] = cut[2][:60]  # a line cut short: the same column as `epigraph load` says
+        truncated = c.post("/v1/groups/fresh/load", content="\n".join(cut).encode())
+        assert truncated.status_code == 422
+        assert truncated.json()["detail"].startswith("body:3: not JSON: ")
+        detail = truncated.json()["detail"]
+        assert f"(column {_column(cut[2])}) (the line ends before its object does" in detail
 
         lines = dump.splitlines()
         lines[2] = lines[2].replace('"reference_time": "', '"reference_time": "x')

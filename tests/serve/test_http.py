@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bench.shared.serve_harness import LLMThread, World, uvicorn_thread
 from epigraph import __version__
 from epigraph.client import KnowledgeGraph
-from epigraph.serve import Keys, create_app
+from epigraph.episodes.inputs import MAX_EPISODE_CHARS, EpisodeInput, content_problem
+from epigraph.errors import InputError
+from epigraph.serve import Keys, Limits, create_app
+from epigraph.serve.schemas import EpisodeIn, LimitExceeded, checked_inputs
 from tests.support.served import KEYS, LIMITS, Served, T, add, auth, graph_settings, sse_events, wait_done
 
 
@@ -171,6 +176,42 @@ def test_re_adding_an_episode_changes_nothing(served: Served) -> None:
         again = c.post("/v1/groups/alpha/episodes", json={"content": "Kim hired Leo.", "reference_time": T})
         assert again.status_code == 202
         assert again.json()["episodes"] == [{"uuid": first[0], "status": "done"}]
+
+
+def test_an_id_reused_with_other_content_is_refused_with_409(served: Served) -> None:
+    one = {"content": "Mia hired Ned.", "reference_time": T, "id": "hire-1"}
+    with served.client() as c:
+        first = c.post("/v1/groups/alpha/episodes", json=one)
+        assert first.status_code == 202
+        (accepted,) = first.json()["episodes"]
+        same = c.post("/v1/groups/alpha/episodes", json=one)
+        assert same.status_code == 202 and same.json()["episodes"][0]["uuid"] == accepted["uuid"]
+        other = {**one, "content": "Mia fired Ned."}
+        batch = {"episodes": [{"content": "Mia met Oda.", "reference_time": T, "id": "meet-1"}, other]}
+        refused = c.post("/v1/groups/alpha/episodes/batch", json=batch)
+        assert refused.status_code == 409, refused.text
+        detail = refused.json()["detail"]
+        assert detail.startswith("episode id 'hire-1' of group 'alpha' is already taken by the stored")
+        assert "with other content: refused, nothing stored" in detail
+        wait_done(c, "alpha", [accepted["uuid"]])
+        assert c.get(f"/v1/groups/alpha/episodes/{accepted['uuid']}").json()["content"] == "Mia hired Ned."
+        listed = c.get("/v1/groups/alpha/episodes", params={"limit": 1000}).json()["episodes"]
+        contents = [e["content"] for e in listed]
+        assert "Mia met Oda." not in contents and "Mia fired Ned." not in contents, "nothing of the batch"
+
+
+def test_the_episode_limit_is_the_librarys() -> None:
+    """One limit for every door: the server's default is the library's own (``MAX_EPISODE_CHARS``)."""
+    long = EpisodeIn(content="a" * (MAX_EPISODE_CHARS + 1), reference_time=T)  # type: ignore[arg-type]
+    with pytest.raises(LimitExceeded) as refused:
+        checked_inputs("alpha", [long], Limits())
+    assert (refused.value.status, refused.value.field) == (422, "episodes[0].content")
+    assert refused.value.message == content_problem(long.content)
+    longest = EpisodeIn(content="a" * MAX_EPISODE_CHARS, reference_time=T)  # type: ignore[arg-type]
+    assert checked_inputs("alpha", [longest], Limits())
+    with pytest.raises(InputError) as library:
+        EpisodeInput("a" * (MAX_EPISODE_CHARS + 1), datetime(2024, 5, 2, tzinfo=UTC))
+    assert library.value.field == "content" and library.value.reason == refused.value.message
 
 
 def test_health_and_readiness_need_no_key(served: Served) -> None:

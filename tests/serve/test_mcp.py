@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bench.shared.serve_harness import LLMThread, World, server_env
 from epigraph import __version__
+from epigraph.episodes.inputs import MAX_EPISODE_CHARS
 
 TOOLS = {
     "add_episodes", "episode_status", "search", "read_entity", "changes", "explain", "ask", "remove_episode",
@@ -168,6 +169,8 @@ async def _correction_checks(session: ClientSession) -> None:
     assert not ok and re.search(r"body:\d+: not JSON", broken)
     ok, deleted = await _call(session, "delete_group", group_id="alpha", confirm="alpha")
     assert ok and deleted["deleted"]["entities"] >= 3
+    ok, missing = await _call(session, "export_group", group_id="alpha")
+    assert not ok and "no group 'alpha' in the store" in missing, "no empty dump of a group not there"
     ok, loaded = await _call(session, "load_group", group_id="alpha", dump=dump["dump"])
     assert ok and loaded["groups"]["alpha"]["correction"] == 5
     await _forgetting_checks(session)
@@ -193,6 +196,26 @@ async def _forgetting_checks(session: ClientSession) -> None:
     assert ok and not preview["applied"] and preview["ids"]["episodes_deleted"]  # said in 2024
     ok, cleared = await _call(session, "retention", group_id="alpha", action="clear")
     assert ok and cleared["cleared"]
+    await _refusal_checks(session)
+
+
+async def _refusal_checks(session: ClientSession) -> None:
+    """An id reused with other content is a tool error (409), never dropped; an episode over the one
+    limit of every door (``MAX_EPISODE_CHARS``) too (422); nothing of either is stored."""
+    at = "2024-05-02T10:00:00Z"
+    again = [{"content": "Eve met Finn.", "reference_time": at, "id": "m-1"}]
+    ok, first = await _call(session, "add_episodes", group_id="alpha", episodes=again)
+    assert ok, first
+    ok, same = await _call(session, "add_episodes", group_id="alpha", episodes=again)
+    assert ok and same["episodes"][0]["uuid"] == first["episodes"][0]["uuid"], "a duplicate"
+    other = [{"content": "Eve met Gus.", "reference_time": at, "id": "m-1"}]
+    ok, refused = await _call(session, "add_episodes", group_id="alpha", episodes=other)
+    assert not ok and "409: episode id 'm-1' of group 'alpha' is already taken" in refused
+    long = [{"content": "e" * (MAX_EPISODE_CHARS + 1), "reference_time": at}]
+    ok, refused = await _call(session, "add_episodes", group_id="alpha", episodes=long)
+    assert not ok and f"422 episodes[0].content: at most {MAX_EPISODE_CHARS} characters" in refused
+    ok, status = await _call(session, "episode_status", group_id="alpha", uuid=first["episodes"][0]["uuid"])
+    assert ok and status["content"] == "Eve met Finn."
 
 
 async def test_the_mcp_server_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:

@@ -537,6 +537,7 @@
   layout(null);
   refreshSlider();
   apply();
+  if (DATA.as_of) { setTime(DATA.as_of); }  // a view asked for as it stood then (`entity --as-of --html`)
   window.epigraph = { cy: cy, model: model, state: state, setTime: setTime,
     factState: function (e, asOf, knownAt) { return factState(prepare(Object.assign({}, e)), asOf, knownAt); },
     nodeState: function (id) { return nodeState(model.nodes.get(id), times()); }, entityState: entityState,
