@@ -14,6 +14,7 @@ from epigraph import KnowledgeGraph
 from epigraph.cli import main
 from epigraph.config import Settings
 from epigraph.testing import HashEmbedder
+from tests.support.json_lines import error_column
 from tests.support.quickstart import ingest_quickstart, quickstart_llm
 
 OFFLINE = {"EPIGRAPH_EMBEDDER": "hash", "HF_HUB_OFFLINE": "1"}
@@ -39,14 +40,6 @@ def run(capsys: Capsys, db: Path, *argv: str, environ: dict[str, str] = AS_ALICE
     code = main(["--db", str(db), *argv], environ=environ)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-def _column(line: str) -> int:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError as exc:
-        return exc.colno
-    raise AssertionError(f"{line!r} is JSON")
 
 
 def fact_uuid(capsys: Capsys, db: Path, entity: str, text: str) -> str:
@@ -146,7 +139,7 @@ def test_export_load_and_group_delete(db: Path, tmp_path: Path, capsys: Capsys) 
     bad.write_text("\n".join(cut) + "\n")
     code, _, err = run(capsys, other, "--group", "fresh", "load", str(bad), "--into", "fresh")
     assert code == 2 and f"{bad}:3: not JSON: " in err
-    assert f"(column {_column(cut[2])}) (the line ends before its object does" in err, err
+    assert f"(column {error_column(cut[2])}) (the line ends before its object does" in err, err
     nowhere = tmp_path / "nowhere.jsonl"
     code, _, err = run(capsys, other, "--group", "nowhere", "export", str(nowhere))
     assert code == 1 and "no group 'nowhere' in the store" in err and "'copy'" in err

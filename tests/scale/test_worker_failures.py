@@ -11,6 +11,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -67,13 +68,25 @@ async def _committed(bootstrap: str, topic: str, group_id: str) -> int | None:
         await consumer.stop()
 
 
+async def _one_partition(bootstrap: str) -> tuple[str, str, str]:
+    """A new topic of one partition, with its group and the workers' consumer group."""
+    run = uuid.uuid4().hex[:8]
+    topic, group, members = f"t-{run}", f"w-{run}", f"workers-{run}"
+    await create_topic(bootstrap, topic, 1)
+    return topic, group, members
+
+
+def _settings(llm: LLMThread, neo4j: str, **more: Any) -> Settings:
+    """A worker's settings: Neo4j, the test model, the hash embedder."""
+    return Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
+                    embedder="hash", **more)  # fmt: skip
+
+
 async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
     llm: LLMThread, kafka_bootstrap: str
 ) -> None:
     bootstrap, neo4j = kafka_bootstrap, neo4j_uri()
-    run = uuid.uuid4().hex[:8]
-    topic, group, members = f"t-{run}", f"w-{run}", f"workers-{run}"
-    await create_topic(bootstrap, topic, 1)
+    topic, group, members = await _one_partition(bootstrap)
     texts = ["Alice moved to Paris.", "Alice moved to Lisbon.", "Unanswerable Bob moved to Rome.",
              "Bob moved to Oslo."]  # fmt: skip
     paris, lisbon, refused, oslo = moves(group, texts)
@@ -82,8 +95,7 @@ async def test_redelivery_is_a_no_op_and_failures_go_to_the_dead_letter_topic(
     await publish(bootstrap, topic, [refused, paris, oslo])  # paris again: a re-delivery
     records = 6
 
-    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
-                        embedder="hash", llm_max_attempts=1)  # fmt: skip
+    settings = _settings(llm, neo4j, llm_max_attempts=1)
     async with KnowledgeGraph(settings) as kg:
         worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
         counts = await consume(worker, records)
@@ -111,14 +123,11 @@ async def test_an_id_reused_with_other_content_is_dead_lettered_not_dropped(
     llm: LLMThread, kafka_bootstrap: str
 ) -> None:
     bootstrap, neo4j = kafka_bootstrap, neo4j_uri()
-    run = uuid.uuid4().hex[:8]
-    topic, group, members = f"t-{run}", f"w-{run}", f"workers-{run}"
-    await create_topic(bootstrap, topic, 1)
+    topic, group, members = await _one_partition(bootstrap)
     paris, oslo = moves(group, ["Alice moved to Paris.", "Bob moved to Oslo."])
     rome = replace(paris, content="Alice moved to Rome.")  # the same id m-0, other content
     await publish(bootstrap, topic, [paris, rome, paris, oslo])  # paris again: a duplicate
-    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
-                        embedder="hash", llm_max_attempts=1)  # fmt: skip
+    settings = _settings(llm, neo4j, llm_max_attempts=1)
     async with KnowledgeGraph(settings) as kg:
         worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
         counts = await consume(worker, 4)
@@ -150,8 +159,7 @@ async def test_a_lane_folds_its_batch_into_the_conversation_not_each_episode(
                    for r in llm.server.chat_requests)  # fmt: skip
 
     before = summary_calls()
-    settings = Settings(neo4j_uri=neo4j, llm_base_url=llm.url, llm_api_key=LLM_KEY, llm_model="fake-model",  # type: ignore[arg-type]
-                        embedder="hash")  # fmt: skip
+    settings = _settings(llm, neo4j)
     async with KnowledgeGraph(settings) as kg:
         worker = KafkaWorker(kg, WorkerConfig(bootstrap=bootstrap, topic=topic, group_id=members))
         stop = asyncio.Event()

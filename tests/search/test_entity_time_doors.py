@@ -28,6 +28,7 @@ from epigraph.serve.mcp import build_server
 from epigraph.serve.service import ServerState
 from epigraph.testing import HashEmbedder
 from tests.support.dana import ASKED, DANA_SUMMARY, Dana, write_dana
+from tests.support.doors import http_json
 from tests.support.stores import DIM, second_store
 
 WHEN = ASKED.date().isoformat()
@@ -117,14 +118,8 @@ async def _cli(built: Built, argv: list[str], capsys: pytest.CaptureFixture[str]
 
 
 async def http_door(built: Built, read: str, args: dict[str, str]) -> dict[str, Any]:
-    app = create_app(built.kg, close_graph=False)
     path = "search" if read == "search" else "entities/Dana"
-    params = {**args, **({"q": QUERY} if read == "search" else {})}
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
-        response = await client.get(f"/v1/groups/{built.kg.group_id}/{path}", params=params)
-    assert response.status_code == 200, response.text
-    found: dict[str, Any] = response.json()
-    return found
+    return await http_json(built.kg, path, {**args, **({"q": QUERY} if read == "search" else {})})
 
 
 async def mcp_call(built: Built, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:

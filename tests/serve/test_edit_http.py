@@ -12,6 +12,7 @@ import httpx
 
 from epigraph.transfer import read
 from epigraph.transfer.moves import regroup
+from tests.support.json_lines import error_column
 from tests.support.served import Served, add, wait_done
 
 
@@ -111,14 +112,6 @@ def test_corrections_over_http(served: Served) -> None:
         assert c.get(f"/v1/groups/{g}/corrections").status_code == 401
 
 
-def _column(line: str) -> int:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError as exc:
-        return exc.colno
-    raise AssertionError(f"{line!r} is JSON")
-
-
 def test_export_load_and_delete_a_group_over_http(served: Served) -> None:
     g, copy = "moving", "moved"
     with served.client() as c:
@@ -156,7 +149,7 @@ def test_export_load_and_delete_a_group_over_http(served: Served) -> None:
         assert truncated.status_code == 422
         assert truncated.json()["detail"].startswith("body:3: not JSON: ")
         detail = truncated.json()["detail"]
-        assert f"(column {_column(cut[2])}) (the line ends before its object does" in detail
+        assert f"(column {error_column(cut[2])}) (the line ends before its object does" in detail
 
         lines = dump.splitlines()
         lines[2] = lines[2].replace('"reference_time": "', '"reference_time": "x')
