@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import tracing
 from ..embed import Embedder
+from ..errors import EpisodeConflict
 from ..graph.model import Episode, utc_now
 from ..graph.store import IngestStore
 from ..pipeline.episode import ingest_episode
@@ -278,7 +279,10 @@ class Lookahead:
     async def _start(self, episode: Episode, options: IngestOptions) -> None:
         """Store ``episode`` pending, claim it and start its run ahead (unless done, or held elsewhere)."""
         store, leases, group_id = self.store, self.leases, episode.group_id
-        episode, done = await save_pending(store, episode)
+        try:
+            episode, done = await save_pending(store, episode)
+        except EpisodeConflict:  # its id taken by other content since the door's check: refused in its turn
+            return
         if done is not None:
             return
         claim = await store.claim_episode(group_id, episode.uuid, leases.owner, leases.seconds)

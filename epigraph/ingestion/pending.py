@@ -3,6 +3,7 @@ the order they were accepted (``runner`` runs them; ``lookahead`` stores a group
 
 from __future__ import annotations
 
+from ..errors import EpisodeConflict
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.store import EpisodeWrite, IngestStore
 
@@ -13,8 +14,13 @@ ALL = 1_000_000
 async def save_pending(store: IngestStore, episode: Episode) -> tuple[Episode, Episode | None]:
     """Accept: store ``episode`` pending (a stored one keeps its fields) unless it is done; returns what
     is stored pending and the stored ``done`` episode, if any. The store checks ``done`` again inside the
-    write, so one another process finished since the read is not set back to pending."""
+    write, so one another process finished since the read is not set back to pending. A stored episode
+    of the same uuid with other content (an id its caller gave, taken since the door's
+    ``conflicts.ConflictCheck``: two calls at once) is an :class:`~epigraph.errors.EpisodeConflict`,
+    nothing of this one stored."""
     stored = await store.get_episode(episode.group_id, episode.uuid)
+    if stored is not None and stored.content_hash != episode.content_hash:
+        raise EpisodeConflict(episode.group_id, episode.uuid)
     if stored is not None and stored.status == EpisodeStatus.DONE:
         return episode, stored
     if stored is not None and stored.status == EpisodeStatus.PENDING:

@@ -15,6 +15,7 @@ from epigraph.episodes.inputs import EpisodeInput
 from epigraph.errors import ConflictError, EpisodeConflict
 from epigraph.graph.store import GraphStore
 from epigraph.ingestion.ingestor import Ingestor
+from epigraph.ingestion.pending import save_pending
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
 from tests.support.world import T0, World
@@ -59,6 +60,21 @@ async def test_a_batch_with_a_conflict_stores_nothing(
     assert await _contents(any_store, group) == ["Ann: I live in Oslo."], "nothing of either batch"
     repeated = await ingestor.add_episodes([_item(group, "Ann: I swim.", "m-3")] * 2)
     assert [r.ok for r in repeated] == [True, True] and repeated[1].skipped
+
+
+async def test_an_id_taken_since_the_doors_check_is_refused_when_stored(
+    any_store: GraphStore, group: str
+) -> None:
+    """Two calls at once with one id: both pass the door's check before either is stored, so the store
+    step itself (``pending.save_pending``, which every door passes) refuses the second content instead of
+    keeping the first in its place; the same content is still the stored episode."""
+    stored, _ = await save_pending(any_store, _item(group, "Ann: I live in Oslo.").to_episode())
+    with pytest.raises(EpisodeConflict) as caught:
+        await save_pending(any_store, _item(group, "Ann: I live in Rome.").to_episode())
+    assert caught.value.uuid == stored.uuid
+    again, done = await save_pending(any_store, _item(group, "Ann: I live in Oslo.").to_episode())
+    assert again.uuid == stored.uuid and done is None
+    assert await _contents(any_store, group) == ["Ann: I live in Oslo."]
 
 
 async def test_accept_refuses_a_conflict_with_a_pending_episode(
