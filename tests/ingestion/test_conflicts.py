@@ -18,6 +18,7 @@ from epigraph.ingestion.ingestor import Ingestor
 from epigraph.ingestion.pending import save_pending
 from epigraph.pipeline.options import IngestOptions
 from epigraph.testing import HashEmbedder
+from tests.support.stores import DIM
 from tests.support.world import T0, World
 
 
@@ -126,10 +127,8 @@ async def test_a_redacted_duplicate_is_a_duplicate(
         await ingestor.add_episode(_item(group, "Ann: write to bo@example.com."))
 
 
-async def test_a_groups_handle_raises_the_conflict(
-    any_store: GraphStore, embedder: HashEmbedder, group: str
-) -> None:
-    settings = Settings(db_path=":memory:")
+async def test_a_groups_handle_raises_the_conflict(any_store: GraphStore, group: str) -> None:
+    settings, embedder = Settings(db_path=":memory:"), HashEmbedder(dim=DIM)  # the store's dimension
     async with KnowledgeGraph(settings, store=any_store, llm=World().llm(), embedder=embedder) as kg:
         handle = kg.group(group)
         await handle.add_episode("Ann: I live in Oslo.", reference_time=T0, episode_id="m-1")
