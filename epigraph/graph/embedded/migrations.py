@@ -10,18 +10,20 @@ from collections.abc import Callable
 from ...errors import SchemaMismatch, StoreUnavailable
 from ..temporal import start_key
 from .codec import FACTS, decode_fact, to_us_or_none
-from .schema import (
+from .role_tables import (
     CLAIM_TABLES,
     CORRECTION_TABLES,
-    DDL,
     DECISION_TABLES,
     DERIVED_TABLES,
     FORGET_TABLES,
-    FTS_TABLES,
     OWED_TABLES,
+    VAULT_TABLES,
+)
+from .schema import (
+    DDL,
+    FTS_TABLES,
     SCHEMA_VERSION,
     TOKENIZER,
-    VAULT_TABLES,
     fts_table,
     read_version,
     set_meta,
