@@ -120,6 +120,16 @@ def quality_mismatches(quality: dict[str, float], reference: Path = INGEST_RESUL
     return [k for k, v in quality.items() if expected.get(k) != v]
 
 
+def stage_means(reports: Sequence[Any]) -> dict[str, float]:
+    """Each stage's mean time an episode (``IngestReport.stage_ms``), in ms: where a commit's time goes."""
+    totals: dict[str, float] = {}
+    for report in reports:
+        for stage, ms in report.stage_ms.items():
+            totals[stage] = totals.get(stage, 0.0) + ms
+    count = max(1, len(reports))
+    return {f"stage_ms.{stage}": round(total / count, 1) for stage, total in sorted(totals.items())}
+
+
 async def library_row(
     sim: SimProvider,
     tier: Tier,
@@ -180,6 +190,7 @@ async def library_row(
         latencies("accepted_to_done", [t - progress.handed[i] for i, t in progress.done_at.items()])
     )
     figures.update(latencies("processing", [sum(r.stage_ms.values()) / 1000 for r in reports]))
+    figures.update(stage_means(reports))
     if quality:
         figures.update(quality)
         figures["quality_mismatches"] = float(len(quality_mismatches(quality)))

@@ -16,6 +16,7 @@ from bench.performance.hosted_answers import EpigraphAnswers
 from bench.performance.hosted_figures import limit_share
 from bench.performance.hosted_graphiti_answers import GraphitiAnswers, smallest
 from bench.performance.hosted_provider import TIERS
+from bench.performance.hosted_rows import stage_means
 from bench.performance.hosted_world import read
 from epigraph import KnowledgeGraph
 from epigraph.episodes.inputs import EpisodeInput
@@ -142,3 +143,14 @@ def test_window_sets_the_named_ingest_option_or_refuses_before_a_row_runs() -> N
     assert options_for(3, option="window") == dataclasses.replace(IngestOptions(), window=3)
     with pytest.raises(SystemExit, match="no 'not_an_option' yet"):
         options_for(3, option="not_an_option")
+
+
+def test_stage_means_are_each_stages_mean_time_an_episode() -> None:
+    """Where a commit's time goes: each stage's ms summed over the reports, divided by their number (a
+    stage one report lacks counts as 0 there)."""
+    reports = [
+        dataclasses.make_dataclass("R", ["stage_ms"])({"resolve_facts": 600.0, "extract_facts": 100.0}),
+        dataclasses.make_dataclass("R", ["stage_ms"])({"resolve_facts": 400.0}),
+    ]
+    assert stage_means(reports) == {"stage_ms.extract_facts": 50.0, "stage_ms.resolve_facts": 500.0}
+    assert stage_means([]) == {}
