@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ...errors import ConflictError
-from ..forget_plan import Kind, plan_forgetting
+from ..forget_plan import plan_forgetting
+from ..forget_planner import Kind
 from ..forgetting import Compaction, ForgetOutcome, ForgetRequest, ForgetWrite
 from . import decisions, derived, groups, vault
 from .audit import insert_records

@@ -15,7 +15,8 @@ from typing import Any
 import neo4j
 
 from ...errors import ConflictError
-from ..forget_plan import Kind, plan_forgetting
+from ..forget_plan import plan_forgetting
+from ..forget_planner import Kind
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, ForgetWrite, RetentionPolicy
 from ..store import DumpItem
 from . import convert, decisions, derived, vault
