@@ -1,11 +1,8 @@
 """EmbeddedStore: the GraphStore on one SQLite file (WAL, FTS5) with numpy BM25 and vector search.
 
-Threading model: every SQLite call runs on ONE dedicated SQLite thread that owns the connection and the
-in-memory indexes (BM25 postings, vector matrices; :class:`.sqlite_thread.SqliteThread`). The event loop only
-awaits; it never blocks on disk, and concurrent calls from many tasks are serialized, so they are safe
-without locks and a reader never sees a write halfway. They run in submission order, except that calls
-made inside :func:`epigraph.graph.priority.foreground` (a search someone waits for) go before the
-background calls still queued. ``:memory:`` works the same way (one connection, one thread).
+Every SQLite call runs on ONE dedicated SQLite thread that owns the connection and the in-memory indexes,
+serialized, foreground calls first (:class:`.connection.Connection`, the threading model); ``:memory:``
+works the same way.
 
 The file is opened, and its schema created or checked, on the first call (``setup`` or any other), so
 constructing a store does no I/O. Errors from SQLite surface as :class:`~epigraph.errors.StoreError`
@@ -20,18 +17,16 @@ import itertools
 import sqlite3
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from datetime import datetime
-from functools import partial
 from types import TracebackType
 from typing import Concatenate, ParamSpec, TypeVar
 
-from ...errors import EpigraphError, StoreError, StoreUnavailable
+from ...errors import StoreError
 from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..decisions import DecisionRecord
 from ..derived import Community, ConversationSummary
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, utc_now
-from ..priority import in_foreground
 from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
@@ -68,9 +63,8 @@ from . import (
 )
 from .ann import EXACT_BELOW
 from .changes import changes as read_changes
+from .connection import Connection
 from .db import Db
-from .schema import why_unwritable
-from .sqlite_thread import SqliteThread
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -87,10 +81,7 @@ class EmbeddedStore:
         self.path = path
         self.create = create
         self.exact_below = exact_below
-        self._thread = SqliteThread("epigraph-sqlite")
-        self._db: Db | None = None  # created and used on the SQLite thread only
-        self._closed = False  # set by close(); checked on the event loop
-        self._shut = False  # set on the SQLite thread once the connection is closed
+        self._conn = Connection(repr(self), path, create, exact_below)
 
     def __repr__(self) -> str:
         return f"EmbeddedStore({self.path!r})"
@@ -103,44 +94,14 @@ class EmbeddedStore:
     ) -> None:
         await self.close()
 
-    # --- plumbing -------------------------------------------------------------------------------------
+    # --- plumbing (the calls on the SQLite thread: connection.Connection) ------------------------------
     async def _run(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run ``fn(db, ...)`` on the SQLite thread (ahead of background calls when made in the
-        foreground); SQLite errors become StoreError."""
-        if self._closed:
-            raise StoreUnavailable(f"{self!r} is closed")
-        call = partial(self._call, fn, *args, **kwargs)
-        return await asyncio.wrap_future(self._thread.submit(call, urgent=in_foreground()))
-
-    def _call(self, fn: Callable[Concatenate[Db, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            if self._db is None:
-                if self._shut:
-                    raise StoreUnavailable(f"{self!r} is closed")
-                self._db = Db(self.path, self.create, self.exact_below)
-            return fn(self._db, *args, **kwargs)
-        except EpigraphError:
-            raise
-        except sqlite3.IntegrityError as exc:
-            raise StoreError(
-                f"write rejected by the store ({exc}): facts must join entities of their own group, "
-                "mentions an episode and an entity of their group"
-            ) from exc
-        except sqlite3.Error as exc:
-            where = f"SQLite error in {fn.__name__} on {self.path!r}: {exc}"
-            raise StoreError(where + (why_unwritable(self.path) if "readonly" in str(exc) else "")) from exc
+        return await self._conn.run(fn, *args, **kwargs)
 
     async def _read(
         self, fn: Callable[Concatenate[sqlite3.Connection, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        """Run a read query function on the SQLite thread inside one read transaction."""
-
-        def in_read(db: Db) -> R:
-            with db.read() as conn:
-                return fn(conn, *args, **kwargs)
-
-        in_read.__name__ = fn.__name__
-        return await self._run(in_read)
+        return await self._conn.read(fn, *args, **kwargs)
 
     # --- lifecycle ------------------------------------------------------------------------------------
     async def setup(self, embedding_dim: int) -> None:
@@ -152,17 +113,7 @@ class EmbeddedStore:
 
         Idempotent; calls made afterwards raise StoreUnavailable.
         """
-        if self._closed:
-            return
-        self._closed = True
-        await asyncio.wrap_future(self._thread.submit(self._close_db))
-        self._thread.stop()
-
-    def _close_db(self) -> None:
-        self._shut = True
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        await self._conn.close()
 
     # --- episodes -------------------------------------------------------------------------------------
     async def save_episode(self, episode: Episode) -> None:
