@@ -24,10 +24,9 @@ from ..episodes.inputs import EpisodeFields, EpisodeInput
 from ..errors import ConfigError, InputError
 from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
-from ..graph.changes import Window, kinds_of, named_entities, what_changed
-from ..graph.model import Episode, check_group_id, to_utc
+from ..graph.model import Episode, check_group_id
 from ..graph.roles import role
-from ..graph.store import ChangeReads, StoreStats, WholeGroups
+from ..graph.store import StoreStats, WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..pipeline.options import Mode
 from ..pipeline.state import Emit
@@ -37,6 +36,7 @@ from ..privacy.vault import key_of
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from ..search.explain import explain as explain_subject
 from ..search.explain import explain_entity, explain_fact
+from .changes import group_changes
 from .corrections import Corrections
 from .episodes import Episodes
 from .forgetting import Forgettings
@@ -189,19 +189,7 @@ class GroupHandle:
         more). A bad window or kind raises
         :class:`~epigraph.errors.InputError` naming the field; a store without the role
         (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
-        window = _window(since, until)
-        try:
-            chosen = kinds_of(kinds)
-        except ValueError as exc:
-            raise InputError(str(exc), field="kinds") from None
-        if limit < 1:
-            raise InputError(f"limit must be at least 1, got {limit}", field="limit")
-        g = await opened(self._graph)
-        records = await role(g.store, ChangeReads, feature="changes").changes(self.group_id, window, limit)
-        found = what_changed(records, window, chosen)
-        episodes = {e.uuid: e for e in records.episodes}
-        return ChangeList(self.group_id, window, found, named_entities(records), episodes, chosen,
-                          records.truncated)  # fmt: skip
+        return await group_changes(self._graph, self.group_id, since, until, kinds, limit)
 
     async def explain(self, subject: str, *, kind: Literal["fact", "entity"] | None = None) -> Explanation:
         """Why the group holds ``subject``: a fact's uuid, or an entity's name, alias or uuid
@@ -368,20 +356,6 @@ class GroupHandle:
         async with aclosing(chunks) as dialog_chunks:
             async for chunk in dialog_chunks:
                 yield chunk
-
-
-def _window(since: datetime | str | None, until: datetime | str | None) -> Window:
-    """The window ``[since, until)``; :class:`~epigraph.errors.InputError` naming the bad field."""
-    bounds: dict[str, datetime | None] = {}
-    for name, value in (("since", since), ("until", until)):
-        try:
-            bounds[name] = None if value is None else to_utc(value)
-        except ValueError as exc:
-            raise InputError(str(exc), field=name) from None
-    try:
-        return Window(bounds["since"], bounds["until"])
-    except ValueError as exc:
-        raise InputError(str(exc), field="until") from None
 
 
 async def explain(
