@@ -459,7 +459,12 @@ def with_options(options: IngestOptions, pairs: Sequence[str]) -> IngestOptions:
             value = raw == "true"
         if path == "names.things":
             value = thing_check(raw)
-        options = replace(options, **({group: replace(part, **{name: value})} if group else {name: value}))
+        try:
+            options = replace(
+                options, **({group: replace(part, **{name: value})} if group else {name: value})
+            )
+        except ValueError as exc:  # a value the options refuse (FactOptions.line_format=numbers)
+            raise SystemExit(f"--option {pair!r}: {exc}") from None
     return options
 
 
