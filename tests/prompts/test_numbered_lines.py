@@ -9,8 +9,10 @@ from epigraph.prompts import extract_facts as fp
 from epigraph.prompts.extraction import ExtractionInput, FactLine
 from epigraph.prompts.numbered_lines import numbered, numbered_line_rules, read_numbered, relation_of
 from epigraph.prompts.parsing import ReplyError
+from epigraph.prompts.render import render
 from epigraph.prompts.runtime import build_request, stream
 from epigraph.testing import ScriptedLLM, ScriptedReply
+from epigraph.tokens import count_message_tokens
 from tests.support.gbnf import to_regex
 
 NAMES = ["Ann", "pottery class", "community center", "Ann's gym"]
@@ -142,3 +144,13 @@ async def test_lines_stream_as_they_come_and_a_cut_reply_keeps_what_came_before(
     reasons = [d.reason for d in result.dropped]
     assert any("9 numbers none of the 4 names" in r and "hallucinated" in r for r in reasons)
     assert any("incomplete final line" in r for r in reasons)
+
+
+def test_the_numbered_prompt_is_a_fixed_part_then_a_small_new_part() -> None:
+    """As every extraction prompt (tests/pipeline/test_prompts_and_context.py): the episode last, so a
+    server's prompt cache evaluates only it, and both small."""
+    example = fp.NUMBERED_PROMPT.example
+    messages = render(fp.NUMBERED_PROMPT, example)
+    assert count_message_tokens(messages) < 520 and count_message_tokens(messages[-1:]) < 100
+    fixed = render(fp.NUMBERED_PROMPT, example.model_copy(update={"context": "Earlier: hi\n\n"}))
+    assert messages[:-1] == fixed[:-1]
