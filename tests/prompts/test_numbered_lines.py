@@ -154,3 +154,8 @@ def test_the_numbered_prompt_is_a_fixed_part_then_a_small_new_part() -> None:
     assert count_message_tokens(messages) < 520 and count_message_tokens(messages[-1:]) < 100
     fixed = render(fp.NUMBERED_PROMPT, example.model_copy(update={"context": "Earlier: hi\n\n"}))
     assert messages[:-1] == fixed[:-1]
+
+
+async def test_none_is_the_reply_with_no_fact() -> None:
+    lines = stream(ScriptedLLM({"extract_facts": "none\n"}), fp.NUMBERED_PROMPT, _input())
+    assert [f async for f in lines] == [] and lines.result.dropped == [] and lines.result.complete
