@@ -390,6 +390,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"options: the {args.profile} profile ("
         + ("IngestOptions(): resolve and retire on" if args.profile == "full" else "small_model_options()")
         + (", keys full.*" if profile_tag(args) else "")
+        + "".join(f", --option {pair}" for pair in args.option)
         + ")",
         f"retire_all_guard: {args.retire_all_guard} (a decision retiring every candidate shown, when at "
         "least that many were, retires none; 0: off)",
