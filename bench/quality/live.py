@@ -390,6 +390,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         f"options: the {args.profile} profile ("
         + ("IngestOptions(): resolve and retire on" if args.profile == "full" else "small_model_options()")
         + (", keys full.*" if profile_tag(args) else "")
+        + "".join(f", --option {pair}" for pair in args.option)
         + ")",
         f"retire_all_guard: {args.retire_all_guard} (a decision retiring every candidate shown, when at "
         "least that many were, retires none; 0: off)",
@@ -459,7 +460,12 @@ def with_options(options: IngestOptions, pairs: Sequence[str]) -> IngestOptions:
             value = raw == "true"
         if path == "names.things":
             value = thing_check(raw)
-        options = replace(options, **({group: replace(part, **{name: value})} if group else {name: value}))
+        try:
+            options = replace(
+                options, **({group: replace(part, **{name: value})} if group else {name: value})
+            )
+        except ValueError as exc:  # a value the options refuse (FactOptions.line_format=numbers)
+            raise SystemExit(f"--option {pair!r}: {exc}") from None
     return options
 
 

@@ -151,8 +151,9 @@ async def _extract_facts(
 ) -> list[ExtractedFact]:
     if len(names) < 2:
         return []  # a fact needs two entities: no call for "Bye!" or a lone speaker
-    data = fp.ExtractFactsInput(**_inputs(run, context), entities=names)
-    return await _extract(run, fp.PROMPT, data, Reply(run, resolver, known=names))
+    prompt = fp.prompt_for(run.options.facts.line_format)  # brackets, or numbered names and free sentences
+    data = prompt.input_model(**_inputs(run, context), entities=names)
+    return await _extract(run, prompt, data, Reply(run, resolver, known=names))
 
 
 def _window_failed(run: EpisodeRun) -> None:

@@ -18,6 +18,8 @@ from .names.things import ThingCheck
 from .ontology import Ontology
 
 Mode = Literal["separate", "combined", "bulk"]
+FactLineFormat = Literal["brackets", "numbered"]
+LINE_FORMATS: tuple[FactLineFormat, ...] = ("brackets", "numbered")
 
 DEFAULT_IN_FLIGHT = 8
 """``IngestOptions.in_flight``'s default (chosen by measurement: its decision record,
@@ -105,6 +107,15 @@ class FactOptions:
     no better (a clause that names the speaker twice; the figures:
     docs/decisions/2026-12-02-facts-a-person-can-read.md). ``python -m bench live --option
     facts.sentences_from_message=true`` measures it."""
+    line_format: FactLineFormat = "brackets"
+    """How the separate mode's fact call (extract_facts) writes a fact: ``brackets``, its two ends
+    bracketed inside its sentence (``[Ann] started [pottery class] last Monday``:
+    ``prompts.fact_lines``); ``numbered``, its two ends by their number in the list of names the call
+    shows, then the fact as a free sentence (``1 2 | Ann started a pottery class last Monday``:
+    ``prompts.numbered_lines``), so the model links and the sentence is not bent around two names; a
+    numbered line's sentence must be grounded in the message as its names are (the ``grounded`` gate,
+    ``facts.drafts``). Brackets by default until the local model's figures choose (``python -m bench
+    live --option facts.line_format=numbered``); the combined and bulk modes always write brackets."""
     restated_similarity: float | None = None
     """Facts said again merged without a model (``pipeline.facts.restatements``): a new fact on the same
     two entities as an earlier fact of its episode, or as a believed candidate of the graph, whose
@@ -148,6 +159,12 @@ class FactOptions:
     answers so where nothing was contradicted; a strong model rarely does, and rightly when a plan done
     ends every step of it, so 0 (off) by default and 3 for the local model (``small_model_options``;
     docs/decisions/2026-11-25-contradiction-candidates.md)."""
+
+    def __post_init__(self) -> None:
+        if self.line_format not in LINE_FORMATS:
+            raise ValueError(
+                f"FactOptions.line_format must be one of {', '.join(LINE_FORMATS)}, not {self.line_format!r}"
+            )
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,17 @@ def test_an_option_of_a_group_is_set_by_its_dotted_name() -> None:
     for refused in ("facts.retire_all_guard=1", "resolve=true", "mode=bulk", "facts.nothing=1"):
         with pytest.raises(SystemExit, match="not an IngestOptions field"):
             live.with_options(small, [refused])
+
+
+def test_the_fact_line_format_is_set_by_its_name() -> None:
+    """``--option facts.line_format=numbered`` (a text value) picks the numbered fact lines; a format
+    that is none is refused by name before anything runs."""
+    from bench.quality import live
+    from epigraph.pipeline.options import small_model_options
+
+    small = small_model_options()
+    assert small.facts.line_format == "brackets"
+    options = live.with_options(small, ["facts.line_format=numbered"])
+    assert options.facts.line_format == "numbered" and options.facts.dates_stated_only
+    with pytest.raises(SystemExit, match="must be one of brackets, numbered, not 'numbers'"):
+        live.with_options(small, ["facts.line_format=numbers"])

@@ -3,7 +3,9 @@ room (``pipeline/facts/__init__.py``). Each line passes these gates, in this ord
 whose verdict :func:`build_drafts` returns (``Drafts.verdicts``) and the report says in words:
 
 1. ``grounded``: each end is an entity of the episode or grounded in its words (``names.grounding``;
-   the check off with ``NameOptions.grounding`` None) -> dropped, a hallucination;
+   the check off with ``NameOptions.grounding`` None) -> dropped, a hallucination; a free sentence (the
+   separate mode's numbered lines, ``FactOptions.line_format``) must be grounded there too, as a name
+   of its length is (most of its content words the episode's) -> dropped, a hallucination;
 2. ``endpoints``: each end is an entity of the episode, else of the group by exact name -> dropped;
 3. ``two_ends``: not the same entity at both ends -> dropped;
 4. ``relation``: a relation that can be made SCREAMING_SNAKE_CASE -> dropped;
@@ -108,8 +110,9 @@ async def build_drafts(run: EpisodeRun, resolver: EntityResolver, lines: Sequenc
     index = EndpointIndex(resolver)
     out = Drafts()
     grounded = []
+    free = run.options.mode == "separate" and run.options.facts.line_format == "numbered"
     for number, line in enumerate(lines, start=1):
-        refused = _grounded(resolver.grounding, index, line)
+        refused = _grounded(resolver.grounding, index, line, free)
         if refused is None:
             grounded.append((number, line))
         else:
@@ -132,13 +135,18 @@ async def build_drafts(run: EpisodeRun, resolver: EntityResolver, lines: Sequenc
     return out
 
 
-def _grounded(grounding: Grounding | None, index: EndpointIndex, line: ExtractedFact) -> Verdict | None:
-    """Each end an entity of the episode (checked when it was extracted) or grounded in its words; no
+def _grounded(
+    grounding: Grounding | None, index: EndpointIndex, line: ExtractedFact, free: bool = False
+) -> Verdict | None:
+    """Each end an entity of the episode (checked when it was extracted) or grounded in its words, and
+    with ``free`` (the model wrote the sentence, not around the names) the sentence grounded too; no
     grounding (the check is off): every line."""
     if grounding is None:
         return None
     ends = (line.source, line.target)
     bad = next((n for n in ends if index.find(n) is None and not grounding.grounded(n)), None)
+    if bad is None and free and not grounding.grounded(line.fact):
+        return Verdict(GROUNDED, line.fact, "its sentence is not the episode's words (hallucinated)")
     return None if bad is None else Verdict(GROUNDED, line.fact, hallucinated(bad))
 
 
