@@ -15,50 +15,30 @@ Every tool's ``group_id`` defaults to the server's own group when it was started
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
 
 from ..ask import AskMode
 from ..client import KnowledgeGraph
 from ..config import Settings
-from ..errors import ConflictError, NotFound, UsageError
 from ..graph.changes import ChangeKind
 from ..version import __version__
-from . import editing, forgetting, service
+from . import service
 from .auth import AuthError, BadGroup, Keys, key_from_headers
 from .intake import GroupRegistry, Intake
-from .schemas import AskIn, EpisodeIn, LimitExceeded, Limits, Timestamp
+from .mcp_edit import correcting_tools, forgetting_tools, moving_tools
+from .mcp_tools import GroupArg, GroupOf, Tools, guarded
+from .schemas import AskIn, EpisodeIn, Limits, Timestamp
 from .service import ServerState, running
-
-T = TypeVar("T")
 
 INSTRUCTIONS = (
     "A temporal knowledge graph of chat episodes, one graph per group. Add episodes (they are ingested "
     "in the background: check episode_status), search facts/entities/episodes (as_of: what was true "
     "then; known_at: what the graph knew then), read an entity, ask a question (a cited answer)."
 )
-
-
-async def guarded(call: Awaitable[T]) -> T:
-    """The call's result; an anticipated failure becomes a ``ToolError`` the model can read."""
-    try:
-        return await call
-    except LimitExceeded as exc:
-        raise ToolError(f"{exc.status} {exc.field}: {exc.message}") from None
-    except (NotFound, UsageError, ValueError) as exc:
-        raise ToolError(str(exc)) from None
-    except ConflictError as exc:
-        raise ToolError(f"409: {exc}") from None
-
-
-GroupOf = Callable[[Context, str | None], str]
 
 
 def build_server(
@@ -69,7 +49,7 @@ def build_server(
     without ``group_id`` uses (without one, every tool requires ``group_id``). The key is checked for
     it like for any group."""
     mcp_server: MCPServer = MCPServer("epigraph", instructions=INSTRUCTIONS, version=__version__)
-    server = _Tools(mcp_server, group_required=default_group is None)
+    server = Tools(mcp_server, group_required=default_group is None)
 
     def group(ctx: Context, group_id: str | None) -> str:
         headers = ctx.headers
@@ -89,52 +69,13 @@ def build_server(
     _writing_tools(server, state, group)
     _reading_tools(server, state, group)
     _overview_tools(server, state, group)
-    _correcting_tools(server, state, group)
-    _moving_tools(server, state, group)
-    _forgetting_tools(server, state, group)
+    correcting_tools(server, state, group)
+    moving_tools(server, state, group)
+    forgetting_tools(server, state, group)
     return mcp_server
 
 
-GroupArg = Annotated[
-    str | None, Field(description="the group (default: the server's own, when it was started with --group)")
-]
-"""Every tool's ``group_id``: optional when the server has a group, else required (``_Tools``)."""
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Tools:
-    """Registers the tools on ``server``, with ``group_id`` required in their schema when
-    ``group_required`` (a server without a group of its own)."""
-
-    def __init__(self, server: MCPServer, *, group_required: bool) -> None:
-        self.server, self.group_required = server, group_required
-
-    def tool(self) -> Callable[[F], F]:
-        def register(fn: F) -> F:
-            self.server.tool()(_group_required(fn) if self.group_required else fn)
-            return fn
-
-        return register
-
-
-def _group_required(fn: F) -> F:
-    """``fn`` as a tool whose ``group_id`` has no default (its schema then lists it as required)."""
-    signature = inspect.signature(fn, eval_str=True)
-    required = Annotated[str, Field(description="the group")]
-    parameters = [
-        p.replace(annotation=required, default=inspect.Parameter.empty) if p.name == "group_id" else p
-        for p in signature.parameters.values()
-    ]
-
-    @functools.wraps(fn)
-    async def tool(**kwargs: Any) -> Any:
-        return await fn(**kwargs)
-
-    tool.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    return cast(F, tool)
-
-
-def _writing_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
+def _writing_tools(server: Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def add_episodes(
         *, group_id: GroupArg = None, episodes: list[EpisodeIn], ctx: Context
@@ -154,7 +95,7 @@ def _writing_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         return await guarded(service.remove(state, group(ctx, group_id), uuid))
 
 
-def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
+def _reading_tools(server: Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def search(
         *,
@@ -218,7 +159,7 @@ def _reading_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
         return await guarded(answered())
 
 
-def _overview_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
+def _overview_tools(server: Tools, state: ServerState, group: GroupOf) -> None:
     @server.tool()
     async def communities(
         *,
@@ -257,179 +198,6 @@ def _overview_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
     ) -> dict[str, Any]:
         """Fold new episodes into the summaries of the conversations named (default: every one behind)."""
         return await guarded(service.update_conversations(state, group(ctx, group_id), keys, rebuild=rebuild))
-
-
-def _correcting_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
-    @server.tool()
-    async def add_fact(
-        *, group_id: GroupArg = None, source: str, relation: str, target: str, author: str, ctx: Context,
-        text: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
-        create: bool = False, reason: str = "",
-    ) -> dict[str, Any]:  # fmt: skip
-        """Add a fact by hand between two entities (uuid, name or alias; create: make missing ones);
-        author: the person (alice). Returns the correction."""
-        body = editing.FactIn(
-            source=source, relation=relation, target=target, author=author, text=text, valid_at=valid_at,
-            invalid_at=invalid_at, create=create, reason=reason,
-        )  # fmt: skip
-        return await guarded(editing.add_fact(state, group(ctx, group_id), body))
-
-    @server.tool()
-    async def retire_fact(
-        *,
-        group_id: GroupArg = None,
-        uuid: str,
-        author: str,
-        ctx: Context,
-        at: Timestamp | None = None,
-        reason: str = "",
-    ) -> dict[str, Any]:
-        """The fact stopped being true at ``at`` (default: now)."""
-        body = editing.RetireIn(author=author, at=at, reason=reason)
-        return await guarded(editing.retire_fact(state, group(ctx, group_id), uuid, body))
-
-    @server.tool()
-    async def edit_fact(
-        *, group_id: GroupArg = None, uuid: str, author: str, ctx: Context, text: str | None = None,
-        relation: str | None = None, valid_at: Timestamp | None = None, invalid_at: Timestamp | None = None,
-        clear_valid_at: bool = False, clear_invalid_at: bool = False, reason: str = "",
-    ) -> dict[str, Any]:  # fmt: skip
-        """Correct a fact's text, relation or times in place (clear_*: remove a time)."""
-        fields: dict[str, Any] = {"author": author, "reason": reason, "text": text, "relation": relation}
-        for name, value, clear in (("valid_at", valid_at, clear_valid_at), ("invalid_at", invalid_at,
-                                                                            clear_invalid_at)):  # fmt: skip
-            if value is not None or clear:
-                fields[name] = value
-        body = editing.FactEdit.model_validate(fields)
-        return await guarded(editing.edit_fact(state, group(ctx, group_id), uuid, body))
-
-    @server.tool()
-    async def delete_fact(
-        *, group_id: GroupArg = None, uuid: str, author: str, ctx: Context, reason: str = ""
-    ) -> dict[str, Any]:
-        """Delete a fact (the facts it retired come back); undo restores it."""
-        return await guarded(editing.delete_fact(state, group(ctx, group_id), uuid, author, reason))
-
-    @server.tool()
-    async def merge_entities(
-        *, group_id: GroupArg = None, keep: str, merge: str, author: str, ctx: Context, reason: str = ""
-    ) -> dict[str, Any]:
-        """Fold the entity ``merge`` into ``keep`` (names, facts, mentions); undoable."""
-        body = editing.MergeIn(keep=keep, merge=merge, author=author, reason=reason)
-        return await guarded(editing.merge(state, group(ctx, group_id), body))
-
-    @server.tool()
-    async def unmerge_entities(
-        *, group_id: GroupArg = None, entity: str, author: str, ctx: Context, reason: str = ""
-    ) -> dict[str, Any]:
-        """Undo the latest merge into the entity."""
-        body = editing.UnmergeIn(entity=entity, author=author, reason=reason)
-        return await guarded(editing.unmerge(state, group(ctx, group_id), body))
-
-    @server.tool()
-    async def rename_entity(
-        *, group_id: GroupArg = None, entity: str, name: str, author: str, ctx: Context,
-        keep_alias: bool = True, reason: str = "",
-    ) -> dict[str, Any]:  # fmt: skip
-        """Rename an entity (the old name stays an alias unless keep_alias is false)."""
-        body = editing.RenameIn(entity=entity, name=name, keep_alias=keep_alias, author=author, reason=reason)
-        return await guarded(editing.rename(state, group(ctx, group_id), body))
-
-    @server.tool()
-    async def undo_correction(
-        *, group_id: GroupArg = None, correction: str, author: str, ctx: Context, reason: str = ""
-    ) -> dict[str, Any]:
-        """Apply a correction backwards (refused when the graph changed since)."""
-        body = editing.UndoIn(correction=correction, author=author, reason=reason)
-        return await guarded(editing.undo(state, group(ctx, group_id), body))
-
-    @server.tool()
-    async def list_corrections(
-        *, group_id: GroupArg = None, ctx: Context, entity: str | None = None, limit: int = 50
-    ) -> dict[str, Any]:
-        """The corrections by hand, newest first (of one entity, if named): who, when, what, why."""
-        return await guarded(
-            editing.corrections(state, group(ctx, group_id), entity, max(1, min(limit, 1000)))
-        )
-
-    @server.tool()
-    async def delete_group(*, group_id: GroupArg = None, confirm: str, ctx: Context) -> dict[str, Any]:
-        """Delete everything in the group (not undoable): confirm must repeat the group's id."""
-        chosen = group(ctx, group_id)
-        if confirm != chosen:
-            raise ToolError(f"422 confirm: deleting group {chosen!r} cannot be undone; confirm with its id")
-        return await guarded(editing.delete_group(state, chosen))
-
-
-def _moving_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
-    @server.tool()
-    async def export_group(
-        *, group_id: GroupArg = None, ctx: Context, vectors: bool = False
-    ) -> dict[str, Any]:
-        """The group as a JSON Lines dump (docs/dump-format.md), from one consistent read."""
-        chosen = group(ctx, group_id)
-
-        async def collect() -> dict[str, Any]:
-            lines, size = [], 0
-            async for line in editing.export_lines(state, chosen, vectors):
-                size += len(line) + 1
-                if size > state.limits.max_dump_bytes:
-                    over = f"the dump is over {state.limits.max_dump_bytes} bytes"
-                    raise LimitExceeded(413, "dump", f"{over}: use GET .../export or `epigraph export`")
-                lines.append(line)
-            return {"group_id": chosen, "dump": "\n".join(lines) + "\n", "lines": len(lines)}
-
-        return await guarded(collect())
-
-    @server.tool()
-    async def load_group(*, group_id: GroupArg = None, dump: str, ctx: Context) -> dict[str, Any]:
-        """Load a one-group dump (the text export_group returns) into the empty group ``group_id``."""
-        chosen = group(ctx, group_id)
-        if len(dump.encode("utf-8")) > state.limits.max_dump_bytes:
-            raise ToolError(f"413 dump: larger than {state.limits.max_dump_bytes} bytes")
-        return await guarded(editing.load(state, chosen, dump))
-
-
-def _forgetting_tools(server: _Tools, state: ServerState, group: GroupOf) -> None:
-    @server.tool()
-    async def forget(
-        *, group_id: GroupArg = None, subject: str, ctx: Context,
-        episodes: Literal["redact", "delete"] = "redact", also: list[str] | None = None, apply: bool = False,
-        expect: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Forget an entity (its id, name or alias): itself, its facts, its name in everything that stays;
-        the episodes that mention it redacted (the name taken out) or deleted. A preview (counts and
-        ids, nothing changes) unless ``apply``; ``expect``: forget only the plan a preview answered."""
-        body = forgetting.ForgetIn(subject=subject, episodes=episodes, also=also or [], apply=apply,
-                                   expect=expect)  # fmt: skip
-        return await guarded(forgetting.forget(state, group(ctx, group_id), body, call="mcp"))
-
-    @server.tool()
-    async def list_forgotten(
-        *, group_id: GroupArg = None, ctx: Context, name: str | None = None, limit: int = 50
-    ) -> dict[str, Any]:
-        """The audit records of what was forgotten, newest first (of a subject so called, if named)."""
-        chosen = group(ctx, group_id)
-        return await guarded(forgetting.forgotten(state, chosen, name or None, max(1, min(limit, 1000))))
-
-    @server.tool()
-    async def retention(
-        *, group_id: GroupArg = None, ctx: Context, action: Literal["show", "set", "clear", "apply"] = "show",
-        days: int | None = None, apply: bool = False, expect: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """The group's retention: show it, set it (``days``: how long episodes are kept), clear it, or
-        apply it (the older episodes, and what only they support: a preview unless ``apply``)."""
-        chosen = group(ctx, group_id)
-        if action == "set":
-            if days is None:
-                raise ToolError("422 days: set takes days (how long the group keeps its episodes)")
-            return await guarded(forgetting.set_retention(state, chosen, forgetting.RetentionIn(days=days)))
-        if action == "clear":
-            return await guarded(forgetting.clear_retention(state, chosen))
-        if action == "apply":
-            body = forgetting.ApplyIn(apply=apply, expect=expect)
-            return await guarded(forgetting.apply_retention(state, chosen, body, call="mcp"))
-        return await guarded(forgetting.retention(state, chosen))
 
 
 async def run_mcp(
