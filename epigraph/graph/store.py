@@ -48,7 +48,6 @@ from typing import Protocol, runtime_checkable
 
 from .changes import ChangeRecords, Window
 from .corrections import Correction
-from .decisions import DecisionRecord
 from .derived import Community, ConversationSummary
 from .model import Entity, Episode, EpisodeStatus, Fact, Mention
 from .store_records import (
@@ -75,11 +74,7 @@ from .store_records import (
     reserved_digest,
     unknown_member,
 )
-from .store_roles import BulkWrites as BulkWrites
-from .store_roles import Forgetting as Forgetting
-from .store_roles import RedactionVault as RedactionVault
-from .store_roles import Retention as Retention
-from .store_roles import WholeGroups as WholeGroups
+from .store_roles import Forgetting, WholeGroups
 from .temporal import CURRENT as CURRENT
 from .temporal import EVERYTHING as EVERYTHING
 from .temporal import TimeFilter as TimeFilter
@@ -328,31 +323,7 @@ class CorrectionWrites(Protocol):
         ``correction.check()`` failing raises StoreError before anything is read."""
 
 
-@runtime_checkable
-class ChangeReads(Protocol):
-    """What changed in a time window: the records ``graph.changes.what_changed`` reads."""
-
-    async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
-        """The group's records for ``window`` (``graph.changes.ChangeRecords``): every fact with a time
-        in it on either axis (a start, ``valid_at`` or ``stated_at``; ``invalid_at``; ``created_at``;
-        ``expired_at``), every correction and every forgetting's audit record made in it, each at most
-        ``limit`` (the oldest recorded first; ``truncated`` when more were there), with the stored
-        entities and episodes they name (``graph.changes.cited``). Unbounded sides of the window are no
-        bound."""
-
-
-@runtime_checkable
-class DecisionReads(Protocol):
-    """The decision records episodes were written with (``graph.decisions``; ``EpisodeWrite.decisions``)."""
-
-    async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
-        """The records of those of ``episode_uuids`` that have one, in their order (an unknown uuid gives
-        none)."""
-
-    async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
-        """The records of the group whose name steps are about ``name`` (normalized alike: as said or as
-        repaired, ``DecisionRecord.names``), newest first, at most ``limit``."""
-
+# The unions below declare nothing of their own: each names the roles one consumer calls.
 
 
 @runtime_checkable

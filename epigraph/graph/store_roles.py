@@ -1,11 +1,16 @@
-"""The store's optional whole-group and privacy roles: whole groups (dump, load, delete), bulk writes,
-forgetting, retention policies and the redaction vault. ``graph.store`` names them in its unions."""
+"""The store's optional roles besides the derived views and corrections: whole groups (list, count,
+dump, load, delete), bulk writes, forgetting, retention policies, the redaction vault, what changed in
+a time window and the decision records. A feature asks for each by itself (``graph.roles.role``);
+``graph.store`` declares the core and the other roles, and names these in its unions (the rules every
+store follows are in its docstring)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
+from .changes import ChangeRecords, Window
+from .decisions import DecisionRecord
 from .forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
 from .store_records import DumpItem, EpisodeWrite, GroupDump, StoreStats, VaultEntry, VaultHeader
 
@@ -23,7 +28,7 @@ class WholeGroups(Protocol):
         """Counts of one group, or of every group when ``group_id`` is None (a cross-group read)."""
 
     def dump(self, group_ids: Sequence[str], *, vectors: bool = False) -> AsyncGenerator[DumpItem, None]:
-        """Every record of the groups, read from one consistent state (see the module docstring): per
+        """Every record of the groups, read from one consistent state (see ``graph.store``): per
         group in the given order, its episodes (by reference_time, created_at, uuid), the summaries it
         owes (one ``OwedSummaries``, when it owes any), entities and facts (by created_at, uuid),
         mentions (by episode, entity), corrections (by created_at, uuid), then its derived records:
@@ -130,4 +135,27 @@ class RedactionVault(Protocol):
         reserving again is a no-op."""
 
 
-# The unions below declare nothing of their own: each names the roles one consumer calls.
+@runtime_checkable
+class ChangeReads(Protocol):
+    """What changed in a time window: the records ``graph.changes.what_changed`` reads."""
+
+    async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
+        """The group's records for ``window`` (``graph.changes.ChangeRecords``): every fact with a time
+        in it on either axis (a start, ``valid_at`` or ``stated_at``; ``invalid_at``; ``created_at``;
+        ``expired_at``), every correction and every forgetting's audit record made in it, each at most
+        ``limit`` (the oldest recorded first; ``truncated`` when more were there), with the stored
+        entities and episodes they name (``graph.changes.cited``). Unbounded sides of the window are no
+        bound."""
+
+
+@runtime_checkable
+class DecisionReads(Protocol):
+    """The decision records episodes were written with (``graph.decisions``; ``EpisodeWrite.decisions``)."""
+
+    async def decision_records(self, group_id: str, episode_uuids: Sequence[str]) -> list[DecisionRecord]:
+        """The records of those of ``episode_uuids`` that have one, in their order (an unknown uuid gives
+        none)."""
+
+    async def decisions_naming(self, group_id: str, name: str, limit: int = 50) -> list[DecisionRecord]:
+        """The records of the group whose name steps are about ``name`` (normalized alike: as said or as
+        repaired, ``DecisionRecord.names``), newest first, at most ``limit``."""
