@@ -58,24 +58,26 @@ from .graph.derived import Community, ConversationSummary
 from .graph.forgetting import ForgetRecord, RetentionPolicy
 from .graph.model import Entity, Episode, EpisodeKind, EpisodeStatus, Fact, IngestReport, Mention
 from .graph.store import (
-    BulkWrites,
-    ChangeReads,
     CorrectionLog,
     CorrectionReads,
     CorrectionWrites,
-    DecisionReads,
     DerivedViews,
     EpisodeLog,
     ForgetStore,
-    Forgetting,
     GraphLookups,
     GraphReads,
     GraphSearch,
     GraphStore,
-    RedactionVault,
-    Retention,
     ViewReads,
     ViewUpkeep,
+)
+from .graph.store_roles import (
+    BulkWrites,
+    ChangeReads,
+    DecisionReads,
+    Forgetting,
+    RedactionVault,
+    Retention,
     WholeGroups,
 )
 from .overview import OverviewOptions

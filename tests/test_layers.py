@@ -407,7 +407,7 @@ STORE_WRITES = frozenset(
     | {"replace_communities", "save_conversation_summary", "apply_correction", "load_group", "delete_group"}
     | {"setup", "close"}
 )
-"""The store's methods that change what it holds (``graph/store.py``'s role Protocols)."""
+"""The store's methods that change what it holds (``graph/store.py``'s, ``store_roles.py``'s Protocols)."""
 
 
 def _status_settings(tree: ast.AST) -> list[int]:
@@ -439,9 +439,10 @@ def test_the_pipeline_computes_and_the_queue_writes() -> None:
     status: the algorithm returns the write it wants (``episodes.outcome.EpisodeOutcome``, a refresh's
     ``Refresh.write``), and the queue stamps the status and performs it (``ingestion.runner``,
     ``ingestion.batch_end``)."""
-    from epigraph.graph import store
+    from epigraph.graph import store, store_roles
 
-    protocols = [v for v in vars(store).values() if isinstance(v, type) and getattr(v, "_is_protocol", False)]
+    declared = [v for module in (store, store_roles) for v in vars(module).values()]
+    protocols = [v for v in declared if isinstance(v, type) and getattr(v, "_is_protocol", False)]
     methods = {name for p in protocols for name in vars(p) if not name.startswith("_")}
     assert STORE_WRITES <= methods, f"not the store's methods: {sorted(STORE_WRITES - methods)}"
     broken = []

@@ -40,7 +40,8 @@ from epigraph import KnowledgeGraph, tracing
 from epigraph.graph.changes import Window, what_changed
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Invalidation, Mention
-from epigraph.graph.store import ChangeReads, EpisodeWrite
+from epigraph.graph.store import EpisodeWrite
+from epigraph.graph.store_roles import ChangeReads
 from epigraph.prompts.extraction import ExtractionInput
 from epigraph.prompts.fact_lines import write_fact
 from epigraph.prompts.protocol import ChatRequest

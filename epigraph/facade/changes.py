@@ -1,7 +1,7 @@
 """What changed in a group, behind the handle's ``changes``: the window ``[since, until)``, the kinds and
 the limit checked (an :class:`~epigraph.errors.InputError` naming the bad field), the store's
-``graph.store.ChangeReads`` role read, and its records grouped by entity (``graph.changes.what_changed``)
-into a :class:`~epigraph.present.changes.ChangeList`."""
+``graph.store_roles.ChangeReads`` role read, and its records grouped by entity
+(``graph.changes.what_changed``) into a :class:`~epigraph.present.changes.ChangeList`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..graph.changes import Window, kinds_of, named_entities, what_changed
 from ..graph.model import to_utc
 from ..graph.roles import role
-from ..graph.store import ChangeReads
+from ..graph.store_roles import ChangeReads
 from ..present.changes import ChangeList
 from .parts import Graph, opened
 

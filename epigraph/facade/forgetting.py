@@ -2,7 +2,7 @@
 ``apply=True`` forgets; by :func:`forgetter_of`'s forgetter), the audit records (``kg.forget.history()``)
 and the group's retention (``retention``, ``set_retention(days)``, ``clear_retention``,
 ``apply_retention``: its old episodes, previewed or forgotten). They need a store with the forgetting
-roles (``graph.store.Forgetting``, ``Retention``): :class:`~epigraph.errors.StoreRoleMissing`
+roles (``graph.store_roles.Forgetting``, ``Retention``): :class:`~epigraph.errors.StoreRoleMissing`
 otherwise. See :mod:`epigraph.forget`."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from ..forget import ForgetOptions, ForgetResult, Forgetter, due
 from ..forget.retention import cutoff
 from ..graph.forgetting import ForgetRecord, RetentionPolicy
 from ..graph.roles import role
-from ..graph.store import Forgetting as ForgettingRole
-from ..graph.store import Retention as RetentionRole
+from ..graph.store_roles import Forgetting as ForgettingRole
+from ..graph.store_roles import Retention as RetentionRole
 from .parts import Graph, opened
 
 log = logging.getLogger("epigraph.forget")

@@ -26,7 +26,8 @@ from ..explore import GraphView
 from ..explore.gather import AROUND, entity_graph, facts_graph, search_graph
 from ..graph.model import Episode, check_group_id
 from ..graph.roles import role
-from ..graph.store import StoreStats, WholeGroups
+from ..graph.store import StoreStats
+from ..graph.store_roles import WholeGroups
 from ..ingestion.ingestor import Item, RemovalResult
 from ..pipeline.options import Mode
 from ..pipeline.state import Emit
@@ -166,7 +167,7 @@ class GroupHandle:
 
     async def stats(self) -> StoreStats:
         """Counts of the group's episodes, entities, facts and mentions (a store with the whole-groups
-        role, ``graph.store.WholeGroups``)."""
+        role, ``graph.store_roles.WholeGroups``)."""
         return await role((await opened(self._graph)).store, WholeGroups, feature="stats").stats(
             self.group_id
         )
@@ -188,7 +189,7 @@ class GroupHandle:
         most this many facts, corrections and forgettings read (``truncated`` says when the window held
         more). A bad window or kind raises
         :class:`~epigraph.errors.InputError` naming the field; a store without the role
-        (``graph.store.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
+        (``graph.store_roles.ChangeReads``) raises :class:`~epigraph.errors.StoreRoleMissing`."""
         return await group_changes(self._graph, self.group_id, since, until, kinds, limit)
 
     async def explain(self, subject: str, *, kind: Literal["fact", "entity"] | None = None) -> Explanation:

@@ -1,6 +1,6 @@
 """Export and load (:mod:`epigraph.transfer`), as ``kg.transfer`` (or ``kg.group("alice").transfer``):
 groups as a JSON Lines dump (docs/dump-format.md), and a dump into this graph's store. Both need a
-store with the whole-groups role (``graph.store.WholeGroups``; load also reads corrections and derived
+store with the whole-groups role (``graph.store_roles.WholeGroups``; load also reads corrections and derived
 views: ``TransferStore``): :class:`~epigraph.errors.StoreRoleMissing` otherwise."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 from ..errors import GroupNotFound, InputError
 from ..graph.placeholders import WHAT
 from ..graph.roles import optional, role
-from ..graph.store import RedactionVault, TransferStore, WholeGroups
+from ..graph.store import TransferStore
+from ..graph.store_roles import RedactionVault, WholeGroups
 from ..transfer import Dump, LoadReport, export_lines, load
 from ..transfer.files import read_dump, write_dump
 from .parts import Graph, opened

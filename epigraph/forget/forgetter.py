@@ -44,7 +44,8 @@ from ..graph.forgetting import (
 from ..graph.model import IngestReport
 from ..graph.roles import optional, role
 from ..graph.scrub import PLACEHOLDER, Scrubber
-from ..graph.store import ForgetStore, GraphStore, OverviewStore, RedactionVault
+from ..graph.store import ForgetStore, GraphStore, OverviewStore
+from ..graph.store_roles import RedactionVault
 from ..overview import Communities, Conversations, OverviewOptions
 from ..pipeline.options import IngestOptions
 from ..pipeline.refresh import owed_summaries

@@ -1,8 +1,9 @@
 """Asking a store for an optional role: :func:`role` for a feature that needs it, :func:`optional` for a
 reader that does without it.
 
-``graph.store`` declares the roles (the core ``GraphStore`` every store implements, and the optional
-ones in :data:`OPTIONAL_ROLES`); this module asks a store in use whether it has one. :func:`role`
+``graph.store`` and ``graph.store_roles`` declare the roles (the core ``GraphStore`` every store
+implements, and the optional ones in :data:`OPTIONAL_ROLES`); this module asks a store in use whether
+it has one. :func:`role`
 raises :class:`~epigraph.errors.StoreRoleMissing` naming the feature, the role and the methods the
 store has not got (:func:`missing`); :func:`optional` gives None instead (search without communities,
 ``ask`` without summaries, an entity view without its corrections).
@@ -14,17 +15,16 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar, cast
 
 from ..errors import StoreRoleMissing
-from .store import (
+from .store import CorrectionLog, DerivedViews
+from .store_roles import (
     BulkWrites,
     ChangeReads,
-    CorrectionLog,
     DecisionReads,
-    DerivedViews,
     Forgetting,
     RedactionVault,
     Retention,
     WholeGroups,
-)  # fmt: skip
+)
 
 __all__ = ["OPTIONAL_ROLES", "missing", "optional", "role"]
 

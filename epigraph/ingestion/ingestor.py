@@ -55,7 +55,8 @@ from ..episodes.events import (
 from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
 from ..graph.roles import role
-from ..graph.store import DeletionResult, IngestStore, RedactionVault
+from ..graph.store import DeletionResult, IngestStore
+from ..graph.store_roles import RedactionVault
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
 from ..pipeline.state import Emit
 from ..privacy.policy import DEFAULT, Redaction, redaction_of

@@ -19,7 +19,7 @@ from ..facade.group import GroupHandle
 from ..graph.corrections import Correction
 from ..graph.model import Episode, EpisodeKind, check_group_id
 from ..graph.roles import role
-from ..graph.store import WholeGroups
+from ..graph.store_roles import WholeGroups
 from ..ingestion.ingestor import RemovalResult
 from ..search import SearchResults
 

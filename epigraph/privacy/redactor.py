@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ..errors import ConflictError, InputError
 from ..graph.model import Episode, content_hash
 from ..graph.placeholders import PLACEHOLDER, placeholder, placeholders_in, unnumbered
-from ..graph.store import RedactionVault, VaultEntry
+from ..graph.store import VaultEntry
+from ..graph.store_roles import RedactionVault
 from .detectors import Span, find
 from .policy import Redaction
 from .vault import Sealer, VaultKey, vault_id

@@ -25,7 +25,8 @@ from ..graph.corrections import CORRECTION_PREFIX, Correction, CorrectionOp
 from ..graph.decisions import DecisionRecord, Step
 from ..graph.model import Entity, Episode, Fact, normalize_name
 from ..graph.roles import optional
-from ..graph.store import CorrectionReads, DecisionReads, GraphReads
+from ..graph.store import CorrectionReads, GraphReads
+from ..graph.store_roles import DecisionReads
 from ..graph.temporal import EVERYTHING
 from ..present.corrections import describe
 from ..present.explain import Explanation, Link

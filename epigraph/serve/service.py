@@ -21,7 +21,7 @@ from ..facade.group import GroupHandle
 from ..facade.group import reveal as reveal_text
 from ..graph.model import Episode, EpisodeStatus
 from ..graph.roles import optional
-from ..graph.store import Retention
+from ..graph.store_roles import Retention
 from ..present.records import episode_dict
 from ..search import (
     COMBINED,

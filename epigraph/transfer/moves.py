@@ -23,7 +23,8 @@ from ..graph.decisions import DecisionRecord
 from ..graph.derived import community_text
 from ..graph.forgetting import RetentionPolicy
 from ..graph.model import Entity, Episode, Fact, Mention, check_group_id, utc_now
-from ..graph.store import GroupDump, OwedSummaries, TransferStore, WholeGroups
+from ..graph.store import GroupDump, OwedSummaries, TransferStore
+from ..graph.store_roles import WholeGroups
 from .format import KINDS, Dump, Embedding, end_line, header, kind_of, record_line
 
 T = TypeVar("T", Episode, Entity, Fact, Mention, RetentionPolicy, DecisionRecord)

@@ -28,7 +28,8 @@ import epigraph
 from epigraph import KnowledgeGraph, RecordOptions
 from epigraph.config import Settings
 from epigraph.errors import EntityNotFound, FactNotFound
-from epigraph.graph.store import DecisionReads, GraphStore
+from epigraph.graph.store import GraphStore
+from epigraph.graph.store_roles import DecisionReads
 from epigraph.pipeline.options import IngestOptions
 from epigraph.serve import create_app
 from epigraph.testing import HashEmbedder

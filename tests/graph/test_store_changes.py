@@ -21,7 +21,8 @@ import pytest
 from epigraph import KnowledgeGraph
 from epigraph.errors import InputError
 from epigraph.graph.changes import ChangeKind, Window
-from epigraph.graph.store import ChangeReads, GraphStore
+from epigraph.graph.store import GraphStore
+from epigraph.graph.store_roles import ChangeReads
 from epigraph.pipeline.options import IngestOptions
 from epigraph.present.changes import ChangeList
 from epigraph.testing import HashEmbedder
@@ -125,7 +126,6 @@ async def scripted(store: GraphStore, group: str) -> Scripted:
     assert forgot.applied and forgot.counts["facts"] == 1
     clock.now = at("2025-04-01")
     return Scripted(kg, names)
-
 
 
 def names_of(names: dict[str, str]) -> dict[str, str]:

@@ -26,7 +26,7 @@ import pytest
 
 import epigraph
 from epigraph.errors import StoreRoleMissing
-from epigraph.graph import roles, store, store_records
+from epigraph.graph import roles, store, store_records, store_roles
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.neo4j import Neo4jStore
 from epigraph.ingestion.pacing import Priority, paced
@@ -36,7 +36,7 @@ STORES = (EmbeddedStore, Neo4jStore)
 MAX_METHODS = 25
 OWNERS_OWN = {"setup", "close"}
 """What ``GraphStore`` (the core) declares beside its roles: the owner opens and closes the store."""
-STORE_MODULES = (store, store_records)
+STORE_MODULES = (store, store_records, store_roles)
 
 
 def protocols_in(module: ModuleType) -> list[type]:

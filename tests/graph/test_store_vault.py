@@ -10,14 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
-from epigraph.graph.store import (
-    GraphStore,
-    RedactionVault,
-    VaultEntry,
-    VaultHeader,
-    WholeGroups,
-    reserved_digest,
-)
+from epigraph.graph.store import GraphStore, VaultEntry, VaultHeader, reserved_digest
+from epigraph.graph.store_roles import RedactionVault, WholeGroups
 
 
 def vault_of(store: GraphStore) -> RedactionVault:
