@@ -15,6 +15,7 @@ import neo4j
 
 from ..store import Claim
 from . import cypher as q
+from .connection import Connection
 
 
 async def claim_tx(
@@ -33,3 +34,17 @@ async def release_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uuid: str
     key = {"group_id": group_id, "uuid": uuid}
     await (await tx.run(q.LOCK_EPISODE, key)).consume()
     await (await tx.run(q.RELEASE_EPISODE, {**key, "owner": owner})).consume()
+
+
+async def claim(conn: Connection, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
+    async def work(tx: neo4j.AsyncManagedTransaction) -> Claim | None:
+        return await claim_tx(tx, group_id, uuid, owner, seconds)
+
+    return await conn.write(work, what="claim_episode")
+
+
+async def release(conn: Connection, group_id: str, uuid: str, owner: str) -> None:
+    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await release_tx(tx, group_id, uuid, owner)
+
+    await conn.write(work, what="release_episode")

@@ -4,6 +4,8 @@ Inside it: take the group's lock (``cypher.LOCK_GROUP``: no episode write, delet
 of the group runs meanwhile), read what the precondition needs (``graph.corrections.conflict``), refuse a
 stale correction before writing anything, then write the ``after`` records and added mentions
 (``writing.write_rows``), remove mentions, delete facts, then entities, and create the correction's node.
+``Neo4jStore``'s corrections delegate here: :func:`apply_correction` (after ``Correction.check``), the
+listing and the read of one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from ..corrections import Correction, Lookups, StoredState, conflict, stored_sta
 from . import convert
 from . import cypher as q
 from . import cypher_edit as qe
-from .writing import rows_of, write_rows
+from .connection import Connection
+from .writing import check_record_dims, rows_of, write_rows
 
 
 async def records(tx: neo4j.AsyncManagedTransaction, statement: str, params: dict[str, Any]) -> list[Any]:
@@ -67,3 +70,25 @@ async def _stored_state(tx: neo4j.AsyncManagedTransaction, group_id: str, lookup
         (convert.mention_from(group_id, r) for r in mentions),
         ((r["entity_uuid"], r["uuid"]) for r in touching),
     )
+
+
+async def apply_correction(conn: Connection, correction: Correction, dim: int | None) -> None:
+    """The checked ``correction`` applied in one write transaction (``dim``: the graph's embeddings)."""
+    check_record_dims([], correction.after.entities, correction.after.facts, dim)
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await apply_correction_tx(tx, correction)
+
+    await conn.write(work, what=f"apply_correction {correction.uuid}")
+
+
+async def corrections(conn: Connection, group_id: str, subject: str | None, limit: int) -> list[Correction]:
+    if limit <= 0:
+        return []
+    params = {"group_id": group_id, "subject": subject, "limit": limit}
+    return [convert.correction_from(r["record"]) for r in await conn.read(qe.CORRECTIONS, params)]
+
+
+async def get_correction(conn: Connection, group_id: str, uuid: str) -> Correction | None:
+    records = await conn.read(qe.GET_CORRECTION, {"group_id": group_id, "uuid": uuid})
+    return convert.correction_from(records[0]["record"]) if records else None

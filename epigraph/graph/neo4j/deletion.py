@@ -30,6 +30,7 @@ from . import cypher as q
 from . import cypher_decisions as qdec
 from . import cypher_deletion as qdel
 from . import lucene
+from .connection import Connection
 
 
 async def _records(tx: neo4j.AsyncManagedTransaction, statement: str, params: dict[str, Any]) -> list[Any]:
@@ -73,3 +74,10 @@ async def delete_episode_tx(tx: neo4j.AsyncManagedTransaction, group_id: str, uu
         removed_entities=sorted(removed_entities),
         touched_entities=sorted(touched - removed_entities),
     )
+
+
+async def delete_episode(conn: Connection, group_id: str, uuid: str) -> DeletionResult:
+    async def work(tx: neo4j.AsyncManagedTransaction) -> DeletionResult:
+        return await delete_episode_tx(tx, group_id, uuid)
+
+    return await conn.write(work, what="delete_episode")

@@ -171,3 +171,8 @@ async def save_conversation_summary(conn: Connection, summary: ConversationSumma
     except _Conflict:
         return False
     return True
+
+
+async def owed_summaries(conn: Connection, group_id: str) -> list[str]:
+    found = await conn.read(q.OWED_SUMMARIES, {"group_id": group_id}, what="owed_summaries")
+    return [str(record["uuid"]) for record in found]

@@ -5,6 +5,8 @@ and a dump sees the forgetting whole or not at all), reads the group as a dump d
 over it (``graph.forget_plan``), refuses a plan that is not the preview's, and writes it. Neo4j keeps
 no copy a query can reach of a deleted or overwritten property; its transaction logs and store files
 keep the old bytes until Neo4j rotates and reuses them (see docs/decisions/2026-12-01-forgetting.md).
+The audit records' and the retention policies' reads and writes are here too (``Neo4jStore``'s
+``forgettings``, ``retention_policies``, ``set_retention``, ``clear_retention``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from . import cypher_derived as qd
 from . import cypher_edit as qe
 from . import cypher_forget as qf
 from . import cypher_vault as qv
+from .connection import Connection
 from .corrections import create_corrections, records
 from .writing import rows_of, write_rows
 
@@ -120,3 +123,27 @@ def policy_from(row: Any) -> RetentionPolicy:
     return RetentionPolicy(
         group_id=row["group_id"], days=row["days"], updated_at=convert.from_micros(row["updated_at"])
     )
+
+
+async def forgettings(conn: Connection, group_id: str, limit: int = 100) -> list[ForgetRecord]:
+    if limit <= 0:
+        return []
+    params = {"group_id": group_id, "limit": limit}
+    return [record_from(row) for row in await conn.read(qf.FORGETTINGS_NEWEST, params, what="forgettings")]
+
+
+async def retention_policies(conn: Connection, group_id: str | None = None) -> list[RetentionPolicy]:
+    rows = await conn.read(qf.RETENTION, {"group_id": group_id}, what="retention_policies")
+    return [policy_from(row) for row in rows]
+
+
+async def set_retention(conn: Connection, policy: RetentionPolicy) -> None:
+    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await set_retention_tx(tx, policy)
+
+    await conn.write(work, what="set_retention")
+
+
+async def clear_retention(conn: Connection, group_id: str) -> bool:
+    rows = await conn.run_write(qf.CLEAR_RETENTION, {"group_id": group_id}, what="clear_retention")
+    return bool(rows and rows[0]["cleared"])

@@ -6,7 +6,8 @@ halfway through it. So a dump first takes its groups' locks (``cypher_edit.LOCK_
 transaction held while the caller reads) and every transaction that changes a group's graph takes the
 same lock first (``cypher.LOCK_GROUP``): the dump sees each write whole or not at all, and the group's
 writers wait until the dump is read (searches do not). Loads and deletions are one write transaction
-each, under the group's lock.
+each, under the group's lock. ``Neo4jStore``'s whole-group methods delegate here (``load_group`` after
+``GroupDump.check``).
 """
 
 from __future__ import annotations
@@ -114,3 +115,25 @@ async def delete_group_tx(
     for statement in qe.DELETE_GROUP:
         await records(tx, statement, key)
     return convert.stats_from(held)
+
+
+async def group_ids(conn: Connection) -> list[str]:
+    return [r["g"] for r in await conn.read(qe.GROUPS, what="groups")]
+
+
+async def load_group(conn: Connection, dump: GroupDump, dim: int | None) -> None:
+    """The checked ``dump`` written in one transaction (``dim``: the graph's embeddings)."""
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        await load_group_tx(tx, dump, dim)
+
+    await conn.write(work, what=f"load_group {dump.group_id}")
+
+
+async def delete_group(conn: Connection, group_id: str, params: dict[str, Any]) -> StoreStats:
+    """Every record of the group deleted in one transaction (``params``: ``fact_params(ANY_FACT)``)."""
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> StoreStats:
+        return await delete_group_tx(tx, group_id, params)
+
+    return await conn.write(work, what=f"delete_group {group_id}")

@@ -9,15 +9,16 @@ as auto-commit ``session.run`` (one round trip) and exactly one ``execute_write`
 
 Storage encoding: see ``convert`` (native DATETIME values, LIST<FLOAT> embeddings, JSON attributes) and
 ``cypher`` (graph layout, every statement). The episode write: ``writing``. Search policy: ``search``;
-a filter's parameters: ``filters``; lookups of several statements: ``lookups``.
-Schema: ``schema``.
+a filter's parameters: ``filters``; lookups of several statements: ``lookups``. Schema: ``schema``.
+The methods' bodies live in the helper modules, the connection passed in: ``reads`` (episodes, facts,
+mentions, the six searches, stats), ``claims``, ``deletion``, ``derived``, ``corrections``, ``changes``,
+``decisions``, ``groups``, ``vault`` and ``forgetting``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from datetime import datetime
-from typing import TypeVar
 
 import neo4j
 
@@ -26,9 +27,8 @@ from ..changes import ChangeRecords, Window
 from ..corrections import Correction
 from ..decisions import DecisionRecord
 from ..derived import Community, ConversationSummary
-from ..entity_time import bounded
 from ..forgetting import ForgetOutcome, ForgetRecord, ForgetRequest, RetentionPolicy
-from ..model import Entity, Episode, EpisodeStatus, Fact, Mention, to_utc
+from ..model import Entity, Episode, EpisodeStatus, Fact, Mention
 from ..store import (
     ALL_OF_CHAIN,
     ANY_ENTITY,
@@ -53,39 +53,22 @@ from . import changes as change_reads
 from . import (
     claims,
     convert,
+    corrections,
     decisions,
+    deletion,
     derived,
     entity_time,
     forgetting,
     groups,
     lookups,
+    reads,
     schema,
-    search,
     vault,
     writing,
 )
 from . import cypher as q
-from . import cypher_edit as qe
-from . import cypher_entity_time as qt
-from . import cypher_forget as qf
-from . import cypher_search as qs
-from . import cypher_vault as qv
 from .connection import Connection
-from .corrections import apply_correction_tx
-from .deletion import delete_episode_tx
-from .filters import episode_params, fact_params, narrowings
-
-T = TypeVar("T", Entity, Fact)
-
-
-def _unique(values: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def _in_order(items: list[T], uuids: Sequence[str]) -> list[T]:
-    """``items`` in the order of ``uuids`` (first occurrence); missing ones skipped."""
-    by_uuid = {item.uuid: item for item in items}
-    return [by_uuid[u] for u in _unique(uuids) if u in by_uuid]
+from .filters import fact_params
 
 
 class Neo4jStore:
@@ -152,8 +135,7 @@ class Neo4jStore:
         await self._conn.run_write(q.UPSERT_EPISODES, {"rows": {"episodes": rows}}, what="save_episode")
 
     async def get_episode(self, group_id: str, uuid: str) -> Episode | None:
-        records = await self._conn.read(q.GET_EPISODE, {"group_id": group_id, "uuid": uuid})
-        return convert.episode_from(records[0]["ep"]) if records else None
+        return await reads.get_episode(self._conn, group_id, uuid)
 
     async def episodes(
         self,
@@ -165,54 +147,35 @@ class Neo4jStore:
         limit: int = 100,
         newest_first: bool = True,
     ) -> list[Episode]:
-        if limit <= 0:
-            return []
-        params = {
-            "group_id": group_id,
-            "since": None if since is None else to_utc(since),
-            "until": None if until is None else to_utc(until),
-            "status": None if status is None else EpisodeStatus(status).value,
-            "limit": limit,
-        }
-        statement = q.EPISODES_NEWEST if newest_first else q.EPISODES_OLDEST
-        return [convert.episode_from(r["ep"]) for r in await self._conn.read(statement, params)]
+        return await reads.episodes(
+            self._conn,
+            group_id,
+            since=since,
+            until=until,
+            status=status,
+            limit=limit,
+            newest_first=newest_first,
+        )
 
     async def episodes_mentioning(
         self, group_id: str, entity_uuid: str, limit: int = 100, time: TimeFilter = CURRENT
     ) -> list[Episode]:
-        if limit <= 0:
-            return []
-        params = {"group_id": group_id, "entity_uuid": entity_uuid, "limit": limit, **episode_params(time)}
-        return [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_MENTIONING, params)]
+        return await reads.episodes_mentioning(self._conn, group_id, entity_uuid, limit, time)
 
     async def episodes_around(
         self, group_id: str, uuids: Sequence[str], window: int = 1, time: TimeFilter = CURRENT
     ) -> list[Episode]:
-        if not uuids or window <= 0:
-            return []
-        params = {"group_id": group_id, "uuids": list(dict.fromkeys(uuids)), "window": window}
-        params.update(episode_params(time))
-        found = [convert.episode_from(r["ep"]) for r in await self._conn.read(q.EPISODES_AROUND, params)]
-        return sorted(found, key=lambda e: (e.reference_time, e.created_at, e.uuid))
+        return await reads.episodes_around(self._conn, group_id, uuids, window, time)
 
     async def delete_episode(self, group_id: str, uuid: str) -> DeletionResult:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> DeletionResult:
-            return await delete_episode_tx(tx, group_id, uuid)
-
-        return await self._conn.write(work, what="delete_episode")
+        return await deletion.delete_episode(self._conn, group_id, uuid)
 
     # --- claims ------------------------------------------------------------------------------------------
     async def claim_episode(self, group_id: str, uuid: str, owner: str, seconds: float) -> Claim | None:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> Claim | None:
-            return await claims.claim_tx(tx, group_id, uuid, owner, seconds)
-
-        return await self._conn.write(work, what="claim_episode")
+        return await claims.claim(self._conn, group_id, uuid, owner, seconds)
 
     async def release_episode(self, group_id: str, uuid: str, owner: str) -> None:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await claims.release_tx(tx, group_id, uuid, owner)
-
-        await self._conn.write(work, what="release_episode")
+        await claims.release(self._conn, group_id, uuid, owner)
 
     # --- the atomic write ----------------------------------------------------------------------------------
     async def write_episode(self, write: EpisodeWrite) -> bool:
@@ -230,10 +193,7 @@ class Neo4jStore:
         return await lookups.get_entities(self._conn, group_id, uuids, time)
 
     async def get_facts(self, group_id: str, uuids: Sequence[str]) -> list[Fact]:
-        if not uuids:
-            return []
-        records = await self._conn.read(q.GET_FACTS, {"group_id": group_id, "uuids": _unique(uuids)})
-        return _in_order([convert.fact_from(r["fact"]) for r in records], uuids)
+        return await reads.get_facts(self._conn, group_id, uuids)
 
     async def entities_by_names(
         self, group_id: str, names: Sequence[str], time: TimeFilter = CURRENT
@@ -244,16 +204,12 @@ class Neo4jStore:
     async def facts_between(
         self, group_id: str, a_uuid: str, b_uuid: str, flt: FactFilter = ANY_FACT
     ) -> list[Fact]:
-        params = {"group_id": group_id, "a": a_uuid, "b": b_uuid, **fact_params(flt)}
-        return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_BETWEEN, params)]
+        return await reads.facts_between(self._conn, group_id, a_uuid, b_uuid, flt)
 
     async def facts_around(
         self, group_id: str, entity_uuids: Sequence[str], flt: FactFilter = ANY_FACT, limit: int = 200
     ) -> list[Fact]:
-        if not entity_uuids or limit <= 0:
-            return []
-        params = {"group_id": group_id, "uuids": _unique(entity_uuids), "limit": limit, **fact_params(flt)}
-        return [convert.fact_from(r["fact"]) for r in await self._conn.read(q.FACTS_AROUND, params)]
+        return await reads.facts_around(self._conn, group_id, entity_uuids, flt, limit)
 
     async def neighbours(
         self, group_id: str, entity_uuids: Sequence[str], depth: int = 1, flt: FactFilter = ANY_FACT
@@ -264,46 +220,23 @@ class Neo4jStore:
         self, group_id: str, entity_uuids: Sequence[str], time: TimeFilter = CURRENT
     ) -> dict[str, int]:
         """Every requested uuid is a key (0 when never mentioned or unknown)."""
-        counts = dict.fromkeys(entity_uuids, 0)
-        if not counts:
-            return counts
-        if bounded(time):
-            return await entity_time.mention_counts(self._conn, group_id, list(counts), time)
-        params = {"group_id": group_id, "uuids": list(counts)}
-        counts.update({r["uuid"]: int(r["n"]) for r in await self._conn.read(q.MENTION_COUNTS, params)})
-        return counts
+        return await reads.mention_counts(self._conn, group_id, entity_uuids, time)
 
     # --- search ------------------------------------------------------------------------------------------
     async def search_entities_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: EntityFilter = ANY_ENTITY
     ) -> list[Hit[Entity]]:
-        pairs = await search.fulltext(
-            self._conn, qt.SEARCH_ENTITIES_TEXT, index=q.ENTITY_TEXT_INDEX, fields=q.ENTITY_TEXT_FIELDS,
-            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
-            params=entity_time.search_params(flt),
-        )  # fmt: skip
-        hits = [Hit(convert.entity_from(item), score) for item, score in pairs]
-        return await entity_time.hits_as_of(self._conn, hits, flt.time)
+        return await reads.search_entities_text(self._conn, group_ids, query, limit, flt)
 
     async def search_facts_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
-        pairs = await search.fulltext(
-            self._conn, qs.SEARCH_FACTS_TEXT, index=q.FACT_TEXT_INDEX, fields=q.FACT_TEXT_FIELDS,
-            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["props"]["uuid"],
-            params=fact_params(flt),
-        )  # fmt: skip
-        return [Hit(convert.fact_from(item), score) for item, score in pairs]
+        return await reads.search_facts_text(self._conn, group_ids, query, limit, flt)
 
     async def search_episodes_text(
         self, group_ids: Sequence[str], query: str, limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
-        pairs = await search.fulltext(
-            self._conn, qs.SEARCH_EPISODES_TEXT, index=q.EPISODE_TEXT_INDEX, fields=q.EPISODE_TEXT_FIELDS,
-            group_ids=group_ids, text=query, limit=limit, uuid_of=lambda item: item["uuid"],
-            params=episode_params(time),
-        )  # fmt: skip
-        return [Hit(convert.episode_from(item), score) for item, score in pairs]
+        return await reads.search_episodes_text(self._conn, group_ids, query, limit, time)
 
     async def search_entities_vector(
         self,
@@ -312,42 +245,32 @@ class Neo4jStore:
         limit: int = 10,
         flt: EntityFilter = ANY_ENTITY,
     ) -> list[Hit[Entity]]:
-        pairs = await search.vector(
-            self._conn, qt.SEARCH_ENTITIES_VECTOR, qt.SCAN_ENTITIES_VECTOR, index=q.ENTITY_VECTOR_INDEX,
-            index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX), group_ids=group_ids, query=vector,
-            limit=limit, embedding_of=lambda item: item["name_embedding"], uuid_of=lambda item: item["uuid"],
-            params=entity_time.search_params(flt),
-        )  # fmt: skip
-        hits = [Hit(convert.entity_from(item), score) for item, score in pairs]
-        return await entity_time.hits_as_of(self._conn, hits, flt.time)
+        return await reads.search_entities_vector(
+            self._conn, group_ids, vector, limit, flt, index_dim=await self._index_dim(q.ENTITY_VECTOR_INDEX)
+        )
 
     async def search_facts_vector(
         self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, flt: FactFilter = ANY_FACT
     ) -> list[Hit[Fact]]:
-        pairs = await search.vector(
-            self._conn, qs.SEARCH_FACTS_VECTOR, qs.SCAN_FACTS_VECTOR, index=q.FACT_VECTOR_INDEX,
-            index_dim=await self._index_dim(q.FACT_VECTOR_INDEX), group_ids=group_ids, query=vector,
-            limit=limit, embedding_of=lambda item: item["props"]["text_embedding"],
-            uuid_of=lambda item: item["props"]["uuid"], params=fact_params(flt),
-            narrowings=narrowings(flt.time),
-        )  # fmt: skip
-        return [Hit(convert.fact_from(item), score) for item, score in pairs]
+        return await reads.search_facts_vector(
+            self._conn, group_ids, vector, limit, flt, index_dim=await self._index_dim(q.FACT_VECTOR_INDEX)
+        )
 
     async def search_episodes_vector(
         self, group_ids: Sequence[str], vector: Sequence[float], limit: int = 10, time: TimeFilter = CURRENT
     ) -> list[Hit[Episode]]:
         """Episodes by cosine of ``content_embedding`` (episodes without one are not candidates)."""
-        pairs = await search.vector(
-            self._conn, qs.SEARCH_EPISODES_VECTOR, qs.SCAN_EPISODES_VECTOR, index=q.EPISODE_VECTOR_INDEX,
-            index_dim=await self._index_dim(q.EPISODE_VECTOR_INDEX), group_ids=group_ids, query=vector,
-            limit=limit, embedding_of=lambda item: item["content_embedding"],
-            uuid_of=lambda item: item["uuid"], params=episode_params(time),
-        )  # fmt: skip
-        return [Hit(convert.episode_from(item), score) for item, score in pairs]
+        return await reads.search_episodes_vector(
+            self._conn,
+            group_ids,
+            vector,
+            limit,
+            time,
+            index_dim=await self._index_dim(q.EPISODE_VECTOR_INDEX),
+        )
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
-        params = {"group_id": group_id, **fact_params(ANY_FACT)}
-        return convert.stats_from((await self._conn.read(q.STATS, params, what="stats"))[0])
+        return await reads.stats(self._conn, group_id)
 
     # --- derived records (see derived) ---------------------------------------------------------------
     async def fact_endpoints(self, group_id: str, flt: FactFilter = ANY_FACT) -> list[tuple[str, str]]:
@@ -363,8 +286,7 @@ class Neo4jStore:
         return await derived.chains(self._conn, group_id)
 
     async def owed_summaries(self, group_id: str) -> list[str]:
-        found = await self._conn.read(q.OWED_SUMMARIES, {"group_id": group_id}, what="owed_summaries")
-        return [str(record["uuid"]) for record in found]
+        return await derived.owed_summaries(self._conn, group_id)
 
     async def chain_episodes(self, group_id: str, key: str, read: ChainRead = ALL_OF_CHAIN) -> list[Episode]:
         return await derived.chain_episodes(self._conn, group_id, key, read)
@@ -379,31 +301,19 @@ class Neo4jStore:
 
     # --- corrections by hand -----------------------------------------------------------------------------
     async def apply_correction(self, correction: Correction) -> None:
-        correction.check()
-        writing.check_record_dims([], correction.after.entities, correction.after.facts, await self._dim())
-
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await apply_correction_tx(tx, correction)
-
-        await self._conn.write(work, what=f"apply_correction {correction.uuid}")
+        correction.check()  # before anything is read
+        await corrections.apply_correction(self._conn, correction, await self._dim())
 
     async def corrections(
         self, group_id: str, *, subject: str | None = None, limit: int = 100
     ) -> list[Correction]:
-        if limit <= 0:
-            return []
-        params = {"group_id": group_id, "subject": subject, "limit": limit}
-        return [convert.correction_from(r["record"]) for r in await self._conn.read(qe.CORRECTIONS, params)]
+        return await corrections.corrections(self._conn, group_id, subject, limit)
 
     async def get_correction(self, group_id: str, uuid: str) -> Correction | None:
-        records = await self._conn.read(qe.GET_CORRECTION, {"group_id": group_id, "uuid": uuid})
-        return convert.correction_from(records[0]["record"]) if records else None
+        return await corrections.get_correction(self._conn, group_id, uuid)
 
     async def mentions(self, group_id: str, entity_uuids: Sequence[str]) -> list[Mention]:
-        if not entity_uuids:
-            return []
-        params = {"group_id": group_id, "uuids": _unique(entity_uuids)}
-        return [convert.mention_from(group_id, r) for r in await self._conn.read(qe.MENTIONS_OF, params)]
+        return await reads.mentions(self._conn, group_id, entity_uuids)
 
     # --- what changed -----------------------------------------------------------------------------------
     async def changes(self, group_id: str, window: Window, limit: int = 1000) -> ChangeRecords:
@@ -418,7 +328,7 @@ class Neo4jStore:
 
     # --- whole groups ------------------------------------------------------------------------------------
     async def groups(self) -> list[str]:
-        return [r["g"] for r in await self._conn.read(qe.GROUPS, what="groups")]
+        return await groups.group_ids(self._conn)
 
     async def dump(
         self, group_ids: Sequence[str], *, vectors: bool = False
@@ -428,63 +338,37 @@ class Neo4jStore:
             yield item
 
     async def load_group(self, dump: GroupDump) -> None:
-        dump.check()
-        dim = await self._dim()
+        dump.check()  # before anything is read
+        await groups.load_group(self._conn, dump, await self._dim())
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await groups.load_group_tx(tx, dump, dim)
-
-        await self._conn.write(work, what=f"load_group {dump.group_id}")
-
-    # --- the redaction vault --------------------------------------------------------------------------------
+    # --- the redaction vault (see vault) ------------------------------------------------------------------
     async def vault_header(self, group_id: str, proposed: VaultHeader) -> VaultHeader:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> VaultHeader:
-            return await vault.vault_header_tx(tx, group_id, proposed)
-
-        return await self._conn.write(work, what="vault_header")
+        return await vault.vault_header(self._conn, group_id, proposed)
 
     async def placeholders(self, group_id: str, entries: Sequence[VaultEntry]) -> list[int]:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[int]:
-            return await vault.placeholders_tx(tx, group_id, entries)
-
-        return await self._conn.write(work, what="placeholders")
+        return await vault.placeholders(self._conn, group_id, entries)
 
     async def sealed_values(
         self, group_id: str, refs: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], bytes]:
-        params = {"group_id": group_id, "refs": [[kind, number] for kind, number in refs]}
-        return vault.sealed_from(await self._conn.read(qv.SEALED, params, what="sealed_values"))
+        return await vault.sealed_values(self._conn, group_id, refs)
 
     async def read_vault_header(self, group_id: str) -> VaultHeader | None:
-        rows = await self._conn.read(qv.READ_HEADER, {"group_id": group_id}, what="read_vault_header")
-        return vault.header_of(rows[0]) if rows else None
+        return await vault.read_vault_header(self._conn, group_id)
 
     async def known_placeholders(self, group_id: str, digests: Sequence[bytes]) -> list[int | None]:
-        if not digests:
-            return []
-        params = {"group_id": group_id, "digests": list(digests)}
-        rows = await self._conn.read(qv.KNOWN, params, what="known_placeholders")
-        return [None if row["number"] is None else int(row["number"]) for row in rows]
+        return await vault.known_placeholders(self._conn, group_id, digests)
 
     async def held_placeholders(self, group_id: str) -> list[tuple[str, int]]:
-        rows = await self._conn.read(qv.ROWS, {"group_id": group_id}, what="held_placeholders")
-        return vault.held_from(rows)
+        return await vault.held_placeholders(self._conn, group_id)
 
     async def reserve_placeholders(
         self, group_id: str, refs: Sequence[tuple[str, int]]
     ) -> list[tuple[str, int]]:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[tuple[str, int]]:
-            return await vault.reserve_tx(tx, group_id, refs)
-
-        return await self._conn.write(work, what="reserve_placeholders")
+        return await vault.reserve_placeholders(self._conn, group_id, refs)
 
     async def delete_group(self, group_id: str) -> StoreStats:
-        params = fact_params(ANY_FACT)
-
-        async def work(tx: neo4j.AsyncManagedTransaction) -> StoreStats:
-            return await groups.delete_group_tx(tx, group_id, params)
-
-        return await self._conn.write(work, what=f"delete_group {group_id}")
+        return await groups.delete_group(self._conn, group_id, fact_params(ANY_FACT))
 
     # --- forgetting (see forgetting) --------------------------------------------------------------------
     async def forget(self, request: ForgetRequest) -> ForgetOutcome:
@@ -503,22 +387,13 @@ class Neo4jStore:
         return await self._conn.write(work, what=f"forget in group {request.group_id}")
 
     async def forgettings(self, group_id: str, limit: int = 100) -> list[ForgetRecord]:
-        if limit <= 0:
-            return []
-        params = {"group_id": group_id, "limit": limit}
-        rows = await self._conn.read(qf.FORGETTINGS_NEWEST, params, what="forgettings")
-        return [forgetting.record_from(row) for row in rows]
+        return await forgetting.forgettings(self._conn, group_id, limit)
 
     async def retention_policies(self, group_id: str | None = None) -> list[RetentionPolicy]:
-        rows = await self._conn.read(qf.RETENTION, {"group_id": group_id}, what="retention_policies")
-        return [forgetting.policy_from(row) for row in rows]
+        return await forgetting.retention_policies(self._conn, group_id)
 
     async def set_retention(self, policy: RetentionPolicy) -> None:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await forgetting.set_retention_tx(tx, policy)
-
-        await self._conn.write(work, what="set_retention")
+        await forgetting.set_retention(self._conn, policy)
 
     async def clear_retention(self, group_id: str) -> bool:
-        rows = await self._conn.run_write(qf.CLEAR_RETENTION, {"group_id": group_id}, what="clear_retention")
-        return bool(rows and rows[0]["cleared"])
+        return await forgetting.clear_retention(self._conn, group_id)
