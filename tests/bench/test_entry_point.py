@@ -69,7 +69,10 @@ def test_every_bench_is_a_module_of_its_kind_and_in_the_readme() -> None:
 
 
 def test_the_results_and_the_recordings_are_apart() -> None:
-    """Summaries in results/ (one JSON file a bench), what a run recorded to read again in recorded/."""
-    assert all(p.suffix == ".json" for p in (BENCH / "results").iterdir())
+    """Summaries in results/ (one JSON file a bench, a trial not kept in trials/), what a run recorded
+    to read again in recorded/."""
+    results = BENCH / "results"
+    assert {p.name for p in results.iterdir() if p.is_dir()} <= {"trials"}
+    assert all(p.suffix == ".json" for p in results.rglob("*") if p.is_file())
     assert {p.suffix for p in (BENCH / "recorded").iterdir()} <= {".jsonl"}
     assert sorted(Path(BENCH / "recorded").glob("live.replies.*.jsonl"))
