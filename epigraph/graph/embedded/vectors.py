@@ -218,6 +218,7 @@ class VectorIndex:
         With an approximate index (and not ``exact``), the first blocks are the index's candidates scored
         exactly (:data:`.ann.CANDIDATES` of them, or more when ``latest`` leaves a share of the rows),
         in blocks growing the same way; the blocks after them are exact, without the keys already given.
+        A search that would ask the index for every row is exact (a walk over every node can only miss).
         """
         n = len(self._keys)
         if n == 0:
@@ -233,8 +234,9 @@ class VectorIndex:
         wanted = n if excluded is None else n - int(np.count_nonzero(excluded))
         seen: set[str] = set()
         index = None if exact else self.approximate()
-        if index is not None and wanted >= ann.MIN_SHARE * n:
-            count = min(n, max(first, ann.CANDIDATES) * n // max(wanted, 1))
+        count = max(first, ann.CANDIDATES) * n // max(wanted, 1)
+        if index is not None and wanted >= ann.MIN_SHARE * n and count < n:
+            # (asked for every row, the graph walk can only lose some: brute force is exact and no slower)
             proposed, start, size = self._proposed(index, q, count, excluded), 0, max(1, first)
             while start < len(proposed):
                 block = proposed[start : start + size]
