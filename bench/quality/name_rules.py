@@ -12,7 +12,9 @@ name capitalized: "LGBTQ support group", not the possessor of "Melanie's kids"):
   "acceptance", "happiness") nor a pro-form ("new things", "old one");
 - ``linked``: also a thing holding a fact whose other end is a speaker or a named entity;
 - ``twice``: also a thing the turns mention twice or more (two episodes);
-- ``concrete_or_twice``: ``concrete``, or mentioned twice.
+- ``concrete_or_twice``: ``concrete``, or mentioned twice;
+- ``held``: also a thing holding a fact (any fact: a name with none is a node a reader learns nothing
+  from).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ RULES: dict[str, Rule] = {
     "linked": lambda e, g: g.named(e) or any(g.named(o) for o in g.other_ends(e)),
     "twice": lambda e, g: g.named(e) or g.mentions.get(e.uuid, 0) >= 2,
     "concrete_or_twice": lambda e, g: g.named(e) or concrete(e.name) or g.mentions.get(e.uuid, 0) >= 2,
+    "held": lambda e, g: g.named(e) or bool(g.other_ends(e)),
 }
 
 
