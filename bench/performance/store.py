@@ -9,6 +9,8 @@ intrinsic dimension (like sentence embeddings: ``unit_vectors``). For each store
 - fulltext (BM25) and vector top-10 query latency, p50 and p95 over 200 queries, once the store is at
   rest (``settle_s``: how long Neo4j kept merging index segments after the load, at most 300 s), and
   the vector p50 of 50 queries right after the load, while those merges run;
+- fulltext and vector p50 / p95 as of the middle of the history (``*_as_of_middle_*``: the two
+  halves of the time-travel hybrid search below, apart);
 - the vector p50 of the same 200 queries as of when only the first 200 facts had begun
   (``vector_as_of_early_p50_ms``: a filter that selective defeats an approximate index), and of what
   was known then, when only those had been recorded (``vector_known_at_early_p50_ms``);
@@ -255,6 +257,9 @@ async def bench_store(
     early50, _ = await latencies(early_calls)
     known50, _ = await latencies(known_calls)
     middle = START + timedelta(minutes=size // 2)
+    then = FactFilter(time=TimeFilter(as_of=middle))  # the time-travel search's two halves, apart
+    text_then50, text_then95 = await latencies([functools.partial(c, then) for c in text_calls])
+    vec_then50, vec_then95 = await latencies([functools.partial(c, then) for c in vec_calls])
     asked = Queries(group, texts, drawn, middle)
     hybrids = await searches(store, asked, prefix)
     approximate = await top10(store, asked) if built else []
@@ -270,6 +275,10 @@ async def bench_store(
         prefix + "vector_p95_ms": v95,
         prefix + "vector_as_of_early_p50_ms": early50,
         prefix + "vector_known_at_early_p50_ms": known50,
+        prefix + "fulltext_as_of_middle_p50_ms": text_then50,
+        prefix + "fulltext_as_of_middle_p95_ms": text_then95,
+        prefix + "vector_as_of_middle_p50_ms": vec_then50,
+        prefix + "vector_as_of_middle_p95_ms": vec_then95,
         prefix + "memory_mb": memory_mb(name),
         prefix + "settle_s": settled,
         prefix + "vector_p50_right_after_load_ms": busy50,
