@@ -288,3 +288,43 @@ def test_a_term_index_that_fails_to_catch_up_is_reloaded_not_left_stale(tmp_path
     with db.read():
         assert db.term_index("entities").document_count("bob") == 1
     db.close()
+
+
+def test_a_fact_search_as_of_a_time_ranks_only_the_facts_begun_and_recorded_by_then(tmp_path: Path) -> None:
+    """Tied facts rank the newest first: a search as of an early time would read every later one from
+    SQLite before the first that passes. The term index holds each fact's start key and created_at (set
+    on load and on every patch, an open start never excluded) and leaves the later ones out of the
+    ranking; the store's answer is the same as the SQL filter's."""
+    db = Db(str(tmp_path / "times.db"))
+    day = [datetime(2024, 1, d, tzinfo=UTC) for d in range(1, 8)]
+    alice, paris = Entity(group_id="g", name="Alice"), Entity(group_id="g", name="Paris")
+
+    def said(valid_at: datetime | None, stated_at: datetime | None) -> Fact:
+        return Fact(
+            group_id="g", source_uuid=alice.uuid, target_uuid=paris.uuid, relation="LIVES_IN",
+            text="Alice lives in Paris", valid_at=valid_at, stated_at=stated_at, created_at=day[6],
+        )  # fmt: skip
+
+    first = [said(day[d], day[d]) for d in range(5)] + [said(None, None)]  # the last: an open start
+    episode = Episode(group_id="g", content="x", reference_time=day[0])
+    write_episode(db, EpisodeWrite(episode, [alice, paris], first))
+    with db.read():
+        index = db.term_index("facts")
+        texts = dict(db.conn.execute("SELECT id, uuid FROM facts"))
+
+    def ranked(latest: tuple[int | None, int | None]) -> list[str]:
+        with db.read():
+            blocks = db.term_index("facts").ranked(["live"], 3, ["g"], latest)
+            return [texts[row] for block in blocks for row, _ in block]
+
+    by_day_2 = int(day[1].timestamp() * 1_000_000)
+    assert set(ranked((by_day_2, None))) == {first[0].uuid, first[1].uuid, first[5].uuid}
+    assert len(ranked((None, None))) == 6
+    assert ranked((None, int(day[5].timestamp() * 1_000_000))) == []  # none recorded by day 6
+    later = said(day[1], day[1])  # a patch: its times are set too
+    write_episode(db, EpisodeWrite(Episode(group_id="g", content="y", reference_time=day[1]), [], [later]))
+    with db.read():
+        texts = dict(db.conn.execute("SELECT id, uuid FROM facts"))
+        assert db.term_index("facts") is index  # patched, not loaded again
+    assert set(ranked((by_day_2, None))) == {first[0].uuid, first[1].uuid, first[5].uuid, later.uuid}
+    db.close()

@@ -20,7 +20,7 @@ from .ann import EXACT_BELOW, Ann
 from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
-from .vectors import Kind, Times, VectorCache, VectorIndex
+from .vectors import UNBOUNDED, Kind, Times, VectorCache, VectorIndex
 
 _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episodes": "episode_vectors"}
 
@@ -183,12 +183,26 @@ class Db:
             present = self._rows_by_group(table)
             index = TermIndex(fts.WEIGHTS[table])
             index.replace(None, present, fts.index_tokens(self.conn, table))
+            self._term_times(table, index, None)
         elif changed:
             index.replace(
                 changed, self._rows_by_group(table, changed), fts.row_tokens(self.conn, table, changed)
             )
+            self._term_times(table, index, changed)
         self._terms[table] = index
         return index
+
+    def _term_times(self, table: str, index: TermIndex, among: Iterable[int] | None) -> None:
+        """Facts: each row's start key and created_at (the vector index's times), which searches as of a
+        time, or of what was known then, bound in the term index before reading any row."""
+        if table != "facts":
+            return
+        where, params = ("", ()) if among is None else (f" WHERE id IN {IN_LIST}", (as_json(list(among)),))
+        sql = f"SELECT id, start_key, created_at FROM facts{where}"
+        found = [(i, UNBOUNDED if b is None else b, c) for i, b, c in self.conn.execute(sql, params)]
+        if found:
+            rows = np.array(found, dtype=np.int64)
+            index.set_times(rows[:, 0], rows[:, 1:])
 
     def _rows_by_group(self, table: str, among: Iterable[int] | None = None) -> dict[str, np.ndarray]:
         """The ids of ``table``'s rows (``among`` those, if given) by group id (one SQL row per group)."""

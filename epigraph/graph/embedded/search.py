@@ -61,7 +61,8 @@ def search_entities_text(
 def search_facts_text(
     db: Db, group_ids: Sequence[str], query: str, limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"))
+    latest = (to_us_or_none(latest_start(flt.time, now)), to_us_or_none(latest_creation(flt.time, now)))
+    return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"), latest)
 
 
 def search_episodes_text(
@@ -94,10 +95,12 @@ def _hits(spec: _Spec[T], candidates: list[Candidate]) -> list[Hit[T]]:
 
 
 def _text_search(
-    db: Db, spec: _Spec[T], query: str, limit: int, group_ids: Sequence[str], condition: tuple[str, list[Any]]
-) -> list[Hit[T]]:
+    db: Db, spec: _Spec[T], query: str, limit: int, group_ids: Sequence[str],
+    condition: tuple[str, list[Any]], latest: Times = NO_TIMES,
+) -> list[Hit[T]]:  # fmt: skip
     """BM25 hits for ``query``'s words in the groups among rows passing ``condition``, best first
-    (ranking rules: ``terms``)."""
+    (ranking rules: ``terms``); ``latest`` (facts only, as in :func:`_vector_search`) leaves the rows
+    begun or recorded later out of the ranking."""
     words = query_words(query)
     if not words or limit <= 0 or not group_ids:
         return []
@@ -106,7 +109,7 @@ def _text_search(
     with db.read() as conn:
         index = db.term_index(spec.table.name)
         tokens = db.stemmer.tokens(conn, words)
-        for block in index.ranked(tokens, limit, group_ids):  # groups are masked already: few misses
+        for block in index.ranked(tokens, limit, group_ids, latest):  # groups masked already: few misses
             rows = _in_scope(conn, spec, "id", [rowid for rowid, _ in block], scope)
             found += [(rows[i][0], score, rows[i]) for i, score in block if i in rows]
             if len(found) >= limit:

@@ -12,6 +12,11 @@ ranked row costs more on top, so a query over common words either ranked a bound
 passes over them, and each term's scores are kept until the index next changes: every matching row is
 ranked (figures: docs/decisions/2026-11-24-embedded-store.md).
 
+A row may carry two times (facts: their ``start_key`` and ``created_at``, as the vector index holds them,
+``vectors.Times``): a search as of a time, or of what was known then, leaves the rows begun or recorded
+later out of its ranking, before any of them is read from SQLite (ties rank the newest row first, so
+without it a search as of the middle of a long history read every tied row after that time first).
+
 Rows change by generation: replacing or removing a row bumps its generation, and its old postings
 (tagged with the old one) stop counting; they are dropped the next time their term is ranked. The
 store feeds changes after COMMIT only (``Db.term_index``), so a ranking never sees an uncommitted row.
@@ -25,6 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .vectors import NO_TIMES, UNBOUNDED, Times
 
 K1 = 1.2
 B = 0.75
@@ -74,6 +81,7 @@ class TermIndex:
         self._present = np.zeros(0, dtype=bool)
         self._gen = np.zeros(0, dtype=np.int64)
         self._group = np.zeros(0, dtype=np.int32)  # group code per row id (``_codes``)
+        self._times = np.full((0, 2), UNBOUNDED, dtype=np.int64)  # per row id: ``set_times``
         self._codes: dict[str, int] = {}
         self._total = np.zeros(0, dtype=np.float64)  # scratch of ``_scores``, all zero between calls
         self._rows = 0
@@ -98,6 +106,7 @@ class TermIndex:
         self._rows -= len(old)
         self._tokens -= float(self._length[old].sum())
         self._gen[changed] += 1
+        self._times[changed] = UNBOUNDED
         self._length[changed] = 0.0
         self._present[changed] = False
         self._present[kept] = True
@@ -108,6 +117,12 @@ class TermIndex:
         self._tokens += float(lengths.sum())
         self._add_postings(tokens, rows)
         self._version += 1
+
+    def set_times(self, rows: np.ndarray, times: np.ndarray) -> None:
+        """The times (epoch microseconds, ``UNBOUNDED`` for none; one row of two per id) of present
+        ``rows``, which :meth:`ranked`'s ``latest`` bounds; set again after each :meth:`replace` of them."""
+        self._grow(int(rows.max(initial=-1)) + 1)
+        self._times[rows] = times
 
     def _code(self, group_id: str) -> int:
         return self._codes.setdefault(group_id, len(self._codes))
@@ -141,6 +156,7 @@ class TermIndex:
         self._present = np.concatenate([self._present, np.zeros(more, dtype=bool)])
         self._gen = np.concatenate([self._gen, np.zeros(more, dtype=np.int64)])
         self._group = np.concatenate([self._group, np.zeros(more, dtype=np.int32)])
+        self._times = np.concatenate([self._times, np.full((more, 2), UNBOUNDED, dtype=np.int64)])
         self._total = np.zeros(have + more, dtype=np.float64)
 
     # --- ranking ------------------------------------------------------------------------------------
@@ -150,11 +166,16 @@ class TermIndex:
         return 0 if postings is None else len(postings.rows)
 
     def ranked(
-        self, terms: Sequence[str], first: int, groups: Iterable[str]
+        self,
+        terms: Sequence[str],
+        first: int,
+        groups: Iterable[str],
+        latest: Times = NO_TIMES,
     ) -> Iterator[list[tuple[int, float]]]:
         """The rows of ``groups`` holding one of ``terms`` (stemmed tokens) with their BM25 scores over
         them, best first (ties: newest row first), in blocks: ``first`` rows, then four times more each
-        time. Statistics (row count, lengths, document counts) are those of the whole index, as FTS5's.
+        time; only the rows whose times (:meth:`set_times`) are each no later than ``latest``'s (``None``:
+        any). Statistics (row count, lengths, document counts) are those of the whole index, as FTS5's.
 
         Terms found in no row are ignored; very common ones (``COMMON_SHARE``) too while a rarer one
         remains.
@@ -169,6 +190,10 @@ class TermIndex:
         if len(self._codes) > 1:
             mine = np.isin(self._group[rows], codes)
             rows, scores = rows[mine], scores[mine]
+        for column, bound in enumerate(latest):
+            if bound is not None:
+                begun = self._times[rows, column] <= bound
+                rows, scores = rows[begun], scores[begun]
         lo, hi = 0, max(1, first)
         while lo < len(rows):
             block = _best(rows, scores, hi)[lo:]
