@@ -20,11 +20,14 @@ from epigraph.errors import StoreError
 from epigraph.graph.embedded import EmbeddedStore
 from epigraph.graph.embedded.db import Db
 from epigraph.graph.embedded.fts import WEIGHTS, Stemmer, index_tokens, row_tokens
+from epigraph.graph.embedded.reads import fact_clause
 from epigraph.graph.embedded.schema import FTS_TABLES, TOKENIZER
+from epigraph.graph.embedded.search import search_facts_text
 from epigraph.graph.embedded.terms import COLUMN_BITS, COMMON_MIN_ROWS, COMMON_SHARE, TermIndex, Tokens
 from epigraph.graph.embedded.writes import write_episode
 from epigraph.graph.model import Entity, Episode, Fact
-from epigraph.graph.store import EpisodeWrite
+from epigraph.graph.store import EpisodeWrite, FactFilter
+from epigraph.graph.temporal import TimeFilter
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "lives", "living", "in"]
 
@@ -327,4 +330,12 @@ def test_a_fact_search_as_of_a_time_ranks_only_the_facts_begun_and_recorded_by_t
         texts = dict(db.conn.execute("SELECT id, uuid FROM facts"))
         assert db.term_index("facts") is index  # patched, not loaded again
     assert set(ranked((by_day_2, None))) == {first[0].uuid, first[1].uuid, first[5].uuid, later.uuid}
+    assert len(ranked((None, int(day[6].timestamp() * 1_000_000)))) == 7  # a bound no row passes: all
+
+    as_of = FactFilter(time=TimeFilter(as_of=day[1]))
+    found = {hit.item.uuid for hit in search_facts_text(db, ["g"], "lives", 10, as_of, day[6])}
+    where, params = fact_clause(as_of, day[6], "x")
+    with db.read() as conn:
+        wanted = {uuid for (uuid,) in conn.execute(f"SELECT x.uuid FROM facts AS x WHERE {where}", params)}
+    assert found == wanted and later.uuid in found
     db.close()

@@ -197,7 +197,7 @@ class Db:
         time, or of what was known then, bound in the term index before reading any row."""
         if table != "facts":
             return
-        where, params = ("", ()) if among is None else (f" WHERE id IN {IN_LIST}", (as_json(list(among)),))
+        where, params = _ids_among(among)
         sql = f"SELECT id, start_key, created_at FROM facts{where}"
         found = [(i, UNBOUNDED if b is None else b, c) for i, b, c in self.conn.execute(sql, params)]
         if found:
@@ -206,7 +206,7 @@ class Db:
 
     def _rows_by_group(self, table: str, among: Iterable[int] | None = None) -> dict[str, np.ndarray]:
         """The ids of ``table``'s rows (``among`` those, if given) by group id (one SQL row per group)."""
-        where, params = ("", ()) if among is None else (f" WHERE id IN {IN_LIST}", (as_json(list(among)),))
+        where, params = _ids_among(among)
         sql = f"SELECT group_id, group_concat(id) FROM {table}{where} GROUP BY group_id"
         return {g: np.fromstring(ids, dtype=np.int64, sep=",") for g, ids in self.conn.execute(sql, params)}
 
@@ -221,3 +221,8 @@ def _has_vectors(conn: sqlite3.Connection) -> bool:
     query = "SELECT " + " OR ".join(f"EXISTS (SELECT 1 FROM {table})" for table in _VECTOR_TABLE.values())
     row: Any = conn.execute(query).fetchone()
     return bool(row[0])
+
+
+def _ids_among(among: Iterable[int] | None) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` clause keeping the rows ``among`` those ids (none: every row) and its parameters."""
+    return ("", ()) if among is None else (f" WHERE id IN {IN_LIST}", (as_json(list(among)),))

@@ -61,8 +61,13 @@ def search_entities_text(
 def search_facts_text(
     db: Db, group_ids: Sequence[str], query: str, limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    latest = (to_us_or_none(latest_start(flt.time, now)), to_us_or_none(latest_creation(flt.time, now)))
-    return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"), latest)
+    return _text_search(db, _FACTS, query, limit, group_ids, fact_clause(flt, now, "x"), _latest(flt, now))
+
+
+def _latest(flt: FactFilter, now: datetime) -> Times:
+    """The latest start and creation (epoch microseconds) a fact can have and pass ``flt``: the indexes
+    skip the rows past them before any is read (``vectors.Times``)."""
+    return to_us_or_none(latest_start(flt.time, now)), to_us_or_none(latest_creation(flt.time, now))
 
 
 def search_episodes_text(
@@ -130,9 +135,8 @@ def search_entities_vector(
 def search_facts_vector(
     db: Db, group_ids: Sequence[str], vector: Sequence[float], limit: int, flt: FactFilter, now: datetime
 ) -> list[Hit[Fact]]:
-    latest = (to_us_or_none(latest_start(flt.time, now)), to_us_or_none(latest_creation(flt.time, now)))
     condition = fact_clause(flt, now, "x")
-    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, latest)
+    return _vector_search(db, "facts", _FACTS, group_ids, vector, limit, condition, _latest(flt, now))
 
 
 def search_episodes_vector(

@@ -82,6 +82,7 @@ class TermIndex:
         self._gen = np.zeros(0, dtype=np.int64)
         self._group = np.zeros(0, dtype=np.int32)  # group code per row id (``_codes``)
         self._times = np.full((0, 2), UNBOUNDED, dtype=np.int64)  # per row id: ``set_times``
+        self._latest = np.full(2, UNBOUNDED, dtype=np.int64)  # no row's time is later: no bound to apply
         self._codes: dict[str, int] = {}
         self._total = np.zeros(0, dtype=np.float64)  # scratch of ``_scores``, all zero between calls
         self._rows = 0
@@ -123,6 +124,8 @@ class TermIndex:
         ``rows``, which :meth:`ranked`'s ``latest`` bounds; set again after each :meth:`replace` of them."""
         self._grow(int(rows.max(initial=-1)) + 1)
         self._times[rows] = times
+        if len(times):
+            self._latest = np.maximum(self._latest, times.max(axis=0))
 
     def _code(self, group_id: str) -> int:
         return self._codes.setdefault(group_id, len(self._codes))
@@ -191,7 +194,7 @@ class TermIndex:
             mine = np.isin(self._group[rows], codes)
             rows, scores = rows[mine], scores[mine]
         for column, bound in enumerate(latest):
-            if bound is not None:
+            if bound is not None and bound < self._latest[column]:  # (a search of now: seldom any)
                 begun = self._times[rows, column] <= bound
                 rows, scores = rows[begun], scores[begun]
         lo, hi = 0, max(1, first)
