@@ -33,7 +33,7 @@ def register(command: AddCommand) -> None:
 
 async def cmd_worker(cli: Cli, args: argparse.Namespace) -> int:
     from ..scale.main import run_worker
-    from ..scale.worker import WorkerConfig
+    from ..scale.worker_config import WorkerConfig
 
     settings = cli.settings
     bootstrap = args.kafka or settings.kafka_bootstrap

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
-from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal, Unpack, overload
 
 from typing_extensions import deprecated
 
-from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect, dialog
+from ..ask import Answer, AskChunk, AskMode, AskOptions, ask_mode, collect
 from ..episodes.events import EpisodeResult, ProgressEvent
 from ..episodes.inputs import EpisodeFields, EpisodeInput
 from ..errors import ConfigError, InputError
@@ -37,6 +36,7 @@ from ..privacy.vault import key_of
 from ..search import DEFAULT, EntityView, SearchConfig, SearchResults, entity_view, search
 from ..search.explain import explain as explain_subject
 from ..search.explain import explain_entity, explain_fact
+from .asking import asking
 from .changes import group_changes
 from .corrections import Corrections
 from .episodes import Episodes
@@ -331,33 +331,8 @@ class GroupHandle:
         same content. See :mod:`epigraph.ask`.
         """
         ask_mode(mode)  # a bad mode raises here, before anything runs
-        chunks = self._ask(question, as_of, known_at, streaming, options, mode)
+        chunks = asking(self._graph, self.group_id, question, as_of, known_at, streaming, options, mode)
         return chunks if streaming else collect(question, chunks)
-
-    async def _ask(
-        self,
-        question: str,
-        as_of: datetime | str | None,
-        known_at: datetime | str | None,
-        streaming: bool,
-        options: AskOptions | None,
-        mode: AskMode | None,
-    ) -> AsyncIterator[AskChunk]:
-        g = await opened(self._graph)
-        if g.llm is None:
-            raise ConfigError(
-                "ask needs an LLM: set EPIGRAPH_LLM_MODEL and EPIGRAPH_LLM_BASE_URL (or "
-                "EPIGRAPH_LLM_API_KEY), or pass llm= to KnowledgeGraph"
-            )
-        question = await asked(g, self.group_id, question)  # a raw value never reaches the model
-        chunks = dialog(
-            g.store, g.embedder, g.llm, self.group_id, question,
-            as_of=as_of, known_at=known_at, options=options, stream_answer=streaming, mode=mode,
-        )  # fmt: skip
-        async with aclosing(chunks) as dialog_chunks:
-            async for chunk in dialog_chunks:
-                yield chunk
-
 
 async def explain(
     handle: GroupHandle, subject: str, *, kind: Literal["fact", "entity"] | None = None

@@ -23,7 +23,7 @@ episodes, a background pass (``background``) after each pass, the Kafka worker
 summaries it left stale and hands the episode to the same work (its conversation folded again).
 
 Before anything is stored, every door replaces the personal data of an episode when the options ask
-for it (``IngestOptions.redact``: ``privacy.redactor``), so neither the store nor the model ever sees it.
+for it (``IngestOptions.redact``: ``door_privacy``), so neither the store nor the model ever sees it.
 
 Guarantees: idempotent (ids from group, content and time, or the caller's; a ``done`` episode is
 skipped; an id taken by other content refused, ``conflicts``); atomic (an episode's graph changes and
@@ -54,12 +54,9 @@ from ..episodes.events import (
 )
 from ..episodes.inputs import EpisodeInput
 from ..graph.model import Entity, Episode, IncreasingClock, IngestReport
-from ..graph.roles import role
 from ..graph.store import DeletionResult, IngestStore
-from ..graph.store_roles import RedactionVault
 from ..pipeline.options import IngestOptions, Mode, SummaryMode
 from ..pipeline.state import Emit
-from ..privacy.policy import DEFAULT, Redaction, redaction_of
 from ..privacy.redactor import Redactor
 from ..privacy.vault import VaultKey
 from ..prompts.protocol import LLM
@@ -68,6 +65,7 @@ from .batch_end import AfterBatch, BatchEnd
 from .batches import run_groups
 from .claims import Leases
 from .conflicts import ConflictCheck
+from .door_privacy import DoorPrivacy
 from .retry import StoreRetry
 from .runner import NO_LLM, EpisodeRunner, Job, Watch, ignore, pending_episodes, requeue, save_pending
 
@@ -104,9 +102,7 @@ class Ingestor:
         """``watch``: told of each episode run here once done or failed (the webhooks; it must not
         block)."""
         self._options_given = options or IngestOptions()
-        self._redact_key = redact_key
-        policy = redaction_of(self._options_given.redact)
-        self._redactor = None if policy is None else self._redactor_for(store, policy)
+        self._privacy = DoorPrivacy(store, self._options_given.redact, redact_key)
         self._runner = EpisodeRunner(store, llm, embedder, leases or Leases(), watch)
         self._batch_end = BatchEnd(self._runner, self._options_given, after_batch)
         self._background = Background(self._runner, self._batch_end, self._options_given)
@@ -235,10 +231,10 @@ class Ingestor:
         check = partial(self.conflict_check().episode, episode)  # a store read: retried as the run is
         if (conflict := await (store_retry.run(check) if store_retry else check())) is not None:
             raise conflict
-        episode = await self._redacted(episode)
+        episode = await self._privacy.episode(episode)
         options = self._options(mode, None)
         mine = [later for later in after if later.group_id == episode.group_id][: options.in_flight - 1]
-        job = Job(options, emit or ignore, after=[await self._redacted(later) for later in mine])
+        job = Job(options, emit or ignore, after=[await self._privacy.episode(later) for later in mine])
         step = partial(self._runner.accept_and_run, episode, job)
         return await (store_retry.run(step) if store_retry else step())
 
@@ -332,37 +328,24 @@ class Ingestor:
         """What replaces personal data at the door (``IngestOptions.redact``), None when it is off: the
         doors that are not episodes (a search, a question, a correction, a load, a Kafka producer) use
         it too, so every text of a group is redacted into its one vault."""
-        return self._redactor
+        return self._privacy.redactor
 
     async def redacted(self, episode: Episode) -> tuple[Episode, str | None]:
         """``episode`` as the door would store it, and the id of the vault its placeholders are numbered
         in (None when nothing was replaced): for a producer that redacts before publishing."""
-        done = await self._redacted(episode)
-        if done is episode or self._redactor is None:
-            return done, None
-        return done, await self._redactor.vault_id(episode.group_id)
+        return await self._privacy.redacted(episode)
 
     def vault(self, feature: str) -> Redactor:
         """The store's redaction vault under the policy (or every kind when it is off): reading
         originals back, reserving a loaded dump's placeholders, checking a producer's vault.
         StoreRoleMissing (naming ``feature``) when the store has no vault."""
-        return self._redactor or self._redactor_for(self.store, DEFAULT, feature)
+        return self._privacy.vault(feature)
 
     # --- internals ------------------------------------------------------------------------------------
 
-    def _redactor_for(
-        self, store: IngestStore, policy: Redaction, feature: str = "redaction (IngestOptions.redact)"
-    ) -> Redactor:
-        vault = role(store, RedactionVault, feature=feature)
-        return Redactor(vault, policy, self._redact_key)
-
-    async def _redacted(self, episode: Episode) -> Episode:
-        """The door's step before anything is stored: personal data replaced (``IngestOptions.redact``)."""
-        return episode if self._redactor is None else await self._redactor.episode(episode)
-
     def conflict_check(self) -> ConflictCheck:
         """Ids taken by other content (``conflicts``), compared as this door stores them (redacted)."""
-        return ConflictCheck(self.store, self._redacted)
+        return ConflictCheck(self.store, self._privacy.episode)
 
     async def _episodes(self, items: Iterable[Item]) -> list[Episode]:
         """Every item validated and its id checked first (nothing redacted or stored when one is invalid
@@ -380,7 +363,7 @@ class Ingestor:
         return options
 
     async def _episode(self, item: EpisodeInput) -> Episode:
-        return await self._redacted(item.to_episode(created_at=self._created_at()))
+        return await self._privacy.episode(item.to_episode(created_at=self._created_at()))
 
     async def _run_groups(self, episodes: list[Episode], options: IngestOptions, emit: Emit) -> None:
         """The batch run (``batches``: groups concurrently, each in order), then ended."""

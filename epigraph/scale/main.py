@@ -11,7 +11,8 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..ingestion.runner import NO_LLM
 from .logs import json_logging, note
-from .worker import KafkaWorker, WorkerConfig, share_llm_limits
+from .worker import KafkaWorker
+from .worker_config import WorkerConfig, share_llm_limits
 
 log = logging.getLogger("epigraph.worker")
 

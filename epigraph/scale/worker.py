@@ -34,8 +34,8 @@ Guarantees (at-least-once delivery + deterministic episode ids = every episode t
   past: an outage stops progress on that partition, it does not drop episodes.
 
 The LLM limit is per process: with N workers sharing one endpoint limit L, give each ``L / N``
-(``share_llm_limits``; ``epigraph worker --llm-share N`` divides ``EPIGRAPH_LLM_MAX_IN_FLIGHT``, ``_RPM``
-and ``_TPM`` by N).
+(``worker_config.share_llm_limits``; ``epigraph worker --llm-share N`` divides
+``EPIGRAPH_LLM_MAX_IN_FLIGHT``, ``_RPM`` and ``_TPM`` by N).
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
 from ..client import KnowledgeGraph
-from ..config import Settings
 from ..episodes.events import DUPLICATE, EpisodeResult
 from ..errors import EpisodeConflict, InputError
 from ..graph.model import Episode
@@ -63,70 +62,11 @@ from ..ingestion.retry import StoreRetry
 from ..overview import OverviewUpdated
 from ..publish.envelope import Envelope
 from ..publish.envelope import decode as decode_envelope
-from ..publish.producer import DEFAULT_TOPIC
 from ..tokens import load_encoding
 from .logs import note
+from .worker_config import Counts, WorkerConfig
 
 log = logging.getLogger("epigraph.worker")
-
-DEFAULT_GROUP = "epigraph-workers"
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    """Where the worker reads and how it behaves (``epigraph worker`` options)."""
-
-    bootstrap: str
-    topic: str = DEFAULT_TOPIC
-    group_id: str = DEFAULT_GROUP
-    client_id: str = "epigraph-worker"
-    buffer: int = 32
-    """Messages held per partition; fetching from a partition pauses while its buffer is full."""
-    revoke_grace_s: float = 5.0
-    """On revoke (or stop), how long an episode in flight may run on before it is abandoned."""
-    session_timeout_ms: int = 30_000
-    """How long the group waits for a silent (crashed) member before moving its partitions."""
-    heartbeat_interval_ms: int = 2_000
-    rebalance_timeout_ms: int = 30_000
-    """How long the group waits for its members to rejoin a rebalance (past their revoke grace)."""
-    retry_s: float = 1.0
-    """First wait before retrying a store write or a dead-letter publish (doubles, at most 30 s)."""
-
-    @property
-    def dead_topic(self) -> str:
-        return f"{self.topic}.dead"
-
-
-def share_llm_limits(settings: Settings, workers: int) -> Settings:
-    """The settings of one of ``workers`` processes that share one LLM endpoint's limits: in-flight calls,
-    requests and tokens per minute each divided by ``workers`` (at least 1 call in flight; 0 stays
-    unlimited)."""
-    if workers < 1:
-        raise ValueError(f"--llm-share must be a positive number of workers, not {workers}")
-
-    def part(limit: int) -> int:
-        return max(1, limit // workers) if limit else 0
-
-    return settings.model_copy(
-        update={
-            "llm_max_in_flight": max(1, settings.llm_max_in_flight // workers),
-            "llm_rpm": part(settings.llm_rpm),
-            "llm_tpm": part(settings.llm_tpm),
-        }
-    )
-
-
-@dataclass
-class Counts:
-    """What this worker did since it started (episodes by outcome; commits that failed)."""
-
-    done: int = 0
-    skipped: int = 0
-    failed: int = 0
-    dead: int = 0
-    abandoned: int = 0
-    commit_failures: int = 0
-
 
 @dataclass(eq=False)
 class _Lane:

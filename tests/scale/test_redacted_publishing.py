@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from epigraph.publish.envelope import REDACTED
-from epigraph.scale.worker import KafkaWorker, WorkerConfig
+from epigraph.scale.worker import KafkaWorker
+from epigraph.scale.worker_config import WorkerConfig
 from tests.support.kafka import NewTopic, consume, epigraph, read_all, write_lines
 from tests.support.privacy_scene import (
     EMAIL,

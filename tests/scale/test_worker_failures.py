@@ -21,7 +21,8 @@ from bench.shared.serve_harness import LLM_KEY, LLMThread
 from epigraph.client import KnowledgeGraph
 from epigraph.config import Settings
 from epigraph.graph.model import EpisodeStatus
-from epigraph.scale.worker import KafkaWorker, WorkerConfig
+from epigraph.scale.worker import KafkaWorker
+from epigraph.scale.worker_config import WorkerConfig
 from epigraph.testing.reading import prompt_of
 from tests.support.kafka import consume, moves, neo4j_uri
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from epigraph.config import Settings
-from epigraph.scale.worker import share_llm_limits
+from epigraph.scale.worker_config import share_llm_limits
 
 
 def test_n_workers_each_take_a_share_of_the_llm_limits() -> None:

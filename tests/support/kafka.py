@@ -18,7 +18,8 @@ from aiokafka.partitioner import murmur2
 from bench.shared.scale_harness import START
 from epigraph.episodes.inputs import EpisodeInput
 from epigraph.publish.envelope import Envelope, decode
-from epigraph.scale.worker import Counts, KafkaWorker
+from epigraph.scale.worker import KafkaWorker
+from epigraph.scale.worker_config import Counts
 from tests.support.ci import skip_or_fail
 from tests.support.stores import NEO4J_SKIP
 
