@@ -23,8 +23,9 @@ intrinsic dimension (like sentence embeddings: ``unit_vectors``). For each store
 - hybrid search (``FACTS_HYBRID``) p50 / p95, now and as of the middle of the history
   (``time_travel_hybrid_*``), the file's size, the time to open it again (``open_first_search_s``,
   ``open_index_ready_s``) and, for the embedded store past ``--exact-below`` facts, the time to build its
-  approximate vector index (``index_build_s``) and its ``recall_at_10`` against brute force
-  (``store_search.py``).
+  approximate vector index and write it next to the database (``index_build_s``; the file's size:
+  ``index_file_mb``; the reopening reads it instead of building again) and its ``recall_at_10`` against
+  brute force (``store_search.py``).
 
 Neo4j runs when ``EPIGRAPH_NEO4J_URI`` is set (``make bench`` starts one, with the page cache and heap
 of tools/neo4j/README.md "Performance", and measures the embedded store afterwards in a second run,
@@ -65,6 +66,7 @@ from bench.performance.store_search import (
     Queries,
     after_close,
     file_mb,
+    index_file_mb,
     parse_size,
     searches,
     size_label,
@@ -287,6 +289,8 @@ async def bench_store(
     }
     if (size_mb := file_mb(name, path)) is not None:
         figures[prefix + "file_mb"] = size_mb
+    if built and (saved_mb := index_file_mb(path)) is not None:
+        figures[prefix + "index_file_mb"] = saved_mb
     asked.approximate = approximate
     return figures, asked
 

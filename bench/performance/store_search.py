@@ -117,6 +117,13 @@ def file_mb(name: str, path: str) -> float | None:
     return sum(f.stat().st_size for f in files) / 2**20
 
 
+def index_file_mb(path: str) -> float | None:
+    """The embedded store's saved approximate indexes (``<database>.ann``, graph/embedded/ann_file.py), in
+    MiB; ``None`` when there is none."""
+    files = [f for f in Path(f"{path}.ann").glob("*") if f.is_file()]
+    return sum(f.stat().st_size for f in files) / 2**20 if files else None
+
+
 async def reopened(store: GraphStore, queries: Queries, prefix: str, started: float) -> dict[str, float]:
     """Seconds from ``started`` (before ``store`` was made) to its first hybrid search answered, and
     (embedded) until its approximate index was ready."""

@@ -1,15 +1,15 @@
 """The embedded store's approximate vector index (graph/embedded/ann.py, usearch): on a small group its
 answers are brute force's; on a larger synthetic group recall@10 against brute force is at least 0.95;
 rows written, changed or removed while it is built, or after, are searched as they are now; a deleted
-episode's facts and a forgotten subject leave it, and nothing of it is written next to the database; a
-reopened store builds it again and answers the same."""
+episode's facts and a forgotten subject leave it, and no saved index holds her; a reopened store
+answers the same (its saved index: test_embedded_ann_file.py)."""
 
 from __future__ import annotations
 
 import os
 import threading
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -17,20 +17,14 @@ import pytest
 
 from epigraph.graph.embedded import EmbeddedStore, ann
 from epigraph.graph.embedded.vectors import VectorIndex
-from epigraph.graph.model import Entity, Episode, EpisodeStatus, Fact, Mention
-from epigraph.graph.store import EVERYTHING, EpisodeWrite, FactFilter
+from epigraph.graph.store import EVERYTHING, FactFilter
 from epigraph.graph.temporal import TimeFilter
 from epigraph.testing import HashEmbedder
+from tests.support.ann_world import FACTS, T0, clustered, top, write_facts
 from tests.support.forget_world import NAME, applied, build, found_in_files, preview, request
 from tests.support.stores import DIM
 
 pytestmark = pytest.mark.skipif(not ann.AVAILABLE, reason="usearch is not installed (epigraph[ann])")
-
-
-def clustered(rng: np.random.Generator, n: int, dim: int = 64) -> np.ndarray:
-    """Vectors of low intrinsic dimension, like sentence embeddings (the bench's kind, smaller)."""
-    basis = np.random.default_rng(0).standard_normal((12, dim))
-    return rng.standard_normal((n, 12)) @ basis + 0.3 * rng.standard_normal((n, dim))
 
 
 def keys(index: VectorIndex, query: np.ndarray, *, exact: bool = False, first: int = 10) -> list[str]:
@@ -139,41 +133,12 @@ def test_a_group_that_shrinks_below_the_size_gives_its_index_up() -> None:
 
 # --- through the store ---------------------------------------------------------------------------------
 
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
-FACTS = 200
-
-
-async def write_facts(store: EmbeddedStore, group: str, vectors: np.ndarray) -> list[Episode]:
-    """One episode per 10 facts, each fact between two of the episode's entities."""
-    episodes = []
-    for first in range(0, len(vectors), 10):
-        ep = Episode(group_id=group, content=f"episode {first}", reference_time=T0, status=EpisodeStatus.DONE)
-        a, b = Entity(group_id=group, name=f"A{first}"), Entity(group_id=group, name=f"B{first}")
-        facts = [
-            Fact(group_id=group, source_uuid=a.uuid, target_uuid=b.uuid, relation="KNOWS",
-                 text=f"fact {k}", text_embedding=vectors[k].tolist(), episodes=[ep.uuid],
-                 valid_at=T0 + timedelta(minutes=k), created_at=T0 + timedelta(minutes=k))
-            for k in range(first, first + 10)
-        ]  # fmt: skip
-        mentions = [Mention(group_id=group, episode_uuid=ep.uuid, entity_uuid=e.uuid) for e in (a, b)]
-        await store.write_episode(EpisodeWrite(episode=ep, entities=[a, b], facts=facts, mentions=mentions))
-        episodes.append(ep)
-    return episodes
-
-
 @pytest.fixture
 async def indexed(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
     store = EmbeddedStore(str(tmp_path / "graph.db"), exact_below=100)
     await store.setup(embedding_dim=DIM)
     yield store
     await store.close()
-
-
-async def top(
-    store: EmbeddedStore, group: str, query: np.ndarray, flt: FactFilter | None = None
-) -> list[str]:
-    hits = await store.search_facts_vector([group], query.tolist(), 10, flt or FactFilter())
-    return [hit.item.text for hit in hits]
 
 
 async def test_the_store_answers_through_the_index_as_brute_force_and_again_once_reopened(
@@ -214,14 +179,15 @@ async def test_a_deleted_episodes_facts_leave_the_index(indexed: EmbeddedStore, 
 
 
 async def test_forgetting_through_the_index_leaves_her_nowhere(tmp_path: Path, group: str) -> None:
-    """Every group of the forget world has an index (``exact_below=1``): she is out of each, and no file
-    but the database's own is next to it."""
+    """Every group of the forget world has an index (``exact_below=1``), saved before the forgetting: she
+    is out of each, and no saved index holds her (those she was taken out of are not written again)."""
     embedder = HashEmbedder(dim=DIM)
     store = EmbeddedStore(str(tmp_path / "graph.db"), exact_below=1)
     try:
         await store.setup(embedding_dim=DIM)
         world = await build(store, group, embedder)
         assert await store.prepare_vectors([group]) >= 2
+        assert len(list((tmp_path / "graph.db.ann").iterdir())) >= 2  # saved, her vectors in them
         vector = [float(x) for x in (await embedder.embed([NAME]))[0]]
         [hit] = await store.search_entities_vector([group], vector, limit=1)
         assert hit.item.uuid == world.zaria.uuid
@@ -236,4 +202,7 @@ async def test_forgetting_through_the_index_leaves_her_nowhere(tmp_path: Path, g
     finally:
         await store.close()
     assert not any(found_in_files(Path(store.path)).values())
-    assert set(os.listdir(tmp_path)) <= {"graph.db", "graph.db-wal", "graph.db-shm"}
+    assert set(os.listdir(tmp_path)) <= {"graph.db", "graph.db-wal", "graph.db-shm", "graph.db.ann"}
+    saved = [np.load(p) for p in (tmp_path / "graph.db.ann").iterdir()]
+    held = {key.decode() for data in saved for key in data["keys"].tolist()}
+    assert not held & {world.zaria.uuid, *gone}

@@ -7,9 +7,10 @@ and the order of what it returns are exact and only a neighbour the graph walk m
 (recall@10 against brute force: ``python -m bench store``; why usearch, with the figures:
 docs/decisions/2026-12-02-vector-index.md).
 
-The index lives in memory only: it is built from the matrix (in a background thread) the first time a
-group of at least :data:`EXACT_BELOW` rows is searched, and is never written next to the database, so
-forgetting a subject leaves nothing of it in a file; a removal takes the vector out of the index at once.
+The index is built from the matrix (in a background thread) the first time a group of at least
+:data:`EXACT_BELOW` rows is searched, unless a saved one can be read (:mod:`.ann_file`: written next to
+the database, and never holding a vector the database no longer has); a removal takes the vector out of
+the index at once.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Ann:
     def __init__(self, dim: int) -> None:
         if _Usearch is None:
             raise RuntimeError("usearch is not installed (pip install 'epigraph[ann]')")
+        self.dim = dim
         self._index: Any = _Usearch(
             ndim=dim,
             metric="cos",
@@ -70,8 +72,26 @@ class Ann:
         if len(labels):
             self._index.add(labels.astype(np.uint64), vectors, threads=threads)
 
-    def remove(self, label: int) -> None:
-        self._index.remove(int(label))
+    @classmethod
+    def restored(cls, serialized: np.ndarray, dim: int) -> Ann:
+        """The index :meth:`serialized` wrote (``ValueError`` when it is not one of ``dim`` dimensions)."""
+        if _Usearch is None:
+            raise RuntimeError("usearch is not installed (pip install 'epigraph[ann]')")
+        index: Any = _Usearch.restore(np.ascontiguousarray(serialized, dtype=np.uint8).tobytes())
+        if index is None or index.ndim != dim:
+            raise ValueError(f"not a usearch index of dimension {dim}")
+        index.expansion_add, index.expansion_search = EXPANSION_ADD, EXPANSION_SEARCH
+        ann = cls.__new__(cls)
+        ann.dim, ann._index = dim, index
+        return ann
+
+    def serialized(self) -> np.ndarray:
+        """The whole index as bytes (what usearch writes: every vector's int8 copy and the graph)."""
+        return np.frombuffer(self._index.save(), dtype=np.uint8)
+
+    def remove(self, label: int) -> bool:
+        """Take ``label`` out; whether the index held it (its bytes stay in the index until reused)."""
+        return bool(self._index.remove(int(label)))
 
     def candidates(self, query: np.ndarray, count: int) -> np.ndarray:
         """Labels of about the ``count`` nearest vectors to ``query``, best first."""

@@ -17,10 +17,12 @@ import numpy as np
 from ...errors import SchemaMismatch, StoreError
 from . import fts, migrations, schema
 from .ann import EXACT_BELOW, Ann
+from .ann_file import SavedIndexes
 from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
-from .vectors import UNBOUNDED, Kind, Times, VectorCache, VectorIndex
+from .vector_cache import VectorCache
+from .vectors import UNBOUNDED, Kind, Times, VectorIndex
 
 _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episodes": "episode_vectors"}
 
@@ -44,7 +46,7 @@ class Db:
             self.conn.close()
             raise
         self.dim: int | None = None if dim is None else int(dim)
-        self.vectors = VectorCache(exact_below)
+        self.vectors = VectorCache(exact_below, SavedIndexes(path))
         self.stemmer = fts.Stemmer()
         self._terms: dict[str, TermIndex] = {}
         self._changed_rows: dict[str, set[int]] = {}
@@ -52,8 +54,14 @@ class Db:
         self._data_version = self._read_data_version()
 
     def close(self) -> None:
-        self._drop_indexes()
-        self.conn.close()
+        """Save the approximate indexes not written yet (unless another connection wrote meanwhile: this
+        one's may then hold a vector removed there), drop the indexes, close the connection."""
+        try:
+            if self._read_data_version() == self._data_version:
+                self.vectors.save()
+        finally:
+            self._drop_indexes()
+            self.conn.close()
 
     def _drop_indexes(self) -> None:
         self.vectors.clear()
@@ -167,9 +175,12 @@ class Db:
         return [building for index in found if index is not None and (building := index.indexing())]
 
     def indexes_ready(self, group_ids: Sequence[str]) -> int:
-        """How many of the groups' vectors (each kind) are searched through a ready approximate index."""
-        found = (self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids)
-        return sum(1 for index in found if index is not None and index.approximate() is not None)
+        """How many of the groups' vectors (each kind) are searched through a ready approximate index;
+        those not written next to the database yet are (``ann_file``)."""
+        found = [self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids]
+        ready = sum(1 for index in found if index is not None and index.approximate() is not None)
+        self.vectors.save()
+        return ready
 
     # --- term indexes -------------------------------------------------------------------------------
     def term_index(self, table: str) -> TermIndex:

@@ -47,6 +47,7 @@ def forget(db: Db, request: ForgetRequest) -> ForgetOutcome:
                 "the group changed since the forgetting was previewed; nothing was written (preview it again)"
             )
         write = plan.with_vectors(_stored_vectors(conn, group_id, plan.rewritten()), request.vectors)
+        db.vectors.drop_files(group_id)  # before anything commits: no saved index keeps her vectors
         _write(db, conn, write)
         db.stemmer.clear()
     assert write.record is not None

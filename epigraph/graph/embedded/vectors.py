@@ -6,7 +6,8 @@ write and delete (the store applies changes only after COMMIT, on the same SQLit
 so a search never sees an uncommitted or half-applied change). Brute force is exact; it is memory-bound
 (large matrices are split over the cores, see :func:`scored`) and a matrix costs 4 x dim bytes per
 vector of RAM. Past ``ann.EXACT_BELOW`` rows a group's searches take their first candidates from an
-approximate index (:mod:`.ann`, usearch when installed), scored exactly against the matrix.
+approximate index (:mod:`.ann`, usearch when installed), scored exactly against the matrix, and that
+index is saved next to the database to be read again instead of built (:mod:`.ann_file`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from ...errors import StoreError
 from . import ann
+from .ann_file import Saved, fingerprints
 
 Kind = str  # "entities" | "facts" | "episodes"
 # A row's times, in epoch microseconds: when its fact began (valid_at) and was recorded (created_at);
@@ -114,6 +116,10 @@ class VectorIndex:
         self._ann: ann.Ann | None = None
         self._building: Future[ann.Ann] | None = None
         self._touched: set[int] = set()  # labels changed while the index was being built
+        # A vector was taken out of the approximate index: usearch keeps its bytes (and would write them).
+        self._removed = False
+        self.saved = False
+        """Whether the file next to the database holds this very approximate index (:mod:`.ann_file`)."""
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -121,11 +127,17 @@ class VectorIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._pos
 
-    def upsert(self, key: str, vector: np.ndarray, times: Times = NO_TIMES) -> None:
+    def upsert(self, key: str, vector: np.ndarray, times: Times = NO_TIMES) -> bool:
+        """Add or set ``key``'s vector and times; whether it replaced another vector of ``key`` (the
+        same vector again, as a changed fact's row brings it, only sets the times)."""
         v = normalized(vector)
         if v.shape[0] != self.dim:
             raise StoreError(f"vector of dimension {v.shape[0]} in an index of dimension {self.dim}")
         row = self._pos.get(key)
+        replaced = row is not None
+        if row is not None and np.array_equal(self._mat[row], v):
+            self._times[row] = [UNBOUNDED if t is None else t for t in times]
+            return False
         if row is None:
             row = len(self._keys)
             self._grow(row + 1)
@@ -143,13 +155,15 @@ class VectorIndex:
         self._times[row] = [UNBOUNDED if t is None else t for t in times]
         if self._ann is not None:
             self._ann.add(np.array([label]), v[None, :])
+            self.saved = False
+        return replaced
 
-    def remove(self, key: str) -> None:
-        """Drop ``key`` (no-op when absent) by moving the last row into its place: O(dim); out of the
-        approximate index at once."""
+    def remove(self, key: str) -> bool:
+        """Drop ``key`` by moving the last row into its place: O(dim); out of the approximate index at
+        once. Whether it was there."""
         row = self._pos.pop(key, None)
         if row is None:
-            return
+            return False
         label = int(self._labels[row])
         self._unindex(label)
         del self._by_label[label]
@@ -163,10 +177,12 @@ class VectorIndex:
             self._keys[row] = moved
             self._pos[moved] = row
         self._keys.pop()
+        return True
 
     def _unindex(self, label: int) -> None:
         if self._ann is not None:
-            self._ann.remove(label)
+            self._removed |= self._ann.remove(label)
+            self.saved = False
         elif self._building is not None:
             self._touched.add(label)
 
@@ -181,7 +197,7 @@ class VectorIndex:
         if self._ann is not None:
             return None
         if self._building is None:
-            self._touched = set()
+            self._touched, self._removed, self.saved = set(), False, False
             self._building = ann.build(self.dim, self._labels[:n].copy(), self._mat[:n])
         return self._building
 
@@ -194,13 +210,60 @@ class VectorIndex:
         self._building = None
         built = building.result()
         for label in self._touched:  # changed while it was built: as they are now
-            built.remove(label)
+            self._removed |= built.remove(label)
             key = self._by_label.get(label)
             if key is not None:
                 built.add(np.array([label]), self._mat[self._pos[key]][None, :])
         self._touched = set()
         self._ann = built
         return built
+
+    def wants_index(self) -> bool:
+        """Whether searches here go through an approximate index (large enough, usearch installed)."""
+        return self.exact_below is not None and len(self._keys) >= self.exact_below
+
+    def adopt(self, saved: Saved) -> bool:
+        """Search through ``saved`` (this group's index, read from its file) from now on, set right for the
+        rows as they are: a label whose key is stored with the same vector is kept, any other taken out,
+        the rows it lacks added. Not adopted when it lacks most rows (a build in the background is then
+        the quicker one: this runs on the SQLite thread). Whether it held a vector the rows no longer have
+        (its file must go)."""
+        n = len(self._keys)
+        prints = fingerprints(self._mat[:n]).tolist()
+        labels = [-1] * n
+        stale: list[int] = []
+        for label, key, mark in zip(saved.labels.tolist(), saved.keys, saved.prints.tolist(), strict=True):
+            row = self._pos.get(key)
+            if row is not None and labels[row] < 0 and prints[row] == mark:
+                labels[row] = label
+            else:
+                stale.append(label)
+        mapped = np.array(labels, dtype=np.int64)
+        missing = np.flatnonzero(mapped < 0)
+        if not self.wants_index() or self._ann is not None or 2 * len(missing) > n:
+            return bool(stale)
+        start = int(saved.labels.max(initial=-1)) + 1
+        mapped[missing] = np.arange(start, start + len(missing))
+        for label in stale:
+            saved.ann.remove(label)
+        saved.ann.add(mapped[missing], self._mat[missing], threads=os.cpu_count() or 1)
+        self._labels[:n] = mapped
+        self._by_label = dict(zip(mapped.tolist(), self._keys, strict=True))
+        self._next_label = int(mapped.max(initial=-1)) + 1
+        self._ann, self._building, self._touched = saved.ann, None, set()
+        self._removed = bool(stale)
+        self.saved = not stale and not len(missing)
+        return bool(stale)
+
+    def saveable(self) -> Saved | None:
+        """The approximate index to write next to the database: one that is ready, not written yet, and
+        never had a vector taken out (usearch would write its bytes); else ``None``."""
+        if self._building is not None and self._building.done():
+            self.approximate()
+        if self._ann is None or self._building is not None or self.saved or self._removed:
+            return None
+        n = len(self._keys)
+        return Saved(self._ann, self._labels[:n].copy(), list(self._keys), fingerprints(self._mat[:n]))
 
     def ranked(
         self, query: np.ndarray, first: int, latest: Times = NO_TIMES, exact: bool = False
@@ -294,54 +357,3 @@ class VectorIndex:
         labels = np.empty(size, dtype=np.int64)
         labels[:capacity] = self._labels
         self._labels = labels
-
-
-class VectorCache:
-    """The loaded :class:`VectorIndex` per (kind, group). Not thread-safe: the store's SQLite thread owns
-    it."""
-
-    def __init__(self, exact_below: int | None = ann.EXACT_BELOW) -> None:
-        self.exact_below = exact_below
-        self._indexes: dict[tuple[Kind, str], VectorIndex] = {}
-
-    def index(self, kind: Kind, group_id: str, dim: int, load: Loader) -> VectorIndex:
-        """The group's index, loaded with ``load`` on first use."""
-        key = (kind, group_id)
-        index = self._indexes.get(key)
-        if index is None:
-            index = VectorIndex(dim, self.exact_below)
-            for uuid, vector, times in load():
-                index.upsert(uuid, vector, times)
-            self._indexes[key] = index
-        return index
-
-    def apply(
-        self, kind: Kind, group_id: str, upserts: Iterable[tuple[str, np.ndarray | None, Times]]
-    ) -> None:
-        """Mirror committed writes (uuid, vector, times) into a loaded index (``None`` vector = the row
-        has none any more).
-
-        Groups not loaded yet are skipped: they will read the committed rows when first searched.
-        """
-        index = self._indexes.get((kind, group_id))
-        if index is None:
-            return
-        for uuid, vector, times in upserts:
-            if vector is None:
-                index.remove(uuid)
-            else:
-                index.upsert(uuid, vector, times)
-
-    def remove(self, kind: Kind, group_id: str, uuids: Iterable[str]) -> None:
-        index = self._indexes.get((kind, group_id))
-        if index is not None:
-            for uuid in uuids:
-                index.remove(uuid)
-
-    def drop_group(self, group_id: str) -> None:
-        """Forget the group's indexes (its rows are gone; a later search loads what is there then)."""
-        for key in [key for key in self._indexes if key[1] == group_id]:
-            del self._indexes[key]
-
-    def clear(self) -> None:
-        self._indexes.clear()

@@ -114,11 +114,14 @@ def upsert_rows(db: Db, conn: sqlite3.Connection, how: _Upsert[T], items: Sequen
         new_last = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
         updated = [stored[item.uuid][1] for item, _, _, _ in changed if item.uuid in stored]
         db.after_commit(lambda: db.rows_changed(table, [*updated, *range(last_id + 1, new_last + 1)]))
-    _write_vectors(db, conn, how.table, changed)
+    new_only = not any(item.uuid in stored for item, *_ in changed)  # no stored vector can be replaced
+    _write_vectors(db, conn, how.table, changed, new_only)
     return [item for item, _, _, _ in changed]
 
 
-def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list[Record[T]]) -> None:
+def _write_vectors(
+    db: Db, conn: sqlite3.Connection, table: Table, changed: list[Record[T]], new_only: bool = False
+) -> None:
     key = f"(SELECT id FROM {table.name} WHERE group_id = ? AND uuid = ?)"
     conn.executemany(
         f"DELETE FROM {table.vectors} WHERE id = {key}",
@@ -139,6 +142,7 @@ def _write_vectors(db: Db, conn: sqlite3.Connection, table: Table, changed: list
                     (item.uuid, None if b is None else blob_array(b), _times(item))
                     for item, _, b, _ in changed
                 ),
+                new_only,
             )
         )
 
