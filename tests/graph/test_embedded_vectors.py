@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from epigraph.graph.embedded.vectors import PARALLEL_ROWS, VectorIndex, scored
+from epigraph.graph.embedded import EmbeddedStore
+from epigraph.graph.embedded.vectors import (
+    PARALLEL_ROWS,
+    UNBOUNDED,
+    VectorIndex,
+    normalized,
+    normalized_rows,
+    scored,
+)
+from tests.support.ann_world import clustered, top, write_facts
+from tests.support.stores import DIM
 
 
 @pytest.mark.parametrize("rows", [0, 1, PARALLEL_ROWS - 1, 2 * PARALLEL_ROWS + 7, 5 * PARALLEL_ROWS + 3])
@@ -95,3 +107,52 @@ def test_times_follow_their_row_through_removal_and_update() -> None:
     index.upsert("late", np.array([0.9, 0.1]), (40, 35))  # its valid_at moved earlier, recorded later
     assert within(50, None) == ["late", "open"]
     assert within(None, 32) == ["open"]
+
+
+@pytest.mark.parametrize("rows", [1, 7, 1000, 70_000])
+def test_a_vector_normalized_alone_and_among_others_is_the_same_bytes(rows: int) -> None:
+    """A group's first load normalizes its rows at once, a write one at a time: a saved index compares
+    their fingerprints (ann_file), so each row's bits must not depend on the rows beside it."""
+    rng = np.random.default_rng(rows)
+    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix[0] = 0  # a zero row stays zero
+    together = normalized_rows(matrix)
+    for i in rng.integers(0, rows, 40).tolist():
+        assert normalized(matrix[i]).tobytes() == together[i].tobytes()
+    assert not together[0].any()
+    np.testing.assert_allclose(np.linalg.norm(together[1:], axis=1), 1, rtol=1e-6)
+
+
+def test_rows_added_at_once_are_the_rows_upserted_one_by_one() -> None:
+    rng = np.random.default_rng(8)
+    data = rng.standard_normal((300, 8)).astype(np.float32)
+    times = np.stack([np.arange(300), np.arange(300) * 2]).T.astype(np.int64)
+    times[5] = UNBOUNDED
+    keys = [f"k{i:03d}" for i in range(300)]
+    one_by_one, at_once = VectorIndex(8, exact_below=None), VectorIndex(8, exact_below=None)
+    for key, row, (begins, recorded) in zip(keys, data, times.tolist(), strict=True):
+        known = (None if begins == UNBOUNDED else begins, None if recorded == UNBOUNDED else recorded)
+        one_by_one.upsert(key, row, known)
+    at_once.extend(keys[:200], data[:200], times[:200])
+    at_once.extend(keys[150:], data[150:] * 2, times[150:])  # 50 here already: one by one; x2 keeps the bits
+    query = rng.standard_normal(8)
+    for latest in [(None, None), (120, None), (None, 90)]:
+        assert next(at_once.ranked(query, 300, latest)) == next(one_by_one.ranked(query, 300, latest))
+    assert len(at_once) == 300
+
+
+async def test_a_small_group_and_a_large_one_load_every_vector(tmp_path: Path) -> None:
+    """A group with a good share of the table is read by a scan of it, a small one through its index
+    (db.SCAN_SHARE): both give each fact's own vector."""
+    store = EmbeddedStore(str(tmp_path / "graph.db"), exact_below=None)
+    await store.setup(embedding_dim=DIM)
+    rng = np.random.default_rng(9)
+    groups = {"small": clustered(rng, 10, DIM), "large": clustered(rng, 100, DIM)}
+    try:
+        for group, vectors in groups.items():
+            await write_facts(store, group, vectors)
+        for group, vectors in groups.items():
+            found = [(await top(store, group, v))[0] for v in vectors]
+            assert found == [f"fact {k}" for k in range(len(vectors))]
+    finally:
+        await store.close()

@@ -22,7 +22,7 @@ from .codec import blob_array
 from .reads import IN_LIST, as_json
 from .terms import TermIndex
 from .vector_cache import VectorCache
-from .vectors import UNBOUNDED, Kind, Times, VectorIndex
+from .vectors import UNBOUNDED, Kind, Rows, VectorIndex
 
 _VECTOR_TABLE = {"entities": "entity_vectors", "facts": "fact_vectors", "episodes": "episode_vectors"}
 
@@ -30,6 +30,11 @@ REBUILD_SHARE = 0.25
 """A term index with more changed rows than this share of its rows (and at least ``REBUILD_ROWS``) is
 reloaded from FTS5 rather than patched: re-tokenizing a row costs several times loading one."""
 REBUILD_ROWS = 4096
+SCAN_SHARE = 4
+"""A group with at least 1 / SCAN_SHARE of a table's rows has its vectors read by a scan of the table."""
+LOAD_CHUNK = 65_536
+"""Rows of a group's vectors read at once when its matrix is first loaded (a chunk's bytes, ~100 MB at
+384 dimensions, are held twice while it is copied in)."""
 
 
 class Db:
@@ -157,15 +162,22 @@ class Db:
             return None
         # see vectors.Times: what searches as of a time, or of what was known then, skip
         times = "x.start_key, x.created_at" if kind == "facts" else "NULL, NULL"
-        sql = (
-            f"SELECT x.uuid, v.vector, {times} FROM {kind} AS x"
-            f" JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id WHERE x.group_id = ?"
-        )
+        dim = self.dim
 
-        def load() -> Iterator[tuple[str, np.ndarray, Times]]:
-            rows = self.conn.execute(sql, (group_id,))
-            for uuid, blob, begins, recorded in rows:
-                yield uuid, blob_array(blob), (begins, recorded)
+        def load() -> Iterator[Rows]:
+            # A group holding a good share of the table is read in the table's order (a scan: pages in
+            # sequence), a smaller one through its index (a scan reads too many rows): 200k facts,
+            # one group, 0.6 s against 1.4-1.9 s.
+            held = self.conn.execute(f"SELECT count(*) FROM {kind} WHERE group_id = ?", (group_id,))
+            table = self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {kind}")
+            scan = "NOT INDEXED" if held.fetchone()[0] * SCAN_SHARE >= table.fetchone()[0] else ""
+            sql = (
+                f"SELECT x.uuid, v.vector, {times} FROM {kind} AS x {scan}"
+                f" JOIN {_VECTOR_TABLE[kind]} AS v ON v.id = x.id WHERE x.group_id = ?"
+            )
+            cursor = self.conn.execute(sql, (group_id,))
+            while chunk := cursor.fetchmany(LOAD_CHUNK):
+                yield _rows(chunk, dim, kind)
 
         return self.vectors.index(kind, group_id, self.dim, load)
 
@@ -226,6 +238,15 @@ class Db:
         loaded yet ignores it: it will read the committed rows)."""
         if table in self._terms:
             self._changed_rows.setdefault(table, set()).update(ids)
+
+
+def _rows(chunk: list[tuple[str, bytes, int | None, int | None]], dim: int, kind: Kind) -> Rows:
+    """Rows read from SQLite (uuid, vector blob, two times) as :data:`.vectors.Rows`."""
+    joined = b"".join(blob for _, blob, _, _ in chunk)
+    if len(joined) != len(chunk) * dim * 4:
+        raise StoreError(f"a stored vector of {kind} is not of the store's dimension {dim}: a damaged file")
+    times = np.array([[UNBOUNDED if t is None else t for t in row[2:]] for row in chunk], np.int64)
+    return [uuid for uuid, *_ in chunk], blob_array(joined).reshape(len(chunk), dim), times
 
 
 def _has_vectors(conn: sqlite3.Connection) -> bool:

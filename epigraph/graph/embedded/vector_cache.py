@@ -27,8 +27,8 @@ class VectorCache:
         index = self._indexes.get(key)
         if index is None:
             index = VectorIndex(dim, self.exact_below)
-            for uuid, vector, times in load():
-                index.upsert(uuid, vector, times)
+            for keys, vectors, times in load():
+                index.extend(keys, vectors, times)
             self._indexes[key] = index
             if index.wants_index() and (saved := self.saved.load(kind, group_id, dim)) is not None:
                 if index.adopt(saved):

@@ -29,15 +29,28 @@ Kind = str  # "entities" | "facts" | "episodes"
 # one, skip the rows whose times are later (VectorIndex.ranked).
 Times = tuple[int | None, int | None]
 NO_TIMES: Times = (None, None)
-Loader = Callable[[], Iterable[tuple[str, np.ndarray, Times]]]
+Rows = tuple[list[str], np.ndarray, np.ndarray]
+"""Rows of a group at once: their keys, their vectors (float32, one a row) and their times (int64, two
+a row, ``UNBOUNDED`` for none)."""
+Loader = Callable[[], Iterable[Rows]]
 UNBOUNDED = np.iinfo(np.int64).min
 
 
+def normalized_rows(vectors: np.ndarray) -> np.ndarray:
+    """Unit-length float32 copies of the rows; a zero row stays zero (it scores 0 against everything).
+
+    Each row's bits do not depend on the rows beside it (a per-row reduction), so a vector normalized
+    alone (:func:`normalized`) and in a group's first load are the same bytes: the saved index's
+    fingerprints (:mod:`.ann_file`) compare them."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    norms = np.sqrt(np.add.reduce(rows * rows, axis=1))
+    return rows / np.where(norms > 0, norms, np.float32(1))[:, None]
+
+
 def normalized(vector: np.ndarray) -> np.ndarray:
-    """Unit-length float32 copy; a zero vector stays zero (it scores 0 against everything)."""
-    v = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(v))
-    return v / norm if norm > 0 else v.copy()
+    """Unit-length float32 copy of one vector (:func:`normalized_rows`)."""
+    row: np.ndarray = normalized_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+    return row
 
 
 PARALLEL_ROWS = 20_000
@@ -157,6 +170,30 @@ class VectorIndex:
             self._ann.add(np.array([label]), v[None, :])
             self.saved = False
         return replaced
+
+    def extend(self, keys: list[str], vectors: np.ndarray, times: np.ndarray) -> None:
+        """Add many rows at once (a group's first load, in chunks): what :meth:`upsert` does for each,
+        in a few array operations; one by one when a key is here already or an index is built."""
+        if self._ann is not None or self._building is not None or len(set(keys)) < len(keys) or any(
+            key in self._pos for key in keys
+        ):
+            for key, vector, (begins, recorded) in zip(keys, vectors, times.tolist(), strict=True):
+                known = (None if begins == UNBOUNDED else begins, None if recorded == UNBOUNDED else recorded)
+                self.upsert(key, vector, known)
+            return
+        rows = normalized_rows(vectors)
+        if rows.shape[1] != self.dim:
+            raise StoreError(f"vectors of dimension {rows.shape[1]} in an index of dimension {self.dim}")
+        start, end = len(self._keys), len(self._keys) + len(keys)
+        self._grow(end)
+        self._mat[start:end] = rows
+        self._times[start:end] = times
+        labels = np.arange(self._next_label, self._next_label + len(keys))
+        self._labels[start:end] = labels
+        self._keys.extend(keys)
+        self._pos.update(zip(keys, range(start, end), strict=True))
+        self._by_label.update(zip(labels.tolist(), keys, strict=True))
+        self._next_label += len(keys)
 
     def remove(self, key: str) -> bool:
         """Drop ``key`` by moving the last row into its place: O(dim); out of the approximate index at
