@@ -63,7 +63,7 @@ def store_from_settings(settings: Settings) -> GraphStore:
         )
     from .graph.embedded import EmbeddedStore
 
-    return EmbeddedStore(settings.db_path, create=settings.db_create)
+    return EmbeddedStore(settings.db_path, create=settings.db_create, exact_below=settings.exact_below)
 
 
 def llm_from_settings(settings: Settings) -> LLM | None:
@@ -170,6 +170,18 @@ class KnowledgeGraph(GroupHandle):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    async def prepare_vectors(self) -> int | None:
+        """Build the approximate vector indexes of this graph's group (the embedded store: each kind with
+        ``exact_below`` vectors or more, usearch installed), or read them where saved, wait until ready
+        and save them next to the database: how many are ready; ``None`` when the store keeps its own
+        (Neo4j). ``epigraph index`` runs it."""
+        from .graph.embedded import EmbeddedStore
+
+        if not isinstance(self.store, EmbeddedStore):
+            return None
+        await self.open()
+        return await self.store.prepare_vectors([self.group_id])
 
     @property
     def ingestor(self) -> Ingestor:

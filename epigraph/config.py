@@ -11,6 +11,7 @@ so that a printed or logged ``Settings`` never shows them.
 | EPIGRAPH_GROUP | group_id | default |
 | EPIGRAPH_AUTHOR | author | unset: a correction by hand names its author (``person:alice``, or ``alice``) |
 | EPIGRAPH_NEO4J_URI / _USER / _PASSWORD / _DATABASE | neo4j_* | unset: the embedded store is used |
+| EPIGRAPH_EXACT_BELOW | exact_below | 50000: a group this large gets a vector index (`epigraph index`) |
 | EPIGRAPH_LLM_BASE_URL / _API_KEY / _MODEL / _SMALL_MODEL | llm_* | unset: no live LLM |
 | EPIGRAPH_LLM_TEMPERATURE / _MAX_TOKENS / _TIMEOUT | llm_* | 0.0 / 4096 / 60 s |
 | EPIGRAPH_LLM_STRUCTURED | llm_structured | json_schema (or json_object, or none) |
@@ -70,6 +71,9 @@ class Settings(BaseModel):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
     neo4j_database: str = "neo4j"
+    exact_below: int = Field(default=50_000, ge=1)
+    """The embedded store: a group with this many vectors of a kind or more is searched through an
+    approximate index (``graph.embedded.ann``; ``epigraph index`` builds and saves it), fewer exactly."""
 
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None

@@ -45,13 +45,28 @@ from ..config import Settings
 from ..errors import EpigraphError, UsageError
 from ..graph.model import check_group_id
 from ..version import __version__
-from . import ask, edit, failures, forget, ingest, model, overview, privacy, read, serve, transfer, worker
+from . import (
+    ask,
+    edit,
+    failures,
+    forget,
+    ingest,
+    model,
+    overview,
+    privacy,
+    read,
+    serve,
+    transfer,
+    vector_index,
+    worker,
+)
 from .context import Cli, KGFactory, Register, Run
 
 COMMANDS: tuple[Register, ...] = (
     ingest.register,  # ingest, import, remove, retry
     read.register,  # search, entity, episodes, explain, changes, stats
     overview.register,  # communities, conversations
+    vector_index.register,  # index
     ask.register,  # ask
     edit.register,  # fact add|retire|edit|delete, corrections, undo, group delete (entity merge|... in read)
     transfer.register,  # export, load
