@@ -171,18 +171,6 @@ class KnowledgeGraph(GroupHandle):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def prepare_vectors(self) -> int | None:
-        """Build the approximate vector indexes of this graph's group (the embedded store: each kind with
-        ``exact_below`` vectors or more, usearch installed), or read them where saved, wait until ready
-        and save them next to the database: how many are ready; ``None`` when the store keeps its own
-        (Neo4j). ``epigraph index`` runs it."""
-        from .graph.embedded import EmbeddedStore
-
-        if not isinstance(self.store, EmbeddedStore):
-            return None
-        await self.open()
-        return await self.store.prepare_vectors([self.group_id])
-
     @property
     def ingestor(self) -> Ingestor:
         """The graph's one ingestion queue: every door (these methods, the server, MCP, the Kafka worker)
@@ -240,3 +228,16 @@ async def publish_redaction(kg: KnowledgeGraph) -> Redact | None:
         return None
     await kg.open()
     return kg.ingestor.redacted
+
+
+async def prepare_vectors(kg: KnowledgeGraph) -> int | None:
+    """Build the approximate vector indexes of the graph's group (the embedded store: each kind with
+    ``exact_below`` vectors or more, usearch installed), or read them where saved, wait until they are
+    ready and save them next to the database: how many are ready; ``None`` when the store keeps its own
+    (Neo4j). ``epigraph index`` runs it (a function, not a method: a rare operator's step)."""
+    from .graph.embedded import EmbeddedStore
+
+    if not isinstance(kg.store, EmbeddedStore):
+        return None
+    await kg.open()
+    return await kg.store.prepare_vectors([kg.group_id])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..client import prepare_vectors
 from .context import AddCommand, Cli, graph
 
 
@@ -18,7 +19,7 @@ def register(command: AddCommand) -> None:
 async def cmd_index(cli: Cli, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     async with graph(cli, existing=True) as kg:
-        ready = await kg.prepare_vectors()
+        ready = await prepare_vectors(kg)
     seconds = time.perf_counter() - started
     if ready is None:
         note = "Neo4j keeps its own vector index: nothing to build"
