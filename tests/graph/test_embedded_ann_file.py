@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -38,6 +39,17 @@ async def saved(tmp_path: Path, group: str) -> AsyncIterator[tuple[str, np.ndarr
     assert await store.prepare_vectors([group]) == 1
     await store.close()
     yield path, vectors
+
+
+@asynccontextmanager
+async def opened(path: str, group: str) -> AsyncIterator[EmbeddedStore]:
+    """The store on ``path`` with the group's indexes ready (read or built), closed at the end."""
+    store = EmbeddedStore(path, exact_below=SIZE)
+    try:
+        await store.prepare_vectors([group])
+        yield store
+    finally:
+        await store.close()
 
 
 def facts_file(path: str, group: str) -> Path:
@@ -80,15 +92,11 @@ async def test_rows_written_since_are_added_and_the_file_kept(
     saved: tuple[str, np.ndarray], group: str
 ) -> None:
     path, _ = saved
-    store = EmbeddedStore(path, exact_below=SIZE)
     more = clustered(np.random.default_rng(13), 30, DIM)
-    try:
-        await store.prepare_vectors([group])
+    async with opened(path, group) as store:
         await write_facts(store, group, more[:10])  # new rows only
         assert facts_file(path, group).exists()
         assert (await top(store, group, more[3]))[0] == "fact 3"  # the new one (its vector exactly)
-    finally:
-        await store.close()
     assert adopted_at_once(path, group)  # written again at close, with the new rows
     with np.load(facts_file(path, group)) as data:
         assert len(data["keys"]) == ROWS + 10
@@ -99,15 +107,11 @@ async def test_a_fact_rewritten_with_its_own_vector_keeps_the_file(
 ) -> None:
     """A fact ended (invalid_at set) is written again with the same vector: nothing left the index."""
     path, _ = saved
-    store = EmbeddedStore(path, exact_below=SIZE)
-    try:
-        await store.prepare_vectors([group])
+    async with opened(path, group) as store:
         query = clustered(np.random.default_rng(14), 1, DIM)[0]
         [hit] = await store.search_facts_vector([group], query.tolist(), 1)
         await rewrite(store, group, hit.item.model_copy(update={"invalid_at": T0 + timedelta(days=1)}))
         assert facts_file(path, group).exists()
-    finally:
-        await store.close()
     assert adopted_at_once(path, group)
 
 
@@ -115,17 +119,13 @@ async def test_a_changed_vector_deletes_the_file_and_the_index_is_not_written_ag
     saved: tuple[str, np.ndarray], group: str
 ) -> None:
     path, vectors = saved
-    store = EmbeddedStore(path, exact_below=SIZE)
-    try:
-        await store.prepare_vectors([group])
+    async with opened(path, group) as store:
         [hit] = await store.search_facts_vector([group], vectors[7].tolist(), 1)
         await rewrite(store, group, hit.item.model_copy(update={"text_embedding": (-vectors[7]).tolist()}))
         assert not facts_file(path, group).exists()  # at the commit
         assert "fact 7" not in await top(store, group, vectors[7])
         assert await store.prepare_vectors([group]) == 1
         assert not facts_file(path, group).exists()  # the index holds the old vector's bytes: not written
-    finally:
-        await store.close()
     assert not facts_file(path, group).exists()
     queries = np.vstack([vectors[:3], -vectors[7:8]])
     assert await answers(path, group, queries, SIZE) == await answers(path, group, queries, None)
@@ -170,12 +170,9 @@ async def test_a_damaged_file_is_built_again(saved: tuple[str, np.ndarray], grou
     facts_file(path, group).write_bytes(b"not an index")
     assert not adopted_at_once(path, group)
     assert not facts_file(path, group).exists()
-    store = EmbeddedStore(path, exact_below=SIZE)
-    try:
+    async with opened(path, group) as store:
         assert await store.prepare_vectors([group]) == 1  # built, and saved again
         assert facts_file(path, group).exists()
-    finally:
-        await store.close()
     assert await answers(path, group, vectors[:5], SIZE) == await answers(path, group, vectors[:5], None)
 
 
@@ -197,4 +194,3 @@ async def rewrite(store: EmbeddedStore, group: str, fact: Fact) -> None:
 
 def test_an_in_memory_database_saves_nothing() -> None:
     assert SavedIndexes(":memory:").path("facts", "g") is None
-

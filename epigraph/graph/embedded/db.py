@@ -62,8 +62,7 @@ class Db:
         """Save the approximate indexes not written yet (unless another connection wrote meanwhile: this
         one's may then hold a vector removed there), drop the indexes, close the connection."""
         try:
-            if self._read_data_version() == self._data_version:
-                self.vectors.save()
+            self.save_indexes()
         finally:
             self._drop_indexes()
             self.conn.close()
@@ -187,12 +186,14 @@ class Db:
         return [building for index in found if index is not None and (building := index.indexing())]
 
     def indexes_ready(self, group_ids: Sequence[str]) -> int:
-        """How many of the groups' vectors (each kind) are searched through a ready approximate index;
-        those not written next to the database yet are (``ann_file``)."""
-        found = [self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids]
-        ready = sum(1 for index in found if index is not None and index.approximate() is not None)
-        self.vectors.save()
-        return ready
+        """How many of the groups' vectors (each kind) are searched through a ready approximate index."""
+        found = (self.vector_index(kind, group_id) for kind in _VECTOR_TABLE for group_id in group_ids)
+        return sum(1 for index in found if index is not None and index.approximate() is not None)
+
+    def save_indexes(self) -> int:
+        """Write the loaded approximate indexes not written next to the database yet (``ann_file``)."""
+        self._check_data_version()  # another connection's commit: this one's may hold a vector it removed
+        return self.vectors.save()
 
     # --- term indexes -------------------------------------------------------------------------------
     def term_index(self, table: str) -> TermIndex:

@@ -235,12 +235,15 @@ class EmbeddedStore:
     async def prepare_vectors(self, group_ids: Sequence[str]) -> int:
         """Load the groups' vectors and build the approximate index of every one large enough
         (``exact_below`` rows, usearch installed), waiting until they are ready; returns how
-        many there are. Searches do the same on first use, and search exactly until the index is ready:
+        many there are, and writes them next to the database (``ann_file``: read instead of built on the
+        next open). Searches do the same on first use, and search exactly until the index is ready:
         call this at startup to have the index's speed from the first search."""
         building = await self._run(Db.start_indexes, list(group_ids))
         for future in building:
             await asyncio.wrap_future(future)
-        return await self._run(Db.indexes_ready, list(group_ids))
+        ready = await self._run(Db.indexes_ready, list(group_ids))
+        await self._run(Db.save_indexes)
+        return ready
 
     async def stats(self, group_id: str | None = None) -> StoreStats:
         return await self._read(reads.stats, group_id, utc_now())
